@@ -1,0 +1,73 @@
+#include "common/grpc/server.h"
+
+#include <cstdio>
+#include <cstdlib>
+
+#include "absl/strings/ascii.h"
+#include "absl/strings/match.h"
+#include "absl/strings/str_cat.h"
+#include "common/io/text_proto.h"
+#include "grpcpp/ext/proto_server_reflection_plugin.h"
+#include "grpcpp/health_check_service_interface.h"
+#include "grpcpp/security/server_credentials.h"
+#include "grpcpp/server_builder.h"
+
+namespace gpuadvisor {
+
+absl::StatusOr<StartedServer> StartServer(const ServerOptions& options,
+                                          const std::vector<grpc::Service*>& services) {
+  grpc::EnableDefaultHealthCheckService(true);
+  grpc::reflection::InitProtoReflectionServerBuilderPlugin();
+  grpc::ServerBuilder builder;
+  StartedServer started;
+  const std::string address = absl::StrCat(options.host, ":", options.port);
+  builder.AddListeningPort(address, grpc::InsecureServerCredentials(), &started.port);
+  builder.SetMaxReceiveMessageSize(options.max_message_bytes);
+  builder.SetMaxSendMessageSize(options.max_message_bytes);
+  for (grpc::Service* service : services) builder.RegisterService(service);
+  started.server = builder.BuildAndStart();
+  if (started.server == nullptr || started.port == 0) {
+    return absl::UnavailableError(absl::StrCat("cannot listen on ", address));
+  }
+  started.server->GetHealthCheckService()->SetServingStatus(false);
+  return started;
+}
+
+void SetServing(grpc::Server& server, const std::vector<std::string>& service_names,
+                bool serving) {
+  grpc::HealthCheckServiceInterface* health = server.GetHealthCheckService();
+  if (health == nullptr) return;
+  for (const std::string& name : service_names) health->SetServingStatus(name, serving);
+  health->SetServingStatus(serving);
+}
+
+absl::Status CheckAdminToken(const grpc::ServerContext& context, const std::string& token) {
+  if (token.empty()) return absl::PermissionDeniedError("admin RPCs are disabled: no admin token configured");
+  const auto& metadata = context.client_metadata();
+  auto it = metadata.find("authorization");
+  if (it == metadata.end()) {
+    return absl::UnauthenticatedError("missing 'authorization: Bearer <token>' metadata");
+  }
+  const std::string value(it->second.data(), it->second.size());
+  if (value != absl::StrCat("Bearer ", token)) return absl::PermissionDeniedError("wrong admin token");
+  return absl::OkStatus();
+}
+
+absl::StatusOr<std::string> ReadAdminToken(const std::string& path, const char* env_var) {
+  if (!path.empty()) {
+    absl::StatusOr<std::string> contents = ReadFile(path);
+    if (!contents.ok()) return contents.status();
+    return std::string(absl::StripTrailingAsciiWhitespace(*contents));
+  }
+  const char* value = std::getenv(env_var);
+  return value == nullptr ? std::string() : std::string(value);
+}
+
+void AnnounceListening(const std::string& name, const std::string& host, int grpc_port,
+                       int metrics_port) {
+  std::printf("%s listening grpc=%s:%d metrics=%s:%d\n", name.c_str(), host.c_str(), grpc_port,
+              host.c_str(), metrics_port);
+  std::fflush(stdout);
+}
+
+}  // namespace gpuadvisor

@@ -1,0 +1,106 @@
+#ifndef GPUADVISOR_COMMON_METRICS_METRICS_H_
+#define GPUADVISOR_COMMON_METRICS_METRICS_H_
+
+// One owner for the Prometheus registry and the metric families every
+// service shares (gRPC server and client RPC metrics, data-load metrics).
+// Services add their own families to registry(). Thread-safe.
+
+#include <chrono>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <utility>
+
+#include "absl/status/statusor.h"
+#include "grpcpp/support/status.h"
+#include "prometheus/counter.h"
+#include "prometheus/exposer.h"
+#include "prometheus/family.h"
+#include "prometheus/gauge.h"
+#include "prometheus/histogram.h"
+#include "prometheus/registry.h"
+
+namespace gpuadvisor {
+
+class Metrics {
+ public:
+  // `service` labels the data-load metrics ("catalog", "pricing", ...).
+  explicit Metrics(std::string service);
+
+  prometheus::Registry& registry() { return *registry_; }
+  std::shared_ptr<prometheus::Registry> shared_registry() { return registry_; }
+
+  // The Prometheus text exposition of everything registered.
+  std::string Serialize() const;
+
+  // grpc_server_* metrics (go-grpc-prometheus names and labels).
+  void ServerStarted(const std::string& grpc_service, const std::string& method);
+  void ServerHandled(const std::string& grpc_service, const std::string& method,
+                     grpc::StatusCode code, double seconds);
+  // grpc_client_* metrics, for calls to backends.
+  void ClientHandled(const std::string& grpc_service, const std::string& method,
+                     grpc::StatusCode code, double seconds);
+
+  // gpuadvisor_data_loads_total{service,result="ok"|"rejected"} and the
+  // timestamp of the last accepted load.
+  void DataLoaded(bool accepted, double unix_seconds);
+
+ private:
+  using Labels = std::map<std::string, std::string>;
+  // Family::Add() takes a lock and hashes labels; the hot path looks the
+  // child up in our own cache keyed by (family, labels) instead.
+  prometheus::Counter& CounterFor(prometheus::Family<prometheus::Counter>& family,
+                                  const Labels& labels);
+  prometheus::Histogram& HistogramFor(prometheus::Family<prometheus::Histogram>& family,
+                                      const Labels& labels);
+
+  const std::string service_;
+  std::shared_ptr<prometheus::Registry> registry_;
+  prometheus::Family<prometheus::Counter>& server_started_;
+  prometheus::Family<prometheus::Counter>& server_handled_;
+  prometheus::Family<prometheus::Histogram>& server_seconds_;
+  prometheus::Family<prometheus::Counter>& client_handled_;
+  prometheus::Family<prometheus::Histogram>& client_seconds_;
+  prometheus::Family<prometheus::Counter>& loads_;
+  prometheus::Counter& loads_ok_;
+  prometheus::Counter& loads_rejected_;
+  prometheus::Gauge& last_load_timestamp_;
+
+  std::mutex mu_;  // guards the caches; Family::Add is itself thread-safe
+  std::map<std::pair<const void*, Labels>, prometheus::Counter*> counters_;
+  std::map<std::pair<const void*, Labels>, prometheus::Histogram*> histograms_;
+};
+
+// Records one server RPC: started on construction, handled with its code and
+// latency when Finish() is called (or as UNKNOWN if never finished).
+class RpcScope {
+ public:
+  RpcScope(Metrics* metrics, std::string grpc_service, std::string method);
+  ~RpcScope();
+  RpcScope(const RpcScope&) = delete;
+  RpcScope& operator=(const RpcScope&) = delete;
+
+  // Records the outcome and returns `status` unchanged.
+  grpc::Status Finish(grpc::Status status);
+
+ private:
+  Metrics* metrics_;
+  std::string service_, method_;
+  std::chrono::steady_clock::time_point start_;
+  bool finished_ = false;
+};
+
+// Serves /metrics for `metrics` on `address` ("127.0.0.1:0" picks a port).
+struct MetricsEndpoint {
+  std::unique_ptr<prometheus::Exposer> exposer;
+  int port = 0;
+};
+absl::StatusOr<MetricsEndpoint> ServeMetrics(const std::string& address, Metrics& metrics);
+
+// Default latency buckets in seconds.
+prometheus::Histogram::BucketBoundaries LatencyBuckets();
+
+}  // namespace gpuadvisor
+
+#endif  // GPUADVISOR_COMMON_METRICS_METRICS_H_
