@@ -1,5 +1,7 @@
 #include "common/grpc/server.h"
 
+#include <csignal>
+#include <chrono>
 #include <cstdio>
 #include <cstdlib>
 
@@ -68,6 +70,42 @@ void AnnounceListening(const std::string& name, const std::string& host, int grp
   std::printf("%s listening grpc=%s:%d metrics=%s:%d\n", name.c_str(), host.c_str(), grpc_port,
               host.c_str(), metrics_port);
   std::fflush(stdout);
+}
+
+namespace {
+sigset_t TerminationSignals() {
+  sigset_t set;
+  sigemptyset(&set);
+  sigaddset(&set, SIGINT);
+  sigaddset(&set, SIGTERM);
+  return set;
+}
+}  // namespace
+
+void BlockTerminationSignals() {
+  const sigset_t set = TerminationSignals();
+  pthread_sigmask(SIG_BLOCK, &set, nullptr);
+}
+
+int WaitForTerminationSignal() {
+  const sigset_t set = TerminationSignals();
+  int signal = 0;
+  sigwait(&set, &signal);
+  return signal;
+}
+
+int WaitForTerminationSignal(double timeout_seconds) {
+  const sigset_t set = TerminationSignals();
+  timespec timeout;
+  timeout.tv_sec = static_cast<time_t>(timeout_seconds);
+  timeout.tv_nsec = static_cast<long>((timeout_seconds - static_cast<double>(timeout.tv_sec)) * 1e9);
+  const int signal = sigtimedwait(&set, nullptr, &timeout);
+  return signal > 0 ? signal : 0;
+}
+
+void ShutdownServer(grpc::Server& server, double grace_seconds) {
+  server.Shutdown(std::chrono::system_clock::now() +
+                  std::chrono::milliseconds(static_cast<int64_t>(grace_seconds * 1000)));
 }
 
 }  // namespace gpuadvisor

@@ -51,6 +51,20 @@ absl::StatusOr<std::string> ReadAdminToken(const std::string& path, const char* 
 void AnnounceListening(const std::string& name, const std::string& host, int grpc_port,
                        int metrics_port);
 
+// Blocks SIGINT and SIGTERM in the calling thread. Call first thing in main(),
+// before any thread starts, so every thread inherits the mask and
+// WaitForTerminationSignal() is the only place that sees them.
+void BlockTerminationSignals();
+
+// Waits for SIGINT or SIGTERM (after BlockTerminationSignals) and returns it;
+// with a timeout, returns 0 if none arrived in time.
+int WaitForTerminationSignal();
+int WaitForTerminationSignal(double timeout_seconds);
+
+// Gracefully stops `server`: in-flight calls get up to `grace_seconds` to
+// finish, then are cancelled.
+void ShutdownServer(grpc::Server& server, double grace_seconds);
+
 }  // namespace gpuadvisor
 
 #endif  // GPUADVISOR_COMMON_GRPC_SERVER_H_

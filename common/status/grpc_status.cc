@@ -27,6 +27,7 @@ grpc::StatusCode ToGrpcCode(absl::StatusCode code) {
     case absl::StatusCode::kUnavailable: return grpc::StatusCode::UNAVAILABLE;
     case absl::StatusCode::kDataLoss: return grpc::StatusCode::DATA_LOSS;
     case absl::StatusCode::kUnauthenticated: return grpc::StatusCode::UNAUTHENTICATED;
+    default: break;  // Abseil asks switches over StatusCode to have a default
   }
   return grpc::StatusCode::UNKNOWN;
 }

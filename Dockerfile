@@ -1,0 +1,60 @@
+# syntax=docker/dockerfile:1
+# One image for all GPU Advisor services; the command picks the service:
+#   docker build -t gpu-advisor:latest .
+#   docker run --rm -p 50050:50050 gpu-advisor:latest gateway_server --host=0.0.0.0 ...
+#   docker run --rm gpu-advisor:latest catalog_server --host=0.0.0.0
+# Binaries: catalog_server sizing_server pricing_server gateway_server gpu-advisor.
+# Default data: /usr/local/share/gpu-advisor/data (also the working directory's
+# "data", so the binaries' default --data_dir works unchanged).
+
+# ---- build: the full toolchain from Debian, the same script developers use ----
+FROM debian:bookworm AS build
+COPY deploy/install-deps.sh /tmp/install-deps.sh
+# Its own layer: rebuilt only when the dependency list changes.
+RUN /tmp/install-deps.sh && rm -rf /var/lib/apt/lists/*
+
+WORKDIR /src
+COPY . .
+RUN cmake -S . -B /build -G Ninja \
+      -DCMAKE_BUILD_TYPE=Release \
+      -DGPUADVISOR_BUILD_TESTS=OFF \
+      -DGPUADVISOR_BUILD_BENCH=OFF \
+ && cmake --build /build --target catalog_server sizing_server pricing_server gateway_server gpu-advisor \
+ && mkdir -p /out \
+ && for b in catalog/catalog_server sizing/sizing_server pricing/pricing_server \
+             gateway/gateway_server cli/gpu-advisor; do \
+      install -m 0755 -s "/build/services/$b" /out/; \
+    done
+
+# ---- runtime: shared libraries only, no compiler, no headers ----
+FROM debian:bookworm-slim AS runtime
+# Runtime halves of the -dev packages used at build time (their dependencies,
+# e.g. libgrpc29, libre2, libssl3, libcivetweb1, come along). tini is PID 1 so
+# SIGTERM reaches the server and zombies are reaped.
+RUN apt-get update \
+ && DEBIAN_FRONTEND=noninteractive apt-get install -y --no-install-recommends \
+      libgrpc++1.51 libprotobuf32 libabsl20220623 \
+      libprometheus-cpp-core1.0 libprometheus-cpp-pull1.0 \
+      ca-certificates tini \
+ && rm -rf /var/lib/apt/lists/*
+
+# Fixed numeric ids so Kubernetes' runAsNonRoot can verify them.
+RUN groupadd --system --gid 10001 gpuadvisor \
+ && useradd --system --uid 10001 --gid 10001 --no-create-home \
+      --home-dir /nonexistent --shell /usr/sbin/nologin gpuadvisor
+
+COPY --from=build /out/ /usr/local/bin/
+COPY data/ /usr/local/share/gpu-advisor/data/
+
+# Fail the image build, not the first start, if a shared library is missing.
+RUN set -e; for b in /usr/local/bin/*_server /usr/local/bin/gpu-advisor; do \
+      if ldd "$b" | grep 'not found'; then echo "missing libraries for $b" >&2; exit 1; fi; \
+    done
+
+WORKDIR /usr/local/share/gpu-advisor
+USER 10001:10001
+# gRPC: gateway 50050, catalog 50051, sizing 50052, pricing 50053;
+# Prometheus /metrics: 9460-9463 in the same order.
+EXPOSE 50050-50053 9460-9463
+ENTRYPOINT ["/usr/bin/tini", "--"]
+CMD ["gateway_server", "--host=0.0.0.0"]

@@ -1,0 +1,41 @@
+#ifndef GPUADVISOR_COMMON_GRPC_SERVICE_MAIN_H_
+#define GPUADVISOR_COMMON_GRPC_SERVICE_MAIN_H_
+
+// The part every server binary's main() shares once its data is loaded:
+// listen, serve /metrics, report SERVING, announce the bound ports, wait for
+// SIGINT/SIGTERM, then drain and stop.
+
+#include <functional>
+#include <string>
+#include <vector>
+
+#include "common/grpc/server.h"
+#include "common/metrics/metrics.h"
+
+namespace gpuadvisor {
+
+struct ServiceMainOptions {
+  std::string name;                 // "catalog": first word of the announcement
+  ServerOptions server;             // host and gRPC port
+  int metrics_port = 0;             // on the same host
+  std::vector<std::string> health_names;  // full service names marked SERVING
+  double shutdown_grace_seconds = 2.0;
+  // Health turns SERVING once this returns true (checked every 100 ms);
+  // null = ready at once.
+  std::function<bool()> ready;
+};
+
+// Requires BlockTerminationSignals() at the top of main(). `before_shutdown`
+// runs after health turns NOT_SERVING and before the server drains (use it to
+// end streams). Returns the process exit code: 0 after a signal, 1 if the
+// server or the metrics endpoint cannot start (the reason goes to stderr).
+int ServeUntilSignal(const ServiceMainOptions& options, Metrics& metrics,
+                     const std::vector<grpc::Service*>& services,
+                     const std::function<void()>& before_shutdown = nullptr);
+
+// Prints "<name>: <status>" to stderr and returns 1, for main()'s early exits.
+int FailStartup(const std::string& name, const absl::Status& status);
+
+}  // namespace gpuadvisor
+
+#endif  // GPUADVISOR_COMMON_GRPC_SERVICE_MAIN_H_

@@ -1,0 +1,225 @@
+#!/usr/bin/python3
+"""Offline consistency checks for deploy/ (run by deploy/check.sh).
+
+Parses every Kubernetes manifest and the compose file, and checks what a
+typo would silently break at deploy time: kustomization entries that do not
+exist, probes and Services pointing at ports the containers do not have, HPAs
+whose target has no CPU request, pods that would not pass the "restricted"
+Pod Security level, dashboard queries that do not parse or use a metric the
+services do not export.
+
+Usage: check_manifests.py <repo root> <tmp dir> [-v]
+Prints the failed checks (every check with -v) and a count; the exit code is
+the number of failures (capped at 100). Writes dashboard_rules.yml into
+<tmp dir> for promtool.
+"""
+import json
+import os
+import re
+import sys
+
+import yaml
+
+ROOT, TMP = sys.argv[1], sys.argv[2]
+VERBOSE = "-v" in sys.argv[3:]
+DEPLOY = os.path.join(ROOT, "deploy")
+K8S = os.path.join(DEPLOY, "k8s")
+failures = 0
+checks = 0
+
+# Every metric the services export (STYLE.md 2.9 and the deploy brief); the
+# rules and the dashboard may use nothing else (plus Prometheus' own `up`).
+KNOWN_METRICS = {
+    "up",
+    "grpc_server_started_total", "grpc_server_handled_total",
+    "grpc_server_handling_seconds_bucket", "grpc_server_handling_seconds_sum",
+    "grpc_server_handling_seconds_count",
+    "grpc_client_handled_total", "grpc_client_handling_seconds_bucket",
+    "grpc_client_handling_seconds_sum", "grpc_client_handling_seconds_count",
+    "gpuadvisor_data_loads_total", "gpuadvisor_data_last_load_timestamp_seconds",
+    "gpuadvisor_catalog_offers", "gpuadvisor_gateway_recommendations_total",
+    "gpuadvisor_gateway_catalog_age_seconds",
+}
+SERVICES = {"gateway": (50050, 9460), "catalog": (50051, 9461),
+            "sizing": (50052, 9462), "pricing": (50053, 9463)}
+BINARIES = {"catalog_server", "sizing_server", "pricing_server", "gateway_server", "gpu-advisor"}
+
+
+def check(ok, what):
+    global failures, checks
+    checks += 1
+    if VERBOSE or not ok:
+        print(("ok    " if ok else "FAIL  ") + what)
+    if not ok:
+        failures += 1
+
+
+def load_all(path):
+    with open(path) as f:
+        return [d for d in yaml.safe_load_all(f) if d is not None]
+
+
+def metric_names(expr):
+    """Metric-looking identifiers in a PromQL expression (ours or `up`)."""
+    expr = re.sub(r'"[^"]*"', '""', expr)           # drop label values
+    expr = re.sub(r"\{[^}]*\}", "", expr)            # drop matchers
+    expr = re.sub(r"\b(?:by|without|on|ignoring|group_left|group_right)\s*\([^)]*\)", "", expr)
+    expr = re.sub(r"\b[a-z_]+:[a-z0-9_:]+", "", expr)  # recording rule names
+    names = set(re.findall(r"\b(?:grpc_[a-z_]+|gpuadvisor_[a-z_]+|up)\b", expr))
+    return names
+
+
+# ---- kustomization: every listed file exists and parses ----
+kust = load_all(os.path.join(K8S, "kustomization.yaml"))[0]
+listed = list(kust.get("resources", []))
+for gen in kust.get("configMapGenerator", []) + kust.get("secretGenerator", []):
+    listed += [f.split("=", 1)[-1] for f in gen.get("files", [])]
+docs = []
+for name in listed:
+    path = os.path.join(K8S, name)
+    exists = os.path.isfile(path)
+    check(exists, f"kustomization lists {name}: exists")
+    if exists and name.endswith((".yaml", ".yml")):
+        try:
+            d = load_all(path)
+            if name in kust.get("resources", []):
+                docs += d
+            check(True, f"{name}: YAML parses ({len(d)} documents)")
+        except yaml.YAMLError as e:
+            check(False, f"{name}: YAML parses: {e}")
+unlisted = sorted(f for f in os.listdir(K8S) if f.endswith((".yaml", ".yml"))
+                  and f not in listed and f != "kustomization.yaml")
+check(not unlisted, f"every manifest in deploy/k8s is listed in kustomization.yaml {unlisted or ''}")
+
+by_kind = {}
+for d in docs:
+    check("apiVersion" in d and "kind" in d and "name" in d.get("metadata", {}),
+          f"{d.get('kind')}/{d.get('metadata', {}).get('name')}: has apiVersion, kind, metadata.name")
+    by_kind.setdefault(d.get("kind"), {})[d["metadata"]["name"]] = d
+
+deployments = by_kind.get("Deployment", {})
+check(set(deployments) == set(SERVICES), f"one Deployment per service: {sorted(deployments)}")
+for name, dep in deployments.items():
+    spec = dep["spec"]
+    pod = spec["template"]
+    labels = pod["metadata"].get("labels", {})
+    check(all(labels.get(k) == v for k, v in spec["selector"]["matchLabels"].items()),
+          f"Deployment/{name}: selector matches the pod labels")
+    psc = pod["spec"].get("securityContext", {})
+    check(psc.get("runAsNonRoot") is True and psc.get("seccompProfile", {}).get("type") == "RuntimeDefault",
+          f"Deployment/{name}: pod runAsNonRoot and seccomp RuntimeDefault")
+    vols = {v["name"] for v in pod["spec"].get("volumes", [])}
+    for c in pod["spec"]["containers"]:
+        ports = {p["name"]: p["containerPort"] for p in c.get("ports", [])}
+        grpc_port, metrics_port = SERVICES[name]
+        check(ports.get("grpc") == grpc_port and ports.get("metrics") == metrics_port,
+              f"Deployment/{name}: ports grpc={grpc_port} metrics={metrics_port}")
+        for probe in ("startupProbe", "readinessProbe", "livenessProbe"):
+            p = c.get(probe, {})
+            check(p.get("grpc", {}).get("port") == grpc_port,
+                  f"Deployment/{name}: {probe} is a native grpc probe on {grpc_port}")
+        args = c.get("args", [])
+        check(bool(args) and args[0] == f"{name}_server", f"Deployment/{name}: runs {name}_server")
+        check(f"--port={grpc_port}" in args and f"--metrics_port={metrics_port}" in args
+              and "--host=0.0.0.0" in args, f"Deployment/{name}: --host/--port/--metrics_port flags")
+        ann = pod["metadata"].get("annotations", {})
+        check(ann.get("prometheus.io/scrape") == "true" and ann.get("prometheus.io/port") == str(metrics_port),
+              f"Deployment/{name}: prometheus.io annotations point at the metrics port")
+        sc = c.get("securityContext", {})
+        check(sc.get("readOnlyRootFilesystem") is True and sc.get("allowPrivilegeEscalation") is False
+              and sc.get("capabilities", {}).get("drop") == ["ALL"],
+              f"Deployment/{name}: read-only root fs, no privilege escalation, no capabilities")
+        check("cpu" in c.get("resources", {}).get("requests", {}),
+              f"Deployment/{name}: has a CPU request (the HPA needs it)")
+        check(all(m["name"] in vols for m in c.get("volumeMounts", [])),
+              f"Deployment/{name}: every volumeMount has a volume")
+        if name == "gateway":
+            for backend in ("catalog", "sizing", "pricing"):
+                want = (f"--{backend}_address=dns:///{backend}-headless.{kust['namespace']}"
+                        f".svc.cluster.local:{SERVICES[backend][0]}")
+                check(want in args, f"Deployment/gateway: {want}")
+    for v in pod["spec"].get("volumes", []):
+        if "secret" in v:
+            check(v["secret"]["secretName"] in by_kind.get("Secret", {}),
+                  f"Deployment/{name}: secret {v['secret']['secretName']} is in the kustomization")
+
+for name, svc in by_kind.get("Service", {}).items():
+    sel = svc["spec"]["selector"]
+    targets = [d for d in deployments.values()
+               if all(d["spec"]["template"]["metadata"]["labels"].get(k) == v for k, v in sel.items())]
+    check(len(targets) == 1, f"Service/{name}: selects exactly one Deployment")
+    if targets:
+        names = {p["name"] for c in targets[0]["spec"]["template"]["spec"]["containers"] for p in c["ports"]}
+        check(all(p["targetPort"] in names for p in svc["spec"]["ports"]),
+              f"Service/{name}: targetPorts exist on the pods")
+for backend in ("catalog", "sizing", "pricing"):
+    svc = by_kind.get("Service", {}).get(f"{backend}-headless")
+    check(svc is not None and svc["spec"].get("clusterIP") == "None",
+          f"Service/{backend}-headless: exists and is headless (clusterIP: None)")
+check(by_kind.get("Service", {}).get("gateway", {}).get("spec", {}).get("clusterIP") != "None",
+      "Service/gateway: a normal (ClusterIP) Service")
+
+for name, hpa in by_kind.get("HorizontalPodAutoscaler", {}).items():
+    ref = hpa["spec"]["scaleTargetRef"]
+    check(ref["kind"] == "Deployment" and ref["name"] in deployments,
+          f"HorizontalPodAutoscaler/{name}: targets an existing Deployment")
+check(set(by_kind.get("HorizontalPodAutoscaler", {})) == set(SERVICES), "one HPA per service")
+for name, pdb in by_kind.get("PodDisruptionBudget", {}).items():
+    sel = pdb["spec"]["selector"]["matchLabels"]
+    check(any(all(d["spec"]["template"]["metadata"]["labels"].get(k) == v for k, v in sel.items())
+              for d in deployments.values()), f"PodDisruptionBudget/{name}: selects pods")
+
+# ---- compose ----
+compose_path = os.path.join(DEPLOY, "compose", "docker-compose.yml")
+compose = load_all(compose_path)[0]
+check(True, "compose/docker-compose.yml: YAML parses")
+svcs = compose["services"]
+for name, (grpc_port, metrics_port) in SERVICES.items():
+    cmd = svcs.get(name, {}).get("command", [])
+    check(bool(cmd) and cmd[0] == f"{name}_server" and f"--port={grpc_port}" in cmd
+          and f"--metrics_port={metrics_port}" in cmd and "--host=0.0.0.0" in cmd,
+          f"compose/{name}: runs {name}_server on {grpc_port}/{metrics_port}")
+    check(svcs.get(name, {}).get("image") == "gpu-advisor:latest", f"compose/{name}: image gpu-advisor:latest")
+gw = svcs.get("gateway", {}).get("command", [])
+check(all(f"--{b}_address={b}:{SERVICES[b][0]}" in gw for b in ("catalog", "sizing", "pricing")),
+      "compose/gateway: backend addresses are the compose service names")
+for vol in svcs.get("prometheus", {}).get("volumes", []):
+    src = vol.split(":")[0]
+    if src.startswith("."):
+        check(os.path.exists(os.path.join(DEPLOY, "compose", src)), f"compose/prometheus: mounts {src}: exists")
+
+# ---- Prometheus configs: targets match the services' metrics ports ----
+for path, host_of in ((os.path.join(DEPLOY, "prometheus", "prometheus.yml"), lambda s: "127.0.0.1"),
+                      (os.path.join(DEPLOY, "compose", "prometheus.yml"), lambda s: s)):
+    cfg = load_all(path)[0]
+    jobs = {j["job_name"]: j["static_configs"][0]["targets"] for j in cfg["scrape_configs"]}
+    want = {f"gpuadvisor-{s}": [f"{host_of(s)}:{m}"] for s, (_, m) in SERVICES.items()}
+    check(jobs == want, f"{os.path.relpath(path, ROOT)}: jobs gpuadvisor-<service> scrape the metrics ports")
+
+# ---- rules and dashboard use only exported metrics ----
+rules = load_all(os.path.join(DEPLOY, "prometheus", "rules.yml"))[0]
+recorded = {r["record"] for g in rules["groups"] for r in g["rules"] if "record" in r}
+for g in rules["groups"]:
+    for r in g["rules"]:
+        unknown = metric_names(r["expr"]) - KNOWN_METRICS
+        check(not unknown, f"rules.yml {r.get('record') or r.get('alert')}: known metrics {sorted(unknown) or ''}")
+
+dash_path = os.path.join(DEPLOY, "grafana", "gpu-advisor.json")
+with open(dash_path) as f:
+    dash = json.load(f)
+check(True, "grafana/gpu-advisor.json: JSON parses")
+exprs = [(p["title"], t["expr"]) for p in dash["panels"] for t in p.get("targets", [])]
+check(len(exprs) >= 10, f"grafana: {len(exprs)} queries")
+dash_rules = []
+for i, (title, expr) in enumerate(exprs):
+    unknown = metric_names(expr) - KNOWN_METRICS
+    check(not unknown, f"grafana '{title}': known metrics {sorted(unknown) or ''}")
+    # Grafana's variables, replaced so promtool can parse the query.
+    concrete = (expr.replace("$__rate_interval", "5m").replace("$__range", "1h")
+                .replace("$job", "gpuadvisor-.*"))
+    dash_rules.append({"record": f"dashboard:query_{i}", "expr": concrete})
+with open(os.path.join(TMP, "dashboard_rules.yml"), "w") as f:
+    yaml.safe_dump({"groups": [{"name": "dashboard", "rules": dash_rules}]}, f)
+
+print(f"{checks} checks, {failures} failed")
+sys.exit(min(failures, 100))

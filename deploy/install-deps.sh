@@ -1,0 +1,65 @@
+#!/usr/bin/env bash
+# Installs everything GPU Advisor needs to build, test and run on Debian 12
+# (bookworm): compilers, gRPC/Protobuf/Abseil/prometheus-cpp, test libraries,
+# Prometheus/promtool, the Python and Node client toolchains.
+#
+# Idempotent: asks dpkg which packages are missing and installs only those;
+# `apt-get update` runs only when something has to be installed, so a machine
+# that already has everything is left untouched (and needs no network).
+# Run as root (or through sudo). Used by the README, tests/run.sh,
+# deploy/local/run.sh and the Dockerfile's build stage.
+set -euo pipefail
+
+PACKAGES=(
+  # C++ build
+  cmake g++ pkg-config ninja-build
+  libgrpc++-dev protobuf-compiler-grpc  # gRPCConfig.cmake needs the plugins to exist
+  libprotobuf-dev protobuf-compiler
+  libabsl-dev prometheus-cpp-dev
+  libgtest-dev libgmock-dev libbenchmark-dev
+  # monitoring: promtool checks the rules; prometheus runs locally
+  prometheus
+  # Python client (Debian's grpcio; call /usr/bin/python3), health/reflection protos
+  python3-grpcio python3-protobuf python3-yaml grpc-proto
+  # misc
+  curl ca-certificates
+)
+
+# Node: keep a node that is already there (e.g. a newer NodeSource build);
+# otherwise Debian's nodejs/npm are enough for the Node client.
+if ! command -v node >/dev/null 2>&1; then
+  PACKAGES+=(nodejs npm)
+fi
+
+is_installed() {
+  [[ "$(dpkg-query -W -f='${Status}' "$1" 2>/dev/null)" == "install ok installed" ]]
+}
+
+missing=()
+for p in "${PACKAGES[@]}"; do
+  is_installed "$p" || missing+=("$p")
+done
+
+if [[ ${#missing[@]} -eq 0 ]]; then
+  echo "install-deps: all ${#PACKAGES[@]} packages already installed"
+  exit 0
+fi
+
+if [[ $(id -u) -ne 0 ]]; then
+  if command -v sudo >/dev/null 2>&1; then
+    SUDO=(sudo)
+  else
+    echo "install-deps: missing ${missing[*]}; run as root" >&2
+    exit 1
+  fi
+else
+  SUDO=()
+fi
+
+echo "install-deps: installing ${missing[*]}"
+export DEBIAN_FRONTEND=noninteractive
+"${SUDO[@]}" apt-get update -qq
+# --no-install-recommends keeps prometheus from pulling node-exporter and
+# keeps the Docker build stage small.
+"${SUDO[@]}" apt-get install -y -qq --no-install-recommends "${missing[@]}"
+echo "install-deps: done"

@@ -1,0 +1,245 @@
+#include "services/catalog/catalog_loader.h"
+
+#include <algorithm>
+#include <utility>
+
+#include "absl/container/flat_hash_map.h"
+#include "absl/strings/ascii.h"
+#include "absl/strings/numbers.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
+#include "absl/time/clock.h"
+#include "absl/time/time.h"
+#include "common/io/text_proto.h"
+#include "google/protobuf/io/coded_stream.h"
+#include "google/protobuf/io/tokenizer.h"
+#include "google/protobuf/io/zero_copy_stream_impl_lite.h"
+#include "google/protobuf/text_format.h"
+#include "services/catalog/catalog.h"
+#include "services/catalog/fingerprint.h"
+#include "services/catalog/gpu_name_resolver.h"
+#include "services/catalog/skypilot_import.h"
+
+namespace gpuadvisor::catalog {
+namespace {
+
+using ::google::protobuf::Descriptor;
+using ::google::protobuf::FieldDescriptor;
+using ::google::protobuf::Message;
+using ::google::protobuf::TextFormat;
+using ::gpuadvisor::catalog::v1::CatalogSnapshot;
+using ::gpuadvisor::catalog::v1::GpuList;
+using ::gpuadvisor::catalog::v1::Offer;
+using ::gpuadvisor::catalog::v1::OfferList;
+
+class FirstError : public google::protobuf::io::ErrorCollector {
+ public:
+  void AddError(int line, google::protobuf::io::ColumnNumber column,
+                const std::string& message) override {
+    if (error_.empty()) error_ = absl::StrCat(line + 1, ":", column + 1, ": ", message);
+  }
+  const std::string& error() const { return error_; }
+
+ private:
+  std::string error_;
+};
+
+// Parses text format, keeping the positions of every field for error messages.
+absl::Status ParseWithLocations(const std::string& text, const std::string& path, Message* message,
+                                TextFormat::ParseInfoTree* tree) {
+  FirstError errors;
+  TextFormat::Parser parser;
+  parser.RecordErrorsTo(&errors);
+  parser.WriteLocationsTo(tree);
+  if (!parser.ParseFromString(text, message)) {
+    return absl::InvalidArgumentError(
+        absl::StrCat(path, ":", errors.error().empty() ? "0:0: parse error" : errors.error()));
+  }
+  return absl::OkStatus();
+}
+
+// "file:line:col: <list>[i].<message>" where the position is that of the
+// field the message names ("gpu_model: ...", "aliases[2]: ...") if it appears
+// in the text, else that of the element.
+absl::Status Located(const std::string& path, const TextFormat::ParseInfoTree& tree,
+                     const FieldDescriptor* list, int index, const absl::Status& status) {
+  TextFormat::ParseLocation where = tree.GetLocation(list, index);
+  const absl::string_view message = status.message();
+  const size_t end = message.find_first_of(":[");
+  if (end != absl::string_view::npos) {
+    const std::string field_name(message.substr(0, end));
+    const FieldDescriptor* field = list->message_type()->FindFieldByName(field_name);
+    const TextFormat::ParseInfoTree* nested = tree.GetTreeForNested(list, index);
+    if (field != nullptr && nested != nullptr) {
+      int field_index = -1;
+      if (field->is_repeated()) {
+        field_index = 0;
+        if (message[end] == '[') {
+          const size_t close = message.find(']', end);
+          (void)absl::SimpleAtoi(message.substr(end + 1, close - end - 1), &field_index);
+        }
+      }
+      TextFormat::ParseLocation at = nested->GetLocation(field, field_index);
+      if (at.line >= 0) where = at;
+    }
+  }
+  return absl::Status(status.code(),
+                      absl::StrCat(path, ":", where.line + 1, ":", where.column + 1, ": ",
+                                   list->name(), "[", index, "].", message));
+}
+
+struct CsvSource {
+  std::string cloud;
+  std::string path;
+};
+
+// "<cloud>=<path>" or ".../<cloud>/<file>.csv".
+CsvSource ParseCsvSource(const std::string& spec) {
+  const size_t eq = spec.find('=');
+  if (eq != std::string::npos && eq > 0) {
+    const std::string cloud = spec.substr(0, eq);
+    if (std::all_of(cloud.begin(), cloud.end(), [](char c) {
+          return absl::ascii_isalnum(static_cast<unsigned char>(c)) || c == '_' || c == '-';
+        })) {
+      return {absl::AsciiStrToLower(cloud), spec.substr(eq + 1)};
+    }
+  }
+  std::string dir = spec;
+  const size_t slash = dir.find_last_of('/');
+  dir = slash == std::string::npos ? "" : dir.substr(0, slash);
+  const size_t parent = dir.find_last_of('/');
+  return {absl::AsciiStrToLower(parent == std::string::npos ? dir : dir.substr(parent + 1)), spec};
+}
+
+}  // namespace
+
+std::string SnapshotContentHash(const CatalogSnapshot& snapshot) {
+  CatalogSnapshot content = snapshot;
+  content.clear_version();
+  content.clear_loaded_at_unix_seconds();
+  std::string bytes;
+  {
+    google::protobuf::io::StringOutputStream out(&bytes);
+    google::protobuf::io::CodedOutputStream coded(&out);
+    coded.SetSerializationDeterministic(true);
+    content.SerializeToCodedStream(&coded);
+  }
+  return FingerprintHex(bytes);
+}
+
+absl::StatusOr<CatalogSnapshot> LoadCatalogSnapshot(const CatalogSources& sources) {
+  CatalogSnapshot snapshot;
+  std::vector<std::string> source_names;
+
+  // GPUs.
+  {
+    absl::StatusOr<std::string> text = ReadFile(sources.gpus_path);
+    if (!text.ok()) return text.status();
+    GpuList gpus;
+    TextFormat::ParseInfoTree tree;
+    if (absl::Status s = ParseWithLocations(*text, sources.gpus_path, &gpus, &tree); !s.ok()) {
+      return s;
+    }
+    if (gpus.gpus_size() == 0) {
+      return absl::InvalidArgumentError(absl::StrCat(sources.gpus_path, ":1:1: gpus: no GPU listed"));
+    }
+    const FieldDescriptor* list = GpuList::descriptor()->FindFieldByName("gpus");
+    for (int i = 0; i < gpus.gpus_size(); ++i) {
+      if (absl::Status s = ValidateGpu(gpus.gpus(i)); !s.ok()) {
+        return Located(sources.gpus_path, tree, list, i, s);
+      }
+    }
+    *snapshot.mutable_gpus() = std::move(*gpus.mutable_gpus());
+    source_names.push_back(sources.gpus_path);
+  }
+  const GpuNameResolver resolver(snapshot.gpus());
+
+  // Offer files.
+  struct Origin {
+    const std::string* path;
+    int line;
+  };
+  absl::flat_hash_map<std::string, int> index_by_id;  // id -> snapshot.offers index
+  std::vector<Origin> origins;
+  std::string prices_as_of;
+  for (const std::string& path : sources.offer_paths) {
+    absl::StatusOr<std::string> text = ReadFile(path);
+    if (!text.ok()) return text.status();
+    OfferList offers;
+    TextFormat::ParseInfoTree tree;
+    if (absl::Status s = ParseWithLocations(*text, path, &offers, &tree); !s.ok()) return s;
+    if (offers.offers_size() == 0) {
+      return absl::InvalidArgumentError(absl::StrCat(path, ":1:1: offers: no offer listed"));
+    }
+    const FieldDescriptor* list = OfferList::descriptor()->FindFieldByName("offers");
+    for (int i = 0; i < offers.offers_size(); ++i) {
+      Offer& offer = *offers.mutable_offers(i);
+      if (absl::Status s = ValidateAndNormalizeOffer(resolver, offer); !s.ok()) {
+        return Located(path, tree, list, i, s);
+      }
+      const int line = tree.GetLocation(list, i).line + 1;
+      auto [it, inserted] = index_by_id.emplace(offer.id(), snapshot.offers_size());
+      if (!inserted) {
+        const Origin& first = origins[static_cast<size_t>(it->second)];
+        return Located(path, tree, list, i,
+                       absl::InvalidArgumentError(absl::StrCat(
+                           "id: \"", offer.id(), "\" duplicates ", *first.path, ":", first.line)));
+      }
+      origins.push_back({&path, line});
+      *snapshot.add_offers() = std::move(offer);
+    }
+    if (!offers.prices_as_of().empty() &&
+        (prices_as_of.empty() || offers.prices_as_of() < prices_as_of)) {
+      prices_as_of = offers.prices_as_of();
+    }
+    source_names.push_back(offers.source().empty() ? path
+                                                   : absl::StrCat(path, " (", offers.source(), ")"));
+  }
+
+  // SkyPilot CSVs.
+  for (const std::string& spec : sources.skypilot_csv_paths) {
+    const CsvSource csv = ParseCsvSource(spec);
+    if (csv.cloud.empty()) {
+      return absl::InvalidArgumentError(
+          absl::StrCat(spec, ": cannot tell the cloud; use <cloud>=<path>"));
+    }
+    absl::StatusOr<std::string> text = ReadFile(csv.path);
+    if (!text.ok()) return text.status();
+    absl::StatusOr<SkyPilotImport> imported =
+        ImportSkyPilotCsv(*text, csv.cloud, csv.path, resolver);
+    if (!imported.ok()) return imported.status();
+    for (Offer& offer : imported->offers) {
+      if (absl::Status s = ValidateAndNormalizeOffer(resolver, offer); !s.ok()) {
+        return absl::Status(s.code(), absl::StrCat(offer.source(), ": ", s.message()));
+      }
+      auto [it, inserted] = index_by_id.emplace(offer.id(), snapshot.offers_size());
+      if (inserted) {
+        *snapshot.add_offers() = std::move(offer);
+        continue;
+      }
+      // Fresh prices for a curated offer.
+      Offer& curated = *snapshot.mutable_offers(it->second);
+      curated.set_on_demand_usd_per_hour(offer.on_demand_usd_per_hour());
+      curated.set_spot_usd_per_hour(offer.spot_usd_per_hour());
+      if (curated.vcpus() == 0) curated.set_vcpus(offer.vcpus());
+      if (curated.ram_bytes() == 0) curated.set_ram_bytes(offer.ram_bytes());
+      curated.set_source(absl::StrCat(curated.source(), "; prices ", offer.source()));
+    }
+    source_names.push_back(absl::StrCat(csv.path, " (skypilot ", csv.cloud, ")"));
+  }
+
+  snapshot.set_source(absl::StrJoin(source_names, "; "));
+  snapshot.set_prices_as_of(prices_as_of);
+  // Whole-snapshot rules (GPU spellings unique, ...): the same check the
+  // serving side runs, so a file that loads here is one Create() accepts.
+  snapshot.set_version(SnapshotContentHash(snapshot));
+  snapshot.set_loaded_at_unix_seconds(absl::ToUnixSeconds(absl::Now()));
+  absl::StatusOr<std::shared_ptr<const Catalog>> check = Catalog::Create(snapshot);
+  if (!check.ok()) {
+    return absl::Status(check.status().code(),
+                        absl::StrCat(sources.gpus_path, ": ", check.status().message()));
+  }
+  return snapshot;
+}
+
+}  // namespace gpuadvisor::catalog

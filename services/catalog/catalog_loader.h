@@ -1,0 +1,48 @@
+#ifndef GPUADVISOR_SERVICES_CATALOG_CATALOG_LOADER_H_
+#define GPUADVISOR_SERVICES_CATALOG_CATALOG_LOADER_H_
+
+// Builds a CatalogSnapshot from the files on disk: the GPU list, the native
+// offer files (protobuf text format) and SkyPilot catalog CSVs.
+
+#include <string>
+#include <vector>
+
+#include "absl/status/statusor.h"
+#include "gpuadvisor/catalog/v1/catalog.pb.h"
+
+namespace gpuadvisor::catalog {
+
+struct CatalogSources {
+  // A gpuadvisor.catalog.v1.GpuList text file (data/catalog/gpus.textproto).
+  std::string gpus_path;
+  // gpuadvisor.catalog.v1.OfferList text files, read in order. An offer id
+  // may appear only once across all of them.
+  std::vector<std::string> offer_paths;
+  // SkyPilot vms.csv files, read after the offer files: "<cloud>=<path>", or a
+  // path whose parent folder names the cloud (catalogs/v8/<cloud>/vms.csv).
+  // A CSV offer whose id is already present refreshes that offer's on-demand
+  // and spot prices, vCPUs/RAM if unset, and appends to its source, keeping
+  // the hand-curated interconnect; other CSV offers are added.
+  std::vector<std::string> skypilot_csv_paths;
+};
+
+// Reads every source and validates the whole result (every rule of
+// Catalog::Create). Errors are kInvalidArgument naming file, line and field:
+//   "data/catalog/offers.textproto:120:3: offers[12].gpu_model: unknown GPU \"X\""
+//   "data/catalog/offers.textproto:7:1: Expected identifier, got: }"   (syntax)
+//   "catalogs/v8/vast/vms.csv:12: Price: not a number: \"abc\""
+// kNotFound / kUnavailable when a file is missing or unreadable. A GPU list or
+// offer file without any entry is rejected (a truncated file must not empty
+// the catalog). The snapshot's version is the 16-hex-digit content
+// fingerprint (same files, same version), loaded_at is now, source lists the
+// files and prices_as_of is the oldest date the offer files give.
+absl::StatusOr<gpuadvisor::catalog::v1::CatalogSnapshot> LoadCatalogSnapshot(
+    const CatalogSources& sources);
+
+// The content fingerprint used as version: 16 hex digits over the snapshot
+// without its version and loaded_at.
+std::string SnapshotContentHash(const gpuadvisor::catalog::v1::CatalogSnapshot& snapshot);
+
+}  // namespace gpuadvisor::catalog
+
+#endif  // GPUADVISOR_SERVICES_CATALOG_CATALOG_LOADER_H_

@@ -1,0 +1,60 @@
+#ifndef GPUADVISOR_SERVICES_CATALOG_CATALOG_SERVICE_IMPL_H_
+#define GPUADVISOR_SERVICES_CATALOG_CATALOG_SERVICE_IMPL_H_
+
+// gRPC adapter for gpuadvisor.catalog.v1.CatalogService over a CatalogStore.
+// Every RPC answers from one snapshot (a shared_ptr taken at the start), so no
+// call ever sees half of a reload. Thread-safe.
+
+#include <atomic>
+#include <string>
+
+#include "common/metrics/metrics.h"
+#include "gpuadvisor/catalog/v1/catalog.grpc.pb.h"
+#include "prometheus/family.h"
+#include "prometheus/gauge.h"
+#include "services/catalog/catalog_store.h"
+
+namespace gpuadvisor::catalog {
+
+// WatchCatalog sends this initial-metadata key (the current version) when it
+// accepts a watch.
+inline constexpr char kWatchVersionHeader[] = "x-catalog-version";
+
+class CatalogServiceImpl final : public v1::CatalogService::Service {
+ public:
+  struct Options {
+    std::string admin_token;  // empty disables ReloadCatalog
+    double watch_poll_seconds = 1.0;  // how often a watcher checks for cancellation
+  };
+
+  // `store` and `metrics` must outlive the service.
+  CatalogServiceImpl(CatalogStore* store, Metrics* metrics, Options options);
+
+  // Reloads the store (as at start-up or on ReloadCatalog) and updates the
+  // metrics: data loads by result and offers per provider. On error the old
+  // snapshot keeps serving and the error (file/line/field) is returned.
+  absl::Status Reload();
+
+  // Wakes and ends WatchCatalog streams (before server shutdown).
+  void Shutdown();
+
+  grpc::Status ListGpus(grpc::ServerContext* context, const v1::ListGpusRequest* request,
+                        v1::ListGpusResponse* response) override;
+  grpc::Status ListOffers(grpc::ServerContext* context, const v1::ListOffersRequest* request,
+                          v1::ListOffersResponse* response) override;
+  grpc::Status WatchCatalog(grpc::ServerContext* context, const v1::WatchCatalogRequest* request,
+                            grpc::ServerWriter<v1::WatchCatalogResponse>* writer) override;
+  grpc::Status ReloadCatalog(grpc::ServerContext* context, const v1::ReloadCatalogRequest* request,
+                             v1::ReloadCatalogResponse* response) override;
+
+ private:
+  CatalogStore* store_;
+  Metrics* metrics_;
+  const Options options_;
+  prometheus::Family<prometheus::Gauge>& offers_per_provider_;
+  std::atomic<bool> shutting_down_{false};
+};
+
+}  // namespace gpuadvisor::catalog
+
+#endif  // GPUADVISOR_SERVICES_CATALOG_CATALOG_SERVICE_IMPL_H_

@@ -1,0 +1,143 @@
+// The catalog adapter on a real port-0 server, over real files.
+
+#include "services/catalog/catalog_service_impl.h"
+
+#include <fstream>
+#include <string>
+
+#include "absl/strings/str_cat.h"
+#include "common/grpc/server.h"
+#include "common/io/text_proto.h"
+#include "gmock/gmock.h"
+#include "grpcpp/create_channel.h"
+#include "grpcpp/security/credentials.h"
+#include "gtest/gtest.h"
+#include "tests/testing/status_matchers.h"
+
+namespace gpuadvisor::catalog {
+namespace {
+
+using ::testing::HasSubstr;
+
+constexpr char kOffers[] = R"pb(
+  source: "test"
+  prices_as_of: "2026-11-29"
+  offers {
+    id: "lambda/gpu_1x_h100_sxm5/us-east-1" provider: "lambda" instance_type: "gpu_1x_h100_sxm5"
+    region: "us-east-1" gpu_model: "H100-SXM" gpus_per_node: 1 nodes: 1 max_nodes: 1
+    link: LINK_TYPE_NONE fabric: FABRIC_TYPE_NONE on_demand_usd_per_hour: 4.29
+    availability: AVAILABILITY_AVAILABLE source: "test"
+  }
+  offers {
+    id: "gcp/g2-standard-4/us-central1" provider: "gcp" instance_type: "g2-standard-4"
+    region: "us-central1" gpu_model: "L4" gpus_per_node: 1 nodes: 1 max_nodes: 1
+    link: LINK_TYPE_NONE fabric: FABRIC_TYPE_NONE on_demand_usd_per_hour: 0.71 spot_usd_per_hour: 0.28
+    availability: AVAILABILITY_AVAILABLE source: "test"
+  }
+)pb";
+
+class CatalogServiceTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    offers_path_ = absl::StrCat(::testing::TempDir(), "/catalog_service_test_offers.textproto");
+    ASSERT_OK(WriteFileAtomically(offers_path_, kOffers));
+    CatalogSources sources;
+    sources.gpus_path = absl::StrCat(GPUADVISOR_SOURCE_DIR, "/data/catalog/gpus.textproto");
+    sources.offer_paths = {offers_path_};
+    store_ = std::make_unique<CatalogStore>(sources);
+    service_ = std::make_unique<CatalogServiceImpl>(
+        store_.get(), &metrics_, CatalogServiceImpl::Options{.admin_token = "secret", .watch_poll_seconds = 0.05});
+    ASSERT_OK(service_->Reload());
+    absl::StatusOr<StartedServer> started = StartServer(ServerOptions(), {service_.get()});
+    ASSERT_OK(started);
+    server_ = std::move(started->server);
+    stub_ = v1::CatalogService::NewStub(grpc::CreateChannel(absl::StrCat("127.0.0.1:", started->port),
+                                                            grpc::InsecureChannelCredentials()));
+  }
+  void TearDown() override {
+    service_->Shutdown();
+    ShutdownServer(*server_, 1);
+  }
+
+  grpc::Status Reload(const std::string& token, v1::ReloadCatalogResponse* response) {
+    grpc::ClientContext context;
+    if (!token.empty()) context.AddMetadata("authorization", "Bearer " + token);
+    return stub_->ReloadCatalog(&context, v1::ReloadCatalogRequest(), response);
+  }
+
+  std::string offers_path_;
+  Metrics metrics_{"catalog"};
+  std::unique_ptr<CatalogStore> store_;
+  std::unique_ptr<CatalogServiceImpl> service_;
+  std::unique_ptr<grpc::Server> server_;
+  std::unique_ptr<v1::CatalogService::Stub> stub_;
+};
+
+TEST_F(CatalogServiceTest, ListsGpusAndFilteredOffers) {
+  grpc::ClientContext gpus_context;
+  v1::ListGpusResponse gpus;
+  ASSERT_TRUE(stub_->ListGpus(&gpus_context, v1::ListGpusRequest(), &gpus).ok());
+  EXPECT_GT(gpus.gpus_size(), 10);
+
+  grpc::ClientContext context;
+  v1::ListOffersRequest request;
+  request.set_min_gpu_memory_bytes(40'000'000'000);
+  v1::ListOffersResponse offers;
+  ASSERT_TRUE(stub_->ListOffers(&context, request, &offers).ok());
+  ASSERT_EQ(offers.offers_size(), 1);
+  EXPECT_EQ(offers.offers(0).gpu_model(), "H100-SXM");
+  EXPECT_FALSE(offers.catalog_version().empty());
+}
+
+TEST_F(CatalogServiceTest, ReloadNeedsTheAdminToken) {
+  v1::ReloadCatalogResponse response;
+  EXPECT_EQ(Reload("", &response).error_code(), grpc::StatusCode::UNAUTHENTICATED);
+  EXPECT_EQ(Reload("wrong", &response).error_code(), grpc::StatusCode::PERMISSION_DENIED);
+  EXPECT_TRUE(Reload("secret", &response).ok());
+  EXPECT_EQ(response.offers(), 2);
+}
+
+TEST_F(CatalogServiceTest, BadFileIsRejectedAndTheOldCatalogKeepsServing) {
+  const std::string before = store_->Current()->snapshot().version();
+  // Half-written: the file ends inside an offer.
+  const std::string text = kOffers;
+  ASSERT_OK(WriteFileAtomically(offers_path_, text.substr(0, text.size() / 2)));
+  v1::ReloadCatalogResponse response;
+  const grpc::Status status = Reload("secret", &response);
+  EXPECT_EQ(status.error_code(), grpc::StatusCode::INVALID_ARGUMENT);
+  EXPECT_THAT(status.error_message(), HasSubstr(offers_path_));
+  EXPECT_THAT(status.error_message(), HasSubstr("previous catalog still serving"));
+  EXPECT_EQ(store_->Current()->snapshot().version(), before);
+  EXPECT_THAT(metrics_.Serialize(),
+              HasSubstr("gpuadvisor_data_loads_total{result=\"rejected\",service=\"catalog\"} 1"));
+
+  grpc::ClientContext context;
+  v1::ListOffersResponse offers;
+  ASSERT_TRUE(stub_->ListOffers(&context, v1::ListOffersRequest(), &offers).ok());
+  EXPECT_EQ(offers.offers_size(), 2);
+}
+
+TEST_F(CatalogServiceTest, WatchStreamsTheCurrentSnapshotThenEachReload) {
+  grpc::ClientContext context;
+  auto reader = stub_->WatchCatalog(&context, v1::WatchCatalogRequest());
+  reader->WaitForInitialMetadata();
+  EXPECT_EQ(context.GetServerInitialMetadata().count(kWatchVersionHeader), 1u);
+  v1::WatchCatalogResponse first;
+  ASSERT_TRUE(reader->Read(&first));
+  EXPECT_EQ(first.snapshot().offers_size(), 2);
+
+  std::string text = kOffers;
+  text.replace(text.find("4.29"), 4, "3.99");
+  ASSERT_OK(WriteFileAtomically(offers_path_, text));
+  v1::ReloadCatalogResponse reloaded;
+  ASSERT_TRUE(Reload("secret", &reloaded).ok());
+
+  v1::WatchCatalogResponse second;
+  ASSERT_TRUE(reader->Read(&second));
+  EXPECT_EQ(second.snapshot().version(), reloaded.catalog_version());
+  EXPECT_NE(second.snapshot().version(), first.snapshot().version());
+  context.TryCancel();
+}
+
+}  // namespace
+}  // namespace gpuadvisor::catalog

@@ -1,0 +1,82 @@
+#include "services/catalog/catalog_store.h"
+
+#include <utility>
+
+#include "absl/strings/str_cat.h"
+
+namespace gpuadvisor::catalog {
+
+CatalogStore::CatalogStore(CatalogSources sources) : sources_(std::move(sources)) {}
+
+CatalogStore::~CatalogStore() { Shutdown(); }
+
+absl::Status CatalogStore::Reload() {
+  absl::MutexLock reload_lock(&reload_mu_);
+  auto fail = [this](absl::Status status) {
+    absl::MutexLock lock(&mu_);
+    last_status_ = status;
+    ++failed_reloads_;
+    return status;
+  };
+  // All I/O and validation happen outside mu_: readers keep being served.
+  absl::StatusOr<v1::CatalogSnapshot> snapshot = LoadCatalogSnapshot(sources_);
+  if (!snapshot.ok()) return fail(snapshot.status());
+  const std::string hash = snapshot->version();  // the content fingerprint
+  int64_t sequence = 0;
+  {
+    absl::MutexLock lock(&mu_);
+    if (current_ != nullptr && hash == current_hash_) {
+      last_status_ = absl::OkStatus();
+      return absl::OkStatus();  // same content: keep the version
+    }
+    sequence = sequence_ + 1;
+  }
+  snapshot->set_version(absl::StrCat("v", sequence, "-", hash));
+  absl::StatusOr<std::shared_ptr<const Catalog>> catalog = Catalog::Create(*std::move(snapshot));
+  if (!catalog.ok()) return fail(catalog.status());
+  std::shared_ptr<const Catalog> old;
+  {
+    absl::MutexLock lock(&mu_);
+    old = std::move(current_);
+    current_ = *std::move(catalog);
+    current_hash_ = hash;
+    sequence_ = sequence;
+    last_status_ = absl::OkStatus();
+    changed_.SignalAll();
+  }
+  // `old` is released here, outside the lock, if nobody else holds it.
+  return absl::OkStatus();
+}
+
+std::shared_ptr<const Catalog> CatalogStore::Current() const {
+  absl::MutexLock lock(&mu_);
+  return current_;
+}
+
+std::shared_ptr<const Catalog> CatalogStore::WaitForChange(const std::string& known_version,
+                                                           absl::Time deadline) const {
+  absl::MutexLock lock(&mu_);
+  while (!shutdown_ &&
+         (current_ == nullptr || current_->snapshot().version() == known_version)) {
+    if (changed_.WaitWithDeadline(&mu_, deadline)) break;  // timed out
+  }
+  return current_;
+}
+
+void CatalogStore::Shutdown() {
+  absl::MutexLock lock(&mu_);
+  shutdown_ = true;
+  changed_.SignalAll();
+}
+
+absl::Status CatalogStore::last_reload_status() const {
+  absl::MutexLock lock(&mu_);
+  return last_status_;
+}
+
+int64_t CatalogStore::failed_reloads() const {
+  absl::MutexLock lock(&mu_);
+  return failed_reloads_;
+}
+
+}  // namespace gpuadvisor::catalog

@@ -1,0 +1,763 @@
+#include "services/catalog/skypilot_import.h"
+
+#include <algorithm>
+#include <cctype>
+#include <cmath>
+#include <optional>
+#include <utility>
+
+#include "absl/container/flat_hash_map.h"
+#include "absl/strings/ascii.h"
+#include "absl/strings/escaping.h"
+#include "absl/strings/match.h"
+#include "absl/strings/numbers.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/strip.h"
+
+namespace gpuadvisor::catalog {
+namespace {
+
+using ::gpuadvisor::catalog::v1::FabricType;
+using ::gpuadvisor::catalog::v1::LinkType;
+using ::gpuadvisor::catalog::v1::Offer;
+
+constexpr double kMiB = 1024.0 * 1024.0;
+
+absl::Status RowError(absl::string_view file, int line, absl::string_view field,
+                      absl::string_view problem) {
+  return absl::InvalidArgumentError(absl::StrCat(file, ":", line, ": ", field, ": ", problem));
+}
+
+// ---------------------------------------------------------------------------
+// GpuInfo: a Python literal (dicts, lists, tuples, quoted strings, numbers,
+// None/True/False) that may also hold JSON null/true/false.
+
+struct PyValue {
+  enum class Kind { kNone, kBool, kNumber, kString, kList, kDict };
+  Kind kind = Kind::kNone;
+  double number = 0;
+  std::string str;
+  std::vector<PyValue> items;                              // kList
+  std::vector<std::pair<std::string, PyValue>> entries;   // kDict
+
+  const PyValue* Get(absl::string_view key) const {
+    if (kind != Kind::kDict) return nullptr;
+    for (const auto& [k, v] : entries) {
+      if (k == key) return &v;
+    }
+    return nullptr;
+  }
+};
+
+class PyLiteralParser {
+ public:
+  explicit PyLiteralParser(absl::string_view text) : text_(text) {}
+
+  absl::StatusOr<PyValue> ParseAll() {
+    PyValue value;
+    if (absl::Status s = Parse(value, 0); !s.ok()) return s;
+    SkipSpace();
+    if (pos_ != text_.size()) return Error("trailing characters");
+    return value;
+  }
+
+ private:
+  absl::Status Error(absl::string_view what) const {
+    return absl::InvalidArgumentError(absl::StrCat(what, " at offset ", pos_));
+  }
+  void SkipSpace() {
+    while (pos_ < text_.size() && std::isspace(static_cast<unsigned char>(text_[pos_]))) ++pos_;
+  }
+  bool Consume(char c) {
+    SkipSpace();
+    if (pos_ < text_.size() && text_[pos_] == c) {
+      ++pos_;
+      return true;
+    }
+    return false;
+  }
+
+  absl::Status Parse(PyValue& out, int depth) {
+    if (depth > 32) return Error("nested too deeply");
+    SkipSpace();
+    if (pos_ >= text_.size()) return Error("unexpected end");
+    const char c = text_[pos_];
+    if (c == '{') return ParseDict(out, depth);
+    if (c == '[' || c == '(') return ParseList(out, depth, c == '[' ? ']' : ')');
+    if (c == '\'' || c == '"') {
+      out.kind = PyValue::Kind::kString;
+      return ParseString(out.str);
+    }
+    if (c == '-' || c == '+' || c == '.' || std::isdigit(static_cast<unsigned char>(c))) {
+      const size_t start = pos_;
+      while (pos_ < text_.size() &&
+             (std::isalnum(static_cast<unsigned char>(text_[pos_])) || text_[pos_] == '.' ||
+              text_[pos_] == '-' || text_[pos_] == '+')) {
+        ++pos_;
+      }
+      if (!absl::SimpleAtod(text_.substr(start, pos_ - start), &out.number)) {
+        pos_ = start;
+        return Error("bad number");
+      }
+      out.kind = PyValue::Kind::kNumber;
+      return absl::OkStatus();
+    }
+    if (std::isalpha(static_cast<unsigned char>(c))) {
+      const size_t start = pos_;
+      while (pos_ < text_.size() && std::isalpha(static_cast<unsigned char>(text_[pos_]))) ++pos_;
+      const absl::string_view word = text_.substr(start, pos_ - start);
+      if (word == "None" || word == "null") {
+        out.kind = PyValue::Kind::kNone;
+      } else if (word == "True" || word == "true" || word == "False" || word == "false") {
+        out.kind = PyValue::Kind::kBool;
+        out.number = (word == "True" || word == "true") ? 1 : 0;
+      } else {
+        pos_ = start;
+        return Error(absl::StrCat("unknown word \"", word, "\""));
+      }
+      return absl::OkStatus();
+    }
+    return Error(absl::StrCat("unexpected character '", absl::string_view(&text_[pos_], 1), "'"));
+  }
+
+  absl::Status ParseString(std::string& out) {
+    const char quote = text_[pos_++];
+    while (pos_ < text_.size()) {
+      char c = text_[pos_++];
+      if (c == quote) return absl::OkStatus();
+      if (c == '\\' && pos_ < text_.size()) c = text_[pos_++];
+      out.push_back(c);
+    }
+    return Error("unterminated string");
+  }
+
+  absl::Status ParseList(PyValue& out, int depth, char close) {
+    ++pos_;
+    out.kind = PyValue::Kind::kList;
+    if (Consume(close)) return absl::OkStatus();
+    while (true) {
+      out.items.emplace_back();
+      if (absl::Status s = Parse(out.items.back(), depth + 1); !s.ok()) return s;
+      if (Consume(close)) return absl::OkStatus();
+      if (!Consume(',')) return Error("expected ',' in list");
+      if (Consume(close)) return absl::OkStatus();  // trailing comma
+    }
+  }
+
+  absl::Status ParseDict(PyValue& out, int depth) {
+    ++pos_;
+    out.kind = PyValue::Kind::kDict;
+    if (Consume('}')) return absl::OkStatus();
+    while (true) {
+      PyValue key;
+      if (absl::Status s = Parse(key, depth + 1); !s.ok()) return s;
+      if (key.kind != PyValue::Kind::kString) return Error("dict key is not a string");
+      if (!Consume(':')) return Error("expected ':' in dict");
+      out.entries.emplace_back(std::move(key.str), PyValue());
+      if (absl::Status s = Parse(out.entries.back().second, depth + 1); !s.ok()) return s;
+      if (Consume('}')) return absl::OkStatus();
+      if (!Consume(',')) return Error("expected ',' in dict");
+      if (Consume('}')) return absl::OkStatus();
+    }
+  }
+
+  absl::string_view text_;
+  size_t pos_ = 0;
+};
+
+struct GpuInfo {
+  std::string name;
+  double size = 0;  // MemoryInfo.SizeInMiB as written (unit depends on the cloud)
+};
+
+// nullopt for an empty or non-dict cell.
+absl::StatusOr<std::optional<GpuInfo>> ParseGpuInfo(absl::string_view cell) {
+  cell = absl::StripAsciiWhitespace(cell);
+  if (cell.empty() || cell.front() != '{') return std::optional<GpuInfo>();
+  absl::StatusOr<PyValue> root = PyLiteralParser(cell).ParseAll();
+  if (!root.ok()) return root.status();
+  GpuInfo info;
+  const PyValue* gpus = root->Get("Gpus");
+  if (gpus != nullptr && gpus->kind == PyValue::Kind::kList && !gpus->items.empty()) {
+    const PyValue& first = gpus->items.front();
+    if (const PyValue* name = first.Get("Name"); name && name->kind == PyValue::Kind::kString) {
+      info.name = name->str;
+    }
+    if (const PyValue* memory = first.Get("MemoryInfo")) {
+      if (const PyValue* size = memory->Get("SizeInMiB");
+          size && size->kind == PyValue::Kind::kNumber && std::isfinite(size->number) &&
+          size->number > 0) {
+        info.size = size->number;
+      }
+    }
+  }
+  return std::optional<GpuInfo>(std::move(info));
+}
+
+enum class MemoryUnit { kMiBPerGpu, kMiBAllGpus, kGBPerGpu };
+
+MemoryUnit MemoryUnitOf(absl::string_view cloud) {
+  if (absl::EqualsIgnoreCase(cloud, "vast")) return MemoryUnit::kMiBAllGpus;
+  if (absl::EqualsIgnoreCase(cloud, "shadeform") || absl::EqualsIgnoreCase(cloud, "runpod")) {
+    return MemoryUnit::kGBPerGpu;
+  }
+  return MemoryUnit::kMiBPerGpu;
+}
+
+int64_t PerGpuBytes(const GpuInfo& info, double count, absl::string_view cloud) {
+  if (info.size <= 0) return 0;
+  switch (MemoryUnitOf(cloud)) {
+    case MemoryUnit::kMiBAllGpus:
+      return count > 0 ? static_cast<int64_t>(info.size * kMiB / count) : 0;
+    case MemoryUnit::kGBPerGpu:
+      return static_cast<int64_t>(info.size * 1e9);
+    case MemoryUnit::kMiBPerGpu:
+      break;
+  }
+  return static_cast<int64_t>(info.size * kMiB);
+}
+
+// ---------------------------------------------------------------------------
+// Choosing the variant and describing the node.
+
+enum class Form { kNone, kSxm, kPcie, kNvl };
+
+// Form factor named in free text: "PCIe", "NVL" (not "NVLink"), "SXM".
+Form FormHint(absl::string_view text) {
+  const std::string upper = absl::AsciiStrToUpper(text);
+  for (size_t at = upper.find("NVL"); at != std::string::npos; at = upper.find("NVL", at + 1)) {
+    if (upper.compare(at, 6, "NVLINK") != 0) return Form::kNvl;
+  }
+  if (absl::StrContains(upper, "PCIE")) return Form::kPcie;
+  if (absl::StrContains(upper, "SXM")) return Form::kSxm;
+  return Form::kNone;
+}
+
+Form FormOfCanonical(absl::string_view name) {
+  const std::string upper = absl::AsciiStrToUpper(name);
+  if (absl::StrContains(upper, "PCIE")) return Form::kPcie;
+  if (absl::EndsWith(upper, "-NVL")) return Form::kNvl;
+  return Form::kSxm;
+}
+
+double RelativeError(int64_t expected, int64_t observed) {
+  if (expected <= 0 || observed <= 0) return 1e9;
+  return std::abs(static_cast<double>(observed - expected)) / static_cast<double>(expected);
+}
+
+// Picks among the variants of `canonical`'s family: first those whose memory
+// is within 15% of the observed per-GPU memory (GiB-vs-GB and usable-memory
+// differences stay below that), then those of the hinted form factor; keeps
+// `canonical` if it survives, else the closest in memory.
+std::string RefineVariant(const GpuNameResolver& gpus, const std::string& canonical,
+                          int64_t memory_per_gpu, absl::string_view hints) {
+  std::vector<const GpuNameResolver::Facts*> candidates = gpus.Variants(canonical);
+  if (candidates.size() <= 1) return canonical;
+  auto narrow = [&candidates](auto keep) {
+    std::vector<const GpuNameResolver::Facts*> kept;
+    for (const auto* c : candidates) {
+      if (keep(*c)) kept.push_back(c);
+    }
+    if (!kept.empty()) candidates = std::move(kept);
+  };
+  if (memory_per_gpu > 0) {
+    narrow([&](const GpuNameResolver::Facts& f) {
+      return RelativeError(f.memory_bytes, memory_per_gpu) <= 0.15;
+    });
+  }
+  if (const Form hint = FormHint(hints); hint != Form::kNone) {
+    narrow([&](const GpuNameResolver::Facts& f) { return FormOfCanonical(f.name) == hint; });
+  }
+  const GpuNameResolver::Facts* best = candidates.front();
+  for (const auto* c : candidates) {
+    if (c->name == canonical) return canonical;
+    if (RelativeError(c->memory_bytes, memory_per_gpu) <
+        RelativeError(best->memory_bytes, memory_per_gpu)) {
+      best = c;
+    }
+  }
+  return best->name;
+}
+
+// Bidirectional x16 bandwidth of the card's PCIe generation (the same
+// convention as the NVLink figures): Gen3 32 GB/s, Gen4 64 GB/s, Gen5 128 GB/s.
+double PcieBytesPerSecond(absl::string_view gpu) {
+  static const auto& kGeneration = *new absl::flat_hash_map<std::string, int>{
+      {"B200", 5},       {"H200", 5},      {"H100-SXM", 5},     {"H100-PCIE", 5},
+      {"H100-NVL", 5},   {"GH200", 5},     {"MI300X", 5},       {"GAUDI3", 5},
+      {"A100-80GB", 4},  {"A100-40GB", 4}, {"A100-80GB-PCIE", 4}, {"L40S", 4},
+      {"L40", 4},        {"L4", 4},        {"A10G", 4},         {"A10", 4},
+      {"RTX-4090", 4},   {"RTX-3090", 4},  {"RTX-A6000", 4},    {"RTX-6000-ADA", 4},
+      {"MI250X", 4},     {"GAUDI2", 4},    {"T4", 3},           {"V100", 3},
+      {"V100-32GB", 3},
+  };
+  auto it = kGeneration.find(gpu);
+  if (it == kGeneration.end()) return 0;
+  return it->second == 5 ? 128e9 : it->second == 4 ? 64e9 : 32e9;
+}
+
+void SetLink(const GpuNameResolver::Facts& gpu, int count, absl::string_view hints, Offer& offer) {
+  if (count <= 1) {
+    offer.set_link(v1::LINK_TYPE_NONE);
+    return;
+  }
+  const bool says_nvlink = absl::StrContains(absl::AsciiStrToUpper(hints), "NVLINK");
+  if (absl::EqualsIgnoreCase(gpu.vendor, "AMD") && gpu.nvlink_bytes_per_second > 0) {
+    offer.set_link(v1::LINK_TYPE_INFINITY_FABRIC);
+    offer.set_link_bytes_per_second(gpu.nvlink_bytes_per_second);
+  } else if (says_nvlink || (gpu.memory_type == v1::MEMORY_TYPE_HBM &&
+                             gpu.nvlink_bytes_per_second > 0 &&
+                             FormOfCanonical(gpu.name) == Form::kSxm &&
+                             absl::EqualsIgnoreCase(gpu.vendor, "NVIDIA"))) {
+    offer.set_link(v1::LINK_TYPE_NVLINK);
+    offer.set_link_bytes_per_second(gpu.nvlink_bytes_per_second);
+  } else {
+    offer.set_link(v1::LINK_TYPE_PCIE);
+    offer.set_link_bytes_per_second(PcieBytesPerSecond(gpu.name));
+  }
+}
+
+struct Fabric {
+  FabricType type;
+  double gbps;
+  int max_nodes;
+};
+
+// Inter-node networks sourced in PRICES.md §5 (U2, U3, U6 for AWS; G5 for
+// GCP; A3, A4 for Azure). Cluster sizes: AWS Capacity Blocks take up to 64
+// instances (U3); where a source gives no size, 32 is assumed.
+std::optional<Fabric> KnownFabric(absl::string_view cloud, absl::string_view instance_type) {
+  struct Entry {
+    const char* cloud;
+    const char* instance_type;
+    Fabric fabric;
+  };
+  static constexpr Entry kEntries[] = {
+      {"aws", "p6-b200.48xlarge", {v1::FABRIC_TYPE_EFA, 0, 64}},
+      {"aws", "p5en.48xlarge", {v1::FABRIC_TYPE_EFA, 3200, 64}},
+      {"aws", "p5e.48xlarge", {v1::FABRIC_TYPE_EFA, 3200, 64}},
+      {"aws", "p5.48xlarge", {v1::FABRIC_TYPE_EFA, 3200, 64}},
+      {"aws", "p4de.24xlarge", {v1::FABRIC_TYPE_EFA, 400, 64}},
+      {"aws", "p4d.24xlarge", {v1::FABRIC_TYPE_EFA, 400, 64}},
+      {"gcp", "a4-highgpu-8g", {v1::FABRIC_TYPE_ROCE, 3200, 32}},
+      {"gcp", "a3-ultragpu-8g", {v1::FABRIC_TYPE_ROCE, 3200, 32}},
+      {"gcp", "a3-megagpu-8g", {v1::FABRIC_TYPE_ETHERNET, 1800, 32}},
+      {"gcp", "a3-highgpu-8g", {v1::FABRIC_TYPE_ETHERNET, 1000, 32}},
+      {"gcp", "a2-highgpu-8g", {v1::FABRIC_TYPE_ETHERNET, 100, 32}},
+      {"gcp", "a2-ultragpu-8g", {v1::FABRIC_TYPE_ETHERNET, 100, 32}},
+      {"gcp", "g2-standard-96", {v1::FABRIC_TYPE_ETHERNET, 100, 32}},
+      {"azure", "Standard_ND96isr_H100_v5", {v1::FABRIC_TYPE_INFINIBAND, 3200, 128}},
+      {"azure", "Standard_ND96amsr_A100_v4", {v1::FABRIC_TYPE_INFINIBAND, 1600, 128}},
+      {"azure", "Standard_ND96asr_v4", {v1::FABRIC_TYPE_INFINIBAND, 1600, 128}},
+  };
+  for (const Entry& e : kEntries) {
+    if (absl::EqualsIgnoreCase(cloud, e.cloud) && instance_type == e.instance_type) {
+      return e.fabric;
+    }
+  }
+  return std::nullopt;
+}
+
+// ---------------------------------------------------------------------------
+// Rows.
+
+struct Row {
+  int line = 0;
+  std::string instance_type;
+  std::string accelerator;
+  double count = 0;
+  double vcpus = 0;
+  double memory_gib = 0;
+  std::string gpu_info;
+  double price = 0;
+  double spot = 0;
+  std::string region;
+  std::string zone;
+};
+
+// A priced GPU machine before merging zones: a complete row, or a GCP host
+// row plus an accelerator row.
+struct Candidate {
+  const Row* row;              // carries accelerator, count, GpuInfo, region, zone
+  const Row* host;             // GCP host row, or nullptr
+  std::string instance_type;
+  double vcpus;
+  double memory_gib;
+  double price;
+  double spot;
+};
+
+absl::StatusOr<double> ParseNumber(absl::string_view cell, absl::string_view file, int line,
+                                   absl::string_view column) {
+  cell = absl::StripAsciiWhitespace(cell);
+  if (cell.empty()) return 0.0;
+  double value = 0;
+  if (!absl::SimpleAtod(cell, &value) || !std::isfinite(value)) {
+    return RowError(file, line, column, absl::StrCat("not a number: \"", absl::CEscape(cell), "\""));
+  }
+  if (value < 0) return RowError(file, line, column, absl::StrCat("negative: ", cell));
+  return value;
+}
+
+// GCP GPU machine families: the accelerator row a host pairs with.
+struct GcpPairing {
+  std::string accelerator;
+  int count = 0;
+};
+
+std::optional<GcpPairing> GcpMachineAccelerator(absl::string_view machine) {
+  static constexpr std::pair<const char*, const char*> kFamilies[] = {
+      {"a2-highgpu-", "A100"},   {"a2-megagpu-", "A100"},      {"a2-ultragpu-", "A100-80GB"},
+      {"a3-highgpu-", "H100"},   {"a3-edgegpu-", "H100"},      {"a3-megagpu-", "H100-MEGA"},
+      {"a3-ultragpu-", "H200"},  {"a4-highgpu-", "B200"},
+  };
+  for (const auto& [prefix, accelerator] : kFamilies) {
+    absl::string_view rest = machine;
+    if (!absl::ConsumePrefix(&rest, prefix) || !absl::ConsumeSuffix(&rest, "g")) continue;
+    int count = 0;
+    if (!absl::SimpleAtoi(rest, &count) || count <= 0) continue;
+    return GcpPairing{accelerator, count};
+  }
+  absl::string_view rest = machine;
+  if (absl::ConsumePrefix(&rest, "g2-standard-")) {
+    int vcpus = 0;
+    if (!absl::SimpleAtoi(rest, &vcpus)) return std::nullopt;
+    switch (vcpus) {
+      case 4: case 8: case 12: case 16: case 32: return GcpPairing{"L4", 1};
+      case 24: return GcpPairing{"L4", 2};
+      case 48: return GcpPairing{"L4", 4};
+      case 96: return GcpPairing{"L4", 8};
+      default: return std::nullopt;
+    }
+  }
+  return std::nullopt;
+}
+
+bool GcpAttachable(absl::string_view accelerator) {
+  const std::string key = GpuNameResolver::Key(accelerator);
+  return key == "T4" || key == "V100" || key == "P100" || key == "P4" || key == "K80";
+}
+
+// Pairs GCP host and accelerator rows of one zone; marks used rows.
+std::vector<Candidate> PairGcpRows(const std::vector<Row>& rows, std::vector<char>& paired,
+                                   std::vector<std::string>& unpaired_reason) {
+  std::vector<Candidate> out;
+  auto zone_of = [](const Row& r) { return r.zone.empty() ? r.region : r.zone; };
+  // (zone, accelerator key, count) -> accelerator row; (zone, machine) -> host row.
+  absl::flat_hash_map<std::string, size_t> accelerators;
+  absl::flat_hash_map<std::string, size_t> hosts;
+  for (size_t i = 0; i < rows.size(); ++i) {
+    const Row& r = rows[i];
+    if (r.instance_type.empty() && !r.accelerator.empty()) {
+      accelerators.emplace(absl::StrCat(zone_of(r), "|", GpuNameResolver::Key(r.accelerator), "|",
+                                        r.count),
+                           i);
+    } else if (!r.instance_type.empty() && r.accelerator.empty()) {
+      hosts.emplace(absl::StrCat(zone_of(r), "|", r.instance_type), i);
+    }
+  }
+  auto add = [&](size_t host, size_t accelerator, std::string instance_type) {
+    const Row& h = rows[host];
+    const Row& a = rows[accelerator];
+    const double spot = (h.spot > 0 || h.price == 0) && a.spot > 0 ? h.spot + a.spot : 0;
+    out.push_back(Candidate{&a, &h, std::move(instance_type), h.vcpus, h.memory_gib,
+                            h.price + a.price, spot});
+    paired[host] = paired[accelerator] = 1;
+  };
+  for (size_t i = 0; i < rows.size(); ++i) {
+    const Row& r = rows[i];
+    if (r.instance_type.empty() || !r.accelerator.empty()) continue;
+    std::optional<GcpPairing> pairing = GcpMachineAccelerator(r.instance_type);
+    if (!pairing) continue;
+    auto it = accelerators.find(absl::StrCat(zone_of(r), "|",
+                                             GpuNameResolver::Key(pairing->accelerator), "|",
+                                             static_cast<double>(pairing->count)));
+    if (it == accelerators.end()) {
+      unpaired_reason[i] = absl::StrCat("gcp: no accelerator row for ", r.instance_type);
+      continue;
+    }
+    add(i, it->second, r.instance_type);
+  }
+  for (size_t i = 0; i < rows.size(); ++i) {
+    const Row& r = rows[i];
+    if (!r.instance_type.empty() || r.accelerator.empty() || !GcpAttachable(r.accelerator)) {
+      continue;
+    }
+    const int count = static_cast<int>(r.count);
+    const std::string machine = absl::StrCat("n1-standard-", std::min(8 * count, 96));
+    auto it = hosts.find(absl::StrCat(zone_of(r), "|", machine));
+    if (it == hosts.end()) {
+      unpaired_reason[i] = absl::StrCat("gcp: no host row for ", r.accelerator, " x", count);
+      continue;
+    }
+    add(it->second, i, absl::StrCat(machine, "+", r.accelerator, "x", count));
+  }
+  return out;
+}
+
+}  // namespace
+
+absl::StatusOr<std::vector<CsvRecord>> ParseCsv(absl::string_view text,
+                                                absl::string_view file_name) {
+  absl::ConsumePrefix(&text, "\xEF\xBB\xBF");
+  std::vector<CsvRecord> records;
+  const size_t n = text.size();
+  size_t i = 0;
+  int line = 1;
+  while (i < n) {
+    CsvRecord record;
+    record.line = line;
+    std::string field;
+    bool quoted = false;     // the current field started with a quote
+    bool in_quotes = false;  // inside the quotes
+    bool blank = true;
+    while (true) {
+      if (i >= n) {
+        if (in_quotes) {
+          return absl::InvalidArgumentError(
+              absl::StrCat(file_name, ":", record.line, ": unterminated quoted field"));
+        }
+        record.fields.push_back(std::move(field));
+        break;
+      }
+      const char c = text[i];
+      if (in_quotes) {
+        if (c == '"') {
+          if (i + 1 < n && text[i + 1] == '"') {
+            field.push_back('"');
+            i += 2;
+          } else {
+            in_quotes = false;
+            ++i;
+          }
+          continue;
+        }
+        if (c == '\n' || (c == '\r' && !(i + 1 < n && text[i + 1] == '\n'))) ++line;
+        field.push_back(c);
+        ++i;
+        continue;
+      }
+      if (c == ',') {
+        record.fields.push_back(std::move(field));
+        field.clear();
+        quoted = false;
+        blank = false;
+        ++i;
+      } else if (c == '\r' || c == '\n') {
+        record.fields.push_back(std::move(field));
+        i += (c == '\r' && i + 1 < n && text[i + 1] == '\n') ? 2 : 1;
+        ++line;
+        break;
+      } else if (quoted) {
+        return absl::InvalidArgumentError(absl::StrCat(
+            file_name, ":", line, ": text after the closing quote of field ",
+            record.fields.size() + 1));
+      } else if (c == '"' && field.empty()) {
+        quoted = in_quotes = true;
+        blank = false;
+        ++i;
+      } else {
+        field.push_back(c);
+        blank = false;
+        ++i;
+      }
+    }
+    if (blank && record.fields.size() == 1 && record.fields[0].empty()) continue;
+    records.push_back(std::move(record));
+  }
+  return records;
+}
+
+absl::StatusOr<int64_t> SkyPilotGpuMemoryPerGpuBytes(absl::string_view gpu_info,
+                                                     double accelerator_count,
+                                                     absl::string_view cloud) {
+  absl::StatusOr<std::optional<GpuInfo>> info = ParseGpuInfo(gpu_info);
+  if (!info.ok()) return info.status();
+  if (!info->has_value()) return 0;
+  return PerGpuBytes(**info, accelerator_count, cloud);
+}
+
+absl::StatusOr<SkyPilotImport> ImportSkyPilotCsv(absl::string_view csv, absl::string_view cloud,
+                                                 absl::string_view file_name,
+                                                 const GpuNameResolver& gpus) {
+  absl::StatusOr<std::vector<CsvRecord>> records = ParseCsv(csv, file_name);
+  if (!records.ok()) return records.status();
+  if (records->empty()) {
+    return absl::InvalidArgumentError(absl::StrCat(file_name, ":1: empty file, no header"));
+  }
+  const CsvRecord& header = records->front();
+  absl::flat_hash_map<std::string, size_t> column;
+  for (size_t c = 0; c < header.fields.size(); ++c) {
+    column.emplace(absl::StripAsciiWhitespace(header.fields[c]), c);
+  }
+  for (const char* required :
+       {"InstanceType", "AcceleratorName", "AcceleratorCount", "Price", "Region"}) {
+    if (!column.contains(required)) {
+      return absl::InvalidArgumentError(
+          absl::StrCat(file_name, ":", header.line, ": missing column \"", required, "\""));
+    }
+  }
+  auto index_of = [&](const char* name) -> std::optional<size_t> {
+    auto it = column.find(name);
+    return it == column.end() ? std::nullopt : std::optional<size_t>(it->second);
+  };
+  const std::optional<size_t> vcpus_col = index_of("vCPUs"), memory_col = index_of("MemoryGiB"),
+                              info_col = index_of("GpuInfo"), spot_col = index_of("SpotPrice"),
+                              zone_col = index_of("AvailabilityZone");
+  const size_t type_col = column["InstanceType"], name_col = column["AcceleratorName"],
+               count_col = column["AcceleratorCount"], price_col = column["Price"],
+               region_col = column["Region"];
+
+  SkyPilotImport result;
+  std::vector<Row> rows;
+  rows.reserve(records->size() - 1);
+  for (size_t r = 1; r < records->size(); ++r) {
+    const CsvRecord& record = (*records)[r];
+    if (record.fields.size() != header.fields.size()) {
+      return absl::InvalidArgumentError(absl::StrCat(file_name, ":", record.line, ": expected ",
+                                                     header.fields.size(), " fields, got ",
+                                                     record.fields.size()));
+    }
+    Row row;
+    row.line = record.line;
+    const auto& f = record.fields;
+    row.instance_type = std::string(absl::StripAsciiWhitespace(f[type_col]));
+    row.accelerator = std::string(absl::StripAsciiWhitespace(f[name_col]));
+    row.region = f[region_col];
+    if (zone_col) row.zone = f[*zone_col];
+    if (info_col) row.gpu_info = f[*info_col];
+    struct {
+      std::optional<size_t> col;
+      const char* name;
+      double* out;
+    } numbers[] = {{count_col, "AcceleratorCount", &row.count},
+                   {price_col, "Price", &row.price},
+                   {spot_col, "SpotPrice", &row.spot},
+                   {vcpus_col, "vCPUs", &row.vcpus},
+                   {memory_col, "MemoryGiB", &row.memory_gib}};
+    for (const auto& number : numbers) {
+      if (!number.col) continue;
+      absl::StatusOr<double> value = ParseNumber(f[*number.col], file_name, row.line, number.name);
+      if (!value.ok()) return value.status();
+      *number.out = *value;
+    }
+    rows.push_back(std::move(row));
+  }
+  result.rows = static_cast<int>(rows.size());
+
+  // Which rows price a GPU machine on their own, and the GCP pairs.
+  std::vector<char> paired(rows.size(), 0);
+  std::vector<char> produced(rows.size(), 0);
+  std::vector<std::string> reason(rows.size());
+  std::vector<Candidate> candidates;
+  const bool gcp = absl::EqualsIgnoreCase(cloud, "gcp");
+  if (gcp) candidates = PairGcpRows(rows, paired, reason);
+  for (size_t i = 0; i < rows.size(); ++i) {
+    const Row& row = rows[i];
+    if (paired[i]) continue;
+    if (row.accelerator.empty() || row.count == 0) {
+      if (reason[i].empty()) reason[i] = "no accelerator";
+      continue;
+    }
+    if (gcp && row.instance_type.empty()) {
+      // An accelerator row no host took.
+      if (reason[i].empty()) {
+        reason[i] = gpus.Canonical(row.accelerator)
+                        ? absl::StrCat("gcp: no host row for ", row.accelerator)
+                        : absl::StrCat("unknown GPU \"", row.accelerator, "\"");
+      }
+      continue;
+    }
+    candidates.push_back(Candidate{&row, nullptr, row.instance_type, row.vcpus, row.memory_gib,
+                                   row.price, row.spot});
+  }
+
+  // Candidates -> offers, merged per (instance type, region).
+  absl::flat_hash_map<std::string, size_t> offer_index;  // id -> result.offers index
+  const bool runpod = absl::EqualsIgnoreCase(cloud, "runpod");
+  const bool vast = absl::EqualsIgnoreCase(cloud, "vast");
+  auto index_of_row = [&](const Row* row) { return static_cast<size_t>(row - rows.data()); };
+  auto skip = [&](const Candidate& c, const std::string& why) {
+    for (const Row* row : {c.row, c.host}) {
+      if (row != nullptr && reason[index_of_row(row)].empty()) reason[index_of_row(row)] = why;
+    }
+  };
+  auto mark_produced = [&](const Candidate& c) {
+    produced[index_of_row(c.row)] = 1;
+    if (c.host != nullptr) produced[index_of_row(c.host)] = 1;
+  };
+  for (const Candidate& c : candidates) {
+    const Row& row = *c.row;
+    if (row.count != std::floor(row.count)) {
+      skip(c, "fractional GPU count");
+      continue;
+    }
+    std::optional<std::string> canonical = gpus.Canonical(row.accelerator);
+    if (!canonical) {
+      skip(c, absl::StrCat("unknown GPU \"", row.accelerator, "\""));
+      continue;
+    }
+    absl::StatusOr<std::optional<GpuInfo>> info = ParseGpuInfo(row.gpu_info);
+    if (!info.ok()) {
+      return RowError(file_name, row.line, "GpuInfo", info.status().message());
+    }
+    const int64_t memory_per_gpu = info->has_value() ? PerGpuBytes(**info, row.count, cloud) : 0;
+    const std::string hints = absl::StrCat(c.instance_type, " ", row.accelerator, " ",
+                                           info->has_value() ? (*info)->name : "");
+    const std::string model = RefineVariant(gpus, *canonical, memory_per_gpu, hints);
+    const GpuNameResolver::Facts* facts = gpus.FactsOf(model);
+    double spot = c.spot;
+    if (runpod && spot == c.price) spot = 0;  // RunPod copies on-demand into SpotPrice
+    if (c.price <= 0 && spot <= 0) {
+      skip(c, "no price");
+      continue;
+    }
+    const int count = static_cast<int>(row.count);
+    const std::string id = absl::StrCat(cloud, "/", c.instance_type, "/", row.region);
+    auto [it, inserted] = offer_index.emplace(id, result.offers.size());
+    if (!inserted) {
+      // Another zone of the same type and region: keep the lowest prices.
+      Offer& offer = result.offers[it->second];
+      auto lowest = [](double a, double b) { return a <= 0 ? b : b <= 0 ? a : std::min(a, b); };
+      offer.set_on_demand_usd_per_hour(lowest(offer.on_demand_usd_per_hour(), c.price));
+      offer.set_spot_usd_per_hour(lowest(offer.spot_usd_per_hour(), spot));
+      mark_produced(c);
+      continue;
+    }
+    Offer& offer = result.offers.emplace_back();
+    offer.set_id(id);
+    offer.set_provider(std::string(cloud));
+    offer.set_instance_type(c.instance_type);
+    offer.set_region(row.region);
+    offer.set_gpu_model(model);
+    offer.set_gpus_per_node(count);
+    offer.set_nodes(1);
+    if (!vast) {  // Vast's vCPUs/MemoryGiB are fixed placeholders
+      offer.set_vcpus(static_cast<int32_t>(c.vcpus));
+      offer.set_ram_bytes(static_cast<int64_t>(c.memory_gib * 1024 * kMiB));
+    }
+    if (facts != nullptr) SetLink(*facts, count, hints, offer);
+    if (std::optional<Fabric> fabric = KnownFabric(cloud, c.instance_type)) {
+      offer.set_fabric(fabric->type);
+      offer.set_fabric_gbps(fabric->gbps);
+      offer.set_max_nodes(fabric->max_nodes);
+    } else {
+      offer.set_max_nodes(1);
+    }
+    offer.set_on_demand_usd_per_hour(c.price);
+    offer.set_spot_usd_per_hour(spot);
+    offer.set_source(absl::StrCat("skypilot:", file_name, ":", row.line));
+    mark_produced(c);
+  }
+
+  for (size_t i = 0; i < rows.size(); ++i) {
+    if (produced[i]) continue;
+    ++result.skipped_rows;
+    ++result.skipped_by_reason[reason[i].empty() ? "unpriced" : reason[i]];
+  }
+  std::sort(result.offers.begin(), result.offers.end(),
+            [](const Offer& a, const Offer& b) { return a.id() < b.id(); });
+  return result;
+}
+
+}  // namespace gpuadvisor::catalog

@@ -1,0 +1,87 @@
+#ifndef GPUADVISOR_SERVICES_CATALOG_SKYPILOT_IMPORT_H_
+#define GPUADVISOR_SERVICES_CATALOG_SKYPILOT_IMPORT_H_
+
+// Import of SkyPilot catalog CSVs (skypilot-org/skypilot-catalog, schema v8,
+// `catalogs/v8/<cloud>/vms.csv`) into catalog offers. Quirks handled (see
+// ../shared/fixtures/skypilot-catalog/SOURCE.md):
+//   - columns are found by header name; their order differs per cloud;
+//   - RFC 4180 quoting (commas, doubled quotes, line breaks inside quotes),
+//     CRLF or LF line ends, a UTF-8 byte-order mark, UTF-8 text kept as is;
+//   - `AcceleratorCount` as "8" or "8.0"; rows without an accelerator (CPU
+//     machines) are skipped; fractional GPUs (shared slices) are skipped;
+//   - `GpuInfo` is a Python-repr dict that may contain JSON `null`
+//     (Hyperstack); its memory is MiB per GPU on most clouds, MiB for all
+//     GPUs together on Vast, and GB per GPU on Shadeform and RunPod;
+//   - empty `SpotPrice` = no spot; Vast writes 0.00 for "no spot"; RunPod
+//     copies the on-demand price into SpotPrice, which is dropped;
+//   - AWS lists one row per availability zone: rows are merged per
+//     (instance type, region) taking the lowest on-demand and spot prices;
+//   - GCP prices GPU machines as a host row (empty AcceleratorName, host price
+//     only) plus an accelerator row (empty InstanceType) in the same zone:
+//     they are summed. a2/a3/a4/g2 hosts pair with the accelerator their
+//     machine type implies; T4/V100/P100/P4 rows pair with an n1-standard host
+//     of 8 vCPUs per GPU, named "n1-standard-8+T4x1";
+//   - Vast's vCPUs/MemoryGiB are placeholders and are not imported.
+// Each row's accelerator name goes through the GpuNameResolver; family names
+// ("A100", "H100") are narrowed to a variant by the per-GPU memory and by
+// form-factor hints in the names ("PCIe", "NVL", "SXM"). Rows whose GPU is not
+// known are skipped and counted.
+//
+// Offers get id "<cloud>/<instance_type>/<region>", nodes 1, availability
+// unspecified (a catalog row does not prove capacity), the intra-node link
+// inferred from the GPU (NVLink for HBM parts with NVLink or names saying
+// "NVLink", Infinity Fabric for AMD, else PCIe of the card's generation; none
+// for one GPU), and the inter-node fabric only where PRICES.md §5 sources it
+// (AWS p4d/p4de/p5*: EFA; GCP a3/a4: GPUDirect RDMA or TCPX) - otherwise
+// FABRIC_TYPE_UNSPECIFIED and max_nodes 1.
+
+#include <map>
+#include <string>
+#include <vector>
+
+#include "absl/status/statusor.h"
+#include "absl/strings/string_view.h"
+#include "gpuadvisor/catalog/v1/catalog.pb.h"
+#include "services/catalog/gpu_name_resolver.h"
+
+namespace gpuadvisor::catalog {
+
+struct SkyPilotImport {
+  std::vector<gpuadvisor::catalog::v1::Offer> offers;  // sorted by id
+  int rows = 0;          // data rows read (the header is not a row)
+  int skipped_rows = 0;  // rows that contributed to no offer
+  // Why rows were skipped: "no accelerator", "unknown GPU \"A40\"",
+  // "fractional GPU count", "no price", "gcp: no host row for T4 x1", ...
+  std::map<std::string, int> skipped_by_reason;
+};
+
+// Imports one vms.csv. `cloud` is the SkyPilot cloud name ("aws", "gcp",
+// "lambda", ...) and becomes Offer.provider; `file_name` is used in errors and
+// in Offer.source ("skypilot:<file_name>:<line>"). A malformed file is
+// rejected whole: kInvalidArgument "<file_name>:<line>: <column>: <problem>"
+// (missing required column, unterminated quote, wrong field count, a number
+// that does not parse, a GpuInfo dict that does not parse).
+absl::StatusOr<SkyPilotImport> ImportSkyPilotCsv(absl::string_view csv, absl::string_view cloud,
+                                                 absl::string_view file_name,
+                                                 const GpuNameResolver& gpus);
+
+// Per-GPU memory in bytes described by a GpuInfo cell for `cloud`, applying
+// the cloud's unit quirks above; 0 when the cell has no memory figure (empty,
+// or not a dict as on some clouds). kInvalidArgument if a dict does not parse.
+absl::StatusOr<int64_t> SkyPilotGpuMemoryPerGpuBytes(absl::string_view gpu_info,
+                                                     double accelerator_count,
+                                                     absl::string_view cloud);
+
+// One parsed CSV record: the 1-based line it starts on and its fields.
+struct CsvRecord {
+  int line = 0;
+  std::vector<std::string> fields;
+};
+// RFC 4180 reader used by the importer; skips blank lines. kInvalidArgument
+// "<file_name>:<line>: unterminated quoted field" and the like.
+absl::StatusOr<std::vector<CsvRecord>> ParseCsv(absl::string_view text,
+                                                absl::string_view file_name);
+
+}  // namespace gpuadvisor::catalog
+
+#endif  // GPUADVISOR_SERVICES_CATALOG_SKYPILOT_IMPORT_H_

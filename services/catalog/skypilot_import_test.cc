@@ -1,0 +1,465 @@
+#include "services/catalog/skypilot_import.h"
+
+#include <sys/stat.h>
+
+#include <map>
+#include <set>
+#include <string>
+
+#include "absl/strings/str_cat.h"
+#include "common/io/text_proto.h"
+#include "gmock/gmock.h"
+#include "gtest/gtest.h"
+#include "tests/testing/status_matchers.h"
+
+namespace gpuadvisor::catalog {
+namespace {
+
+using ::gpuadvisor::catalog::v1::GpuList;
+using ::gpuadvisor::catalog::v1::Offer;
+using ::gpuadvisor::testing::StatusIs;
+using ::testing::ElementsAre;
+using ::testing::HasSubstr;
+using ::testing::Pair;
+
+constexpr char kExcerpts[] = GPUADVISOR_SOURCE_DIR "/tests/data/skypilot";
+constexpr char kFixtures[] =
+    GPUADVISOR_SOURCE_DIR "/../shared/fixtures/skypilot-catalog/catalogs/v8";
+constexpr double kMiB = 1024.0 * 1024.0;
+
+// The real GPU list: the importer's job is to map real names onto it.
+const GpuNameResolver& Resolver() {
+  static const GpuNameResolver* resolver = [] {
+    GpuList gpus;
+    const absl::Status s =
+        LoadTextProtoFile(GPUADVISOR_SOURCE_DIR "/data/catalog/gpus.textproto", &gpus);
+    EXPECT_TRUE(s.ok()) << s;
+    return new GpuNameResolver(gpus);
+  }();
+  return *resolver;
+}
+
+absl::StatusOr<SkyPilotImport> ImportFile(const std::string& path, const std::string& cloud) {
+  absl::StatusOr<std::string> text = ReadFile(path);
+  if (!text.ok()) return text.status();
+  return ImportSkyPilotCsv(*text, cloud, path, Resolver());
+}
+
+std::map<std::string, const Offer*> ById(const SkyPilotImport& imported) {
+  std::map<std::string, const Offer*> by_id;
+  for (const Offer& o : imported.offers) by_id[o.id()] = &o;
+  return by_id;
+}
+
+std::map<std::string, int> CountByModel(const SkyPilotImport& imported) {
+  std::map<std::string, int> counts;
+  for (const Offer& o : imported.offers) ++counts[o.gpu_model()];
+  return counts;
+}
+
+// ---------------------------------------------------------------------------
+// CSV and GpuInfo parsing
+
+TEST(ParseCsv, QuotingLineEndsAndUtf8) {
+  const std::string text =
+      "\xEF\xBB\xBF"
+      "a,b,c\r\n"
+      "1,\"x, y\",\"say \"\"hi\"\"\"\r\n"
+      "\r\n"
+      "2,\"Hafnarfjar\xC3\xB0" "arkaupsta\xC3\xB0ur, IS, EU\",\"two\nlines\"\n"
+      "3,,\n"
+      "4,last,no-newline";
+  absl::StatusOr<std::vector<CsvRecord>> records = ParseCsv(text, "t.csv");
+  ASSERT_OK(records);
+  ASSERT_EQ(records->size(), 5u);
+  EXPECT_THAT((*records)[0].fields, ElementsAre("a", "b", "c"));
+  EXPECT_THAT((*records)[1].fields, ElementsAre("1", "x, y", "say \"hi\""));
+  EXPECT_EQ((*records)[2].line, 4);
+  EXPECT_THAT((*records)[2].fields,
+              ElementsAre("2", "Hafnarfjar\xC3\xB0" "arkaupsta\xC3\xB0ur, IS, EU", "two\nlines"));
+  EXPECT_EQ((*records)[3].line, 6);
+  EXPECT_THAT((*records)[3].fields, ElementsAre("3", "", ""));
+  EXPECT_THAT((*records)[4].fields, ElementsAre("4", "last", "no-newline"));
+}
+
+TEST(ParseCsv, MalformedInputNamesTheLine) {
+  EXPECT_THAT(ParseCsv("a,b\n1,\"open\n2,3\n", "f.csv"),
+              StatusIs(absl::StatusCode::kInvalidArgument,
+                       HasSubstr("f.csv:2: unterminated quoted field")));
+  EXPECT_THAT(ParseCsv("a,b\n1,\"q\"x\n", "f.csv"),
+              StatusIs(absl::StatusCode::kInvalidArgument,
+                       HasSubstr("f.csv:2: text after the closing quote of field 2")));
+}
+
+TEST(SkyPilotGpuMemory, UnitsPerCloud) {
+  // AWS, Lambda, Nebius, Hyperstack: MiB per GPU.
+  EXPECT_EQ(*SkyPilotGpuMemoryPerGpuBytes(
+                "{'Gpus': [{'Name': 'A100', 'Count': 8, 'MemoryInfo': {'SizeInMiB': 81920}}], "
+                "'TotalGpuMemoryInMiB': 655360}",
+                8, "aws"),
+            static_cast<int64_t>(81920 * kMiB));
+  // Lambda's total equals the per-GPU figure; the per-GPU field is what counts.
+  EXPECT_EQ(*SkyPilotGpuMemoryPerGpuBytes(
+                "{'Gpus': [{'Name': 'A100', 'Manufacturer': 'NVIDIA', 'Count': 8.0, "
+                "'MemoryInfo': {'SizeInMiB': 40960}}], 'TotalGpuMemoryInMiB': 40960}",
+                8, "lambda"),
+            static_cast<int64_t>(40960 * kMiB));
+  // Vast: MiB for all GPUs together.
+  EXPECT_EQ(*SkyPilotGpuMemoryPerGpuBytes(
+                "{'Gpus': [{'Name': 'H200', 'Count': 2, 'MemoryInfo': {'SizeInMiB': 287542}}], "
+                "'TotalGpuMemoryInMiB': 287542}",
+                2, "vast"),
+            static_cast<int64_t>(143771 * kMiB));
+  // Shadeform: GB per GPU, with the total inside the Gpus element.
+  EXPECT_EQ(*SkyPilotGpuMemoryPerGpuBytes(
+                "{'Gpus': [{'Name': 'A6000', 'Manufacturer': 'NVIDIA', 'Count': 8.0, "
+                "'MemoryInfo': {'SizeInMiB': 48}, 'TotalGpuMemoryInMiB': 384}]}",
+                8, "shadeform"),
+            48'000'000'000);
+  // RunPod: GB per GPU.
+  EXPECT_EQ(*SkyPilotGpuMemoryPerGpuBytes(
+                "{'Gpus': [{'Name': 'A100 PCIe', 'Manufacturer': 'Nvidia', 'Count': 1, "
+                "'MemoryInfo': {'SizeInMiB': 80}}]}",
+                1, "runpod"),
+            80'000'000'000);
+  // Hyperstack: JSON null inside the Python dict.
+  EXPECT_EQ(*SkyPilotGpuMemoryPerGpuBytes(
+                "{'Gpus': [{'Name': 'L40', 'Manufacturer': null, 'Count': 1, "
+                "'MemoryInfo': {'SizeInMiB': 49152}}], 'TotalGpuMemoryInMiB': 49152}",
+                1, "hyperstack"),
+            static_cast<int64_t>(49152 * kMiB));
+  // No figure: empty cell, or a bare name as some clouds write.
+  EXPECT_EQ(*SkyPilotGpuMemoryPerGpuBytes("", 1, "gcp"), 0);
+  EXPECT_EQ(*SkyPilotGpuMemoryPerGpuBytes("A100", 1, "azure"), 0);
+  EXPECT_EQ(*SkyPilotGpuMemoryPerGpuBytes("{'Gpus': []}", 1, "aws"), 0);
+  // A dict that does not parse is an error.
+  EXPECT_THAT(SkyPilotGpuMemoryPerGpuBytes("{'Gpus': [{'Name': 'A100'", 1, "aws"),
+              StatusIs(absl::StatusCode::kInvalidArgument));
+  EXPECT_THAT(SkyPilotGpuMemoryPerGpuBytes("{'Gpus': nil}", 1, "aws"),
+              StatusIs(absl::StatusCode::kInvalidArgument, HasSubstr("unknown word")));
+}
+
+TEST(ImportSkyPilotCsv, RejectsMalformedFilesWithLineAndColumn) {
+  const GpuNameResolver& gpus = Resolver();
+  EXPECT_THAT(ImportSkyPilotCsv("InstanceType,AcceleratorName,AcceleratorCount,Region\n", "aws",
+                                "x.csv", gpus),
+              StatusIs(absl::StatusCode::kInvalidArgument,
+                       HasSubstr("x.csv:1: missing column \"Price\"")));
+  EXPECT_THAT(ImportSkyPilotCsv("", "aws", "x.csv", gpus),
+              StatusIs(absl::StatusCode::kInvalidArgument, HasSubstr("x.csv:1: empty file")));
+  const std::string header = "InstanceType,AcceleratorName,AcceleratorCount,Price,Region,GpuInfo\n";
+  EXPECT_THAT(ImportSkyPilotCsv(header + "a,L4,1,0.5,r1,\nb,L4,1,0.5\n", "aws", "x.csv", gpus),
+              StatusIs(absl::StatusCode::kInvalidArgument,
+                       HasSubstr("x.csv:3: expected 6 fields, got 4")));
+  EXPECT_THAT(ImportSkyPilotCsv(header + "a,L4,one,0.5,r1,\n", "aws", "x.csv", gpus),
+              StatusIs(absl::StatusCode::kInvalidArgument,
+                       HasSubstr("x.csv:2: AcceleratorCount: not a number: \"one\"")));
+  EXPECT_THAT(ImportSkyPilotCsv(header + "a,L4,1,-3,r1,\n", "aws", "x.csv", gpus),
+              StatusIs(absl::StatusCode::kInvalidArgument, HasSubstr("x.csv:2: Price: negative")));
+  EXPECT_THAT(ImportSkyPilotCsv(header + "a,L4,1,0.5,r1,\"{'Gpus': [\"\n", "aws", "x.csv", gpus),
+              StatusIs(absl::StatusCode::kInvalidArgument, HasSubstr("x.csv:2: GpuInfo: ")));
+}
+
+TEST(ImportSkyPilotCsv, SkipsFractionalAndUnpricedRows) {
+  const std::string csv =
+      "InstanceType,AcceleratorName,AcceleratorCount,Price,SpotPrice,Region\n"
+      "Standard_NV6ads_A10_v5,A10,0.167,0.454,,eastus\n"
+      "p5e.48xlarge,H100,8,,,us-east-2\n"
+      "p5e.48xlarge,H200,8,,18.74,us-east-2\n";
+  absl::StatusOr<SkyPilotImport> imported = ImportSkyPilotCsv(csv, "aws", "x.csv", Resolver());
+  ASSERT_OK(imported);
+  EXPECT_EQ(imported->rows, 3);
+  EXPECT_EQ(imported->skipped_rows, 2);
+  EXPECT_THAT(imported->skipped_by_reason,
+              ElementsAre(Pair("fractional GPU count", 1), Pair("no price", 1)));
+  ASSERT_EQ(imported->offers.size(), 1u);
+  EXPECT_EQ(imported->offers[0].on_demand_usd_per_hour(), 0);  // Capacity Blocks / spot only
+  EXPECT_EQ(imported->offers[0].spot_usd_per_hour(), 18.74);
+}
+
+TEST(ImportSkyPilotCsv, RunPodSpotEqualToPriceMeansNoSpot) {
+  const std::string csv =
+      "InstanceType,AcceleratorName,AcceleratorCount,vCPUs,MemoryGiB,GpuInfo,Region,"
+      "AvailabilityZone,Price,SpotPrice\n"
+      "1x_A100-80GB_SECURE,A100-80GB,1,8,117,\"{'Gpus': [{'Name': 'A100 PCIe', 'Manufacturer': "
+      "'Nvidia', 'Count': 1, 'MemoryInfo': {'SizeInMiB': 80}}]}\",CA,CA-MTL-1,1.39,1.39\n"
+      "1x_A6000_SECURE,A6000,1,8,50,,US,US-KS-2,0.491,0.232\n";
+  absl::StatusOr<SkyPilotImport> imported = ImportSkyPilotCsv(csv, "runpod", "r.csv", Resolver());
+  ASSERT_OK(imported);
+  std::map<std::string, const Offer*> by_id = ById(*imported);
+  ASSERT_EQ(by_id.size(), 2u);
+  const Offer* a100 = by_id.at("runpod/1x_A100-80GB_SECURE/CA");
+  EXPECT_EQ(a100->gpu_model(), "A100-80GB-PCIE");  // "A100 PCIe" in GpuInfo
+  EXPECT_EQ(a100->spot_usd_per_hour(), 0);
+  EXPECT_EQ(by_id.at("runpod/1x_A6000_SECURE/US")->spot_usd_per_hour(), 0.232);
+}
+
+// ---------------------------------------------------------------------------
+// The excerpts under tests/data/skypilot (run everywhere).
+
+TEST(SkyPilotExcerpts, Aws) {
+  absl::StatusOr<SkyPilotImport> imported =
+      ImportFile(absl::StrCat(kExcerpts, "/aws/vms.csv"), "aws");
+  ASSERT_OK(imported);
+  EXPECT_EQ(imported->rows, 9);
+  EXPECT_EQ(imported->skipped_rows, 0);
+  std::map<std::string, const Offer*> by_id = ById(*imported);
+  ASSERT_EQ(by_id.size(), 4u);
+  const Offer& p5 = *by_id.at("aws/p5.48xlarge/us-east-1");
+  EXPECT_EQ(p5.gpu_model(), "H100-SXM");
+  EXPECT_EQ(p5.gpus_per_node(), 8);
+  EXPECT_EQ(p5.on_demand_usd_per_hour(), 55.04);
+  EXPECT_EQ(p5.vcpus(), 192);
+  EXPECT_EQ(p5.ram_bytes(), 2048LL << 30);
+  EXPECT_EQ(p5.link(), v1::LINK_TYPE_NVLINK);
+  EXPECT_EQ(p5.link_bytes_per_second(), 900e9);
+  EXPECT_EQ(p5.fabric(), v1::FABRIC_TYPE_EFA);
+  EXPECT_EQ(p5.fabric_gbps(), 3200);
+  EXPECT_EQ(p5.max_nodes(), 64);
+  EXPECT_EQ(p5.nodes(), 1);
+  EXPECT_EQ(p5.availability(), v1::AVAILABILITY_UNSPECIFIED);
+  // Lowest spot over the availability zones kept.
+  EXPECT_GT(p5.spot_usd_per_hour(), 0);
+  const Offer& eun = *by_id.at("aws/p5.48xlarge/eu-north-1");
+  EXPECT_EQ(eun.on_demand_usd_per_hour(), 58.8928);
+  EXPECT_EQ(eun.spot_usd_per_hour(), 28.3188);  // eun1-az1 has an empty SpotPrice
+  const Offer& p4de = *by_id.at("aws/p4de.24xlarge/eu-central-1");
+  EXPECT_EQ(p4de.gpu_model(), "A100-80GB");
+  EXPECT_EQ(p4de.on_demand_usd_per_hour(), 34.29122);
+  EXPECT_EQ(p4de.spot_usd_per_hour(), 8.0274);
+  EXPECT_EQ(p4de.fabric_gbps(), 400);
+  const Offer& single = *by_id.at("aws/p5.4xlarge/us-east-1");
+  EXPECT_EQ(single.gpus_per_node(), 1);
+  EXPECT_EQ(single.link(), v1::LINK_TYPE_NONE);
+  EXPECT_EQ(single.spot_usd_per_hour(), 0);  // empty SpotPrice
+  EXPECT_EQ(single.max_nodes(), 1);
+  EXPECT_THAT(single.source(), HasSubstr("skypilot:"));
+}
+
+TEST(SkyPilotExcerpts, Gcp) {
+  absl::StatusOr<SkyPilotImport> imported =
+      ImportFile(absl::StrCat(kExcerpts, "/gcp/vms.csv"), "gcp");
+  ASSERT_OK(imported);
+  EXPECT_EQ(imported->rows, 15);
+  EXPECT_EQ(imported->skipped_rows, 2);
+  EXPECT_THAT(imported->skipped_by_reason,
+              ElementsAre(Pair("gcp: no accelerator row for a2-ultragpu-1g", 1),
+                          Pair("gcp: no host row for V100 x1", 1)));
+  std::map<std::string, const Offer*> by_id = ById(*imported);
+  ASSERT_EQ(by_id.size(), 6u);
+  struct Expected {
+    const char* id;
+    const char* gpu;
+    int count;
+    double on_demand;
+    double spot;
+  };
+  const Expected expected[] = {
+      {"gcp/a2-highgpu-1g/us-central1", "A100-40GB", 1, 3.67339, 1.804},
+      {"gcp/a3-highgpu-8g/us-central1", "H100-SXM", 8, 43.06615, 26.83},
+      {"gcp/a4-highgpu-8g/us-central1", "B200", 8, 90.216, 32.6064},
+      {"gcp/g2-standard-4/us-central1", "L4", 1, 0.70683, 0.282},
+      {"gcp/n1-standard-8+T4x1/us-central1", "T4", 1, 0.73, 0.279},
+      {"gcp/n1-standard-8+V100x1/us-central1", "V100", 1, 2.86, 1.193},
+  };
+  for (const Expected& e : expected) {
+    ASSERT_TRUE(by_id.count(e.id)) << e.id;
+    const Offer& o = *by_id.at(e.id);
+    EXPECT_EQ(o.gpu_model(), e.gpu) << e.id;
+    EXPECT_EQ(o.gpus_per_node(), e.count) << e.id;
+    EXPECT_NEAR(o.on_demand_usd_per_hour(), e.on_demand, 1e-9) << e.id;
+    EXPECT_NEAR(o.spot_usd_per_hour(), e.spot, 1e-9) << e.id;
+  }
+  EXPECT_EQ(by_id.at("gcp/a3-highgpu-8g/us-central1")->vcpus(), 208);
+  EXPECT_EQ(by_id.at("gcp/a3-highgpu-8g/us-central1")->fabric(), v1::FABRIC_TYPE_ETHERNET);
+  EXPECT_EQ(by_id.at("gcp/a3-highgpu-8g/us-central1")->fabric_gbps(), 1000);
+  EXPECT_EQ(by_id.at("gcp/a4-highgpu-8g/us-central1")->fabric(), v1::FABRIC_TYPE_ROCE);
+}
+
+TEST(SkyPilotExcerpts, LambdaNebiusHyperstackShadeformVast) {
+  struct Case {
+    const char* cloud;
+    int rows;
+    int skipped;
+    std::map<std::string, int> models;
+  };
+  const Case cases[] = {
+      {"lambda", 7, 2, {{"A100-40GB", 1}, {"H100-PCIE", 1}, {"H100-SXM", 2}, {"RTX-A6000", 1}}},
+      {"nebius", 8, 3, {{"H100-SXM", 1}, {"H200", 3}, {"L40S", 1}}},
+      {"hyperstack", 6, 1,
+       {{"A100-80GB-PCIE", 1}, {"H100-PCIE", 1}, {"H100-SXM", 2}, {"RTX-A6000", 1}}},
+      {"shadeform", 8, 2, {{"A100-80GB", 2}, {"GAUDI2", 1}, {"RTX-6000-ADA", 2}, {"RTX-A6000", 1}}},
+      {"vast", 10, 1,
+       {{"A100-40GB", 1}, {"A100-80GB-PCIE", 1}, {"B200", 1}, {"H100-NVL", 1}, {"H200", 2},
+        {"RTX-4090", 3}}},
+  };
+  for (const Case& c : cases) {
+    absl::StatusOr<SkyPilotImport> imported =
+        ImportFile(absl::StrCat(kExcerpts, "/", c.cloud, "/vms.csv"), c.cloud);
+    ASSERT_OK(imported);
+    EXPECT_EQ(imported->rows, c.rows) << c.cloud;
+    EXPECT_EQ(imported->skipped_rows, c.skipped) << c.cloud;
+    EXPECT_EQ(CountByModel(*imported), c.models) << c.cloud;
+  }
+}
+
+TEST(SkyPilotExcerpts, Details) {
+  absl::StatusOr<SkyPilotImport> lambda =
+      ImportFile(absl::StrCat(kExcerpts, "/lambda/vms.csv"), "lambda");
+  ASSERT_OK(lambda);
+  std::map<std::string, const Offer*> by_id = ById(*lambda);
+  const Offer& h100 = *by_id.at("lambda/gpu_8x_h100_sxm5/us-east-1");
+  EXPECT_EQ(h100.gpus_per_node(), 8);  // "8.0" in the file
+  EXPECT_EQ(h100.on_demand_usd_per_hour(), 31.92);
+  EXPECT_EQ(h100.fabric(), v1::FABRIC_TYPE_UNSPECIFIED);
+  EXPECT_EQ(h100.max_nodes(), 1);
+  EXPECT_EQ(by_id.at("lambda/gpu_1x_h100_pcie/us-east-1")->gpu_model(), "H100-PCIE");
+  EXPECT_EQ(by_id.at("lambda/gpu_8x_a100/us-east-1")->link(), v1::LINK_TYPE_NVLINK);
+  EXPECT_EQ(lambda->skipped_by_reason.at("unknown GPU \"RTX6000\""), 1);
+  EXPECT_EQ(lambda->skipped_by_reason.at("no accelerator"), 1);
+
+  absl::StatusOr<SkyPilotImport> hyperstack =
+      ImportFile(absl::StrCat(kExcerpts, "/hyperstack/vms.csv"), "hyperstack");
+  ASSERT_OK(hyperstack);
+  by_id = ById(*hyperstack);
+  const Offer& bridged = *by_id.at("hyperstack/n3-H100x8-NVLink/CANADA-1");
+  EXPECT_EQ(bridged.gpu_model(), "H100-PCIE");
+  EXPECT_EQ(bridged.link(), v1::LINK_TYPE_NVLINK);
+  EXPECT_EQ(by_id.at("hyperstack/n3-RTX-A6000x8/CANADA-1")->link(), v1::LINK_TYPE_PCIE);
+  EXPECT_EQ(by_id.at("hyperstack/n3-RTX-A6000x8/CANADA-1")->link_bytes_per_second(), 64e9);
+  EXPECT_TRUE(by_id.count("hyperstack/n3-H100-SXM5x8/US-1"));
+
+  absl::StatusOr<SkyPilotImport> vast = ImportFile(absl::StrCat(kExcerpts, "/vast/vms.csv"), "vast");
+  ASSERT_OK(vast);
+  for (const Offer& o : vast->offers) {
+    EXPECT_EQ(o.spot_usd_per_hour(), 0) << o.id();  // 0.00 = no spot
+    EXPECT_EQ(o.vcpus(), 0) << o.id();              // placeholders dropped
+    EXPECT_EQ(o.ram_bytes(), 0) << o.id();
+  }
+  by_id = ById(*vast);
+  EXPECT_EQ(by_id.at("vast/2x-B200-32-65536/, US, NA")->gpu_model(), "B200");
+  EXPECT_EQ(by_id.at("vast/1x-H100_NVL-32-65536/Bulgaria, BG, EU")->gpu_model(), "H100-NVL");
+}
+
+// ---------------------------------------------------------------------------
+// Every fixture file from ../shared (skipped when the folder is absent).
+
+bool Exists(const std::string& path) {
+  struct stat st;
+  return stat(path.c_str(), &st) == 0;
+}
+
+struct FixtureCase {
+  const char* path;  // relative to catalogs/v8
+  const char* cloud;
+  int rows;
+  int skipped;
+  int offers;
+  std::map<std::string, int> models;  // offers per canonical GPU
+};
+
+TEST(SkyPilotFixtures, EveryFile) {
+  if (!Exists(kFixtures)) GTEST_SKIP() << kFixtures << " not present";
+  const FixtureCase cases[] = {
+      {"aws/vms.p4de-p5.excerpt.csv", "aws", 56, 0, 22, {{"A100-80GB", 4}, {"H100-SXM", 18}}},
+      {"lambda/vms.csv", "lambda", 408, 51, 357,
+       {{"A10", 17}, {"A100-40GB", 85}, {"A100-80GB", 17}, {"B200", 51}, {"GH200", 17},
+        {"H100-PCIE", 17}, {"H100-SXM", 68}, {"RTX-A6000", 51}, {"V100", 34}}},
+      {"nebius/vms.csv", "nebius", 61, 40, 21,
+       {{"B200", 1}, {"H100-SXM", 2}, {"H200", 6}, {"L40S", 12}}},
+      {"vast/vms.csv", "vast", 67, 24, 43,
+       {{"A100-40GB", 4}, {"A100-80GB-PCIE", 1}, {"B200", 2}, {"H100-NVL", 2}, {"H100-SXM", 5},
+        {"H200", 6}, {"RTX-3090", 2}, {"RTX-4090", 13}, {"RTX-6000-ADA", 1}, {"RTX-A6000", 2},
+        {"L40S", 4}, {"V100", 1}}},
+      {"hyperstack/vms.csv", "hyperstack", 25, 5, 20,
+       {{"A100-80GB-PCIE", 5}, {"H100-PCIE", 5}, {"H100-SXM", 2}, {"L40", 4}, {"RTX-A6000", 4}}},
+      {"shadeform/vms.csv", "shadeform", 118, 12, 106, {}},
+  };
+  int files = 0;
+  for (const FixtureCase& c : cases) {
+    const std::string path = absl::StrCat(kFixtures, "/", c.path);
+    absl::StatusOr<SkyPilotImport> imported = ImportFile(path, c.cloud);
+    ASSERT_OK(imported) << c.path;
+    ++files;
+    EXPECT_EQ(imported->rows, c.rows) << c.path;
+    EXPECT_EQ(imported->skipped_rows, c.skipped) << c.path;
+    EXPECT_EQ(static_cast<int>(imported->offers.size()), c.offers) << c.path;
+    if (!c.models.empty()) EXPECT_EQ(CountByModel(*imported), c.models) << c.path;
+    for (const Offer& o : imported->offers) {
+      EXPECT_EQ(o.id(), absl::StrCat(c.cloud, "/", o.instance_type(), "/", o.region()));
+      EXPECT_GE(o.gpus_per_node(), 1) << o.id();
+      EXPECT_TRUE(o.on_demand_usd_per_hour() > 0 || o.spot_usd_per_hour() > 0) << o.id();
+      EXPECT_NE(Resolver().FactsOf(o.gpu_model()), nullptr) << o.id();
+    }
+  }
+  EXPECT_EQ(files, 6);
+}
+
+TEST(SkyPilotFixtures, Quirks) {
+  if (!Exists(kFixtures)) GTEST_SKIP() << kFixtures << " not present";
+  // Lambda: "8.0" counts, CPU rows, and TotalGpuMemoryInMiB = per-GPU memory.
+  absl::StatusOr<SkyPilotImport> lambda =
+      ImportFile(absl::StrCat(kFixtures, "/lambda/vms.csv"), "lambda");
+  ASSERT_OK(lambda);
+  EXPECT_EQ(lambda->skipped_by_reason.at("no accelerator"), 34);
+  EXPECT_EQ(lambda->skipped_by_reason.at("unknown GPU \"RTX6000\""), 17);
+  std::map<std::string, const Offer*> by_id = ById(*lambda);
+  EXPECT_EQ(by_id.at("lambda/gpu_8x_a100/us-east-1")->gpus_per_node(), 8);
+  EXPECT_EQ(by_id.at("lambda/gpu_8x_a100/us-east-1")->gpu_model(), "A100-40GB");
+  EXPECT_EQ(by_id.at("lambda/gpu_8x_a100_80gb_sxm4/us-east-1")->gpu_model(), "A100-80GB");
+  EXPECT_EQ(by_id.at("lambda/gpu_8x_b200_sxm6/us-east-1")->on_demand_usd_per_hour(), 53.52);
+
+  // Vast: quoted regions with commas and UTF-8 survive parsing.
+  absl::StatusOr<std::string> vast_text = ReadFile(absl::StrCat(kFixtures, "/vast/vms.csv"));
+  ASSERT_OK(vast_text);
+  absl::StatusOr<std::vector<CsvRecord>> records = ParseCsv(*vast_text, "vast");
+  ASSERT_OK(records);
+  ASSERT_EQ(records->size(), 68u);
+  std::set<std::string> regions;
+  for (const CsvRecord& r : *records) regions.insert(r.fields.back());
+  EXPECT_TRUE(regions.count("Hafnarfjar\xC3\xB0" "arkaupsta\xC3\xB0ur, IS, EU"));
+  EXPECT_TRUE(regions.count("B\xC3\xA1" "cs-Kiskun, HU, EU"));
+  EXPECT_TRUE(regions.count(", US, NA"));
+  EXPECT_TRUE(regions.count("Texas, US, NA"));
+  absl::StatusOr<SkyPilotImport> vast = ImportFile(absl::StrCat(kFixtures, "/vast/vms.csv"), "vast");
+  ASSERT_OK(vast);
+  by_id = ById(*vast);
+  EXPECT_EQ(by_id.at("vast/1x-H200-32-65536/France, FR, EU")->on_demand_usd_per_hour(), 2.65);
+  EXPECT_EQ(by_id.at("vast/1x-H200-32-65536/France, FR, EU")->spot_usd_per_hour(), 0);
+  EXPECT_EQ(by_id.at("vast/2x-A100_SXM4-32-65536/Slovenia, SI, EU")->gpu_model(), "A100-40GB");
+  EXPECT_EQ(by_id.at("vast/1x-A100_PCIE-32-65536/Oklahoma, US, NA")->gpu_model(),
+            "A100-80GB-PCIE");
+  EXPECT_EQ(vast->skipped_by_reason.at("unknown GPU \"RTX5090\""), 11);
+
+  // Hyperstack: JSON null, LF endings, PCIe-NVLink bridges.
+  absl::StatusOr<SkyPilotImport> hyperstack =
+      ImportFile(absl::StrCat(kFixtures, "/hyperstack/vms.csv"), "hyperstack");
+  ASSERT_OK(hyperstack);
+  by_id = ById(*hyperstack);
+  EXPECT_EQ(by_id.at("hyperstack/n3-A100x8-NVLink/CANADA-1")->gpu_model(), "A100-80GB-PCIE");
+  EXPECT_EQ(by_id.at("hyperstack/n3-A100x8-NVLink/CANADA-1")->link(), v1::LINK_TYPE_NVLINK);
+  EXPECT_EQ(by_id.at("hyperstack/n3-A100x8/CANADA-1")->link(), v1::LINK_TYPE_PCIE);
+  EXPECT_EQ(hyperstack->skipped_by_reason.at("unknown GPU \"RTX-A4000\""), 5);
+
+  // Shadeform: memory in GB; names like RTX6000Ada and GAUDI2.
+  absl::StatusOr<SkyPilotImport> shadeform =
+      ImportFile(absl::StrCat(kFixtures, "/shadeform/vms.csv"), "shadeform");
+  ASSERT_OK(shadeform);
+  by_id = ById(*shadeform);
+  EXPECT_EQ(by_id.at("shadeform/massedcompute_A6000x8/kansascity-usa-1")->gpu_model(),
+            "RTX-A6000");
+  EXPECT_EQ(by_id.at("shadeform/denvr_Gaudi2x8/houston-usa-1")->gpu_model(), "GAUDI2");
+  EXPECT_EQ(by_id.at("shadeform/denvr_A100-sxm4/calgary-canada-1")->gpu_model(), "A100-40GB");
+
+  // AWS excerpt: empty SpotPrice in some zones.
+  absl::StatusOr<SkyPilotImport> aws =
+      ImportFile(absl::StrCat(kFixtures, "/aws/vms.p4de-p5.excerpt.csv"), "aws");
+  ASSERT_OK(aws);
+  by_id = ById(*aws);
+  EXPECT_EQ(by_id.at("aws/p5.48xlarge/us-east-1")->spot_usd_per_hour(), 10.2397);
+  EXPECT_EQ(by_id.at("aws/p5.48xlarge/ap-northeast-2")->spot_usd_per_hour(), 0);
+  EXPECT_EQ(by_id.at("aws/p5.4xlarge/us-east-1")->spot_usd_per_hour(), 0);
+}
+
+}  // namespace
+}  // namespace gpuadvisor::catalog

@@ -1,0 +1,140 @@
+#include "services/gateway/gateway_service_impl.h"
+
+#include <chrono>
+#include <utility>
+
+#include "absl/strings/str_cat.h"
+#include "absl/time/clock.h"
+#include "common/status/grpc_status.h"
+#include "grpcpp/client_context.h"
+#include "services/gateway/recommender.h"
+
+namespace gpuadvisor::gateway {
+namespace {
+
+constexpr char kService[] = "gpuadvisor.gateway.v1.GatewayService";
+
+enum class Backend { kSizing, kPricing };
+
+// See the header: which backend answers the gateway passes on as they are.
+absl::Status MapBackendStatus(Backend backend, const grpc::Status& status) {
+  const char* name = backend == Backend::kSizing ? "sizing" : "pricing";
+  const absl::Status s = FromGrpcStatus(status);
+  switch (s.code()) {
+    case absl::StatusCode::kUnavailable:
+    case absl::StatusCode::kDeadlineExceeded:
+    case absl::StatusCode::kCancelled:
+    case absl::StatusCode::kResourceExhausted:
+      return absl::Status(s.code(), absl::StrCat(name, " backend: ", s.message()));
+    case absl::StatusCode::kInvalidArgument:
+    case absl::StatusCode::kNotFound:
+      if (backend == Backend::kSizing) return s;
+      [[fallthrough]];
+    default:
+      return absl::InternalError(absl::StrCat(name, " backend rejected the gateway's request (",
+                                              absl::StatusCodeToString(s.code()), "): ", s.message()));
+  }
+}
+
+std::unique_ptr<grpc::ClientContext> BackendContext(grpc::ServerContext* context,
+                                                    absl::Duration timeout) {
+  std::unique_ptr<grpc::ClientContext> client = grpc::ClientContext::FromServerContext(*context);
+  // The child deadline is the earlier of the caller's and ours.
+  client->set_deadline(std::chrono::system_clock::now() +
+                       std::chrono::microseconds(absl::ToInt64Microseconds(timeout)));
+  return client;
+}
+
+}  // namespace
+
+GatewayServiceImpl::GatewayServiceImpl(
+    CatalogReplica* replica, std::unique_ptr<sizing::v1::SizingService::StubInterface> sizing,
+    std::unique_ptr<pricing::v1::PricingService::StubInterface> pricing, Metrics* metrics,
+    Options options)
+    : replica_(replica),
+      sizing_(std::move(sizing)),
+      pricing_(std::move(pricing)),
+      metrics_(metrics),
+      options_(options),
+      recommendations_(prometheus::BuildCounter()
+                           .Name("gpuadvisor_gateway_recommendations_total")
+                           .Help("Recommend calls by outcome: ok, empty (nothing qualified), error.")
+                           .Register(metrics->registry())),
+      catalog_age_(prometheus::BuildGauge()
+                       .Name("gpuadvisor_gateway_catalog_age_seconds")
+                       .Help("Seconds since the gateway's catalog replica was last known current.")
+                       .Register(metrics->registry())
+                       .Add({})) {}
+
+absl::StatusOr<sizing::v1::EstimateResponse> GatewayServiceImpl::CallEstimate(
+    grpc::ServerContext* context, const sizing::v1::EstimateRequest& request) {
+  std::unique_ptr<grpc::ClientContext> client = BackendContext(context, options_.backend_timeout);
+  sizing::v1::EstimateResponse response;
+  const absl::Time start = absl::Now();
+  const grpc::Status status = sizing_->Estimate(client.get(), request, &response);
+  metrics_->ClientHandled("gpuadvisor.sizing.v1.SizingService", "Estimate", status.error_code(),
+                          absl::ToDoubleSeconds(absl::Now() - start));
+  if (!status.ok()) return MapBackendStatus(Backend::kSizing, status);
+  return response;
+}
+
+absl::StatusOr<pricing::v1::QuoteResponse> GatewayServiceImpl::CallQuote(
+    grpc::ServerContext* context, const pricing::v1::QuoteRequest& request) {
+  std::unique_ptr<grpc::ClientContext> client = BackendContext(context, options_.backend_timeout);
+  pricing::v1::QuoteResponse response;
+  const absl::Time start = absl::Now();
+  const grpc::Status status = pricing_->Quote(client.get(), request, &response);
+  metrics_->ClientHandled("gpuadvisor.pricing.v1.PricingService", "Quote", status.error_code(),
+                          absl::ToDoubleSeconds(absl::Now() - start));
+  if (!status.ok()) return MapBackendStatus(Backend::kPricing, status);
+  return response;
+}
+
+absl::StatusOr<v1::RecommendResponse> GatewayServiceImpl::DoRecommend(
+    grpc::ServerContext* context, const v1::RecommendRequest& request) {
+  absl::StatusOr<RecommendationRun> run = RecommendationRun::Start(replica_->Current(), request);
+  if (!run.ok()) return run.status();
+  absl::StatusOr<sizing::v1::EstimateResponse> sized = CallEstimate(context, run->estimate_request());
+  if (!sized.ok()) return sized.status();
+  absl::StatusOr<pricing::v1::QuoteRequest> quote = run->ApplyEstimates(std::move(*sized));
+  if (!quote.ok()) return quote.status();
+  absl::StatusOr<pricing::v1::QuoteResponse> priced = pricing::v1::QuoteResponse();
+  if (quote->items_size() > 0) priced = CallQuote(context, *quote);
+  if (!priced.ok()) return priced.status();
+  return run->Finish(*priced);
+}
+
+grpc::Status GatewayServiceImpl::Recommend(grpc::ServerContext* context,
+                                           const v1::RecommendRequest* request,
+                                           v1::RecommendResponse* response) {
+  RpcScope rpc(metrics_, kService, "Recommend");
+  absl::StatusOr<v1::RecommendResponse> answer = DoRecommend(context, *request);
+  const double age = replica_->AgeSeconds();
+  catalog_age_.Set(age);
+  if (!answer.ok()) {
+    recommendations_.Add({{"outcome", "error"}}).Increment();
+    return rpc.Finish(ToGrpcStatus(answer.status()));
+  }
+  recommendations_.Add({{"outcome", answer->recommendations().empty() ? "empty" : "ok"}}).Increment();
+  *response = std::move(*answer);
+  response->set_catalog_age_seconds(static_cast<int64_t>(age));
+  return rpc.Finish(grpc::Status::OK);
+}
+
+grpc::Status GatewayServiceImpl::Estimate(grpc::ServerContext* context,
+                                          const v1::EstimateRequest* request,
+                                          v1::EstimateResponse* response) {
+  RpcScope rpc(metrics_, kService, "Estimate");
+  sizing::v1::EstimateRequest forward;
+  *forward.mutable_workload() = request->workload();
+  *forward.mutable_configurations() = request->configurations();
+  if (request->has_vram_margin()) forward.set_vram_margin(request->vram_margin());
+  absl::StatusOr<sizing::v1::EstimateResponse> sized = CallEstimate(context, forward);
+  if (!sized.ok()) return rpc.Finish(ToGrpcStatus(sized.status()));
+  response->mutable_estimates()->Swap(sized->mutable_estimates());
+  response->mutable_totals()->Swap(sized->mutable_totals());
+  response->mutable_model()->Swap(sized->mutable_model());
+  return rpc.Finish(grpc::Status::OK);
+}
+
+}  // namespace gpuadvisor::gateway

@@ -1,0 +1,63 @@
+#ifndef GPUADVISOR_SERVICES_GATEWAY_GATEWAY_SERVICE_IMPL_H_
+#define GPUADVISOR_SERVICES_GATEWAY_GATEWAY_SERVICE_IMPL_H_
+
+// gRPC adapter for gpuadvisor.gateway.v1.GatewayService: runs a
+// RecommendationRun against the catalog replica, one Estimate call to sizing
+// and one Quote call to pricing. Backend calls carry the caller's deadline
+// and cancellation (ClientContext::FromServerContext), capped by
+// Options::backend_timeout. Status mapping: a backend's UNAVAILABLE,
+// DEADLINE_EXCEEDED, CANCELLED and RESOURCE_EXHAUSTED pass through; sizing's
+// INVALID_ARGUMENT and NOT_FOUND describe the caller's workload and pass
+// through; anything else a backend says about a request the gateway built is
+// the gateway's fault: INTERNAL. Thread-safe.
+
+#include <memory>
+
+#include "absl/time/time.h"
+#include "common/metrics/metrics.h"
+#include "gpuadvisor/gateway/v1/gateway.grpc.pb.h"
+#include "gpuadvisor/pricing/v1/pricing.grpc.pb.h"
+#include "gpuadvisor/sizing/v1/sizing.grpc.pb.h"
+#include "prometheus/family.h"
+#include "prometheus/gauge.h"
+#include "services/gateway/catalog_replica.h"
+
+namespace gpuadvisor::gateway {
+
+class GatewayServiceImpl final : public v1::GatewayService::Service {
+ public:
+  struct Options {
+    absl::Duration backend_timeout = absl::Seconds(2);  // per backend call
+  };
+
+  // `replica` and `metrics` must outlive the service.
+  GatewayServiceImpl(CatalogReplica* replica,
+                     std::unique_ptr<sizing::v1::SizingService::StubInterface> sizing,
+                     std::unique_ptr<pricing::v1::PricingService::StubInterface> pricing,
+                     Metrics* metrics, Options options);
+
+  grpc::Status Recommend(grpc::ServerContext* context, const v1::RecommendRequest* request,
+                         v1::RecommendResponse* response) override;
+  grpc::Status Estimate(grpc::ServerContext* context, const v1::EstimateRequest* request,
+                        v1::EstimateResponse* response) override;
+
+ private:
+  absl::StatusOr<v1::RecommendResponse> DoRecommend(grpc::ServerContext* context,
+                                                    const v1::RecommendRequest& request);
+  absl::StatusOr<sizing::v1::EstimateResponse> CallEstimate(grpc::ServerContext* context,
+                                                            const sizing::v1::EstimateRequest& request);
+  absl::StatusOr<pricing::v1::QuoteResponse> CallQuote(grpc::ServerContext* context,
+                                                       const pricing::v1::QuoteRequest& request);
+
+  CatalogReplica* replica_;
+  std::unique_ptr<sizing::v1::SizingService::StubInterface> sizing_;
+  std::unique_ptr<pricing::v1::PricingService::StubInterface> pricing_;
+  Metrics* metrics_;
+  const Options options_;
+  prometheus::Family<prometheus::Counter>& recommendations_;
+  prometheus::Gauge& catalog_age_;
+};
+
+}  // namespace gpuadvisor::gateway
+
+#endif  // GPUADVISOR_SERVICES_GATEWAY_GATEWAY_SERVICE_IMPL_H_

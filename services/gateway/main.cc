@@ -1,0 +1,68 @@
+// gateway_server: ranked, explained GPU recommendations (gpuadvisor.gateway.v1),
+// composed from the catalog, sizing and pricing services.
+//
+//   gateway_server --port=50050 --metrics_port=9460 \
+//       --catalog_address=127.0.0.1:50051 --sizing_address=127.0.0.1:50052 \
+//       --pricing_address=127.0.0.1:50053 [--catalog_cache_file=FILE]
+//
+// Addresses are gRPC targets: "host:port", or "dns:///name:port" to spread
+// calls over every replica behind a headless Service (round_robin). Reports
+// SERVING once it holds a catalog replica. Prints
+// "gateway listening grpc=HOST:PORT metrics=HOST:PORT".
+
+#include <memory>
+
+#include "absl/flags/flag.h"
+#include "absl/flags/parse.h"
+#include "common/grpc/service_main.h"
+#include "grpcpp/create_channel.h"
+#include "grpcpp/security/credentials.h"
+#include "grpcpp/support/channel_arguments.h"
+#include "services/gateway/gateway_service_impl.h"
+
+ABSL_FLAG(std::string, host, "127.0.0.1", "Address to listen on (0.0.0.0 for all interfaces).");
+ABSL_FLAG(int, port, 50050, "gRPC port; 0 picks a free port.");
+ABSL_FLAG(int, metrics_port, 9460, "Prometheus /metrics port; 0 picks a free port.");
+ABSL_FLAG(std::string, catalog_address, "127.0.0.1:50051", "Catalog service target.");
+ABSL_FLAG(std::string, sizing_address, "127.0.0.1:50052", "Sizing service target.");
+ABSL_FLAG(std::string, pricing_address, "127.0.0.1:50053", "Pricing service target.");
+ABSL_FLAG(int, backend_timeout_ms, 2000, "Deadline for each backend call, capped by the caller's.");
+ABSL_FLAG(std::string, catalog_cache_file, "", "Where to keep the catalog replica across restarts; empty = none.");
+
+namespace {
+
+std::shared_ptr<grpc::Channel> BackendChannel(const std::string& target) {
+  grpc::ChannelArguments args;
+  args.SetLoadBalancingPolicyName("round_robin");
+  args.SetMaxReceiveMessageSize(64 << 20);  // catalog snapshots
+  return grpc::CreateCustomChannel(target, grpc::InsecureChannelCredentials(), args);
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  gpuadvisor::BlockTerminationSignals();
+  absl::ParseCommandLine(argc, argv);
+
+  gpuadvisor::Metrics metrics("gateway");
+  gpuadvisor::gateway::CatalogReplica replica(
+      gpuadvisor::catalog::v1::CatalogService::NewStub(BackendChannel(absl::GetFlag(FLAGS_catalog_address))),
+      {.cache_path = absl::GetFlag(FLAGS_catalog_cache_file)});
+  replica.Start();
+  gpuadvisor::gateway::GatewayServiceImpl service(
+      &replica,
+      gpuadvisor::sizing::v1::SizingService::NewStub(BackendChannel(absl::GetFlag(FLAGS_sizing_address))),
+      gpuadvisor::pricing::v1::PricingService::NewStub(BackendChannel(absl::GetFlag(FLAGS_pricing_address))),
+      &metrics, {.backend_timeout = absl::Milliseconds(absl::GetFlag(FLAGS_backend_timeout_ms))});
+
+  gpuadvisor::ServiceMainOptions options;
+  options.name = "gateway";
+  options.server.host = absl::GetFlag(FLAGS_host);
+  options.server.port = absl::GetFlag(FLAGS_port);
+  options.metrics_port = absl::GetFlag(FLAGS_metrics_port);
+  options.health_names = {"gpuadvisor.gateway.v1.GatewayService"};
+  options.ready = [&] { return replica.Current() != nullptr; };
+  const int code = gpuadvisor::ServeUntilSignal(options, metrics, {&service});
+  replica.Stop();
+  return code;
+}

@@ -1,0 +1,485 @@
+#include "services/gateway/recommender.h"
+
+#include <algorithm>
+#include <map>
+#include <cmath>
+#include <tuple>
+#include <utility>
+
+#include "absl/container/flat_hash_map.h"
+#include "absl/container/flat_hash_set.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
+
+namespace gpuadvisor::gateway {
+namespace {
+
+using catalog::v1::FabricType;
+using catalog::v1::LinkType;
+using catalog::v1::Offer;
+using catalog::v1::PurchaseOption;
+using sizing::v1::Task;
+
+bool IsTraining(Task task) {
+  return task == sizing::v1::TASK_PRETRAIN || task == sizing::v1::TASK_FULL_FINETUNE ||
+         task == sizing::v1::TASK_LORA || task == sizing::v1::TASK_QLORA;
+}
+
+bool IsServing(Task task) {
+  return task == sizing::v1::TASK_INFERENCE || task == sizing::v1::TASK_BATCH_INFERENCE;
+}
+
+bool HasFabric(const Offer& offer) {
+  return offer.fabric() != catalog::v1::FABRIC_TYPE_NONE &&
+         offer.fabric() != catalog::v1::FABRIC_TYPE_UNSPECIFIED && offer.max_nodes() > 1;
+}
+
+// The catalog's list price per node at `option`; 0 when not sold that way.
+// Reserved falls back to on-demand: pricing applies the provider's discount.
+double ListPrice(const Offer& offer, PurchaseOption option) {
+  switch (option) {
+    case catalog::v1::PURCHASE_OPTION_SPOT: return offer.spot_usd_per_hour();
+    case catalog::v1::PURCHASE_OPTION_RESERVED:
+      return offer.reserved_usd_per_hour() > 0 ? offer.reserved_usd_per_hour()
+                                               : offer.on_demand_usd_per_hour();
+    default: return offer.on_demand_usd_per_hour();
+  }
+}
+
+// How far a candidate got; an excluded offer is reported with the furthest
+// stage any of its candidates reached.
+int Stage(v1::ExclusionReason reason) {
+  switch (reason) {
+    case v1::EXCLUSION_REASON_FILTERED: return 0;
+    case v1::EXCLUSION_REASON_UNAVAILABLE: return 1;
+    case v1::EXCLUSION_REASON_TOO_MANY_GPUS: return 2;
+    case v1::EXCLUSION_REASON_NO_FABRIC: return 3;
+    case v1::EXCLUSION_REASON_DOES_NOT_FIT: return 3;
+    case v1::EXCLUSION_REASON_NOT_PRICED: return 4;
+    case v1::EXCLUSION_REASON_OVER_BUDGET: return 5;
+    case v1::EXCLUSION_REASON_MISSES_DEADLINE: return 6;
+    default: return -1;
+  }
+}
+
+absl::Status NonNegative(double value, absl::string_view field) {
+  if (!std::isfinite(value) || value < 0) {
+    return absl::InvalidArgumentError(absl::StrCat(field, ": must be finite and >= 0"));
+  }
+  return absl::OkStatus();
+}
+
+absl::Status ValidateConstraints(const v1::RecommendRequest& request) {
+  const v1::Constraints& c = request.constraints();
+  for (auto [value, field] : {std::pair<double, const char*>{c.max_usd_per_hour(), "constraints.max_usd_per_hour"},
+                              {c.max_total_usd(), "constraints.max_total_usd"},
+                              {c.deadline_hours(), "constraints.deadline_hours"}}) {
+    if (absl::Status s = NonNegative(value, field); !s.ok()) return s;
+  }
+  if (c.has_vram_margin() && !(c.vram_margin() >= 0 && c.vram_margin() <= 0.9)) {
+    return absl::InvalidArgumentError("constraints.vram_margin: must be between 0 and 0.9");
+  }
+  if (c.max_gpus() < 0) return absl::InvalidArgumentError("constraints.max_gpus: must be >= 0");
+  if (c.max_nodes() < 0 || c.max_nodes() > kMaxMaxNodes) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("constraints.max_nodes: must be between 0 and ", kMaxMaxNodes));
+  }
+  if (c.objective() == v1::OBJECTIVE_DEADLINE && c.deadline_hours() <= 0) {
+    return absl::InvalidArgumentError(
+        "constraints.deadline_hours: required (> 0) for OBJECTIVE_DEADLINE");
+  }
+  if (!v1::Objective_IsValid(c.objective())) {
+    return absl::InvalidArgumentError("constraints.objective: unknown value");
+  }
+  for (int i = 0; i < c.purchase_options_size(); ++i) {
+    if (c.purchase_options(i) == catalog::v1::PURCHASE_OPTION_UNSPECIFIED ||
+        !catalog::v1::PurchaseOption_IsValid(c.purchase_options(i))) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("constraints.purchase_options[", i, "]: must be ON_DEMAND, SPOT or RESERVED"));
+    }
+  }
+  if (request.max_results() < 0 || request.max_results() > kMaxMaxResults) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("max_results: must be between 0 and ", kMaxMaxResults));
+  }
+  if (!request.has_workload() || request.workload().task() == sizing::v1::TASK_UNSPECIFIED) {
+    return absl::InvalidArgumentError("workload.task: required");
+  }
+  return absl::OkStatus();
+}
+
+std::string Gb(double bytes) { return absl::StrFormat("%.1f GB", bytes / 1e9); }
+
+std::string LinkName(LinkType link) {
+  switch (link) {
+    case catalog::v1::LINK_TYPE_NVLINK: return "NVLink";
+    case catalog::v1::LINK_TYPE_PCIE: return "PCIe";
+    case catalog::v1::LINK_TYPE_INFINITY_FABRIC: return "Infinity Fabric";
+    default: return "no link";
+  }
+}
+
+std::string FabricName(FabricType fabric) {
+  switch (fabric) {
+    case catalog::v1::FABRIC_TYPE_INFINIBAND: return "InfiniBand";
+    case catalog::v1::FABRIC_TYPE_EFA: return "EFA";
+    case catalog::v1::FABRIC_TYPE_ROCE: return "RoCE";
+    case catalog::v1::FABRIC_TYPE_ETHERNET: return "Ethernet";
+    default: return "no fabric";
+  }
+}
+
+const char* OptionName(PurchaseOption option) {
+  switch (option) {
+    case catalog::v1::PURCHASE_OPTION_SPOT: return "spot";
+    case catalog::v1::PURCHASE_OPTION_RESERVED: return "reserved";
+    default: return "on-demand";
+  }
+}
+
+}  // namespace
+
+absl::StatusOr<RecommendationRun> RecommendationRun::Start(
+    std::shared_ptr<const catalog::Catalog> catalog, const v1::RecommendRequest& request) {
+  if (absl::Status s = ValidateConstraints(request); !s.ok()) return s;
+  if (catalog == nullptr) return absl::UnavailableError("no catalog replica yet; retry");
+  RecommendationRun run;
+  run.catalog_ = std::move(catalog);
+  run.request_ = request;
+  const v1::Constraints& c = request.constraints();
+  run.objective_ = c.objective() == v1::OBJECTIVE_UNSPECIFIED ? v1::OBJECTIVE_CHEAPEST : c.objective();
+  run.max_results_ = request.max_results() == 0 ? kDefaultMaxResults : request.max_results();
+  run.max_nodes_ = c.single_node() ? 1 : (c.max_nodes() == 0 ? kDefaultMaxNodes : c.max_nodes());
+  run.vram_margin_ = c.has_vram_margin() ? c.vram_margin() : kDefaultVramMargin;
+  const sizing::v1::Workload& w = request.workload();
+  run.training_ = IsTraining(w.task());
+  run.always_on_ = w.task() == sizing::v1::TASK_INFERENCE;
+  run.restartable_ = w.has_restartable() ? w.restartable() : !run.always_on_;
+  run.Enumerate();
+  return run;
+}
+
+void RecommendationRun::Exclude(const Offer& offer, v1::ExclusionReason reason) {
+  excluded_.emplace_back(&offer, reason);
+}
+
+void RecommendationRun::Enumerate() {
+  const v1::Constraints& c = request_.constraints();
+  // An always-on endpoint or a job that cannot resume is not offered spot
+  // unless the caller asks for it (then it comes with a warning).
+  std::vector<PurchaseOption> options;
+  for (int option : c.purchase_options()) options.push_back(static_cast<PurchaseOption>(option));
+  if (options.empty()) {
+    options.push_back(catalog::v1::PURCHASE_OPTION_ON_DEMAND);
+    if (restartable_ && !always_on_) options.push_back(catalog::v1::PURCHASE_OPTION_SPOT);
+  }
+  absl::flat_hash_set<std::string> gpu_models;
+  for (const std::string& name : c.gpu_models()) {
+    const catalog::v1::Gpu* gpu = catalog_->FindGpu(name);
+    gpu_models.insert(gpu != nullptr ? gpu->name() : name);
+  }
+  const absl::flat_hash_set<std::string> providers(c.providers().begin(), c.providers().end());
+  const absl::flat_hash_set<std::string> regions(c.regions().begin(), c.regions().end());
+
+  using ConfigKey = std::tuple<absl::string_view, int32_t, int32_t, int, double, int, double>;
+  absl::flat_hash_map<ConfigKey, int> configs;
+  *estimate_request_.mutable_workload() = request_.workload();
+  estimate_request_.set_vram_margin(vram_margin_);
+
+  for (const Offer& offer : catalog_->snapshot().offers()) {
+    ++candidates_considered_;
+    if ((!providers.empty() && !providers.contains(offer.provider())) ||
+        (!regions.empty() && !regions.contains(offer.region())) ||
+        (!gpu_models.empty() && !gpu_models.contains(offer.gpu_model()))) {
+      Exclude(offer, v1::EXCLUSION_REASON_FILTERED);
+      continue;
+    }
+    if (offer.availability() == catalog::v1::AVAILABILITY_UNAVAILABLE) {
+      Exclude(offer, v1::EXCLUSION_REASON_UNAVAILABLE);
+      continue;
+    }
+    if (c.max_gpus() > 0 && offer.gpus_per_node() > c.max_gpus()) {
+      Exclude(offer, v1::EXCLUSION_REASON_TOO_MANY_GPUS);
+      continue;
+    }
+    bool sold = false;
+    const int max_nodes = HasFabric(offer) ? std::min(max_nodes_, offer.max_nodes()) : 1;
+    for (int32_t nodes = 1; nodes <= max_nodes; nodes *= 2) {
+      if (c.max_gpus() > 0 && nodes * offer.gpus_per_node() > c.max_gpus()) break;
+      const ConfigKey key{offer.gpu_model(), offer.gpus_per_node(), nodes, offer.link(),
+                          offer.link_bytes_per_second(), nodes > 1 ? offer.fabric() : 0,
+                          nodes > 1 ? offer.fabric_gbps() : 0.0};
+      auto [it, inserted] = configs.try_emplace(key, estimate_request_.configurations_size());
+      if (inserted) {
+        sizing::v1::GpuConfiguration* config = estimate_request_.add_configurations();
+        config->set_gpu_model(offer.gpu_model());
+        config->set_gpus_per_node(offer.gpus_per_node());
+        config->set_nodes(nodes);
+        config->set_link(offer.link());
+        config->set_link_bytes_per_second(offer.link_bytes_per_second());
+        config->set_fabric(offer.fabric());
+        config->set_fabric_gbps(offer.fabric_gbps());
+      }
+      for (PurchaseOption option : options) {
+        const double price = ListPrice(offer, option);
+        if (price <= 0) continue;
+        sold = true;
+        candidates_.push_back(Candidate{&offer, nodes, option, it->second, -1, price * nodes});
+      }
+    }
+    if (!sold) Exclude(offer, v1::EXCLUSION_REASON_FILTERED);
+  }
+  // Even when no offer passed the filters, sizing still validates the
+  // workload and computes its totals: give it one configuration to look at.
+  if (estimate_request_.configurations_size() == 0 && catalog_->snapshot().gpus_size() > 0) {
+    sizing::v1::GpuConfiguration* probe = estimate_request_.add_configurations();
+    probe->set_gpu_model(catalog_->snapshot().gpus(0).name());
+    probe->set_gpus_per_node(1);
+    probe->set_nodes(1);
+  }
+}
+
+double RecommendationRun::PreRankKey(const Candidate& candidate) const {
+  const sizing::v1::ConfigurationEstimate& e = estimates_.estimates(candidate.config);
+  switch (objective_) {
+    case v1::OBJECTIVE_FASTEST: return e.estimated_hours();
+    case v1::OBJECTIVE_BEST_VALUE:
+      return -e.tokens_per_second() / std::max(candidate.list_usd_per_hour, 1e-9);
+    default: return candidate.list_usd_per_hour * e.estimated_hours();
+  }
+}
+
+absl::StatusOr<pricing::v1::QuoteRequest> RecommendationRun::ApplyEstimates(
+    sizing::v1::EstimateResponse estimates) {
+  if (estimates.estimates_size() != estimate_request_.configurations_size()) {
+    return absl::InternalError(absl::StrCat("sizing answered ", estimates.estimates_size(),
+                                            " estimates for ", estimate_request_.configurations_size(),
+                                            " configurations"));
+  }
+  estimates_ = std::move(estimates);
+  const double deadline = request_.constraints().deadline_hours();
+  std::vector<int> fitting;
+  fitting.reserve(candidates_.size());
+  for (int i = 0; i < static_cast<int>(candidates_.size()); ++i) {
+    const Candidate& candidate = candidates_[i];
+    const sizing::v1::ConfigurationEstimate& e = estimates_.estimates(candidate.config);
+    if (!e.fits()) {
+      const bool could_scale_out = !request_.constraints().single_node() && !HasFabric(*candidate.offer);
+      Exclude(*candidate.offer, could_scale_out ? v1::EXCLUSION_REASON_NO_FABRIC
+                                                : v1::EXCLUSION_REASON_DOES_NOT_FIT);
+    } else if (deadline > 0 && e.estimated_hours() > deadline) {
+      Exclude(*candidate.offer, v1::EXCLUSION_REASON_MISSES_DEADLINE);
+    } else {
+      fitting.push_back(i);
+    }
+  }
+  // Pre-rank by list price so one Quote stays small even for a huge catalog.
+  auto by_key = [this](int a, int b) {
+    const double ka = PreRankKey(candidates_[a]), kb = PreRankKey(candidates_[b]);
+    return ka != kb ? ka < kb : a < b;
+  };
+  if (static_cast<int>(fitting.size()) > kMaxQuotedCandidates) {
+    std::nth_element(fitting.begin(), fitting.begin() + kMaxQuotedCandidates, fitting.end(), by_key);
+    fitting.resize(kMaxQuotedCandidates);
+  }
+  std::sort(fitting.begin(), fitting.end(), by_key);
+
+  pricing::v1::QuoteRequest quote;
+  const sizing::v1::Workload& w = request_.workload();
+  const sizing::v1::WorkloadTotals& totals = estimates_.totals();
+  pricing::v1::JobProfile* job = quote.mutable_job();
+  job->set_dataset_gb(w.dataset_gb());
+  job->set_checkpoint_gb(training_ ? totals.checkpoint_bytes() / 1e9 : 0);
+  job->set_checkpoint_interval_minutes(w.checkpoint_interval_minutes());
+  job->set_restartable(restartable_);
+  job->set_always_on(always_on_);
+  // What leaves the cloud: trained weights (16-bit; the adapter for LoRA),
+  // or the generated text of a batch job (~4 bytes a token).
+  if (training_) {
+    job->set_egress_gb(totals.trainable_params() * 2 / 1e9);
+  } else if (w.task() == sizing::v1::TASK_BATCH_INFERENCE) {
+    job->set_egress_gb(w.requests() * std::max(w.output_tokens(), 1) * 4 / 1e9);
+  }
+  quoted_ = std::move(fitting);
+  for (int q = 0; q < static_cast<int>(quoted_.size()); ++q) {
+    Candidate& candidate = candidates_[quoted_[q]];
+    candidate.quote = q;
+    pricing::v1::QuoteItem* item = quote.add_items();
+    item->set_offer_id(candidate.offer->id());
+    item->set_nodes(candidate.nodes);
+    item->set_hours(estimates_.estimates(candidate.config).estimated_hours());
+    item->set_purchase_option(candidate.option);
+  }
+  return quote;
+}
+
+absl::StatusOr<v1::RecommendResponse> RecommendationRun::Finish(
+    const pricing::v1::QuoteResponse& quotes) {
+  if (quotes.quotes_size() != static_cast<int>(quoted_.size())) {
+    return absl::InternalError(absl::StrCat("pricing answered ", quotes.quotes_size(),
+                                            " quotes for ", quoted_.size(), " items"));
+  }
+  const v1::Constraints& c = request_.constraints();
+  std::vector<int> survivors;
+  for (int candidate_index : quoted_) {
+    const Candidate& candidate = candidates_[candidate_index];
+    const pricing::v1::Quote& q = quotes.quotes(candidate.quote);
+    if (!q.priced()) {
+      Exclude(*candidate.offer, v1::EXCLUSION_REASON_NOT_PRICED);
+    } else if ((c.max_usd_per_hour() > 0 && q.cost().usd_per_hour() > c.max_usd_per_hour()) ||
+               (c.max_total_usd() > 0 && q.cost().total_usd() > c.max_total_usd())) {
+      Exclude(*candidate.offer, v1::EXCLUSION_REASON_OVER_BUDGET);
+    } else if (c.deadline_hours() > 0 && q.cost().expected_hours() > c.deadline_hours()) {
+      Exclude(*candidate.offer, v1::EXCLUSION_REASON_MISSES_DEADLINE);
+    } else {
+      survivors.push_back(candidate_index);
+    }
+  }
+
+  // Objective first, then the other measure, then identity: a total order,
+  // so equal requests always get equal answers.
+  auto key = [&](int index) {
+    const Candidate& candidate = candidates_[index];
+    const pricing::v1::CostBreakdown& cost = quotes.quotes(candidate.quote).cost();
+    const double hours = cost.expected_hours();
+    const double value = -estimates_.estimates(candidate.config).tokens_per_second() /
+                         std::max(cost.usd_per_hour(), 1e-9);
+    const double primary = objective_ == v1::OBJECTIVE_FASTEST      ? hours
+                           : objective_ == v1::OBJECTIVE_BEST_VALUE ? value
+                                                                    : cost.total_usd();
+    const double secondary = objective_ == v1::OBJECTIVE_FASTEST ? cost.total_usd() : hours;
+    return std::make_tuple(primary, secondary, absl::string_view(candidate.offer->id()),
+                           candidate.nodes, static_cast<int>(candidate.option));
+  };
+  auto better = [&](int a, int b) { return key(a) < key(b); };
+  std::sort(survivors.begin(), survivors.end(), better);
+
+  // A fallback list for autoscalers: first the best candidate of each
+  // (provider, region), then the rest in rank order; shown in rank order.
+  std::vector<int> chosen;
+  absl::flat_hash_set<std::pair<absl::string_view, absl::string_view>> places;
+  std::vector<bool> taken(survivors.size(), false);
+  for (size_t i = 0; i < survivors.size() && static_cast<int>(chosen.size()) < max_results_; ++i) {
+    const Offer& offer = *candidates_[survivors[i]].offer;
+    if (places.insert({offer.provider(), offer.region()}).second) {
+      chosen.push_back(survivors[i]);
+      taken[i] = true;
+    }
+  }
+  for (size_t i = 0; i < survivors.size() && static_cast<int>(chosen.size()) < max_results_; ++i) {
+    if (!taken[i]) chosen.push_back(survivors[i]);
+  }
+  std::sort(chosen.begin(), chosen.end(), better);
+
+  v1::RecommendResponse response;
+  for (int index : chosen) {
+    v1::Recommendation* r = response.add_recommendations();
+    *r = Explain(candidates_[index], quotes.quotes(candidates_[index].quote));
+    r->set_rank(response.recommendations_size());
+  }
+
+  // Offers with no surviving candidate, by the furthest stage they reached.
+  absl::flat_hash_set<const Offer*> survived;
+  for (int index : survivors) survived.insert(candidates_[index].offer);
+  absl::flat_hash_map<const Offer*, v1::ExclusionReason> furthest;
+  for (const auto& [offer, reason] : excluded_) {
+    if (survived.contains(offer)) continue;
+    auto [it, inserted] = furthest.try_emplace(offer, reason);
+    if (!inserted && Stage(reason) > Stage(it->second)) it->second = reason;
+  }
+  std::map<v1::ExclusionReason, std::pair<int, const Offer*>> tally;
+  for (const auto& [offer, reason] : furthest) {
+    auto& [count, example] = tally[reason];
+    ++count;
+    if (example == nullptr || offer->id() < example->id()) example = offer;
+  }
+  for (const auto& [reason, entry] : tally) {
+    v1::Exclusion* exclusion = response.add_excluded();
+    exclusion->set_reason(reason);
+    exclusion->set_count(entry.first);
+    exclusion->set_example(entry.second->id());
+  }
+  std::stable_sort(response.mutable_excluded()->begin(), response.mutable_excluded()->end(),
+                   [](const v1::Exclusion& a, const v1::Exclusion& b) { return a.count() > b.count(); });
+
+  response.set_candidates_considered(candidates_considered_);
+  response.set_catalog_version(catalog_->snapshot().version());
+  response.set_price_book_version(quotes.price_book_version());
+  response.set_prices_as_of(quotes.prices_as_of());
+  *response.mutable_totals() = estimates_.totals();
+  response.set_objective(objective_);
+  return response;
+}
+
+v1::Recommendation RecommendationRun::Explain(const Candidate& candidate,
+                                              const pricing::v1::Quote& quote) const {
+  const Offer& offer = *candidate.offer;
+  const sizing::v1::ConfigurationEstimate& e = estimates_.estimates(candidate.config);
+  const sizing::v1::Workload& w = request_.workload();
+  const catalog::v1::Gpu* gpu = catalog_->FindGpu(offer.gpu_model());
+  const int total_gpus = offer.gpus_per_node() * candidate.nodes;
+
+  v1::Recommendation r;
+  *r.mutable_offer() = offer;
+  r.mutable_offer()->set_nodes(candidate.nodes);
+  r.set_purchase_option(candidate.option);
+  *r.mutable_memory() = e.memory();
+  *r.mutable_parallel_plan() = e.plan();
+  r.set_estimated_hours(quote.cost().expected_hours() > 0 ? quote.cost().expected_hours()
+                                                          : e.estimated_hours());
+  *r.mutable_cost() = quote.cost();
+  r.set_tokens_per_second(e.tokens_per_second());
+  r.set_memory_margin(e.memory_margin());
+  r.set_gpu_memory_bytes(e.gpu_memory_bytes());
+  r.set_optimal_checkpoint_interval_minutes(quote.optimal_checkpoint_interval_minutes());
+
+  r.add_reasons(absl::StrFormat("fits: %s of %s per GPU (%.0f%% free)", Gb(e.memory().total_bytes()),
+                                Gb(e.gpu_memory_bytes()), 100 * e.memory_margin()));
+  if (!e.plan().description().empty()) r.add_reasons(absl::StrCat("plan: ", e.plan().description()));
+  r.add_reasons(absl::StrFormat("%.1f h at %.0f tokens/s, $%.2f in total ($%.2f/h, %s)",
+                                r.estimated_hours(), e.tokens_per_second(), quote.cost().total_usd(),
+                                quote.cost().usd_per_hour(), OptionName(candidate.option)));
+  if (total_gpus > 1 && offer.link() == catalog::v1::LINK_TYPE_NVLINK) {
+    r.add_reasons(absl::StrFormat("NVLink between GPUs (%.0f GB/s per GPU)",
+                                  offer.link_bytes_per_second() / 1e9));
+  }
+  if (candidate.nodes > 1) {
+    r.add_reasons(absl::StrFormat("%d nodes over %s (%.0f Gbps per node)", candidate.nodes,
+                                  FabricName(offer.fabric()), offer.fabric_gbps()));
+  }
+
+  const bool data_or_tensor_parallel = training_ || e.plan().tensor_parallel() > 1;
+  if (total_gpus > 1 && offer.link() == catalog::v1::LINK_TYPE_PCIE && data_or_tensor_parallel) {
+    r.add_warnings(absl::StrFormat("PCIe-only multi-GPU: all-reduce bound across %d GPUs without NVLink",
+                                   offer.gpus_per_node()));
+  }
+  if (training_ && gpu != nullptr && !gpu->supports_bf16() &&
+      w.precision() != sizing::v1::PRECISION_FP32) {
+    r.add_warnings("FP16-only GPU (no BF16): overflow risk in training; needs loss scaling");
+  }
+  if (IsServing(w.task()) && gpu != nullptr && gpu->memory_type() == catalog::v1::MEMORY_TYPE_GDDR) {
+    r.add_warnings(absl::StrFormat(
+        "GDDR card (%.2f TB/s): decode is memory-bandwidth-bound, HBM GPUs serve faster",
+        gpu->memory_bandwidth_bytes_per_second() / 1e12));
+  }
+  for (const std::string& warning : quote.warnings()) r.add_warnings(warning);
+  if (e.memory_margin() < vram_margin_ + 0.05) {
+    r.add_warnings(absl::StrFormat("VRAM margin tight: %.0f%% free (asked for %.0f%%)",
+                                   100 * e.memory_margin(), 100 * vram_margin_));
+  }
+  if (candidate.nodes > 1 && offer.fabric() == catalog::v1::FABRIC_TYPE_ETHERNET) {
+    r.add_warnings(absl::StrFormat("multi-node over Ethernet (%.0f Gbps): slow gradient sync",
+                                   offer.fabric_gbps()));
+  }
+  if (e.plan().needs_nvlink() && offer.link() != catalog::v1::LINK_TYPE_NVLINK) {
+    r.add_warnings(absl::StrCat("tensor parallel over ", LinkName(offer.link()), ", not NVLink"));
+  }
+  if (offer.availability() == catalog::v1::AVAILABILITY_UNSPECIFIED) {
+    r.add_warnings("availability unconfirmed: check capacity before provisioning");
+  } else if (offer.availability() == catalog::v1::AVAILABILITY_LIMITED) {
+    r.add_warnings("limited availability: keep the next recommendation as a fallback");
+  }
+  return r;
+}
+
+}  // namespace gpuadvisor::gateway

@@ -1,0 +1,102 @@
+#ifndef GPUADVISOR_SERVICES_GATEWAY_RECOMMENDER_H_
+#define GPUADVISOR_SERVICES_GATEWAY_RECOMMENDER_H_
+
+// The gateway's domain logic: from a catalog snapshot and a RecommendRequest
+// to a ranked, explained RecommendResponse. No gRPC here: the adapter makes
+// the two backend calls between the steps.
+//
+//   absl::StatusOr<RecommendationRun> run = RecommendationRun::Start(catalog, request);
+//   EstimateResponse sized = <SizingService.Estimate(run->estimate_request())>;
+//   absl::StatusOr<QuoteRequest> quote = run->ApplyEstimates(sized);
+//   QuoteResponse priced = <PricingService.Quote(*quote)>   // skipped if no items
+//   absl::StatusOr<RecommendResponse> answer = run->Finish(priced);
+//
+// Candidates are (offer, nodes, purchase option). Offers sharing a GPU
+// configuration (GPU model, GPUs per node, nodes, link, fabric) are sized
+// once, so the Estimate call carries tens of configurations, not thousands
+// of offers. Candidates that fit are pre-ranked with the catalog's list
+// prices and at most kMaxQuotedCandidates go to pricing, whose prices are the
+// ones that rank and filter. A run is single-threaded; the catalog it holds is
+// immutable and shared.
+
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "absl/status/statusor.h"
+#include "gpuadvisor/gateway/v1/gateway.pb.h"
+#include "gpuadvisor/pricing/v1/pricing.pb.h"
+#include "gpuadvisor/sizing/v1/sizing.pb.h"
+#include "services/catalog/catalog.h"
+
+namespace gpuadvisor::gateway {
+
+// Most candidates sent to one Quote, after pre-ranking by list price.
+inline constexpr int kMaxQuotedCandidates = 600;
+inline constexpr int kDefaultMaxResults = 10;
+inline constexpr int kMaxMaxResults = 100;
+inline constexpr int kDefaultMaxNodes = 16;
+inline constexpr int kMaxMaxNodes = 1024;
+inline constexpr double kDefaultVramMargin = 0.1;
+
+class RecommendationRun {
+ public:
+  // Validates the constraints (kInvalidArgument naming the field, e.g.
+  // "constraints.max_usd_per_hour: must be finite and >= 0") and enumerates the
+  // candidates. The workload itself is validated by the sizing service.
+  static absl::StatusOr<RecommendationRun> Start(std::shared_ptr<const catalog::Catalog> catalog,
+                                                 const v1::RecommendRequest& request);
+
+  // The distinct configurations to size (at least one, so that sizing checks
+  // the workload even when no offer passed the filters).
+  const sizing::v1::EstimateRequest& estimate_request() const { return estimate_request_; }
+
+  // Records which configurations fit and returns the quote for the best
+  // fitting candidates; with no items, skip pricing and Finish with an empty
+  // QuoteResponse. kInternal if the answer does not match the request.
+  absl::StatusOr<pricing::v1::QuoteRequest> ApplyEstimates(sizing::v1::EstimateResponse estimates);
+
+  // Applies prices and hard constraints, ranks by the objective, keeps
+  // max_results spread across providers and regions, explains each one.
+  // kInternal if the quote does not match the request.
+  absl::StatusOr<v1::RecommendResponse> Finish(const pricing::v1::QuoteResponse& quotes);
+
+ private:
+  struct Candidate {
+    const catalog::v1::Offer* offer;
+    int32_t nodes;
+    catalog::v1::PurchaseOption option;
+    int config;       // index into estimate_request_.configurations
+    int quote = -1;   // index into the QuoteRequest items, once quoted
+    double list_usd_per_hour = 0;
+  };
+
+  RecommendationRun() = default;
+  void Enumerate();
+  void Exclude(const catalog::v1::Offer& offer, v1::ExclusionReason reason);
+  double PreRankKey(const Candidate& candidate) const;
+  v1::Recommendation Explain(const Candidate& candidate, const pricing::v1::Quote& quote) const;
+
+  std::shared_ptr<const catalog::Catalog> catalog_;
+  v1::RecommendRequest request_;
+  v1::Objective objective_ = v1::OBJECTIVE_CHEAPEST;
+  int max_results_ = kDefaultMaxResults;
+  int max_nodes_ = kDefaultMaxNodes;
+  double vram_margin_ = kDefaultVramMargin;
+  bool always_on_ = false;
+  bool restartable_ = true;
+  bool training_ = false;
+
+  sizing::v1::EstimateRequest estimate_request_;
+  sizing::v1::EstimateResponse estimates_;
+  std::vector<Candidate> candidates_;
+  std::vector<int> quoted_;  // candidate indexes, in QuoteRequest item order
+  // Furthest stage each excluded offer reached, by offer id.
+  std::vector<std::pair<const catalog::v1::Offer*, v1::ExclusionReason>> excluded_;
+  int candidates_considered_ = 0;
+};
+
+}  // namespace gpuadvisor::gateway
+
+#endif  // GPUADVISOR_SERVICES_GATEWAY_RECOMMENDER_H_

@@ -1,0 +1,315 @@
+#include "services/gateway/recommender.h"
+
+#include <string>
+
+#include "gmock/gmock.h"
+#include "gtest/gtest.h"
+#include "tests/testing/status_matchers.h"
+
+namespace gpuadvisor::gateway {
+namespace {
+
+using ::gpuadvisor::testing::StatusIs;
+using ::testing::Contains;
+using ::testing::ElementsAre;
+using ::testing::HasSubstr;
+using ::testing::IsEmpty;
+using ::testing::SizeIs;
+
+catalog::v1::Offer MakeOffer(const std::string& provider, const std::string& type, const std::string& region,
+                             const std::string& gpu, int gpus, double on_demand, double spot,
+                             catalog::v1::LinkType link = catalog::v1::LINK_TYPE_NVLINK,
+                             catalog::v1::FabricType fabric = catalog::v1::FABRIC_TYPE_NONE, int max_nodes = 1) {
+  catalog::v1::Offer o;
+  o.set_id(provider + "/" + type + "/" + region);
+  o.set_provider(provider);
+  o.set_instance_type(type);
+  o.set_region(region);
+  o.set_gpu_model(gpu);
+  o.set_gpus_per_node(gpus);
+  o.set_nodes(1);
+  o.set_link(gpus > 1 ? link : catalog::v1::LINK_TYPE_NONE);
+  o.set_link_bytes_per_second(link == catalog::v1::LINK_TYPE_NVLINK ? 900e9 : 32e9);
+  o.set_fabric(fabric);
+  o.set_fabric_gbps(fabric == catalog::v1::FABRIC_TYPE_NONE ? 0 : 3200);
+  o.set_max_nodes(max_nodes);
+  o.set_availability(catalog::v1::AVAILABILITY_AVAILABLE);
+  o.set_on_demand_usd_per_hour(on_demand);
+  o.set_spot_usd_per_hour(spot);
+  return o;
+}
+
+std::shared_ptr<const catalog::Catalog> TestCatalog() {
+  catalog::v1::CatalogSnapshot s;
+  s.set_version("v-test");
+  auto add_gpu = [&](const std::string& name, double gb, bool hbm, bool bf16) {
+    catalog::v1::Gpu* g = s.add_gpus();
+    g->set_name(name);
+    g->set_vendor("NVIDIA");
+    g->set_memory_bytes(static_cast<int64_t>(gb * 1e9));
+    g->set_memory_type(hbm ? catalog::v1::MEMORY_TYPE_HBM : catalog::v1::MEMORY_TYPE_GDDR);
+    g->set_memory_bandwidth_bytes_per_second(hbm ? 3.35e12 : 0.3e12);
+    g->set_bf16_flops(bf16 ? 100e12 : 0);
+    g->set_fp16_flops(100e12);
+    g->set_supports_bf16(bf16);
+  };
+  add_gpu("H100-SXM", 80, true, true);
+  add_gpu("L4", 24, false, true);
+  add_gpu("T4", 16, false, false);
+  *s.add_offers() = MakeOffer("aws", "p5.48xlarge", "us-east-1", "H100-SXM", 8, 55.04, 20.0,
+                              catalog::v1::LINK_TYPE_NVLINK, catalog::v1::FABRIC_TYPE_EFA, 4);
+  *s.add_offers() = MakeOffer("aws", "p5.48xlarge", "us-west-2", "H100-SXM", 8, 55.04, 22.0,
+                              catalog::v1::LINK_TYPE_NVLINK, catalog::v1::FABRIC_TYPE_EFA, 4);
+  *s.add_offers() = MakeOffer("lambda", "gpu_1x_h100_sxm5", "us-east-1", "H100-SXM", 1, 4.29, 0);
+  *s.add_offers() = MakeOffer("gcp", "g2-standard-4", "us-central1", "L4", 1, 0.71, 0.28);
+  *s.add_offers() = MakeOffer("gcp", "g2-standard-4", "europe-west4", "L4", 1, 0.78, 0.30);
+  *s.add_offers() = MakeOffer("aws", "g6.48xlarge", "us-east-1", "L4", 8, 13.35, 4.0,
+                              catalog::v1::LINK_TYPE_PCIE);
+  *s.add_offers() = MakeOffer("aws", "g4dn.xlarge", "us-east-1", "T4", 1, 0.526, 0.2);
+  catalog::v1::Offer gone = MakeOffer("azure", "NC4as_T4_v3", "eastus", "T4", 1, 0.526, 0.06);
+  gone.set_availability(catalog::v1::AVAILABILITY_UNAVAILABLE);
+  *s.add_offers() = gone;
+  absl::StatusOr<std::shared_ptr<const catalog::Catalog>> catalog = catalog::Catalog::Create(s);
+  EXPECT_TRUE(catalog.ok()) << catalog.status();
+  return *catalog;
+}
+
+v1::RecommendRequest Training() {
+  v1::RecommendRequest request;
+  request.mutable_workload()->set_task(sizing::v1::TASK_FULL_FINETUNE);
+  request.mutable_workload()->mutable_model()->set_preset("llama-3.1-8b");
+  return request;
+}
+
+v1::RecommendRequest Serving() {
+  v1::RecommendRequest request;
+  request.mutable_workload()->set_task(sizing::v1::TASK_INFERENCE);
+  request.mutable_workload()->mutable_model()->set_preset("llama-3.1-8b");
+  return request;
+}
+
+// A stand-in for the sizing service: fits when total GPU memory is at least
+// `need_gb`; hours shrink with the number of GPUs.
+sizing::v1::EstimateResponse Sized(const sizing::v1::EstimateRequest& request, double need_gb,
+                                   const catalog::Catalog& catalog) {
+  sizing::v1::EstimateResponse response;
+  for (const sizing::v1::GpuConfiguration& c : request.configurations()) {
+    const catalog::v1::Gpu* gpu = catalog.FindGpu(c.gpu_model());
+    const int gpus = c.gpus_per_node() * c.nodes();
+    const double capacity_gb = gpu->memory_bytes() / 1e9;
+    sizing::v1::ConfigurationEstimate* e = response.add_estimates();
+    *e->mutable_configuration() = c;
+    e->set_fits(capacity_gb * gpus >= need_gb);
+    e->set_gpu_memory_bytes(gpu->memory_bytes());
+    e->mutable_memory()->set_total_bytes(static_cast<int64_t>(need_gb / gpus * 1e9));
+    e->set_memory_margin(1 - need_gb / gpus / capacity_gb);
+    e->set_tokens_per_second(1000.0 * gpus);
+    e->set_estimated_hours(100.0 / gpus);
+    e->mutable_plan()->set_description(gpus > 1 ? "DP" : "single GPU");
+  }
+  response.mutable_totals()->set_total_flops(1e18);
+  return response;
+}
+
+// A stand-in for pricing: list price x nodes x hours.
+pricing::v1::QuoteResponse Priced(const pricing::v1::QuoteRequest& request, const catalog::Catalog& catalog,
+                                  double multiplier = 1.0) {
+  pricing::v1::QuoteResponse response;
+  response.set_price_book_version("p-test");
+  for (const pricing::v1::QuoteItem& item : request.items()) {
+    const catalog::v1::Offer* offer = catalog.FindOffer(item.offer_id());
+    const double price = item.purchase_option() == catalog::v1::PURCHASE_OPTION_SPOT
+                             ? offer->spot_usd_per_hour()
+                             : offer->on_demand_usd_per_hour();
+    pricing::v1::Quote* q = response.add_quotes();
+    q->set_offer_id(item.offer_id());
+    q->set_purchase_option(item.purchase_option());
+    q->set_priced(true);
+    q->mutable_cost()->set_usd_per_hour(price * item.nodes() * multiplier);
+    q->mutable_cost()->set_total_usd(price * item.nodes() * item.hours() * multiplier);
+    q->mutable_cost()->set_expected_hours(item.hours());
+  }
+  return response;
+}
+
+absl::StatusOr<v1::RecommendResponse> RunWith(const v1::RecommendRequest& request, double need_gb,
+                                              pricing::v1::QuoteRequest* quoted = nullptr) {
+  std::shared_ptr<const catalog::Catalog> catalog = TestCatalog();
+  absl::StatusOr<RecommendationRun> run = RecommendationRun::Start(catalog, request);
+  if (!run.ok()) return run.status();
+  absl::StatusOr<pricing::v1::QuoteRequest> quote =
+      run->ApplyEstimates(Sized(run->estimate_request(), need_gb, *catalog));
+  if (!quote.ok()) return quote.status();
+  if (quoted != nullptr) *quoted = *quote;
+  return run->Finish(Priced(*quote, *catalog));
+}
+
+TEST(Recommender, RejectsBadConstraintsNamingTheField) {
+  v1::RecommendRequest request = Training();
+  request.mutable_constraints()->set_max_total_usd(-1);
+  EXPECT_THAT(RecommendationRun::Start(TestCatalog(), request),
+              StatusIs(absl::StatusCode::kInvalidArgument, HasSubstr("constraints.max_total_usd")));
+  request = Training();
+  request.mutable_constraints()->set_objective(v1::OBJECTIVE_DEADLINE);
+  EXPECT_THAT(RecommendationRun::Start(TestCatalog(), request),
+              StatusIs(absl::StatusCode::kInvalidArgument, HasSubstr("constraints.deadline_hours")));
+  request = Training();
+  request.mutable_constraints()->set_vram_margin(std::nan(""));
+  EXPECT_THAT(RecommendationRun::Start(TestCatalog(), request),
+              StatusIs(absl::StatusCode::kInvalidArgument, HasSubstr("constraints.vram_margin")));
+  request = Training();
+  request.mutable_workload()->clear_task();
+  EXPECT_THAT(RecommendationRun::Start(TestCatalog(), request),
+              StatusIs(absl::StatusCode::kInvalidArgument, HasSubstr("workload.task")));
+  EXPECT_THAT(RecommendationRun::Start(nullptr, Training()), StatusIs(absl::StatusCode::kUnavailable));
+}
+
+TEST(Recommender, SizesEachDistinctConfigurationOnce) {
+  absl::StatusOr<RecommendationRun> run = RecommendationRun::Start(TestCatalog(), Training());
+  ASSERT_OK(run);
+  // p5 in two regions share configurations: 8xH100 at 1, 2 and 4 nodes (EFA,
+  // max 4); 1xH100; 1xL4 (two regions, one config); 8xL4; 1xT4. The
+  // unavailable Azure T4 adds nothing.
+  EXPECT_THAT(run->estimate_request().configurations(), SizeIs(7));
+  EXPECT_EQ(run->estimate_request().vram_margin(), kDefaultVramMargin);
+}
+
+TEST(Recommender, SingleNodeConstraintDropsMultiNodeConfigurations) {
+  v1::RecommendRequest request = Training();
+  request.mutable_constraints()->set_single_node(true);
+  absl::StatusOr<RecommendationRun> run = RecommendationRun::Start(TestCatalog(), request);
+  ASSERT_OK(run);
+  for (const auto& c : run->estimate_request().configurations()) EXPECT_EQ(c.nodes(), 1);
+}
+
+TEST(Recommender, RanksCheapestFirstAndExplainsExclusions) {
+  // 40 GB: one H100, 8xH100, two L4s or more, never a T4 (16 GB).
+  absl::StatusOr<v1::RecommendResponse> response = RunWith(Training(), 40);
+  ASSERT_OK(response);
+  ASSERT_THAT(response->recommendations(), ::testing::Not(IsEmpty()));
+  for (int i = 1; i < response->recommendations_size(); ++i) {
+    EXPECT_LE(response->recommendations(i - 1).cost().total_usd(),
+              response->recommendations(i).cost().total_usd());
+    EXPECT_EQ(response->recommendations(i).rank(), i + 1);
+  }
+  for (const auto& r : response->recommendations()) EXPECT_NE(r.offer().gpu_model(), "T4");
+  std::map<v1::ExclusionReason, int> excluded;
+  for (const auto& e : response->excluded()) excluded[e.reason()] = e.count();
+  EXPECT_EQ(excluded[v1::EXCLUSION_REASON_UNAVAILABLE], 1);  // the Azure T4
+  // The AWS T4 has no fabric to scale out over.
+  EXPECT_EQ(excluded[v1::EXCLUSION_REASON_NO_FABRIC] + excluded[v1::EXCLUSION_REASON_DOES_NOT_FIT], 3);
+  EXPECT_EQ(response->catalog_version(), "v-test");
+  EXPECT_EQ(response->price_book_version(), "p-test");
+}
+
+TEST(Recommender, SameRequestSameAnswer) {
+  absl::StatusOr<v1::RecommendResponse> a = RunWith(Training(), 40);
+  absl::StatusOr<v1::RecommendResponse> b = RunWith(Training(), 40);
+  ASSERT_OK(a);
+  ASSERT_OK(b);
+  EXPECT_EQ(a->SerializeAsString(), b->SerializeAsString());
+}
+
+TEST(Recommender, FastestObjectivePrefersMoreGpus) {
+  v1::RecommendRequest request = Training();
+  request.mutable_constraints()->set_objective(v1::OBJECTIVE_FASTEST);
+  absl::StatusOr<v1::RecommendResponse> response = RunWith(request, 40);
+  ASSERT_OK(response);
+  ASSERT_THAT(response->recommendations(), ::testing::Not(IsEmpty()));
+  const auto& best = response->recommendations(0);
+  EXPECT_EQ(best.offer().gpus_per_node() * best.offer().nodes(), 32);  // 4 nodes of 8
+  for (int i = 1; i < response->recommendations_size(); ++i) {
+    EXPECT_LE(response->recommendations(i - 1).estimated_hours(),
+              response->recommendations(i).estimated_hours());
+  }
+}
+
+TEST(Recommender, BudgetExcludingEverythingGivesEmptyListWithSummary) {
+  v1::RecommendRequest request = Training();
+  request.mutable_constraints()->set_max_usd_per_hour(0.05);
+  absl::StatusOr<v1::RecommendResponse> response = RunWith(request, 40);
+  ASSERT_OK(response);
+  EXPECT_THAT(response->recommendations(), IsEmpty());
+  bool over_budget = false;
+  for (const auto& e : response->excluded()) over_budget |= e.reason() == v1::EXCLUSION_REASON_OVER_BUDGET;
+  EXPECT_TRUE(over_budget);
+}
+
+TEST(Recommender, DeadlineDropsSlowConfigurations) {
+  v1::RecommendRequest request = Training();
+  request.mutable_constraints()->set_objective(v1::OBJECTIVE_DEADLINE);
+  request.mutable_constraints()->set_deadline_hours(10);  // needs >= 10 GPUs
+  absl::StatusOr<v1::RecommendResponse> response = RunWith(request, 40);
+  ASSERT_OK(response);
+  ASSERT_THAT(response->recommendations(), ::testing::Not(IsEmpty()));
+  for (const auto& r : response->recommendations()) EXPECT_LE(r.estimated_hours(), 10);
+}
+
+TEST(Recommender, AlwaysOnEndpointIsNotOfferedSpotByDefault) {
+  pricing::v1::QuoteRequest quoted;
+  ASSERT_OK(RunWith(Serving(), 20, &quoted));
+  ASSERT_THAT(quoted.items(), ::testing::Not(IsEmpty()));
+  for (const auto& item : quoted.items()) {
+    EXPECT_EQ(item.purchase_option(), catalog::v1::PURCHASE_OPTION_ON_DEMAND) << item.offer_id();
+  }
+  EXPECT_TRUE(quoted.job().always_on());
+  EXPECT_FALSE(quoted.job().restartable());
+}
+
+TEST(Recommender, TrainingConsidersSpotForRestartableJobs) {
+  pricing::v1::QuoteRequest quoted;
+  ASSERT_OK(RunWith(Training(), 40, &quoted));
+  bool spot = false;
+  for (const auto& item : quoted.items()) spot |= item.purchase_option() == catalog::v1::PURCHASE_OPTION_SPOT;
+  EXPECT_TRUE(spot);
+}
+
+TEST(Recommender, WarnsAboutPcieTrainingFp16OnlyGpusAndGddrServing) {
+  v1::RecommendRequest request = Training();
+  request.mutable_constraints()->add_gpu_models("L4");
+  request.mutable_constraints()->set_single_node(true);
+  absl::StatusOr<v1::RecommendResponse> response = RunWith(request, 100);  // needs 8 L4s
+  ASSERT_OK(response);
+  ASSERT_THAT(response->recommendations(), ::testing::Not(IsEmpty()));
+  EXPECT_THAT(response->recommendations(0).warnings(), Contains(HasSubstr("PCIe-only multi-GPU")));
+
+  request = Training();
+  request.mutable_constraints()->add_gpu_models("T4");
+  response = RunWith(request, 10);
+  ASSERT_OK(response);
+  ASSERT_THAT(response->recommendations(), ::testing::Not(IsEmpty()));
+  EXPECT_THAT(response->recommendations(0).warnings(), Contains(HasSubstr("FP16-only GPU")));
+
+  request = Serving();
+  request.mutable_constraints()->add_gpu_models("L4");
+  response = RunWith(request, 21);  // 12.5% free: tight against a 10% margin
+  ASSERT_OK(response);
+  ASSERT_THAT(response->recommendations(), ::testing::Not(IsEmpty()));
+  EXPECT_THAT(response->recommendations(0).warnings(), Contains(HasSubstr("GDDR")));
+  EXPECT_THAT(response->recommendations(0).warnings(), Contains(HasSubstr("VRAM margin tight")));
+}
+
+TEST(Recommender, FallbackListSpreadsAcrossPlacesAndStaysSorted) {
+  v1::RecommendRequest request = Serving();
+  request.mutable_constraints()->add_gpu_models("L4");
+  request.set_max_results(2);
+  absl::StatusOr<v1::RecommendResponse> response = RunWith(request, 10);
+  ASSERT_OK(response);
+  ASSERT_THAT(response->recommendations(), SizeIs(2));
+  EXPECT_NE(response->recommendations(0).offer().region(), response->recommendations(1).offer().region());
+  EXPECT_LE(response->recommendations(0).cost().total_usd(), response->recommendations(1).cost().total_usd());
+}
+
+TEST(Recommender, MismatchedBackendAnswersAreInternal) {
+  std::shared_ptr<const catalog::Catalog> catalog = TestCatalog();
+  absl::StatusOr<RecommendationRun> run = RecommendationRun::Start(catalog, Training());
+  ASSERT_OK(run);
+  EXPECT_THAT(run->ApplyEstimates(sizing::v1::EstimateResponse()), StatusIs(absl::StatusCode::kInternal));
+  absl::StatusOr<pricing::v1::QuoteRequest> quote =
+      run->ApplyEstimates(Sized(run->estimate_request(), 40, *catalog));
+  ASSERT_OK(quote);
+  EXPECT_THAT(run->Finish(pricing::v1::QuoteResponse()), StatusIs(absl::StatusCode::kInternal));
+}
+
+}  // namespace
+}  // namespace gpuadvisor::gateway

@@ -1,0 +1,46 @@
+#ifndef GPUADVISOR_SERVICES_PRICING_BILLING_MATH_H_
+#define GPUADVISOR_SERVICES_PRICING_BILLING_MATH_H_
+
+// Pure billing and spot-risk formulas used by PriceBook::Quote. They are
+// exposed so that tests and docs/pricing.md can check them against
+// hand-computed values. All functions are thread-safe and allocation-free.
+
+namespace gpuadvisor::pricing {
+
+// Seconds a provider bills for one node that runs `run_seconds`:
+// run_seconds rounded up to a multiple of `granularity_seconds`, and at least
+// `minimum_seconds`. A run of 0 seconds (or less) bills 0: nothing was
+// launched. A value within 1e-6 s above a multiple counts as that multiple, so
+// that hours * 3600 in floating point does not bill an extra unit.
+// Preconditions (checked by PriceBook validation): granularity_seconds >= 1,
+// minimum_seconds >= 0, run_seconds finite.
+//   BilledSeconds(30, 1, 60)       == 60    // per second, 60 s minimum (AWS)
+//   BilledSeconds(61, 60, 0)       == 120   // per minute (Lambda)
+//   BilledSeconds(3601, 3600, 3600) == 7200 // per started hour
+double BilledSeconds(double run_seconds, int granularity_seconds, int minimum_seconds);
+
+// Young/Daly optimal checkpoint interval, sqrt(2 * C * MTBI), in hours, for a
+// checkpoint that takes `checkpoint_cost_hours` to write and a mean time
+// between interruptions of `mtbi_hours` (of the whole cluster). Returns 0 when
+// either argument is <= 0 (free checkpoints: checkpoint continuously) and
+// +infinity when mtbi_hours is +infinity (never interrupted: never checkpoint).
+double YoungDalyIntervalHours(double checkpoint_cost_hours, double mtbi_hours);
+
+// Probability of at least one interruption in `hours` at a Poisson rate of
+// `interruptions_per_hour`: 1 - exp(-rate * hours). 0 for a rate or time <= 0.
+double ProbabilityOfInterruption(double interruptions_per_hour, double hours);
+
+// Converts an AWS Spot Instance Advisor "frequency of interruption" (the
+// fraction of instances interrupted over the trailing month, e.g. 0.10 for the
+// upper edge of the 5-10% band) into a per-node Poisson rate per hour, assuming
+// an instance that runs the whole month (730 h):
+//   rate = -ln(1 - fraction) / 730.
+// Requires 0 <= fraction < 1.
+double MonthlyInterruptionFractionToRatePerHour(double fraction);
+
+// Hours in the average month used for GB-month prices and the conversion above.
+inline constexpr double kHoursPerMonth = 730.0;
+
+}  // namespace gpuadvisor::pricing
+
+#endif  // GPUADVISOR_SERVICES_PRICING_BILLING_MATH_H_

@@ -1,0 +1,88 @@
+#include "services/pricing/billing_math.h"
+
+#include <cmath>
+#include <limits>
+
+#include "gtest/gtest.h"
+
+namespace gpuadvisor::pricing {
+namespace {
+
+struct BilledCase {
+  const char* name;
+  double run_seconds;
+  int granularity_seconds;
+  int minimum_seconds;
+  double billed_seconds;
+};
+
+TEST(BilledSeconds, HandComputedTable) {
+  const BilledCase cases[] = {
+      // Per second with a 60 s minimum (AWS, GCP, OCI VMs).
+      {"aws 30 s hits the minimum", 30, 1, 60, 60},
+      {"aws 90.5 s rounds up to 91", 90.5, 1, 60, 91},
+      {"aws one hour exactly", 3600, 1, 60, 3600},
+      // Per minute, no minimum (Lambda, CoreWeave).
+      {"per minute 1 s bills a minute", 1, 60, 0, 60},
+      {"per minute 60 s", 60, 60, 0, 60},
+      {"per minute 61 s bills two", 61, 60, 0, 120},
+      // Per started hour with a one-hour minimum.
+      {"hourly 10 s", 10, 3600, 3600, 3600},
+      {"hourly 3600 s", 3600, 3600, 3600, 3600},
+      {"hourly 3601 s bills two hours", 3601, 3600, 3600, 7200},
+      // Azure: per second with a 5-minute minimum.
+      {"azure 61 s bills 300", 61, 1, 300, 300},
+      {"azure 301 s", 301, 1, 300, 301},
+      // OCI bare metal: per second with a one-hour minimum.
+      {"oci bm 120 s bills an hour", 120, 1, 3600, 3600},
+      {"oci bm 2 h", 7200, 1, 3600, 7200},
+      // Nothing launched.
+      {"zero run", 0, 60, 60, 0},
+      {"negative run", -5, 1, 60, 0},
+      // Floating point: 0.1 h * 3600 must not bill 361 s.
+      {"0.1 h per second", 0.1 * 3600, 1, 0, 360},
+      {"0.7 h per minute", 0.7 * 3600, 60, 0, 2520},
+  };
+  for (const BilledCase& c : cases) {
+    EXPECT_DOUBLE_EQ(BilledSeconds(c.run_seconds, c.granularity_seconds, c.minimum_seconds),
+                     c.billed_seconds)
+        << c.name;
+  }
+}
+
+TEST(YoungDaly, HandComputed) {
+  // sqrt(2 * 0.25 h * 50 h) = sqrt(25) = 5 h.
+  EXPECT_DOUBLE_EQ(YoungDalyIntervalHours(0.25, 50), 5.0);
+  // sqrt(2 * 0.1 h * 20 h) = 2 h.
+  EXPECT_DOUBLE_EQ(YoungDalyIntervalHours(0.1, 20), 2.0);
+  // sqrt(2 * (1/60) h * 3271.44 h) = 10.443 h.
+  EXPECT_NEAR(YoungDalyIntervalHours(1.0 / 60, 3271.4367), 10.4426, 1e-4);
+}
+
+TEST(YoungDaly, Edges) {
+  EXPECT_EQ(YoungDalyIntervalHours(0, 50), 0);
+  EXPECT_EQ(YoungDalyIntervalHours(0.25, 0), 0);
+  EXPECT_TRUE(std::isinf(YoungDalyIntervalHours(0.25, std::numeric_limits<double>::infinity())));
+}
+
+TEST(ProbabilityOfInterruption, HandComputed) {
+  // rate 0.02 /h over 50 h: 1 - e^-1.
+  EXPECT_NEAR(ProbabilityOfInterruption(0.02, 50), 0.6321205588, 1e-10);
+  EXPECT_EQ(ProbabilityOfInterruption(0, 50), 0);
+  EXPECT_EQ(ProbabilityOfInterruption(0.02, 0), 0);
+}
+
+TEST(MonthlyInterruptionFraction, SpotAdvisorBands) {
+  // -ln(1 - f) / 730, the values written in data/pricing/billing.textproto.
+  EXPECT_NEAR(MonthlyInterruptionFractionToRatePerHour(0.10), 1.4433e-4, 1e-8);
+  EXPECT_NEAR(MonthlyInterruptionFractionToRatePerHour(0.20), 3.0568e-4, 1e-8);
+  EXPECT_NEAR(MonthlyInterruptionFractionToRatePerHour(0.05), 7.0265e-5, 1e-9);
+  EXPECT_NEAR(MonthlyInterruptionFractionToRatePerHour(0.15), 2.2263e-4, 1e-8);
+  EXPECT_EQ(MonthlyInterruptionFractionToRatePerHour(0), 0);
+  // Round trip: over 730 h the chance of an interruption is f again.
+  EXPECT_NEAR(ProbabilityOfInterruption(MonthlyInterruptionFractionToRatePerHour(0.2), 730), 0.2,
+              1e-12);
+}
+
+}  // namespace
+}  // namespace gpuadvisor::pricing

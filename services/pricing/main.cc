@@ -1,0 +1,65 @@
+// pricing_server: price books and whole-job quotes (gpuadvisor.pricing.v1).
+//
+//   pricing_server --port=50053 --metrics_port=9463 --data_dir=data \
+//       [--skypilot_csv=...] [--admin_token_file=FILE]
+//
+// The price book is <data_dir>/pricing/billing.textproto (billing rules,
+// storage, egress, spot risk) plus the list prices of the catalog's offers
+// (<data_dir>/catalog/offers.textproto and any SkyPilot CSVs). UpdatePrices
+// (admin token from --admin_token_file or $GPUADVISOR_ADMIN_TOKEN) replaces
+// prices while serving. Prints "pricing listening grpc=... metrics=..." once serving.
+
+#include "absl/flags/flag.h"
+#include "absl/flags/parse.h"
+#include "absl/strings/str_split.h"
+#include "absl/time/clock.h"
+#include "common/grpc/service_main.h"
+#include "services/catalog/catalog_loader.h"
+#include "services/pricing/pricing_service_impl.h"
+
+ABSL_FLAG(std::string, host, "127.0.0.1", "Address to listen on (0.0.0.0 for all interfaces).");
+ABSL_FLAG(int, port, 50053, "gRPC port; 0 picks a free port.");
+ABSL_FLAG(int, metrics_port, 9463, "Prometheus /metrics port; 0 picks a free port.");
+ABSL_FLAG(std::string, data_dir, "data", "Folder with pricing/billing.textproto and catalog/*.textproto.");
+ABSL_FLAG(std::string, offers, "", "Comma-separated OfferList files; default <data_dir>/catalog/offers.textproto.");
+ABSL_FLAG(std::string, skypilot_csv, "", "Comma-separated SkyPilot v8 vms.csv files, as for catalog_server.");
+ABSL_FLAG(std::string, admin_token_file, "", "File holding the admin token; else $GPUADVISOR_ADMIN_TOKEN.");
+
+int main(int argc, char** argv) {
+  gpuadvisor::BlockTerminationSignals();
+  absl::ParseCommandLine(argc, argv);
+  const std::string data_dir = absl::GetFlag(FLAGS_data_dir);
+
+  gpuadvisor::catalog::CatalogSources sources;
+  sources.gpus_path = data_dir + "/catalog/gpus.textproto";
+  const std::string offers = absl::GetFlag(FLAGS_offers);
+  sources.offer_paths = offers.empty()
+                            ? std::vector<std::string>{data_dir + "/catalog/offers.textproto"}
+                            : absl::StrSplit(offers, ',', absl::SkipEmpty());
+  sources.skypilot_csv_paths = absl::StrSplit(absl::GetFlag(FLAGS_skypilot_csv), ',', absl::SkipEmpty());
+
+  absl::StatusOr<std::string> token =
+      gpuadvisor::ReadAdminToken(absl::GetFlag(FLAGS_admin_token_file), "GPUADVISOR_ADMIN_TOKEN");
+  if (!token.ok()) return gpuadvisor::FailStartup("pricing", token.status());
+
+  gpuadvisor::Metrics metrics("pricing");
+  absl::StatusOr<gpuadvisor::catalog::v1::CatalogSnapshot> catalog =
+      gpuadvisor::catalog::LoadCatalogSnapshot(sources);
+  absl::StatusOr<std::shared_ptr<const gpuadvisor::pricing::PriceBook>> book =
+      catalog.ok() ? gpuadvisor::pricing::LoadPriceBook(data_dir + "/pricing/billing.textproto", *catalog)
+                   : catalog.status();
+  metrics.DataLoaded(book.ok(), absl::ToDoubleSeconds(absl::Now() - absl::UnixEpoch()));
+  if (!book.ok()) return gpuadvisor::FailStartup("pricing", book.status());
+
+  gpuadvisor::pricing::PriceStore store;
+  store.Set(*book);
+  gpuadvisor::pricing::PricingServiceImpl service(&store, &metrics, {.admin_token = *token});
+
+  gpuadvisor::ServiceMainOptions options;
+  options.name = "pricing";
+  options.server.host = absl::GetFlag(FLAGS_host);
+  options.server.port = absl::GetFlag(FLAGS_port);
+  options.metrics_port = absl::GetFlag(FLAGS_metrics_port);
+  options.health_names = {"gpuadvisor.pricing.v1.PricingService"};
+  return gpuadvisor::ServeUntilSignal(options, metrics, {&service}, [&] { service.Shutdown(); });
+}

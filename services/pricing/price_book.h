@@ -1,0 +1,211 @@
+#ifndef GPUADVISOR_SERVICES_PRICING_PRICE_BOOK_H_
+#define GPUADVISOR_SERVICES_PRICING_PRICE_BOOK_H_
+
+// The pricing domain: an immutable, validated price book, the whole-job
+// quote and the store that serves the current book. Plain C++ over the
+// gpuadvisor.pricing.v1 messages; no gRPC.
+//
+// Units: prices in USD per hour for the whole instance (one node), storage in
+// USD per GB-month (1 month = 730 h), egress in USD per GB, times in the unit
+// their field names say. See docs/pricing.md for the rules and their sources.
+//
+// Rule lookup (done once per offer in PriceBook::Create, not per quote):
+//  * Billing: a BillingRule whose `provider` is "<provider>/<prefix>" applies
+//    to that provider's offers whose instance type (the second part of the
+//    offer id "<provider>/<instance_type>/<region>") starts with <prefix>; the
+//    longest such prefix wins (e.g. "oci/BM." for OCI bare metal with its
+//    one-hour minimum). Otherwise the rule whose provider equals the offer's
+//    provider, otherwise `default_billing`. Providers compare
+//    case-insensitively.
+//  * Spot risk: for the offer's provider, the SpotRisk whose gpu_model is the
+//    longest case-insensitive prefix of the offer's gpu_model ending at a
+//    boundary ("A100" matches "A100-80GB" and "A100", never "A1000"; "L4"
+//    never matches "L40S"), else that provider's "*" entry, else the same
+//    search under provider "*". No match: rate 0 and a warning on spot quotes.
+//
+// Whole-job quote (PriceBook::Quote), per item, with N = nodes, H = hours,
+// p = price per node-hour at the purchase option:
+//  * Price: on-demand -> on_demand_usd_per_hour; spot -> spot_usd_per_hour;
+//    reserved -> reserved_usd_per_hour, else on_demand x (1 -
+//    reserved_discount) when the provider's rule states a discount.
+//    PURCHASE_OPTION_UNSPECIFIED means on-demand. An offer not sold at the
+//    option (price 0) or an unknown offer id gives priced=false with
+//    unpriced_reason; that is not an error.
+//  * On-demand and reserved: W = H; expected_hours = H.
+//  * Spot, restartable job (JobProfile.restartable = true):
+//      lambda  = N x per-node interruptions_per_hour (the cluster rate,
+//                reported as Quote.interruptions_per_hour)
+//      C       = checkpoint_write_minutes / 60, or checkpoint_gb / 2 GB/s
+//      tau*    = sqrt(2 C / lambda) (Young/Daly), reported in minutes as
+//                optimal_checkpoint_interval_minutes on every spot quote
+//                (0 when lambda or C is 0, and on non-spot quotes)
+//      tau     = checkpoint_interval_minutes / 60 if given, else tau*
+//      W       = H + (H / tau) x C               (checkpoint write overhead)
+//      loss    = min(tau, W) / 2 + restart_minutes / 60  (per interruption)
+//      rework  = lambda x W x loss               (first order in lambda)
+//      expected_hours = W + rework
+//  * Spot, not restartable (the proto3 default: a job must opt in with
+//    restartable = true): P = 1 - exp(-lambda H); preemption_usd = P x
+//    compute_usd (the whole run is lost and paid again); expected_hours =
+//    H (1 + P); warning "spot for a non-restartable job: a preemption loses
+//    the whole run".
+//  * always_on jobs on spot get a warning too.
+//  * billed_hours   = BilledSeconds(W h, granularity, minimum) / 3600, per node
+//    compute_usd    = N x billed_hours x p
+//    preemption_usd = N x p x (BilledSeconds(W + rework) - BilledSeconds(W))
+//                     / 3600 for restartable spot (see above for the rest;
+//                     0 for on-demand and reserved)
+//    storage_usd    = (dataset_gb + 2 x checkpoint_gb) x storage_usd_per_gb_month
+//                     x expected_hours / 730 (shared storage, not per node)
+//    egress_usd     = max(0, egress_gb - egress_free_gb) x egress_usd_per_gb
+//    usd_per_hour   = N x p
+//    total_usd      = compute + storage + egress + preemption
+
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "absl/base/thread_annotations.h"
+#include "absl/container/flat_hash_map.h"
+#include "absl/status/statusor.h"
+#include "absl/strings/string_view.h"
+#include "absl/synchronization/mutex.h"
+#include "absl/time/time.h"
+#include "gpuadvisor/catalog/v1/catalog.pb.h"
+#include "gpuadvisor/pricing/v1/pricing.pb.h"
+#include "services/pricing/billing_math.h"
+
+namespace gpuadvisor::pricing {
+
+// One OfferPrice per catalog offer: offer_id (Offer.id, or
+// "<provider>/<instance_type>/<region>" when the id is empty), provider
+// (lower-cased), gpu_model and the three list prices, in catalog order. No
+// validation here: PriceBook::Create validates.
+std::vector<gpuadvisor::pricing::v1::OfferPrice> PricesFromOffers(
+    const gpuadvisor::catalog::v1::CatalogSnapshot& catalog);
+
+// An immutable, validated price book. All methods are const and thread-safe;
+// share it through std::shared_ptr<const PriceBook>.
+class PriceBook {
+ public:
+  // Validates `data` whole and indexes it. kInvalidArgument naming the field
+  // path on the first problem, e.g.
+  //   "prices[3].spot_usd_per_hour: must be finite and >= 0"
+  //   "billing[1].granularity_seconds: must be >= 1"
+  // Checks: every number finite and >= 0; granularity_seconds >= 1 (billing
+  // and default_billing); reserved_discount < 1; non-empty and unique billing
+  // providers, (provider, gpu_model) spot risks and offer ids; prices_as_of
+  // empty, "YYYY-MM-DD" or RFC 3339. An empty price provider is taken from the
+  // offer id. `version` is always replaced by a content hash of the rest.
+  static absl::StatusOr<std::shared_ptr<const PriceBook>> Create(
+      gpuadvisor::pricing::v1::PriceBook data);
+
+  PriceBook(const PriceBook&) = delete;
+  PriceBook& operator=(const PriceBook&) = delete;
+
+  // The validated data, version included.
+  const gpuadvisor::pricing::v1::PriceBook& data() const { return data_; }
+  const std::string& version() const { return data_.version(); }
+
+  // Prices every item of `request` for the whole job (see the top of this
+  // file); quotes come back in item order. kInvalidArgument, naming the
+  // field, for items[i].nodes < 1, items[i].hours negative, NaN, infinite or
+  // above 1e6, an unknown purchase_option value, or a job field that is
+  // negative or not finite ("job.checkpoint_gb: must be finite and >= 0").
+  // price_book_age_seconds = now - prices_as_of (0 if unknown or in the
+  // future). Cost: one hash lookup and no string formatting per item, except
+  // for warnings and unpriced reasons.
+  absl::StatusOr<gpuadvisor::pricing::v1::QuoteResponse> Quote(
+      const gpuadvisor::pricing::v1::QuoteRequest& request, absl::Time now) const;
+
+  // A new book with the update's prices applied, all or nothing: each entry
+  // replaces the entry with its offer_id whole (an empty provider or
+  // gpu_model keeps the old one), unknown offer ids are added. A non-empty
+  // update source / prices_as_of replaces the book's. The result is
+  // validated like Create (errors name "prices[i]..." of the update when the
+  // entry itself is bad) and gets a new version. kInvalidArgument for an empty
+  // update or an offer id repeated within it. This book is unchanged either way.
+  absl::StatusOr<std::shared_ptr<const PriceBook>> WithUpdates(
+      const gpuadvisor::pricing::v1::UpdatePricesRequest& update) const;
+
+  // Number of priced offers.
+  int size() const { return data_.prices_size(); }
+
+ private:
+  // Everything Quote needs about one offer, resolved once in Create.
+  struct OfferEntry {
+    const gpuadvisor::pricing::v1::OfferPrice* price = nullptr;
+    int index = 0;  // position in data_.prices()
+    const gpuadvisor::pricing::v1::BillingRule* billing = nullptr;
+    double interruptions_per_hour = 0;  // per node
+    bool has_spot_risk = false;
+  };
+
+  explicit PriceBook(gpuadvisor::pricing::v1::PriceBook data);
+  absl::Status Index();
+
+  gpuadvisor::pricing::v1::PriceBook data_;
+  absl::Time prices_as_of_ = absl::InfinitePast();  // InfinitePast: unknown
+  // Keys view the offer ids stored in data_, which never changes.
+  absl::flat_hash_map<absl::string_view, OfferEntry> offers_;
+};
+
+// Reads the billing file (text format PriceBook, see
+// data/pricing/billing.textproto), appends PricesFromOffers(catalog) (an
+// offer also listed under `prices` in the file keeps the file's entry),
+// takes prices_as_of from the catalog when it has one and validates the
+// whole. Errors name the file and line: kNotFound / kUnavailable when the
+// file cannot be read, kInvalidArgument "<path>:<line>:<col>: ..." for syntax
+// errors and "<path>:<line>:<col>: billing[2].granularity_seconds: must be
+// >= 1" for invalid values (line of the nearest enclosing field present in
+// the file), "catalog offer \"<id>\": ..." for bad catalog prices.
+absl::StatusOr<std::shared_ptr<const PriceBook>> LoadPriceBook(
+    const std::string& billing_path, const gpuadvisor::catalog::v1::CatalogSnapshot& catalog);
+
+// The price book currently served, with atomic replacement and change
+// notification (for WatchPrices). Thread-safe: every method may be called
+// from any thread. Implemented in price_store.cc.
+class PriceStore {
+ public:
+  PriceStore() = default;
+  PriceStore(const PriceStore&) = delete;
+  PriceStore& operator=(const PriceStore&) = delete;
+
+  // Replaces the current book (e.g. after a file reload) and wakes waiters.
+  // A nullptr is ignored.
+  void Set(std::shared_ptr<const PriceBook> book);
+
+  // The current book; nullptr before the first Set. Readers keep the book
+  // they got alive for as long as they hold it, even across a swap.
+  std::shared_ptr<const PriceBook> Current() const;
+
+  // Applies `update` to the current book (PriceBook::WithUpdates) and swaps
+  // the result in, all or nothing: on error (kInvalidArgument naming the
+  // field) the current book stays. kUnavailable before the first Set.
+  // Concurrent updates are serialized, so none is lost. Returns the new book.
+  absl::StatusOr<std::shared_ptr<const PriceBook>> Update(
+      const gpuadvisor::pricing::v1::UpdatePricesRequest& update);
+
+  // Blocks until the current book's version differs from `known_version`,
+  // `deadline` passes or Shutdown() is called, then returns the current book
+  // (which may still have `known_version`, or be nullptr if nothing was Set;
+  // callers compare versions). Returns at once if the version already
+  // differs. An empty known_version matches any book.
+  std::shared_ptr<const PriceBook> WaitForChange(const std::string& known_version,
+                                                 absl::Time deadline) const;
+
+  // Wakes every WaitForChange, now and later, so streams can end.
+  void Shutdown();
+
+ private:
+  mutable absl::Mutex mu_;
+  std::shared_ptr<const PriceBook> book_ ABSL_GUARDED_BY(mu_);
+  bool shutdown_ ABSL_GUARDED_BY(mu_) = false;
+  // Serializes Update's read-modify-write without blocking readers while the
+  // new book is built.
+  absl::Mutex update_mu_ ABSL_ACQUIRED_BEFORE(mu_);
+};
+
+}  // namespace gpuadvisor::pricing
+
+#endif  // GPUADVISOR_SERVICES_PRICING_PRICE_BOOK_H_

@@ -1,0 +1,46 @@
+#include <utility>
+
+#include "services/pricing/price_book.h"
+
+namespace gpuadvisor::pricing {
+
+void PriceStore::Set(std::shared_ptr<const PriceBook> book) {
+  if (book == nullptr) return;
+  std::shared_ptr<const PriceBook> old;  // released outside the lock
+  absl::MutexLock lock(&mu_);
+  old = std::exchange(book_, std::move(book));
+}
+
+std::shared_ptr<const PriceBook> PriceStore::Current() const {
+  absl::MutexLock lock(&mu_);
+  return book_;
+}
+
+absl::StatusOr<std::shared_ptr<const PriceBook>> PriceStore::Update(
+    const gpuadvisor::pricing::v1::UpdatePricesRequest& update) {
+  absl::MutexLock update_lock(&update_mu_);
+  std::shared_ptr<const PriceBook> current = Current();
+  if (current == nullptr) return absl::UnavailableError("no price book loaded yet");
+  absl::StatusOr<std::shared_ptr<const PriceBook>> next = current->WithUpdates(update);
+  if (!next.ok()) return next.status();
+  Set(*next);
+  return next;
+}
+
+std::shared_ptr<const PriceBook> PriceStore::WaitForChange(const std::string& known_version,
+                                                           absl::Time deadline) const {
+  absl::MutexLock lock(&mu_);
+  auto changed = [this, &known_version]() ABSL_SHARED_LOCKS_REQUIRED(mu_) {
+    return shutdown_ ||
+           (book_ != nullptr && (known_version.empty() || book_->version() != known_version));
+  };
+  mu_.AwaitWithDeadline(absl::Condition(&changed), deadline);
+  return book_;
+}
+
+void PriceStore::Shutdown() {
+  absl::MutexLock lock(&mu_);
+  shutdown_ = true;
+}
+
+}  // namespace gpuadvisor::pricing

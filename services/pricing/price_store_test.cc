@@ -1,0 +1,150 @@
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "absl/strings/str_cat.h"
+#include "absl/time/clock.h"
+#include "gmock/gmock.h"
+#include "google/protobuf/text_format.h"
+#include "gtest/gtest.h"
+#include "services/pricing/price_book.h"
+#include "tests/testing/status_matchers.h"
+
+namespace gpuadvisor::pricing {
+namespace {
+
+namespace v1 = ::gpuadvisor::pricing::v1;
+using ::gpuadvisor::testing::StatusIs;
+using ::testing::HasSubstr;
+
+std::shared_ptr<const PriceBook> SmallBook() {
+  v1::PriceBook data;
+  EXPECT_TRUE(google::protobuf::TextFormat::ParseFromString(
+      R"pb(
+        prices_as_of: "2026-11-29"
+        default_billing { granularity_seconds: 1 }
+        prices { offer_id: "aws/a/r" on_demand_usd_per_hour: 10 }
+        prices { offer_id: "aws/b/r" on_demand_usd_per_hour: 20 }
+      )pb",
+      &data));
+  auto book = PriceBook::Create(std::move(data));
+  EXPECT_TRUE(book.ok()) << book.status();
+  return *book;
+}
+
+v1::UpdatePricesRequest PriceUpdate(const std::string& offer_id, double on_demand) {
+  v1::UpdatePricesRequest update;
+  v1::OfferPrice* price = update.add_prices();
+  price->set_offer_id(offer_id);
+  price->set_on_demand_usd_per_hour(on_demand);
+  return update;
+}
+
+double OnDemand(const PriceBook& book, int index) {
+  return book.data().prices(index).on_demand_usd_per_hour();
+}
+
+TEST(PriceStore, EmptyUntilSet) {
+  PriceStore store;
+  EXPECT_EQ(store.Current(), nullptr);
+  EXPECT_THAT(store.Update(PriceUpdate("aws/a/r", 1)), StatusIs(absl::StatusCode::kUnavailable));
+  auto book = SmallBook();
+  store.Set(book);
+  EXPECT_EQ(store.Current(), book);
+}
+
+TEST(PriceStore, UpdateSwapsAndRejectedUpdateKeepsOldBook) {
+  PriceStore store;
+  store.Set(SmallBook());
+  const std::shared_ptr<const PriceBook> before = store.Current();
+
+  auto updated = store.Update(PriceUpdate("aws/a/r", 11));
+  ASSERT_OK(updated);
+  EXPECT_EQ(store.Current(), *updated);
+  EXPECT_NE((*updated)->version(), before->version());
+  EXPECT_DOUBLE_EQ(OnDemand(*store.Current(), 0), 11);
+  EXPECT_DOUBLE_EQ(OnDemand(*before, 0), 10);  // holders of the old book are unaffected
+
+  v1::UpdatePricesRequest bad = PriceUpdate("aws/a/r", 12);
+  v1::OfferPrice* negative = bad.add_prices();
+  negative->set_offer_id("aws/b/r");
+  negative->set_on_demand_usd_per_hour(-1);
+  EXPECT_THAT(store.Update(bad), StatusIs(absl::StatusCode::kInvalidArgument,
+                                          HasSubstr("prices[1].on_demand_usd_per_hour")));
+  EXPECT_EQ(store.Current(), *updated);  // all or nothing
+  EXPECT_DOUBLE_EQ(OnDemand(*store.Current(), 0), 11);
+}
+
+TEST(PriceStore, WaitForChangeReturnsAtOnceWhenVersionDiffers) {
+  PriceStore store;
+  store.Set(SmallBook());
+  const absl::Time start = absl::Now();
+  auto book = store.WaitForChange("some-old-version", absl::Now() + absl::Seconds(10));
+  EXPECT_EQ(book, store.Current());
+  EXPECT_EQ(store.WaitForChange("", absl::Now() + absl::Seconds(10)), store.Current());
+  EXPECT_LT(absl::Now() - start, absl::Seconds(1));
+}
+
+TEST(PriceStore, WaitForChangeTimesOutWithTheSameBook) {
+  PriceStore store;
+  EXPECT_EQ(store.WaitForChange("", absl::Now() + absl::Milliseconds(20)), nullptr);
+  store.Set(SmallBook());
+  const std::string version = store.Current()->version();
+  const absl::Time start = absl::Now();
+  auto book = store.WaitForChange(version, absl::Now() + absl::Milliseconds(50));
+  EXPECT_GE(absl::Now() - start, absl::Milliseconds(45));
+  ASSERT_NE(book, nullptr);
+  EXPECT_EQ(book->version(), version);
+}
+
+TEST(PriceStore, WaitForChangeWakesOnUpdate) {
+  PriceStore store;
+  store.Set(SmallBook());
+  const std::string version = store.Current()->version();
+  std::shared_ptr<const PriceBook> seen;
+  std::thread waiter([&] { seen = store.WaitForChange(version, absl::Now() + absl::Seconds(30)); });
+  absl::SleepFor(absl::Milliseconds(30));
+  auto updated = store.Update(PriceUpdate("aws/b/r", 21));
+  ASSERT_OK(updated);
+  waiter.join();
+  ASSERT_NE(seen, nullptr);
+  EXPECT_EQ(seen->version(), (*updated)->version());
+}
+
+TEST(PriceStore, ShutdownWakesWaiters) {
+  PriceStore store;
+  store.Set(SmallBook());
+  const std::string version = store.Current()->version();
+  const absl::Time start = absl::Now();
+  std::thread waiter([&] { store.WaitForChange(version, absl::Now() + absl::Seconds(30)); });
+  absl::SleepFor(absl::Milliseconds(20));
+  store.Shutdown();
+  waiter.join();
+  EXPECT_LT(absl::Now() - start, absl::Seconds(10));
+  // After shutdown, waits return at once.
+  EXPECT_NE(store.WaitForChange(version, absl::InfiniteFuture()), nullptr);
+}
+
+TEST(PriceStore, ConcurrentUpdatesAreNotLost) {
+  PriceStore store;
+  store.Set(SmallBook());
+  constexpr int kUpdates = 50;
+  std::vector<std::thread> writers;
+  for (const char* offer : {"aws/a/r", "aws/b/r"}) {
+    writers.emplace_back([&store, offer] {
+      for (int i = 1; i <= kUpdates; ++i) {
+        ASSERT_OK(store.Update(PriceUpdate(offer, 100 + i)));
+      }
+    });
+  }
+  std::thread reader([&store] {
+    for (int i = 0; i < 200; ++i) ASSERT_NE(store.Current(), nullptr);
+  });
+  for (std::thread& t : writers) t.join();
+  reader.join();
+  EXPECT_DOUBLE_EQ(OnDemand(*store.Current(), 0), 100 + kUpdates);
+  EXPECT_DOUBLE_EQ(OnDemand(*store.Current(), 1), 100 + kUpdates);
+}
+
+}  // namespace
+}  // namespace gpuadvisor::pricing

@@ -1,0 +1,81 @@
+#include "services/pricing/pricing_service_impl.h"
+
+#include <memory>
+#include <utility>
+
+#include "absl/time/clock.h"
+#include "absl/time/time.h"
+#include "common/grpc/server.h"
+#include "common/status/grpc_status.h"
+
+namespace gpuadvisor::pricing {
+namespace {
+
+constexpr char kService[] = "gpuadvisor.pricing.v1.PricingService";
+
+grpc::Status NotLoaded() {
+  return grpc::Status(grpc::StatusCode::UNAVAILABLE, "price book not loaded yet; retry");
+}
+
+}  // namespace
+
+PricingServiceImpl::PricingServiceImpl(PriceStore* store, Metrics* metrics, Options options)
+    : store_(store), metrics_(metrics), options_(std::move(options)) {}
+
+void PricingServiceImpl::Shutdown() {
+  shutting_down_ = true;
+  store_->Shutdown();
+}
+
+grpc::Status PricingServiceImpl::Quote(grpc::ServerContext*, const v1::QuoteRequest* request,
+                                       v1::QuoteResponse* response) {
+  RpcScope rpc(metrics_, kService, "Quote");
+  std::shared_ptr<const PriceBook> book = store_->Current();
+  if (book == nullptr) return rpc.Finish(NotLoaded());
+  absl::StatusOr<v1::QuoteResponse> quote = book->Quote(*request, absl::Now());
+  if (!quote.ok()) return rpc.Finish(ToGrpcStatus(quote.status()));
+  *response = std::move(*quote);
+  return rpc.Finish(grpc::Status::OK);
+}
+
+grpc::Status PricingServiceImpl::GetPriceBook(grpc::ServerContext*, const v1::GetPriceBookRequest*,
+                                              v1::GetPriceBookResponse* response) {
+  RpcScope rpc(metrics_, kService, "GetPriceBook");
+  std::shared_ptr<const PriceBook> book = store_->Current();
+  if (book == nullptr) return rpc.Finish(NotLoaded());
+  *response->mutable_price_book() = book->data();
+  return rpc.Finish(grpc::Status::OK);
+}
+
+grpc::Status PricingServiceImpl::UpdatePrices(grpc::ServerContext* context,
+                                              const v1::UpdatePricesRequest* request,
+                                              v1::UpdatePricesResponse* response) {
+  RpcScope rpc(metrics_, kService, "UpdatePrices");
+  const absl::Status allowed = CheckAdminToken(*context, options_.admin_token);
+  if (!allowed.ok()) return rpc.Finish(ToGrpcStatus(allowed));
+  absl::StatusOr<std::shared_ptr<const PriceBook>> updated = store_->Update(*request);
+  metrics_->DataLoaded(updated.ok(), absl::ToDoubleSeconds(absl::Now() - absl::UnixEpoch()));
+  if (!updated.ok()) return rpc.Finish(ToGrpcStatus(updated.status()));
+  response->set_price_book_version((*updated)->data().version());
+  response->set_updated(request->prices_size());
+  return rpc.Finish(grpc::Status::OK);
+}
+
+grpc::Status PricingServiceImpl::WatchPrices(grpc::ServerContext* context,
+                                             const v1::WatchPricesRequest* request,
+                                             grpc::ServerWriter<v1::WatchPricesResponse>* writer) {
+  RpcScope rpc(metrics_, kService, "WatchPrices");
+  std::string known = request->known_version();
+  while (!context->IsCancelled() && !shutting_down_) {
+    std::shared_ptr<const PriceBook> book =
+        store_->WaitForChange(known, absl::Now() + absl::Seconds(options_.watch_poll_seconds));
+    if (book == nullptr || book->data().version() == known) continue;
+    v1::WatchPricesResponse update;
+    *update.mutable_price_book() = book->data();
+    if (!writer->Write(update)) break;
+    known = book->data().version();
+  }
+  return rpc.Finish(grpc::Status::OK);
+}
+
+}  // namespace gpuadvisor::pricing

@@ -1,0 +1,120 @@
+// The pricing adapter on a real port-0 server, over the real billing data.
+
+#include "services/pricing/pricing_service_impl.h"
+
+#include <string>
+
+#include "absl/strings/str_cat.h"
+#include "common/grpc/server.h"
+#include "gmock/gmock.h"
+#include "grpcpp/create_channel.h"
+#include "grpcpp/security/credentials.h"
+#include "gtest/gtest.h"
+#include "tests/testing/status_matchers.h"
+
+namespace gpuadvisor::pricing {
+namespace {
+
+catalog::v1::CatalogSnapshot Offers() {
+  catalog::v1::CatalogSnapshot snapshot;
+  catalog::v1::Offer* offer = snapshot.add_offers();
+  offer->set_id("aws/p5.48xlarge/us-east-1");
+  offer->set_provider("aws");
+  offer->set_instance_type("p5.48xlarge");
+  offer->set_region("us-east-1");
+  offer->set_gpu_model("H100-SXM");
+  offer->set_gpus_per_node(8);
+  offer->set_on_demand_usd_per_hour(55.04);
+  offer->set_spot_usd_per_hour(20.0);
+  return snapshot;
+}
+
+class PricingServiceTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    absl::StatusOr<std::shared_ptr<const PriceBook>> book =
+        LoadPriceBook(absl::StrCat(GPUADVISOR_SOURCE_DIR, "/data/pricing/billing.textproto"), Offers());
+    ASSERT_OK(book);
+    store_.Set(*book);
+    service_ = std::make_unique<PricingServiceImpl>(
+        &store_, &metrics_, PricingServiceImpl::Options{.admin_token = "secret", .watch_poll_seconds = 0.05});
+    absl::StatusOr<StartedServer> started = StartServer(ServerOptions(), {service_.get()});
+    ASSERT_OK(started);
+    server_ = std::move(started->server);
+    stub_ = v1::PricingService::NewStub(grpc::CreateChannel(absl::StrCat("127.0.0.1:", started->port),
+                                                            grpc::InsecureChannelCredentials()));
+  }
+  void TearDown() override {
+    service_->Shutdown();
+    ShutdownServer(*server_, 1);
+  }
+
+  grpc::Status Update(const std::string& token, double price, v1::UpdatePricesResponse* response) {
+    grpc::ClientContext context;
+    if (!token.empty()) context.AddMetadata("authorization", "Bearer " + token);
+    v1::UpdatePricesRequest request;
+    v1::OfferPrice* p = request.add_prices();
+    p->set_offer_id("aws/p5.48xlarge/us-east-1");
+    p->set_provider("aws");
+    p->set_gpu_model("H100-SXM");
+    p->set_on_demand_usd_per_hour(price);
+    p->set_spot_usd_per_hour(18.0);
+    return stub_->UpdatePrices(&context, request, response);
+  }
+
+  double QuoteOnDemandPerHour() {
+    grpc::ClientContext context;
+    v1::QuoteRequest request;
+    v1::QuoteItem* item = request.add_items();
+    item->set_offer_id("aws/p5.48xlarge/us-east-1");
+    item->set_nodes(2);
+    item->set_hours(10);
+    item->set_purchase_option(catalog::v1::PURCHASE_OPTION_ON_DEMAND);
+    v1::QuoteResponse response;
+    EXPECT_TRUE(stub_->Quote(&context, request, &response).ok());
+    EXPECT_EQ(response.quotes_size(), 1);
+    EXPECT_TRUE(response.quotes(0).priced());
+    return response.quotes(0).cost().usd_per_hour();
+  }
+
+  Metrics metrics_{"pricing"};
+  PriceStore store_;
+  std::unique_ptr<PricingServiceImpl> service_;
+  std::unique_ptr<grpc::Server> server_;
+  std::unique_ptr<v1::PricingService::Stub> stub_;
+};
+
+TEST_F(PricingServiceTest, QuotesAWholeJob) {
+  EXPECT_DOUBLE_EQ(QuoteOnDemandPerHour(), 2 * 55.04);
+}
+
+TEST_F(PricingServiceTest, UpdatesNeedTheTokenAndAreAllOrNothing) {
+  v1::UpdatePricesResponse response;
+  EXPECT_EQ(Update("", 50, &response).error_code(), grpc::StatusCode::UNAUTHENTICATED);
+  EXPECT_EQ(Update("nope", 50, &response).error_code(), grpc::StatusCode::PERMISSION_DENIED);
+  EXPECT_EQ(Update("secret", -3, &response).error_code(), grpc::StatusCode::INVALID_ARGUMENT);
+  EXPECT_DOUBLE_EQ(QuoteOnDemandPerHour(), 2 * 55.04);  // the old book still serves
+
+  const std::string before = store_.Current()->data().version();
+  ASSERT_TRUE(Update("secret", 50, &response).ok());
+  EXPECT_NE(response.price_book_version(), before);
+  EXPECT_DOUBLE_EQ(QuoteOnDemandPerHour(), 100);
+  EXPECT_THAT(metrics_.Serialize(),
+              ::testing::HasSubstr("gpuadvisor_data_loads_total{result=\"rejected\",service=\"pricing\"} 1"));
+}
+
+TEST_F(PricingServiceTest, WatchSeesEachNewBook) {
+  grpc::ClientContext context;
+  auto reader = stub_->WatchPrices(&context, v1::WatchPricesRequest());
+  v1::WatchPricesResponse first;
+  ASSERT_TRUE(reader->Read(&first));
+  v1::UpdatePricesResponse updated;
+  ASSERT_TRUE(Update("secret", 48, &updated).ok());
+  v1::WatchPricesResponse second;
+  ASSERT_TRUE(reader->Read(&second));
+  EXPECT_EQ(second.price_book().version(), updated.price_book_version());
+  context.TryCancel();
+}
+
+}  // namespace
+}  // namespace gpuadvisor::pricing

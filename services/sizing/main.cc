@@ -1,0 +1,42 @@
+// sizing_server: memory, parallel plan, throughput and time estimates
+// (gpuadvisor.sizing.v1).
+//
+//   sizing_server --port=50052 --metrics_port=9462 --data_dir=data
+//
+// Reads <data_dir>/sizing/models.textproto and <data_dir>/catalog/gpus.textproto
+// and prints "sizing listening grpc=HOST:PORT metrics=HOST:PORT" once serving.
+
+#include <memory>
+
+#include "absl/flags/flag.h"
+#include "absl/flags/parse.h"
+#include "absl/time/clock.h"
+#include "common/grpc/service_main.h"
+#include "services/sizing/sizing_service_impl.h"
+
+ABSL_FLAG(std::string, host, "127.0.0.1", "Address to listen on (0.0.0.0 for all interfaces).");
+ABSL_FLAG(int, port, 50052, "gRPC port; 0 picks a free port.");
+ABSL_FLAG(int, metrics_port, 9462, "Prometheus /metrics port; 0 picks a free port.");
+ABSL_FLAG(std::string, data_dir, "data", "Folder with sizing/models.textproto and catalog/gpus.textproto.");
+
+int main(int argc, char** argv) {
+  gpuadvisor::BlockTerminationSignals();
+  absl::ParseCommandLine(argc, argv);
+  const std::string data_dir = absl::GetFlag(FLAGS_data_dir);
+
+  gpuadvisor::Metrics metrics("sizing");
+  absl::StatusOr<gpuadvisor::sizing::SizingModel> model = gpuadvisor::sizing::SizingModel::FromFiles(
+      data_dir + "/sizing/models.textproto", data_dir + "/catalog/gpus.textproto");
+  metrics.DataLoaded(model.ok(), absl::ToDoubleSeconds(absl::Now() - absl::UnixEpoch()));
+  if (!model.ok()) return gpuadvisor::FailStartup("sizing", model.status());
+  gpuadvisor::sizing::SizingServiceImpl service(
+      std::make_shared<const gpuadvisor::sizing::SizingModel>(std::move(*model)), &metrics);
+
+  gpuadvisor::ServiceMainOptions options;
+  options.name = "sizing";
+  options.server.host = absl::GetFlag(FLAGS_host);
+  options.server.port = absl::GetFlag(FLAGS_port);
+  options.metrics_port = absl::GetFlag(FLAGS_metrics_port);
+  options.health_names = {"gpuadvisor.sizing.v1.SizingService"};
+  return gpuadvisor::ServeUntilSignal(options, metrics, {&service});
+}

@@ -1,0 +1,234 @@
+#include "services/sizing/model_spec.h"
+
+#include <algorithm>
+#include <cmath>
+#include <string>
+
+#include "absl/status/status.h"
+#include "absl/strings/str_cat.h"
+#include "services/sizing/formulas.h"
+
+namespace gpuadvisor::sizing {
+namespace {
+
+using ::gpuadvisor::sizing::v1::Model;
+using ::gpuadvisor::sizing::v1::ModelKind;
+
+absl::Status Invalid(absl::string_view path, absl::string_view field, absl::string_view why) {
+  return absl::InvalidArgumentError(absl::StrCat(path, ".", field, ": ", why));
+}
+
+// Rejects negative and absurd integer fields.
+absl::Status CheckCount(absl::string_view path, absl::string_view field, int value, int max) {
+  if (value < 0) return Invalid(path, field, "must be >= 0");
+  if (value > max) return Invalid(path, field, absl::StrCat("must be <= ", max));
+  return absl::OkStatus();
+}
+
+absl::Status CheckParams(absl::string_view path, absl::string_view field, double value) {
+  if (!std::isfinite(value)) return Invalid(path, field, "must be finite");
+  if (value < 0) return Invalid(path, field, "must be > 0");
+  if (value > kMaxParams) {
+    return Invalid(path, field, absl::StrCat("must be <= ", kMaxParams, " (got ", value, ")"));
+  }
+  return absl::OkStatus();
+}
+
+}  // namespace
+
+Model MergeModel(const Model& base, const Model& overrides) {
+  // proto3 MergeFrom copies only non-default scalars: exactly "any non-zero
+  // field replaces the preset's" (so tied_embeddings can be set, not cleared).
+  Model merged = base;
+  merged.MergeFrom(overrides);
+  return merged;
+}
+
+absl::StatusOr<ModelSpec> BuildModelSpec(const Model& m, absl::string_view path) {
+  if (absl::Status s = CheckParams(path, "params", m.params()); !s.ok()) return s;
+  if (absl::Status s = CheckParams(path, "active_params", m.active_params()); !s.ok()) return s;
+  struct IntField {
+    const char* name;
+    int value;
+    int max;
+  };
+  const IntField ints[] = {
+      {"layers", m.layers(), 10000},
+      {"hidden_size", m.hidden_size(), 1 << 20},
+      {"attention_heads", m.attention_heads(), 1 << 16},
+      {"kv_heads", m.kv_heads(), 1 << 16},
+      {"head_dim", m.head_dim(), 1 << 16},
+      {"intermediate_size", m.intermediate_size(), 1 << 24},
+      {"vocab_size", m.vocab_size(), 1 << 24},
+      {"experts", m.experts(), 1 << 16},
+      {"active_experts", m.active_experts(), 1 << 16},
+      {"max_context_length", m.max_context_length(), 1 << 27},
+      {"kv_lora_rank", m.kv_lora_rank(), 1 << 20},
+      {"qk_rope_head_dim", m.qk_rope_head_dim(), 1 << 16},
+      {"sliding_window", m.sliding_window(), 1 << 27},
+      {"shared_experts", m.shared_experts(), 1 << 16},
+      {"expert_intermediate_size", m.expert_intermediate_size(), 1 << 24},
+      {"dense_layers", m.dense_layers(), 10000},
+  };
+  for (const IntField& f : ints) {
+    if (absl::Status s = CheckCount(path, f.name, f.value, f.max); !s.ok()) return s;
+  }
+
+  ModelSpec spec;
+  spec.kind = m.kind() == v1::MODEL_KIND_UNSPECIFIED ? v1::MODEL_KIND_DECODER : m.kind();
+  const bool has_shape = m.layers() > 0 || m.hidden_size() > 0 || m.attention_heads() > 0;
+  if (has_shape) {
+    if (m.layers() == 0) return Invalid(path, "layers", "must be > 0");
+    if (m.hidden_size() == 0) return Invalid(path, "hidden_size", "must be > 0");
+    if (m.attention_heads() == 0) return Invalid(path, "attention_heads", "must be > 0");
+    if (m.hidden_size() % m.attention_heads() != 0) {
+      return Invalid(path, "attention_heads",
+                     absl::StrCat("must divide hidden_size (", m.hidden_size(), " % ",
+                                  m.attention_heads(), " != 0)"));
+    }
+    spec.layers = m.layers();
+    spec.hidden = m.hidden_size();
+    spec.heads = m.attention_heads();
+  } else {
+    if (m.params() <= 0) {
+      return Invalid(path, "params", "must be > 0 (or give layers, hidden_size and attention_heads)");
+    }
+    // Typical aspect ratio h ~ 128 L (Llama-2-7B 4096/32, GPT-3 12288/96):
+    // N ~ 12 L h^2 = 12 * 128^2 L^3.
+    const double l = std::max(1.0, std::round(std::cbrt(m.params() / (12.0 * 128.0 * 128.0))));
+    spec.layers = l;
+    spec.hidden = 128.0 * l;
+    spec.heads = l;
+    spec.shape_estimated = true;
+  }
+  if (m.kv_heads() > 0) {
+    if (m.kv_heads() > spec.heads || static_cast<int>(spec.heads) % m.kv_heads() != 0) {
+      return Invalid(path, "kv_heads", "must divide attention_heads");
+    }
+    spec.kv_heads = m.kv_heads();
+  } else {
+    spec.kv_heads = spec.heads;
+  }
+  spec.head_dim = m.head_dim() > 0 ? m.head_dim() : spec.hidden / spec.heads;
+  spec.intermediate = m.intermediate_size() > 0 ? m.intermediate_size() : 4.0 * spec.hidden;
+  // Decoders whose MLP is not the classic 4h are SwiGLU/GeGLU (Llama, Mistral,
+  // Qwen, Gemma, Phi-3, DeepSeek); GPT-2/3, Falcon, BERT, T5 and Whisper use a
+  // plain two-matrix MLP.
+  spec.gated_mlp = spec.kind == v1::MODEL_KIND_DECODER &&
+                   spec.intermediate != 4.0 * spec.hidden;
+  spec.vocab = m.vocab_size() > 0 ? m.vocab_size() : 32000.0;
+  spec.max_context = m.max_context_length();
+  spec.sliding_window = m.sliding_window();
+  spec.tied_embeddings = m.tied_embeddings();
+  spec.mla = m.kv_lora_rank() > 0;
+
+  const double experts = m.experts();
+  if (m.active_experts() > 0 && experts == 0) {
+    return Invalid(path, "active_experts", "needs experts > 0");
+  }
+  if (m.active_experts() > m.experts()) {
+    return Invalid(path, "active_experts", "must be <= experts");
+  }
+  const double active_experts = experts > 0 ? (m.active_experts() > 0 ? m.active_experts()
+                                                                       : std::min(2.0, experts))
+                                            : 0.0;
+  if (m.dense_layers() > m.layers()) return Invalid(path, "dense_layers", "must be <= layers");
+  const double shared = m.shared_experts();
+  const double expert_i =
+      m.expert_intermediate_size() > 0 ? m.expert_intermediate_size() : spec.intermediate;
+
+  const double h = spec.hidden;
+  spec.attention_width = spec.heads * spec.head_dim;
+  const double kv_width = spec.kv_heads * spec.head_dim;
+  const double attn = 2.0 * h * spec.attention_width + 2.0 * h * kv_width;
+  const double mlp_dense = (spec.gated_mlp ? 3.0 : 2.0) * h * spec.intermediate;
+  const double moe_layers = experts > 0 ? spec.layers - m.dense_layers() : 0.0;
+  const double dense_layers = spec.layers - moe_layers;
+  const double expert_params = 3.0 * h * expert_i;  // MoE experts are gated
+  const double mlp_moe = (experts + shared) * expert_params + h * experts;
+  const bool two_stacks = spec.kind == v1::MODEL_KIND_ENCODER_DECODER ||
+                          spec.kind == v1::MODEL_KIND_SPEECH;
+  const double cross_attn = two_stacks ? spec.layers / 2.0 * attn : 0.0;
+  spec.embedding_params = spec.vocab * h;
+  spec.lm_head_params = spec.tied_embeddings ? 0.0 : spec.vocab * h;
+  const double derived = dense_layers * (attn + mlp_dense + 2.0 * h) +
+                         moe_layers * (attn + mlp_moe + 2.0 * h) + cross_attn +
+                         spec.embedding_params + spec.lm_head_params + h;
+  spec.params = m.params() > 0 ? m.params() : derived;
+  if (spec.params > kMaxParams) {
+    return Invalid(path, "params", absl::StrCat("derived count ", spec.params, " exceeds ", kMaxParams));
+  }
+
+  if (experts > 0) {
+    const double inactive_derived = moe_layers * (experts - active_experts) * expert_params;
+    spec.active_params = m.active_params() > 0
+                             ? m.active_params()
+                             : std::max(spec.params - inactive_derived, spec.params * 0.01);
+    // Routed expert weights: from the given total/active split when both are
+    // known (inactive = routed x (E - k) / E), else from the architecture.
+    const double inactive = spec.params - spec.active_params;
+    spec.routed_expert_params =
+        experts > active_experts ? inactive * experts / (experts - active_experts)
+                                 : moe_layers * experts * expert_params;
+    spec.routed_expert_params = std::min(spec.routed_expert_params, spec.params);
+    spec.active_expert_fraction = active_experts / experts;
+  } else {
+    spec.active_params = m.active_params() > 0 ? m.active_params() : spec.params;
+  }
+  if (spec.active_params > spec.params) {
+    return Invalid(path, "active_params", "must be <= params");
+  }
+  // The input embedding is a lookup, not a matmul; a tied matrix still does
+  // the LM-head matmul.
+  spec.compute_params =
+      std::max(spec.active_params - (spec.tied_embeddings ? 0.0 : spec.embedding_params),
+               spec.active_params * 0.05);
+  const double body = std::max(spec.params - spec.embedding_params - spec.lm_head_params,
+                               spec.params * 0.05);
+  spec.largest_layer_params = std::max(body / spec.layers, spec.embedding_params);
+
+  switch (spec.kind) {
+    case v1::MODEL_KIND_ENCODER:
+    case v1::MODEL_KIND_DIFFUSION:
+      spec.kv_layers = 0;
+      break;
+    case v1::MODEL_KIND_ENCODER_DECODER:
+    case v1::MODEL_KIND_SPEECH:
+      spec.kv_layers = std::ceil(spec.layers / 2.0);
+      break;
+    default:
+      spec.kv_layers = spec.layers;
+  }
+  spec.kv_elements_per_token =
+      KvCacheBytesPerToken(static_cast<int>(spec.kv_layers), static_cast<int>(spec.kv_heads),
+                           static_cast<int>(spec.head_dim), m.kv_lora_rank(),
+                           m.qk_rope_head_dim(), 1.0);
+  spec.kv_tp_shards = spec.mla ? 1.0 : spec.kv_heads;
+
+  const double mlp_act_dense = (spec.gated_mlp ? 3.0 : 2.0) * spec.intermediate;
+  const double mlp_act_moe = (active_experts + shared) * 3.0 * expert_i;
+  const double mlp_act =
+      (dense_layers * mlp_act_dense + moe_layers * mlp_act_moe) / spec.layers;
+  spec.activation_elements_per_token_layer =
+      2.0 * h + 2.0 * spec.attention_width + 2.0 * kv_width + mlp_act;
+
+  Model& r = spec.resolved;
+  r = m;
+  r.set_kind(spec.kind);
+  r.set_params(spec.params);
+  r.set_active_params(spec.active_params);
+  r.set_layers(static_cast<int>(spec.layers));
+  r.set_hidden_size(static_cast<int>(spec.hidden));
+  r.set_attention_heads(static_cast<int>(spec.heads));
+  r.set_kv_heads(static_cast<int>(spec.kv_heads));
+  r.set_head_dim(static_cast<int>(spec.head_dim));
+  r.set_intermediate_size(static_cast<int>(spec.intermediate));
+  r.set_vocab_size(static_cast<int>(spec.vocab));
+  if (experts > 0) {
+    r.set_active_experts(static_cast<int>(active_experts));
+    r.set_expert_intermediate_size(static_cast<int>(expert_i));
+  }
+  return spec;
+}
+
+}  // namespace gpuadvisor::sizing

@@ -1,0 +1,31 @@
+#include "services/sizing/sizing_service_impl.h"
+
+#include <utility>
+
+#include "common/status/grpc_status.h"
+
+namespace gpuadvisor::sizing {
+namespace {
+constexpr char kService[] = "gpuadvisor.sizing.v1.SizingService";
+}  // namespace
+
+SizingServiceImpl::SizingServiceImpl(std::shared_ptr<const SizingModel> model, Metrics* metrics)
+    : model_(std::move(model)), metrics_(metrics) {}
+
+grpc::Status SizingServiceImpl::Estimate(grpc::ServerContext*, const v1::EstimateRequest* request,
+                                         v1::EstimateResponse* response) {
+  RpcScope rpc(metrics_, kService, "Estimate");
+  absl::StatusOr<v1::EstimateResponse> estimate = model_->Estimate(*request);
+  if (!estimate.ok()) return rpc.Finish(ToGrpcStatus(estimate.status()));
+  *response = std::move(*estimate);
+  return rpc.Finish(grpc::Status::OK);
+}
+
+grpc::Status SizingServiceImpl::ListModels(grpc::ServerContext*, const v1::ListModelsRequest*,
+                                           v1::ListModelsResponse* response) {
+  RpcScope rpc(metrics_, kService, "ListModels");
+  *response = model_->ListModels();
+  return rpc.Finish(grpc::Status::OK);
+}
+
+}  // namespace gpuadvisor::sizing

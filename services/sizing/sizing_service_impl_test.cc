@@ -1,0 +1,84 @@
+// The sizing adapter on a real port-0 server, over the real presets and GPU specs.
+
+#include "services/sizing/sizing_service_impl.h"
+
+#include "absl/strings/str_cat.h"
+#include "common/grpc/server.h"
+#include "gmock/gmock.h"
+#include "grpcpp/create_channel.h"
+#include "grpcpp/security/credentials.h"
+#include "gtest/gtest.h"
+#include "tests/testing/status_matchers.h"
+
+namespace gpuadvisor::sizing {
+namespace {
+
+class SizingServiceTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    absl::StatusOr<SizingModel> model =
+        SizingModel::FromFiles(absl::StrCat(GPUADVISOR_SOURCE_DIR, "/data/sizing/models.textproto"),
+                               absl::StrCat(GPUADVISOR_SOURCE_DIR, "/data/catalog/gpus.textproto"));
+    ASSERT_OK(model);
+    service_ = std::make_unique<SizingServiceImpl>(std::make_shared<const SizingModel>(std::move(*model)),
+                                                   &metrics_);
+    absl::StatusOr<StartedServer> started = StartServer(ServerOptions(), {service_.get()});
+    ASSERT_OK(started);
+    server_ = std::move(started->server);
+    stub_ = v1::SizingService::NewStub(grpc::CreateChannel(absl::StrCat("127.0.0.1:", started->port),
+                                                           grpc::InsecureChannelCredentials()));
+  }
+  void TearDown() override { ShutdownServer(*server_, 1); }
+
+  Metrics metrics_{"sizing"};
+  std::unique_ptr<SizingServiceImpl> service_;
+  std::unique_ptr<grpc::Server> server_;
+  std::unique_ptr<v1::SizingService::Stub> stub_;
+};
+
+TEST_F(SizingServiceTest, EstimatesEachConfigurationInOrder) {
+  v1::EstimateRequest request;
+  request.mutable_workload()->set_task(v1::TASK_INFERENCE);
+  request.mutable_workload()->mutable_model()->set_preset("llama-3.1-8b");
+  request.mutable_workload()->set_context_length(4096);
+  request.mutable_workload()->set_concurrent_sequences(1);
+  for (const char* gpu : {"L4", "H100-SXM", "T4"}) {
+    v1::GpuConfiguration* config = request.add_configurations();
+    config->set_gpu_model(gpu);
+    config->set_gpus_per_node(1);
+    config->set_nodes(1);
+  }
+  grpc::ClientContext context;
+  v1::EstimateResponse response;
+  ASSERT_TRUE(stub_->Estimate(&context, request, &response).ok());
+  ASSERT_EQ(response.estimates_size(), 3);
+  EXPECT_TRUE(response.estimates(1).fits());   // 80 GB
+  EXPECT_FALSE(response.estimates(2).fits());  // 16 GB is too small for 16 GB of bf16 weights
+  EXPECT_GT(response.totals().weights_bytes(), 15e9);
+}
+
+TEST_F(SizingServiceTest, BadWorkloadIsInvalidArgumentNamingTheField) {
+  v1::EstimateRequest request;
+  request.mutable_workload()->set_task(v1::TASK_PRETRAIN);
+  request.mutable_workload()->mutable_model()->set_params(-1);
+  v1::GpuConfiguration* config = request.add_configurations();
+  config->set_gpu_model("H100-SXM");
+  config->set_gpus_per_node(1);
+  config->set_nodes(1);
+  grpc::ClientContext context;
+  v1::EstimateResponse response;
+  const grpc::Status status = stub_->Estimate(&context, request, &response);
+  EXPECT_EQ(status.error_code(), grpc::StatusCode::INVALID_ARGUMENT);
+  EXPECT_THAT(status.error_message(), ::testing::HasSubstr("workload.model.params"));
+}
+
+TEST_F(SizingServiceTest, ListsThePresets) {
+  grpc::ClientContext context;
+  v1::ListModelsResponse response;
+  ASSERT_TRUE(stub_->ListModels(&context, v1::ListModelsRequest(), &response).ok());
+  EXPECT_GE(response.models_size(), 20);
+  EXPECT_THAT(metrics_.Serialize(), ::testing::HasSubstr("grpc_method=\"ListModels\""));
+}
+
+}  // namespace
+}  // namespace gpuadvisor::sizing

@@ -1,0 +1,168 @@
+#include "services/sizing/workload_validation.h"
+
+#include <cmath>
+#include <string>
+
+#include "absl/strings/str_cat.h"
+#include "absl/strings/string_view.h"
+
+namespace gpuadvisor::sizing {
+namespace {
+
+namespace v1 = ::gpuadvisor::sizing::v1;
+
+absl::Status Invalid(absl::string_view field, absl::string_view why) {
+  return absl::InvalidArgumentError(absl::StrCat(field, ": ", why));
+}
+
+// A finite, non-negative double no larger than `max`.
+absl::Status CheckAmount(absl::string_view field, double value, double max) {
+  if (!std::isfinite(value)) return Invalid(field, "must be finite");
+  if (value < 0) return Invalid(field, "must be >= 0");
+  if (value > max) return Invalid(field, absl::StrCat("must be <= ", max));
+  return absl::OkStatus();
+}
+
+absl::Status CheckCount(absl::string_view field, int value, int max) {
+  if (value < 0) return Invalid(field, "must be >= 0");
+  if (value > max) return Invalid(field, absl::StrCat("must be <= ", max));
+  return absl::OkStatus();
+}
+
+bool IsTraining(v1::Task task) {
+  return task == v1::TASK_PRETRAIN || task == v1::TASK_FULL_FINETUNE ||
+         task == v1::TASK_LORA || task == v1::TASK_QLORA;
+}
+
+bool KnownLoraModule(const std::string& name) {
+  absl::string_view n = name;
+  if (n.size() > 5 && n.substr(n.size() - 5) == "_proj") n.remove_suffix(5);
+  return n == "q" || n == "k" || n == "v" || n == "o" || n == "gate" || n == "up" ||
+         n == "down";
+}
+
+absl::Status ValidateWorkload(const v1::Workload& w) {
+  if (w.task() == v1::TASK_UNSPECIFIED) return Invalid("workload.task", "must be set");
+  if (!v1::Task_IsValid(w.task())) return Invalid("workload.task", "unknown value");
+  if (!v1::Precision_IsValid(w.precision())) return Invalid("workload.precision", "unknown value");
+  if (!v1::Precision_IsValid(w.kv_cache_precision())) {
+    return Invalid("workload.kv_cache_precision", "unknown value");
+  }
+  if (!v1::Optimizer_IsValid(w.optimizer())) return Invalid("workload.optimizer", "unknown value");
+  if (!v1::GradientCheckpointing_IsValid(w.gradient_checkpointing())) {
+    return Invalid("workload.gradient_checkpointing", "unknown value");
+  }
+  if (w.model().preset().empty() && w.model().params() == 0 && w.model().layers() == 0 &&
+      w.model().hidden_size() == 0) {
+    return Invalid("workload.model", "needs a preset or an architecture (params or layers)");
+  }
+  if (!v1::ModelKind_IsValid(w.model().kind())) {
+    return Invalid("workload.model.kind", "unknown value");
+  }
+
+  constexpr double kMaxTokens = 1e16;
+  if (absl::Status s = CheckAmount("workload.train_tokens", w.train_tokens(), kMaxTokens); !s.ok()) return s;
+  if (absl::Status s = CheckAmount("workload.dataset_tokens", w.dataset_tokens(), kMaxTokens); !s.ok()) return s;
+  if (absl::Status s = CheckAmount("workload.epochs", w.epochs(), 1e6); !s.ok()) return s;
+  if (absl::Status s = CheckAmount("workload.requests", w.requests(), 1e15); !s.ok()) return s;
+  if (absl::Status s = CheckAmount("workload.dataset_gb", w.dataset_gb(), 1e9); !s.ok()) return s;
+  if (absl::Status s = CheckAmount("workload.checkpoint_interval_minutes",
+                                   w.checkpoint_interval_minutes(), 1e7); !s.ok()) return s;
+  if (absl::Status s = CheckAmount("workload.serving_hours", w.serving_hours(), 1e6); !s.ok()) return s;
+
+  if (absl::Status s = CheckCount("workload.micro_batch_size", w.micro_batch_size(), 1 << 16); !s.ok()) return s;
+  if (absl::Status s = CheckCount("workload.global_batch_size", w.global_batch_size(), 1 << 26); !s.ok()) return s;
+  if (absl::Status s = CheckCount("workload.lora_rank", w.lora_rank(), 1 << 16); !s.ok()) return s;
+  if (absl::Status s = CheckCount("workload.context_length", w.context_length(), 1 << 27); !s.ok()) return s;
+  if (absl::Status s = CheckCount("workload.concurrent_sequences", w.concurrent_sequences(), 1 << 20); !s.ok()) return s;
+  if (absl::Status s = CheckCount("workload.output_tokens", w.output_tokens(), 1 << 27); !s.ok()) return s;
+  if (absl::Status s = CheckCount("workload.prompt_tokens", w.prompt_tokens(), 1 << 27); !s.ok()) return s;
+
+  const v1::Parallelism& p = w.parallelism();
+  if (p.zero_stage() < 0 || p.zero_stage() > 3) {
+    return Invalid("workload.parallelism.zero_stage", "must be 0-3");
+  }
+  if (absl::Status s = CheckCount("workload.parallelism.tensor_parallel", p.tensor_parallel(), 1024); !s.ok()) return s;
+  if (absl::Status s = CheckCount("workload.parallelism.pipeline_parallel", p.pipeline_parallel(), 4096); !s.ok()) return s;
+  if (!v1::Offload_IsValid(p.offload())) {
+    return Invalid("workload.parallelism.offload", "unknown value");
+  }
+  for (int i = 0; i < w.lora_target_modules_size(); ++i) {
+    if (!KnownLoraModule(w.lora_target_modules(i))) {
+      return Invalid(absl::StrCat("workload.lora_target_modules[", i, "]"),
+                     absl::StrCat("unknown module \"", w.lora_target_modules(i),
+                                  "\" (use q, k, v, o, gate, up, down)"));
+    }
+  }
+
+  const bool lora = w.task() == v1::TASK_LORA || w.task() == v1::TASK_QLORA;
+  if (!lora && w.lora_rank() > 0) {
+    return Invalid("workload.lora_rank", "only valid for TASK_LORA and TASK_QLORA");
+  }
+  if (!lora && w.lora_target_modules_size() > 0) {
+    return Invalid("workload.lora_target_modules", "only valid for TASK_LORA and TASK_QLORA");
+  }
+  if (IsTraining(w.task())) {
+    if (w.sequence_length() <= 0) {
+      return Invalid("workload.sequence_length", "must be > 0 for training");
+    }
+    if (w.sequence_length() > (1 << 24)) {
+      return Invalid("workload.sequence_length", absl::StrCat("must be <= ", 1 << 24));
+    }
+    const bool full = w.task() == v1::TASK_PRETRAIN || w.task() == v1::TASK_FULL_FINETUNE;
+    const v1::Precision prec = w.precision();
+    if (full && (prec == v1::PRECISION_INT8 || prec == v1::PRECISION_INT4 ||
+                 prec == v1::PRECISION_NF4)) {
+      return Invalid("workload.precision",
+                     "integer/NF4 weights cannot be trained in full; use TASK_QLORA or BF16");
+    }
+  } else {
+    if (w.sequence_length() < 0) return Invalid("workload.sequence_length", "must be >= 0");
+    if (w.context_length() > 0 && w.output_tokens() >= w.context_length()) {
+      return Invalid("workload.output_tokens", "must be < context_length");
+    }
+    if (w.context_length() > 0 && w.prompt_tokens() + w.output_tokens() > w.context_length()) {
+      return Invalid("workload.prompt_tokens", "prompt_tokens + output_tokens must be <= context_length");
+    }
+  }
+  return absl::OkStatus();
+}
+
+}  // namespace
+
+absl::Status ValidateEstimateRequest(const v1::EstimateRequest& request) {
+  if (absl::Status s = ValidateWorkload(request.workload()); !s.ok()) return s;
+  if (request.has_vram_margin()) {
+    const double m = request.vram_margin();
+    if (!std::isfinite(m) || m < 0 || m >= 0.9) {
+      return Invalid("vram_margin", "must be in [0, 0.9)");
+    }
+  }
+  if (request.configurations().empty()) return Invalid("configurations", "must not be empty");
+  if (request.configurations_size() > 10000) {
+    return Invalid("configurations", "at most 10000 per request");
+  }
+  for (int i = 0; i < request.configurations_size(); ++i) {
+    const auto& c = request.configurations(i);
+    const std::string path = absl::StrCat("configurations[", i, "]");
+    if (c.gpu_model().empty()) return Invalid(absl::StrCat(path, ".gpu_model"), "must be set");
+    if (c.gpus_per_node() < 1 || c.gpus_per_node() > 1024) {
+      return Invalid(absl::StrCat(path, ".gpus_per_node"), "must be in [1, 1024]");
+    }
+    if (c.nodes() < 1 || c.nodes() > 100000) {
+      return Invalid(absl::StrCat(path, ".nodes"), "must be in [1, 100000]");
+    }
+    if (absl::Status s = CheckAmount(absl::StrCat(path, ".link_bytes_per_second"),
+                                     c.link_bytes_per_second(), 1e15); !s.ok()) return s;
+    if (absl::Status s = CheckAmount(absl::StrCat(path, ".fabric_gbps"), c.fabric_gbps(), 1e7); !s.ok()) return s;
+    if (!catalog::v1::LinkType_IsValid(c.link())) {
+      return Invalid(absl::StrCat(path, ".link"), "unknown value");
+    }
+    if (!catalog::v1::FabricType_IsValid(c.fabric())) {
+      return Invalid(absl::StrCat(path, ".fabric"), "unknown value");
+    }
+  }
+  return absl::OkStatus();
+}
+
+}  // namespace gpuadvisor::sizing

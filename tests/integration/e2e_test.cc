@@ -1,0 +1,245 @@
+// End to end: the four real binaries on ephemeral loopback ports, the
+// embedded data, and the generated C++ stubs a client would use.
+
+#include <algorithm>
+#include <sys/wait.h>
+
+#include <csignal>
+#include <string>
+
+#include "absl/strings/str_cat.h"
+#include "absl/time/clock.h"
+#include "gmock/gmock.h"
+#include "gpuadvisor/catalog/v1/catalog.grpc.pb.h"
+#include "grpcpp/client_context.h"
+#include "grpcpp/create_channel.h"
+#include "gtest/gtest.h"
+#include "tests/integration/stack.h"
+#include "tests/testing/status_matchers.h"
+
+namespace gpuadvisor::testing {
+namespace {
+
+using ::testing::AllOf;
+using ::testing::Each;
+using ::testing::Ge;
+using ::testing::HasSubstr;
+using ::testing::Not;
+using ::testing::SizeIs;
+
+gateway::v1::RecommendRequest QLora70B() {
+  gateway::v1::RecommendRequest request;
+  sizing::v1::Workload* w = request.mutable_workload();
+  w->set_task(sizing::v1::TASK_QLORA);
+  w->mutable_model()->set_preset("llama-3.1-70b");
+  w->set_precision(sizing::v1::PRECISION_NF4);
+  w->set_train_tokens(50e6);
+  w->set_sequence_length(2048);
+  w->set_micro_batch_size(1);
+  request.set_max_results(10);
+  return request;
+}
+
+gateway::v1::RecommendRequest Serve7B() {
+  gateway::v1::RecommendRequest request;
+  sizing::v1::Workload* w = request.mutable_workload();
+  w->set_task(sizing::v1::TASK_INFERENCE);
+  w->mutable_model()->set_preset("llama-2-7b");
+  w->set_precision(sizing::v1::PRECISION_BF16);
+  w->set_context_length(4096);
+  w->set_concurrent_sequences(1);
+  w->set_serving_hours(24);
+  request.set_max_results(10);
+  return request;
+}
+
+std::unique_ptr<grpc::ClientContext> Deadline(int seconds = 20) {
+  auto context = std::make_unique<grpc::ClientContext>();
+  context->set_deadline(std::chrono::system_clock::now() + std::chrono::seconds(seconds));
+  return context;
+}
+
+class EndToEnd : public ::testing::Test {
+ protected:
+  static void SetUpTestSuite() {
+    absl::StatusOr<Stack> started = Stack::Start();
+    ASSERT_OK(started);
+    stack_ = new Stack(*std::move(started));
+  }
+  static void TearDownTestSuite() {
+    delete stack_;
+    stack_ = nullptr;
+  }
+  static Stack* stack_;
+};
+Stack* EndToEnd::stack_ = nullptr;
+
+TEST_F(EndToEnd, QLoraOf70BGetsAtLeast48GBAndNever24GB) {
+  auto stub = stack_->GatewayStub();
+  gateway::v1::RecommendResponse response;
+  ASSERT_TRUE(stub->Recommend(Deadline().get(), QLora70B(), &response).ok());
+  ASSERT_THAT(response.recommendations(), Not(::testing::IsEmpty()));
+  for (const gateway::v1::Recommendation& r : response.recommendations()) {
+    EXPECT_GE(r.gpu_memory_bytes(), 48'000'000'000) << r.offer().id();
+    EXPECT_NE(r.offer().gpu_model(), "RTX-4090");
+    EXPECT_NE(r.offer().gpu_model(), "L4");
+    EXPECT_NE(r.offer().gpu_model(), "A10G");
+    EXPECT_LE(r.memory().total_bytes(), r.gpu_memory_bytes());
+    EXPECT_GT(r.cost().total_usd(), 0);
+    EXPECT_GT(r.estimated_hours(), 0);
+    EXPECT_FALSE(r.reasons().empty());
+  }
+  EXPECT_FALSE(response.catalog_version().empty());
+  EXPECT_FALSE(response.price_book_version().empty());
+  EXPECT_GT(response.totals().total_flops(), 0);
+}
+
+TEST_F(EndToEnd, RanksAreSortedByTheObjective) {
+  auto stub = stack_->GatewayStub();
+  for (auto objective : {gateway::v1::OBJECTIVE_CHEAPEST, gateway::v1::OBJECTIVE_FASTEST}) {
+    gateway::v1::RecommendRequest request = QLora70B();
+    request.mutable_constraints()->set_objective(objective);
+    gateway::v1::RecommendResponse response;
+    ASSERT_TRUE(stub->Recommend(Deadline().get(), request, &response).ok());
+    ASSERT_THAT(response.recommendations(), SizeIs(Ge(2)));
+    for (int i = 0; i < response.recommendations_size(); ++i) {
+      const auto& r = response.recommendations(i);
+      EXPECT_EQ(r.rank(), i + 1);
+      if (i == 0) continue;
+      const auto& prev = response.recommendations(i - 1);
+      if (objective == gateway::v1::OBJECTIVE_CHEAPEST) {
+        EXPECT_LE(prev.cost().total_usd(), r.cost().total_usd());
+      } else {
+        EXPECT_LE(prev.estimated_hours(), r.estimated_hours());
+      }
+    }
+  }
+}
+
+TEST_F(EndToEnd, Bf16InferenceOf7BAt4kFitsOne24GBCard) {
+  auto stub = stack_->GatewayStub();
+  gateway::v1::EstimateRequest request;
+  *request.mutable_workload() = Serve7B().workload();
+  for (const char* gpu : {"RTX-4090", "L4", "A10G"}) {
+    sizing::v1::GpuConfiguration* config = request.add_configurations();
+    config->set_gpu_model(gpu);
+    config->set_gpus_per_node(1);
+    config->set_nodes(1);
+  }
+  gateway::v1::EstimateResponse response;
+  ASSERT_TRUE(stub->Estimate(Deadline().get(), request, &response).ok());
+  ASSERT_THAT(response.estimates(), SizeIs(3));
+  for (const auto& e : response.estimates()) {
+    EXPECT_TRUE(e.fits()) << e.configuration().gpu_model() << ": " << e.not_fit_reason();
+    EXPECT_EQ(e.gpu_memory_bytes(), 24'000'000'000);
+    EXPECT_GT(e.memory().kv_cache_bytes(), 0);
+  }
+  // And the recommendation for it is a single GPU.
+  gateway::v1::RecommendResponse recommended;
+  ASSERT_TRUE(stub->Recommend(Deadline().get(), Serve7B(), &recommended).ok());
+  ASSERT_THAT(recommended.recommendations(), Not(::testing::IsEmpty()));
+  EXPECT_EQ(recommended.recommendations(0).offer().gpus_per_node(), 1);
+  EXPECT_EQ(recommended.recommendations(0).offer().nodes(), 1);
+}
+
+TEST_F(EndToEnd, BadInputNamesTheField) {
+  auto stub = stack_->GatewayStub();
+  gateway::v1::RecommendRequest request = QLora70B();
+  request.mutable_workload()->mutable_model()->clear_preset();
+  request.mutable_workload()->mutable_model()->set_params(-1);
+  gateway::v1::RecommendResponse response;
+  grpc::Status status = stub->Recommend(Deadline().get(), request, &response);
+  EXPECT_EQ(status.error_code(), grpc::StatusCode::INVALID_ARGUMENT);
+  EXPECT_THAT(status.error_message(), HasSubstr("workload.model.params"));
+
+  request = QLora70B();
+  request.mutable_workload()->mutable_model()->set_preset("llama-9-9000b");
+  status = stub->Recommend(Deadline().get(), request, &response);
+  EXPECT_EQ(status.error_code(), grpc::StatusCode::NOT_FOUND) << status.error_message();
+
+  request = QLora70B();
+  request.mutable_constraints()->set_max_usd_per_hour(-5);
+  status = stub->Recommend(Deadline().get(), request, &response);
+  EXPECT_EQ(status.error_code(), grpc::StatusCode::INVALID_ARGUMENT);
+  EXPECT_THAT(status.error_message(), HasSubstr("constraints.max_usd_per_hour"));
+}
+
+TEST_F(EndToEnd, BudgetThatExcludesEverythingIsAnEmptyListNotAnError) {
+  auto stub = stack_->GatewayStub();
+  gateway::v1::RecommendRequest request = QLora70B();
+  request.mutable_constraints()->set_max_usd_per_hour(0.01);
+  gateway::v1::RecommendResponse response;
+  ASSERT_TRUE(stub->Recommend(Deadline().get(), request, &response).ok());
+  EXPECT_THAT(response.recommendations(), ::testing::IsEmpty());
+  ASSERT_THAT(response.excluded(), Not(::testing::IsEmpty()));
+  bool over_budget = false;
+  for (const auto& e : response.excluded()) {
+    over_budget |= e.reason() == gateway::v1::EXCLUSION_REASON_OVER_BUDGET && e.count() > 0;
+  }
+  EXPECT_TRUE(over_budget);
+}
+
+TEST_F(EndToEnd, MetricsEndpointsCountRpcs) {
+  auto stub = stack_->GatewayStub();
+  gateway::v1::RecommendResponse response;
+  ASSERT_TRUE(stub->Recommend(Deadline().get(), QLora70B(), &response).ok());
+  absl::StatusOr<std::string> gateway = HttpGet(stack_->gateway->metrics_port(), "/metrics");
+  ASSERT_OK(gateway);
+  EXPECT_THAT(*gateway, HasSubstr("grpc_server_handled_total{grpc_code=\"OK\",grpc_method=\"Recommend\""));
+  EXPECT_THAT(*gateway, HasSubstr("grpc_client_handled_total{grpc_code=\"OK\",grpc_method=\"Quote\""));
+  EXPECT_THAT(*gateway, HasSubstr("gpuadvisor_gateway_recommendations_total{outcome=\"ok\"}"));
+  absl::StatusOr<std::string> catalog = HttpGet(stack_->catalog->metrics_port(), "/metrics");
+  ASSERT_OK(catalog);
+  EXPECT_THAT(*catalog, HasSubstr("gpuadvisor_catalog_offers{provider=\"aws\"}"));
+  EXPECT_THAT(*catalog, HasSubstr("gpuadvisor_data_loads_total{result=\"ok\",service=\"catalog\"} 1"));
+}
+
+// Destructive: its own stack.
+TEST(EndToEndFailures, GatewayKeepsAnsweringFromItsReplicaWhenCatalogDies) {
+  absl::StatusOr<Stack> stack = Stack::Start();
+  ASSERT_OK(stack);
+  stack->catalog->Stop(SIGTERM);
+  absl::SleepFor(absl::Milliseconds(1500));
+  auto stub = stack->GatewayStub();
+  gateway::v1::RecommendResponse response;
+  ASSERT_TRUE(stub->Recommend(Deadline().get(), QLora70B(), &response).ok());
+  EXPECT_THAT(response.recommendations(), Not(::testing::IsEmpty()));
+  EXPECT_GE(response.catalog_age_seconds(), 1);
+
+  // A restarted gateway comes back from its cache file with the catalog still down.
+  stack->gateway->Stop(SIGTERM);
+  absl::StatusOr<std::unique_ptr<ServiceProcess>> gateway = stack->StartGateway();
+  ASSERT_OK(gateway);
+  stack->gateway = *std::move(gateway);
+  stub = stack->GatewayStub();
+  ASSERT_TRUE(stub->Recommend(Deadline().get(), QLora70B(), &response).ok());
+  EXPECT_THAT(response.recommendations(), Not(::testing::IsEmpty()));
+}
+
+TEST(EndToEndFailures, SizingDownIsUnavailableWithinTheDeadline) {
+  absl::StatusOr<Stack> stack = Stack::Start();
+  ASSERT_OK(stack);
+  stack->sizing->Stop(SIGKILL);
+  auto stub = stack->GatewayStub();
+  gateway::v1::RecommendResponse response;
+  const absl::Time start = absl::Now();
+  const grpc::Status status = stub->Recommend(Deadline(5).get(), QLora70B(), &response);
+  EXPECT_THAT(status.error_code(), ::testing::AnyOf(grpc::StatusCode::UNAVAILABLE,
+                                                     grpc::StatusCode::DEADLINE_EXCEEDED));
+  EXPECT_LT(absl::Now() - start, absl::Seconds(5));
+  EXPECT_THAT(status.error_message(), HasSubstr("sizing"));
+}
+
+TEST(EndToEndFailures, BinariesStopCleanlyOnSigterm) {
+  absl::StatusOr<Stack> stack = Stack::Start();
+  ASSERT_OK(stack);
+  for (ServiceProcess* p : {stack->gateway.get(), stack->pricing.get(), stack->sizing.get(),
+                            stack->catalog.get()}) {
+    const int status = p->Stop(SIGTERM);
+    EXPECT_TRUE(WIFEXITED(status)) << "killed rather than exited";
+    EXPECT_EQ(WEXITSTATUS(status), 0);
+  }
+}
+
+}  // namespace
+}  // namespace gpuadvisor::testing

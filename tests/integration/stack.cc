@@ -1,0 +1,68 @@
+#include "tests/integration/stack.h"
+
+#include <cstdlib>
+#include <unistd.h>
+
+#include "absl/strings/str_cat.h"
+#include "grpcpp/create_channel.h"
+#include "grpcpp/security/credentials.h"
+
+namespace gpuadvisor::testing {
+
+std::string BinaryPath(const std::string& service, const std::string& binary) {
+  return absl::StrCat(GPUADVISOR_BINARY_DIR, "/services/", service, "/", binary);
+}
+
+std::string DataDir() { return absl::StrCat(GPUADVISOR_SOURCE_DIR, "/data"); }
+
+std::unique_ptr<gateway::v1::GatewayService::Stub> Stack::GatewayStub() const {
+  return gateway::v1::GatewayService::NewStub(
+      grpc::CreateChannel(gateway->grpc_address(), grpc::InsecureChannelCredentials()));
+}
+
+absl::StatusOr<std::unique_ptr<ServiceProcess>> Stack::StartGateway() const {
+  absl::StatusOr<std::unique_ptr<ServiceProcess>> gw = ServiceProcess::Start(
+      BinaryPath("gateway", "gateway_server"),
+      {"--port=0", "--metrics_port=0", "--catalog_address=" + catalog->grpc_address(),
+       "--sizing_address=" + sizing->grpc_address(), "--pricing_address=" + pricing->grpc_address(),
+       "--catalog_cache_file=" + cache_file, "--backend_timeout_ms=3000"});
+  if (!gw.ok()) return gw.status();
+  absl::Status serving = WaitForServing(
+      grpc::CreateChannel((*gw)->grpc_address(), grpc::InsecureChannelCredentials()), "",
+      absl::Seconds(20));
+  if (!serving.ok()) return serving;
+  return gw;
+}
+
+absl::StatusOr<Stack> Stack::Start(const std::string& admin_token) {
+  setenv("GPUADVISOR_ADMIN_TOKEN", admin_token.c_str(), 1);
+  Stack stack;
+  const std::vector<std::string> common = {"--port=0", "--metrics_port=0", "--data_dir=" + DataDir()};
+  struct Spec {
+    const char* service;
+    const char* binary;
+    std::unique_ptr<ServiceProcess>* slot;
+  };
+  for (const Spec& spec : {Spec{"catalog", "catalog_server", &stack.catalog},
+                           Spec{"sizing", "sizing_server", &stack.sizing},
+                           Spec{"pricing", "pricing_server", &stack.pricing}}) {
+    absl::StatusOr<std::unique_ptr<ServiceProcess>> process =
+        ServiceProcess::Start(BinaryPath(spec.service, spec.binary), common);
+    if (!process.ok()) return process.status();
+    absl::Status serving = WaitForServing(
+        grpc::CreateChannel((*process)->grpc_address(), grpc::InsecureChannelCredentials()), "",
+        absl::Seconds(20));
+    if (!serving.ok()) return absl::Status(serving.code(), absl::StrCat(spec.service, ": ", serving.message()));
+    *spec.slot = *std::move(process);
+  }
+  char dir_template[] = "/tmp/gpuadvisor-e2e-XXXXXX";
+  const char* dir = mkdtemp(dir_template);
+  if (dir == nullptr) return absl::InternalError("mkdtemp failed");
+  stack.cache_file = absl::StrCat(dir, "/catalog.cache");
+  absl::StatusOr<std::unique_ptr<ServiceProcess>> gw = stack.StartGateway();
+  if (!gw.ok()) return gw.status();
+  stack.gateway = *std::move(gw);
+  return stack;
+}
+
+}  // namespace gpuadvisor::testing

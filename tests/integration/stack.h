@@ -1,0 +1,37 @@
+#ifndef GPUADVISOR_TESTS_INTEGRATION_STACK_H_
+#define GPUADVISOR_TESTS_INTEGRATION_STACK_H_
+
+// The four real service binaries on ephemeral loopback ports, with the
+// embedded data, for end-to-end tests. Start() returns once all four report
+// SERVING through grpc.health.v1.
+
+#include <memory>
+#include <string>
+
+#include "absl/status/statusor.h"
+#include "gpuadvisor/gateway/v1/gateway.grpc.pb.h"
+#include "grpcpp/channel.h"
+#include "tests/testing/process.h"
+
+namespace gpuadvisor::testing {
+
+struct Stack {
+  std::unique_ptr<ServiceProcess> catalog, sizing, pricing, gateway;
+  std::string cache_file;  // the gateway's catalog replica cache
+
+  // Builds a gateway stub with its own channel.
+  std::unique_ptr<gateway::v1::GatewayService::Stub> GatewayStub() const;
+
+  // Starts all four; `admin_token` goes to catalog and pricing.
+  static absl::StatusOr<Stack> Start(const std::string& admin_token = "test-token");
+
+  // Starts a gateway against the running backends (after a restart).
+  absl::StatusOr<std::unique_ptr<ServiceProcess>> StartGateway() const;
+};
+
+std::string BinaryPath(const std::string& service, const std::string& binary);
+std::string DataDir();
+
+}  // namespace gpuadvisor::testing
+
+#endif  // GPUADVISOR_TESTS_INTEGRATION_STACK_H_
