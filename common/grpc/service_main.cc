@@ -35,6 +35,10 @@ int ServeUntilSignal(const ServiceMainOptions& options, Metrics& metrics,
   SetServing(*server->server, options.health_names, false);
   if (before_shutdown) before_shutdown();
   ShutdownServer(*server->server, options.shutdown_grace_seconds);
+  // civetweb's stop joins threads that poll with a one-second timeout. The
+  // process is about to exit and the exposer holds only a weak reference to
+  // the registry, so let the OS reclaim it instead of waiting.
+  (void)endpoint->exposer.release();
   return 0;
 }
 

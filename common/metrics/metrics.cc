@@ -77,6 +77,17 @@ std::map<std::string, std::string> RpcLabels(const std::string& grpc_service,
 }
 }  // namespace
 
+void Metrics::InitializeMethods(const std::string& grpc_service,
+                                const std::vector<std::string>& methods) {
+  for (const std::string& method : methods) {
+    Labels labels = RpcLabels(grpc_service, method);
+    CounterFor(server_started_, labels);
+    HistogramFor(server_seconds_, labels);
+    labels["grpc_code"] = GrpcCodeLabel(grpc::StatusCode::OK);
+    CounterFor(server_handled_, labels);
+  }
+}
+
 void Metrics::ServerStarted(const std::string& grpc_service, const std::string& method) {
   CounterFor(server_started_, RpcLabels(grpc_service, method)).Increment();
 }

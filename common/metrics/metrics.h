@@ -11,6 +11,7 @@
 #include <mutex>
 #include <string>
 #include <utility>
+#include <vector>
 
 #include "absl/status/statusor.h"
 #include "grpcpp/support/status.h"
@@ -33,6 +34,11 @@ class Metrics {
 
   // The Prometheus text exposition of everything registered.
   std::string Serialize() const;
+
+  // Creates the server series of each method at zero (started, handled with
+  // grpc_code="OK", latency), so rate() sees the first calls after a start
+  // instead of a series that appears mid-burst. Call once per service.
+  void InitializeMethods(const std::string& grpc_service, const std::vector<std::string>& methods);
 
   // grpc_server_* metrics (go-grpc-prometheus names and labels).
   void ServerStarted(const std::string& grpc_service, const std::string& method);

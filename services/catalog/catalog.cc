@@ -6,11 +6,11 @@
 #include <utility>
 
 #include "absl/strings/escaping.h"
-#include "google/protobuf/io/coded_stream.h"
-#include "google/protobuf/io/zero_copy_stream_impl_lite.h"
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_split.h"
+#include "google/protobuf/io/coded_stream.h"
+#include "google/protobuf/io/zero_copy_stream_impl_lite.h"
 #include "services/catalog/fingerprint.h"
 
 namespace gpuadvisor::catalog {
@@ -139,8 +139,8 @@ absl::Status ValidateAndNormalizeOffer(const GpuNameResolver& gpus, Offer& offer
   if (offer.gpu_model().empty()) return FieldError("gpu_model", "must not be empty");
   std::optional<std::string> canonical = gpus.Canonical(offer.gpu_model());
   if (!canonical) {
-    return FieldError("gpu_model", absl::StrCat("unknown GPU \"", absl::CEscape(offer.gpu_model()),
-                                                "\""));
+    return FieldError("gpu_model",
+                      absl::StrCat("unknown GPU \"", absl::CEscape(offer.gpu_model()), "\""));
   }
   if (*canonical != offer.gpu_model()) offer.set_gpu_model(*std::move(canonical));
   if (offer.gpus_per_node() < 1) {
@@ -153,7 +153,8 @@ absl::Status ValidateAndNormalizeOffer(const GpuNameResolver& gpus, Offer& offer
   if (offer.max_nodes() < 1) {
     return FieldError("max_nodes", absl::StrCat("must be >= 1, got ", offer.max_nodes()));
   }
-  if (offer.vcpus() < 0) return FieldError("vcpus", absl::StrCat("must be >= 0, got ", offer.vcpus()));
+  if (offer.vcpus() < 0)
+    return FieldError("vcpus", absl::StrCat("must be >= 0, got ", offer.vcpus()));
   if (offer.ram_bytes() < 0) {
     return FieldError("ram_bytes", absl::StrCat("must be >= 0, got ", offer.ram_bytes()));
   }
@@ -168,8 +169,8 @@ absl::Status ValidateAndNormalizeOffer(const GpuNameResolver& gpus, Offer& offer
     return FieldError("fabric", absl::StrCat("unknown value ", offer.fabric()));
   }
   if (offer.fabric() == v1::FABRIC_TYPE_NONE && offer.max_nodes() != 1) {
-    return FieldError("max_nodes", absl::StrCat("must be 1 with FABRIC_TYPE_NONE, got ",
-                                                 offer.max_nodes()));
+    return FieldError("max_nodes",
+                      absl::StrCat("must be 1 with FABRIC_TYPE_NONE, got ", offer.max_nodes()));
   }
   if (!Availability_IsValid(offer.availability())) {
     return FieldError("availability", absl::StrCat("unknown value ", offer.availability()));
@@ -186,8 +187,7 @@ absl::Status ValidateAndNormalizeOffer(const GpuNameResolver& gpus, Offer& offer
   }
   if (offer.on_demand_usd_per_hour() == 0 && offer.spot_usd_per_hour() == 0 &&
       offer.reserved_usd_per_hour() == 0) {
-    return FieldError("on_demand_usd_per_hour",
-                      "no price: on-demand, spot and reserved are all 0");
+    return FieldError("on_demand_usd_per_hour", "no price: on-demand, spot and reserved are all 0");
   }
   return absl::OkStatus();
 }
@@ -247,9 +247,8 @@ absl::Status Catalog::Build() {
     }
     auto [it, inserted] = index_by_id.emplace(offer.id(), i);
     if (!inserted) {
-      return FieldError(absl::StrCat(path, "id"), absl::StrCat("\"", offer.id(),
-                                                               "\" duplicates offers[",
-                                                               it->second, "]"));
+      return FieldError(absl::StrCat(path, "id"),
+                        absl::StrCat("\"", offer.id(), "\" duplicates offers[", it->second, "]"));
     }
     order.emplace_back(&offer, gpu_by_name_.at(offer.gpu_model()));
   }
@@ -310,8 +309,7 @@ absl::StatusOr<ListOffersResponse> Catalog::ListOffers(const ListOffersRequest& 
     return FieldError("max_gpus", absl::StrCat("must be >= min_gpus (", request.min_gpus(),
                                                "), got ", request.max_gpus()));
   }
-  if (absl::Status s = CheckNonNegative("max_usd_per_hour", request.max_usd_per_hour());
-      !s.ok()) {
+  if (absl::Status s = CheckNonNegative("max_usd_per_hour", request.max_usd_per_hour()); !s.ok()) {
     return s;
   }
   if (!v1::PurchaseOption_IsValid(request.purchase_option())) {
@@ -324,8 +322,9 @@ absl::StatusOr<ListOffersResponse> Catalog::ListOffers(const ListOffersRequest& 
       std::optional<std::string> canonical = resolver_.Canonical(request.gpu_models(i));
       auto it = canonical ? gpu_by_name_.find(*canonical) : gpu_by_name_.end();
       if (it == gpu_by_name_.end()) {
-        return FieldError(absl::StrCat("gpu_models[", i, "]"),
-                          absl::StrCat("unknown GPU \"", absl::CEscape(request.gpu_models(i)), "\""));
+        return FieldError(
+            absl::StrCat("gpu_models[", i, "]"),
+            absl::StrCat("unknown GPU \"", absl::CEscape(request.gpu_models(i)), "\""));
       }
       gpu_allowed[static_cast<size_t>(it->second)] = 1;
     }
@@ -353,9 +352,8 @@ absl::StatusOr<ListOffersResponse> Catalog::ListOffers(const ListOffersRequest& 
                          [](const std::string& id, const Offer* o) { return id < o->id(); }) -
         sorted_offers_.begin());
   }
-  const int page_size = request.page_size() == 0
-                            ? kDefaultPageSize
-                            : std::min(request.page_size(), kMaxPageSize);
+  const int page_size =
+      request.page_size() == 0 ? kDefaultPageSize : std::min(request.page_size(), kMaxPageSize);
 
   const PurchaseOption option = request.purchase_option();
   auto matches = [&](size_t i) {
@@ -370,7 +368,8 @@ absl::StatusOr<ListOffersResponse> Catalog::ListOffers(const ListOffersRequest& 
     if (request.max_gpus() > 0 && offer.gpus_per_node() > request.max_gpus()) return false;
     if (link_mask != 0 && !(link_mask & (uint64_t{1} << offer.link()))) return false;
     if (fabric_mask != 0 && !(fabric_mask & (uint64_t{1} << offer.fabric()))) return false;
-    if (request.providers_size() > 0 && !ContainsIgnoreCase(request.providers(), offer.provider())) {
+    if (request.providers_size() > 0 &&
+        !ContainsIgnoreCase(request.providers(), offer.provider())) {
       return false;
     }
     if (request.regions_size() > 0 && !ContainsIgnoreCase(request.regions(), offer.region())) {

@@ -83,9 +83,8 @@ absl::Status Located(const std::string& path, const TextFormat::ParseInfoTree& t
       if (at.line >= 0) where = at;
     }
   }
-  return absl::Status(status.code(),
-                      absl::StrCat(path, ":", where.line + 1, ":", where.column + 1, ": ",
-                                   list->name(), "[", index, "].", message));
+  return absl::Status(status.code(), absl::StrCat(path, ":", where.line + 1, ":", where.column + 1,
+                                                  ": ", list->name(), "[", index, "].", message));
 }
 
 struct CsvSource {
@@ -141,7 +140,8 @@ absl::StatusOr<CatalogSnapshot> LoadCatalogSnapshot(const CatalogSources& source
       return s;
     }
     if (gpus.gpus_size() == 0) {
-      return absl::InvalidArgumentError(absl::StrCat(sources.gpus_path, ":1:1: gpus: no GPU listed"));
+      return absl::InvalidArgumentError(
+          absl::StrCat(sources.gpus_path, ":1:1: gpus: no GPU listed"));
     }
     const FieldDescriptor* list = GpuList::descriptor()->FindFieldByName("gpus");
     for (int i = 0; i < gpus.gpus_size(); ++i) {
@@ -192,8 +192,8 @@ absl::StatusOr<CatalogSnapshot> LoadCatalogSnapshot(const CatalogSources& source
         (prices_as_of.empty() || offers.prices_as_of() < prices_as_of)) {
       prices_as_of = offers.prices_as_of();
     }
-    source_names.push_back(offers.source().empty() ? path
-                                                   : absl::StrCat(path, " (", offers.source(), ")"));
+    source_names.push_back(
+        offers.source().empty() ? path : absl::StrCat(path, " (", offers.source(), ")"));
   }
 
   // SkyPilot CSVs.

@@ -27,7 +27,9 @@ CatalogServiceImpl::CatalogServiceImpl(CatalogStore* store, Metrics* metrics, Op
       offers_per_provider_(prometheus::BuildGauge()
                                .Name("gpuadvisor_catalog_offers")
                                .Help("Offers in the serving catalog snapshot, by provider.")
-                               .Register(metrics->registry())) {}
+                               .Register(metrics->registry())) {
+  metrics_->InitializeMethods(kService, {"ListGpus", "ListOffers", "WatchCatalog", "ReloadCatalog"});
+}
 
 absl::Status CatalogServiceImpl::Reload() {
   const absl::Status status = store_->Reload();

@@ -56,8 +56,7 @@ std::shared_ptr<const Catalog> CatalogStore::Current() const {
 std::shared_ptr<const Catalog> CatalogStore::WaitForChange(const std::string& known_version,
                                                            absl::Time deadline) const {
   absl::MutexLock lock(&mu_);
-  while (!shutdown_ &&
-         (current_ == nullptr || current_->snapshot().version() == known_version)) {
+  while (!shutdown_ && (current_ == nullptr || current_->snapshot().version() == known_version)) {
     if (changed_.WaitWithDeadline(&mu_, deadline)) break;  // timed out
   }
   return current_;

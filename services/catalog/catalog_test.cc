@@ -27,8 +27,8 @@ using ::testing::HasSubstr;
 
 GpuList TestGpus() {
   GpuList list;
-  auto add = [&](const char* name, std::vector<const char*> aliases, double gb,
-                 v1::MemoryType type, double nvlink) {
+  auto add = [&](const char* name, std::vector<const char*> aliases, double gb, v1::MemoryType type,
+                 double nvlink) {
     Gpu* gpu = list.add_gpus();
     gpu->set_name(name);
     for (const char* a : aliases) gpu->add_aliases(a);
@@ -77,13 +77,14 @@ CatalogSnapshot TestSnapshot() {
   *snapshot.mutable_gpus() = TestGpus().gpus();
   *snapshot.add_offers() = MakeOffer("aws", "p5.48xlarge", "us-east-1", "H100", 8, 55.04, 20);
   *snapshot.add_offers() = MakeOffer("aws", "p5.4xlarge", "us-east-1", "H100-SXM", 1, 6.88);
-  *snapshot.add_offers() = MakeOffer("lambda", "gpu_1x_h100_pcie", "us-east-1", "H100-PCIE", 1, 3.29);
+  *snapshot.add_offers() =
+      MakeOffer("lambda", "gpu_1x_h100_pcie", "us-east-1", "H100-PCIE", 1, 3.29);
   *snapshot.add_offers() = MakeOffer("gcp", "g2-standard-4", "us-central1", "L4", 1, 0.707, 0.282);
   *snapshot.add_offers() = MakeOffer("gcp", "g2-standard-4", "europe-west4", "L4", 1, 0.78);
   *snapshot.add_offers() = MakeOffer("vast", "1x-RTX_4090", "Texas, US, NA", "rtx 4090", 1, 0.40);
   *snapshot.add_offers() = MakeOffer("runpod", "A6000", "US", "A6000", 1, 0, 0.232);
-  Offer a100 = MakeOffer("azure", "Standard_ND96amsr_A100_v4", "eastus", "A100-80GB", 8, 32.77,
-                         3.6047);
+  Offer a100 =
+      MakeOffer("azure", "Standard_ND96amsr_A100_v4", "eastus", "A100-80GB", 8, 32.77, 3.6047);
   a100.set_fabric(v1::FABRIC_TYPE_INFINIBAND);
   a100.set_fabric_gbps(1600);
   a100.set_max_nodes(128);
@@ -146,8 +147,8 @@ TEST(GpuNameResolver, TableOfSpellings) {
 
 TEST(GpuNameResolver, UnknownStaysUnknown) {
   const GpuNameResolver resolver(TestGpus());
-  for (const char* name : {"RTX6000", "A40", "RTX5090", "", "-", "L40", "RTXPRO6000S", "A4000",
-                           "H200", "RTX-A4000"}) {
+  for (const char* name :
+       {"RTX6000", "A40", "RTX5090", "", "-", "L40", "RTXPRO6000S", "A4000", "H200", "RTX-A4000"}) {
     EXPECT_EQ(resolver.Canonical(name), std::nullopt) << name;
   }
 }
@@ -174,12 +175,12 @@ TEST(GpuNameResolver, RealGpuListKnowsFixtureSpellings) {
   ASSERT_OK(loaded);
   const GpuNameResolver resolver(gpus);
   const std::pair<const char*, const char*> cases[] = {
-      {"A100-80GB", "A100-80GB"},        {"A100-80G-PCIe", "A100-80GB-PCIE"},
-      {"RTX6000-Ada", "RTX-6000-ADA"},   {"RTX6000Ada", "RTX-6000-ADA"},
-      {"A6000", "RTX-A6000"},            {"RTXA6000", "RTX-A6000"},
-      {"RTX-A6000", "RTX-A6000"},        {"H100-80G-SXM5", "H100-SXM"},
-      {"H100-80G-PCIe", "H100-PCIE"},    {"GAUDI2", "GAUDI2"},
-      {"V100-32GB", "V100-32GB"},        {"H100-MEGA", "H100-SXM"},
+      {"A100-80GB", "A100-80GB"},      {"A100-80G-PCIe", "A100-80GB-PCIE"},
+      {"RTX6000-Ada", "RTX-6000-ADA"}, {"RTX6000Ada", "RTX-6000-ADA"},
+      {"A6000", "RTX-A6000"},          {"RTXA6000", "RTX-A6000"},
+      {"RTX-A6000", "RTX-A6000"},      {"H100-80G-SXM5", "H100-SXM"},
+      {"H100-80G-PCIe", "H100-PCIE"},  {"GAUDI2", "GAUDI2"},
+      {"V100-32GB", "V100-32GB"},      {"H100-MEGA", "H100-SXM"},
   };
   for (const auto& [spelling, canonical] : cases) {
     EXPECT_EQ(resolver.Canonical(spelling), std::optional<std::string>(canonical)) << spelling;
@@ -200,8 +201,7 @@ TEST(CatalogCreate, ValidationErrorsNameTheField) {
   const BadCase cases[] = {
       {"unknown gpu", [](CatalogSnapshot& s) { s.mutable_offers(3)->set_gpu_model("X"); },
        "offers[3].gpu_model: unknown GPU \"X\""},
-      {"duplicate id",
-       [](CatalogSnapshot& s) { s.mutable_offers(2)->set_id(s.offers(0).id()); },
+      {"duplicate id", [](CatalogSnapshot& s) { s.mutable_offers(2)->set_id(s.offers(0).id()); },
        "offers[2].id: \"aws/p5.48xlarge/us-east-1\" duplicates offers[0]"},
       {"empty id", [](CatalogSnapshot& s) { s.mutable_offers(1)->clear_id(); },
        "offers[1].id: must not be empty"},
@@ -212,8 +212,7 @@ TEST(CatalogCreate, ValidationErrorsNameTheField) {
       {"no fabric but multi-node",
        [](CatalogSnapshot& s) { s.mutable_offers(0)->set_max_nodes(4); },
        "offers[0].max_nodes: must be 1 with FABRIC_TYPE_NONE"},
-      {"negative price",
-       [](CatalogSnapshot& s) { s.mutable_offers(4)->set_spot_usd_per_hour(-1); },
+      {"negative price", [](CatalogSnapshot& s) { s.mutable_offers(4)->set_spot_usd_per_hour(-1); },
        "offers[4].spot_usd_per_hour: must be >= 0"},
       {"nan price",
        [](CatalogSnapshot& s) { s.mutable_offers(4)->set_on_demand_usd_per_hour(NAN); },
@@ -222,9 +221,7 @@ TEST(CatalogCreate, ValidationErrorsNameTheField) {
        [](CatalogSnapshot& s) { s.mutable_offers(4)->set_reserved_usd_per_hour(INFINITY); },
        "offers[4].reserved_usd_per_hour: must be finite"},
       {"no price at all",
-       [](CatalogSnapshot& s) {
-         s.mutable_offers(2)->set_on_demand_usd_per_hour(0);
-       },
+       [](CatalogSnapshot& s) { s.mutable_offers(2)->set_on_demand_usd_per_hour(0); },
        "offers[2].on_demand_usd_per_hour: no price"},
       {"bad enum", [](CatalogSnapshot& s) { s.mutable_offers(1)->set_link(v1::LinkType(42)); },
        "offers[1].link: unknown value 42"},
@@ -401,9 +398,9 @@ CatalogSnapshot BigSnapshot(int n) {
   const char* gpus[] = {"H100", "A100", "L4", "L40S", "RTX4090", "A6000"};
   const char* providers[] = {"aws", "gcp", "azure", "lambda", "vast"};
   for (int i = 0; i < n; ++i) {
-    Offer offer = MakeOffer(providers[i % 5], absl::StrCat("type-", i % 97),
-                            absl::StrCat("region-", i / 97), gpus[i % 6], 1 << (i % 4),
-                            0.5 + (i % 50));
+    Offer offer =
+        MakeOffer(providers[i % 5], absl::StrCat("type-", i % 97), absl::StrCat("region-", i / 97),
+                  gpus[i % 6], 1 << (i % 4), 0.5 + (i % 50));
     if (i % 3 == 0) offer.set_spot_usd_per_hour(0.2 + (i % 20));
     *snapshot.add_offers() = offer;
   }

@@ -113,9 +113,8 @@ std::optional<std::string> GpuNameResolver::Canonical(absl::string_view name) co
   if (auto it = by_key_.find(Key(name)); it != by_key_.end()) return it->second;
 
   // 1. Vendor words and NVLink bridges.
-  std::vector<std::string> tokens = Without(Tokens(name), [](const std::string& t) {
-    return IsVendorWord(t) || t == "NVLINK";
-  });
+  std::vector<std::string> tokens =
+      Without(Tokens(name), [](const std::string& t) { return IsVendorWord(t) || t == "NVLINK"; });
   if (const std::string* hit = Find(tokens)) return *hit;
   // 2. "80G" -> "80GB".
   for (std::string& t : tokens) {

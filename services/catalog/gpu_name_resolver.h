@@ -50,7 +50,8 @@ class GpuNameResolver {
     std::string name;
     std::string vendor;
     int64_t memory_bytes = 0;
-    gpuadvisor::catalog::v1::MemoryType memory_type = gpuadvisor::catalog::v1::MEMORY_TYPE_UNSPECIFIED;
+    gpuadvisor::catalog::v1::MemoryType memory_type =
+        gpuadvisor::catalog::v1::MEMORY_TYPE_UNSPECIFIED;
     double nvlink_bytes_per_second = 0;
   };
   // nullptr unless `canonical_name` is a canonical name.
@@ -64,7 +65,7 @@ class GpuNameResolver {
   const std::string* Find(const std::vector<std::string>& tokens) const;
 
   absl::flat_hash_map<std::string, std::string> by_key_;  // key -> canonical
-  std::vector<Facts> facts_;                               // GpuList order
+  std::vector<Facts> facts_;                              // GpuList order
   absl::flat_hash_map<std::string, size_t> facts_by_name_;
 };
 

@@ -37,8 +37,8 @@ struct PyValue {
   Kind kind = Kind::kNone;
   double number = 0;
   std::string str;
-  std::vector<PyValue> items;                              // kList
-  std::vector<std::pair<std::string, PyValue>> entries;   // kDict
+  std::vector<PyValue> items;                            // kList
+  std::vector<std::pair<std::string, PyValue>> entries;  // kDict
 
   const PyValue* Get(absl::string_view key) const {
     if (kind != Kind::kDict) return nullptr;
@@ -283,12 +283,30 @@ std::string RefineVariant(const GpuNameResolver& gpus, const std::string& canoni
 // convention as the NVLink figures): Gen3 32 GB/s, Gen4 64 GB/s, Gen5 128 GB/s.
 double PcieBytesPerSecond(absl::string_view gpu) {
   static const auto& kGeneration = *new absl::flat_hash_map<std::string, int>{
-      {"B200", 5},       {"H200", 5},      {"H100-SXM", 5},     {"H100-PCIE", 5},
-      {"H100-NVL", 5},   {"GH200", 5},     {"MI300X", 5},       {"GAUDI3", 5},
-      {"A100-80GB", 4},  {"A100-40GB", 4}, {"A100-80GB-PCIE", 4}, {"L40S", 4},
-      {"L40", 4},        {"L4", 4},        {"A10G", 4},         {"A10", 4},
-      {"RTX-4090", 4},   {"RTX-3090", 4},  {"RTX-A6000", 4},    {"RTX-6000-ADA", 4},
-      {"MI250X", 4},     {"GAUDI2", 4},    {"T4", 3},           {"V100", 3},
+      {"B200", 5},
+      {"H200", 5},
+      {"H100-SXM", 5},
+      {"H100-PCIE", 5},
+      {"H100-NVL", 5},
+      {"GH200", 5},
+      {"MI300X", 5},
+      {"GAUDI3", 5},
+      {"A100-80GB", 4},
+      {"A100-40GB", 4},
+      {"A100-80GB-PCIE", 4},
+      {"L40S", 4},
+      {"L40", 4},
+      {"L4", 4},
+      {"A10G", 4},
+      {"A10", 4},
+      {"RTX-4090", 4},
+      {"RTX-3090", 4},
+      {"RTX-A6000", 4},
+      {"RTX-6000-ADA", 4},
+      {"MI250X", 4},
+      {"GAUDI2", 4},
+      {"T4", 3},
+      {"V100", 3},
       {"V100-32GB", 3},
   };
   auto it = kGeneration.find(gpu);
@@ -305,10 +323,10 @@ void SetLink(const GpuNameResolver::Facts& gpu, int count, absl::string_view hin
   if (absl::EqualsIgnoreCase(gpu.vendor, "AMD") && gpu.nvlink_bytes_per_second > 0) {
     offer.set_link(v1::LINK_TYPE_INFINITY_FABRIC);
     offer.set_link_bytes_per_second(gpu.nvlink_bytes_per_second);
-  } else if (says_nvlink || (gpu.memory_type == v1::MEMORY_TYPE_HBM &&
-                             gpu.nvlink_bytes_per_second > 0 &&
-                             FormOfCanonical(gpu.name) == Form::kSxm &&
-                             absl::EqualsIgnoreCase(gpu.vendor, "NVIDIA"))) {
+  } else if (says_nvlink ||
+             (gpu.memory_type == v1::MEMORY_TYPE_HBM && gpu.nvlink_bytes_per_second > 0 &&
+              FormOfCanonical(gpu.name) == Form::kSxm &&
+              absl::EqualsIgnoreCase(gpu.vendor, "NVIDIA"))) {
     offer.set_link(v1::LINK_TYPE_NVLINK);
     offer.set_link_bytes_per_second(gpu.nvlink_bytes_per_second);
   } else {
@@ -378,8 +396,8 @@ struct Row {
 // A priced GPU machine before merging zones: a complete row, or a GCP host
 // row plus an accelerator row.
 struct Candidate {
-  const Row* row;              // carries accelerator, count, GpuInfo, region, zone
-  const Row* host;             // GCP host row, or nullptr
+  const Row* row;   // carries accelerator, count, GpuInfo, region, zone
+  const Row* host;  // GCP host row, or nullptr
   std::string instance_type;
   double vcpus;
   double memory_gib;
@@ -393,7 +411,8 @@ absl::StatusOr<double> ParseNumber(absl::string_view cell, absl::string_view fil
   if (cell.empty()) return 0.0;
   double value = 0;
   if (!absl::SimpleAtod(cell, &value) || !std::isfinite(value)) {
-    return RowError(file, line, column, absl::StrCat("not a number: \"", absl::CEscape(cell), "\""));
+    return RowError(file, line, column,
+                    absl::StrCat("not a number: \"", absl::CEscape(cell), "\""));
   }
   if (value < 0) return RowError(file, line, column, absl::StrCat("negative: ", cell));
   return value;
@@ -407,9 +426,9 @@ struct GcpPairing {
 
 std::optional<GcpPairing> GcpMachineAccelerator(absl::string_view machine) {
   static constexpr std::pair<const char*, const char*> kFamilies[] = {
-      {"a2-highgpu-", "A100"},   {"a2-megagpu-", "A100"},      {"a2-ultragpu-", "A100-80GB"},
-      {"a3-highgpu-", "H100"},   {"a3-edgegpu-", "H100"},      {"a3-megagpu-", "H100-MEGA"},
-      {"a3-ultragpu-", "H200"},  {"a4-highgpu-", "B200"},
+      {"a2-highgpu-", "A100"},  {"a2-megagpu-", "A100"}, {"a2-ultragpu-", "A100-80GB"},
+      {"a3-highgpu-", "H100"},  {"a3-edgegpu-", "H100"}, {"a3-megagpu-", "H100-MEGA"},
+      {"a3-ultragpu-", "H200"}, {"a4-highgpu-", "B200"},
   };
   for (const auto& [prefix, accelerator] : kFamilies) {
     absl::string_view rest = machine;
@@ -423,11 +442,20 @@ std::optional<GcpPairing> GcpMachineAccelerator(absl::string_view machine) {
     int vcpus = 0;
     if (!absl::SimpleAtoi(rest, &vcpus)) return std::nullopt;
     switch (vcpus) {
-      case 4: case 8: case 12: case 16: case 32: return GcpPairing{"L4", 1};
-      case 24: return GcpPairing{"L4", 2};
-      case 48: return GcpPairing{"L4", 4};
-      case 96: return GcpPairing{"L4", 8};
-      default: return std::nullopt;
+      case 4:
+      case 8:
+      case 12:
+      case 16:
+      case 32:
+        return GcpPairing{"L4", 1};
+      case 24:
+        return GcpPairing{"L4", 2};
+      case 48:
+        return GcpPairing{"L4", 4};
+      case 96:
+        return GcpPairing{"L4", 8};
+      default:
+        return std::nullopt;
     }
   }
   return std::nullopt;
@@ -449,9 +477,8 @@ std::vector<Candidate> PairGcpRows(const std::vector<Row>& rows, std::vector<cha
   for (size_t i = 0; i < rows.size(); ++i) {
     const Row& r = rows[i];
     if (r.instance_type.empty() && !r.accelerator.empty()) {
-      accelerators.emplace(absl::StrCat(zone_of(r), "|", GpuNameResolver::Key(r.accelerator), "|",
-                                        r.count),
-                           i);
+      accelerators.emplace(
+          absl::StrCat(zone_of(r), "|", GpuNameResolver::Key(r.accelerator), "|", r.count), i);
     } else if (!r.instance_type.empty() && r.accelerator.empty()) {
       hosts.emplace(absl::StrCat(zone_of(r), "|", r.instance_type), i);
     }
@@ -469,9 +496,9 @@ std::vector<Candidate> PairGcpRows(const std::vector<Row>& rows, std::vector<cha
     if (r.instance_type.empty() || !r.accelerator.empty()) continue;
     std::optional<GcpPairing> pairing = GcpMachineAccelerator(r.instance_type);
     if (!pairing) continue;
-    auto it = accelerators.find(absl::StrCat(zone_of(r), "|",
-                                             GpuNameResolver::Key(pairing->accelerator), "|",
-                                             static_cast<double>(pairing->count)));
+    auto it =
+        accelerators.find(absl::StrCat(zone_of(r), "|", GpuNameResolver::Key(pairing->accelerator),
+                                       "|", static_cast<double>(pairing->count)));
     if (it == accelerators.end()) {
       unpaired_reason[i] = absl::StrCat("gcp: no accelerator row for ", r.instance_type);
       continue;
@@ -549,9 +576,9 @@ absl::StatusOr<std::vector<CsvRecord>> ParseCsv(absl::string_view text,
         ++line;
         break;
       } else if (quoted) {
-        return absl::InvalidArgumentError(absl::StrCat(
-            file_name, ":", line, ": text after the closing quote of field ",
-            record.fields.size() + 1));
+        return absl::InvalidArgumentError(absl::StrCat(file_name, ":", line,
+                                                       ": text after the closing quote of field ",
+                                                       record.fields.size() + 1));
       } else if (c == '"' && field.empty()) {
         quoted = in_quotes = true;
         blank = false;

@@ -48,8 +48,8 @@ namespace gpuadvisor::catalog {
 
 struct SkyPilotImport {
   std::vector<gpuadvisor::catalog::v1::Offer> offers;  // sorted by id
-  int rows = 0;          // data rows read (the header is not a row)
-  int skipped_rows = 0;  // rows that contributed to no offer
+  int rows = 0;                                        // data rows read (the header is not a row)
+  int skipped_rows = 0;                                // rows that contributed to no offer
   // Why rows were skipped: "no accelerator", "unknown GPU \"A40\"",
   // "fractional GPU count", "no price", "gcp: no host row for T4 x1", ...
   std::map<std::string, int> skipped_by_reason;

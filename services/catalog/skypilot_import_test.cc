@@ -66,7 +66,8 @@ TEST(ParseCsv, QuotingLineEndsAndUtf8) {
       "a,b,c\r\n"
       "1,\"x, y\",\"say \"\"hi\"\"\"\r\n"
       "\r\n"
-      "2,\"Hafnarfjar\xC3\xB0" "arkaupsta\xC3\xB0ur, IS, EU\",\"two\nlines\"\n"
+      "2,\"Hafnarfjar\xC3\xB0"
+      "arkaupsta\xC3\xB0ur, IS, EU\",\"two\nlines\"\n"
       "3,,\n"
       "4,last,no-newline";
   absl::StatusOr<std::vector<CsvRecord>> records = ParseCsv(text, "t.csv");
@@ -75,8 +76,10 @@ TEST(ParseCsv, QuotingLineEndsAndUtf8) {
   EXPECT_THAT((*records)[0].fields, ElementsAre("a", "b", "c"));
   EXPECT_THAT((*records)[1].fields, ElementsAre("1", "x, y", "say \"hi\""));
   EXPECT_EQ((*records)[2].line, 4);
-  EXPECT_THAT((*records)[2].fields,
-              ElementsAre("2", "Hafnarfjar\xC3\xB0" "arkaupsta\xC3\xB0ur, IS, EU", "two\nlines"));
+  EXPECT_THAT((*records)[2].fields, ElementsAre("2",
+                                                "Hafnarfjar\xC3\xB0"
+                                                "arkaupsta\xC3\xB0ur, IS, EU",
+                                                "two\nlines"));
   EXPECT_EQ((*records)[3].line, 6);
   EXPECT_THAT((*records)[3].fields, ElementsAre("3", "", ""));
   EXPECT_THAT((*records)[4].fields, ElementsAre("4", "last", "no-newline"));
@@ -141,16 +144,16 @@ TEST(SkyPilotGpuMemory, UnitsPerCloud) {
 
 TEST(ImportSkyPilotCsv, RejectsMalformedFilesWithLineAndColumn) {
   const GpuNameResolver& gpus = Resolver();
-  EXPECT_THAT(ImportSkyPilotCsv("InstanceType,AcceleratorName,AcceleratorCount,Region\n", "aws",
-                                "x.csv", gpus),
-              StatusIs(absl::StatusCode::kInvalidArgument,
-                       HasSubstr("x.csv:1: missing column \"Price\"")));
+  EXPECT_THAT(
+      ImportSkyPilotCsv("InstanceType,AcceleratorName,AcceleratorCount,Region\n", "aws", "x.csv",
+                        gpus),
+      StatusIs(absl::StatusCode::kInvalidArgument, HasSubstr("x.csv:1: missing column \"Price\"")));
   EXPECT_THAT(ImportSkyPilotCsv("", "aws", "x.csv", gpus),
               StatusIs(absl::StatusCode::kInvalidArgument, HasSubstr("x.csv:1: empty file")));
   const std::string header = "InstanceType,AcceleratorName,AcceleratorCount,Price,Region,GpuInfo\n";
-  EXPECT_THAT(ImportSkyPilotCsv(header + "a,L4,1,0.5,r1,\nb,L4,1,0.5\n", "aws", "x.csv", gpus),
-              StatusIs(absl::StatusCode::kInvalidArgument,
-                       HasSubstr("x.csv:3: expected 6 fields, got 4")));
+  EXPECT_THAT(
+      ImportSkyPilotCsv(header + "a,L4,1,0.5,r1,\nb,L4,1,0.5\n", "aws", "x.csv", gpus),
+      StatusIs(absl::StatusCode::kInvalidArgument, HasSubstr("x.csv:3: expected 6 fields, got 4")));
   EXPECT_THAT(ImportSkyPilotCsv(header + "a,L4,one,0.5,r1,\n", "aws", "x.csv", gpus),
               StatusIs(absl::StatusCode::kInvalidArgument,
                        HasSubstr("x.csv:2: AcceleratorCount: not a number: \"one\"")));
@@ -286,11 +289,19 @@ TEST(SkyPilotExcerpts, LambdaNebiusHyperstackShadeformVast) {
   const Case cases[] = {
       {"lambda", 7, 2, {{"A100-40GB", 1}, {"H100-PCIE", 1}, {"H100-SXM", 2}, {"RTX-A6000", 1}}},
       {"nebius", 8, 3, {{"H100-SXM", 1}, {"H200", 3}, {"L40S", 1}}},
-      {"hyperstack", 6, 1,
+      {"hyperstack",
+       6,
+       1,
        {{"A100-80GB-PCIE", 1}, {"H100-PCIE", 1}, {"H100-SXM", 2}, {"RTX-A6000", 1}}},
       {"shadeform", 8, 2, {{"A100-80GB", 2}, {"GAUDI2", 1}, {"RTX-6000-ADA", 2}, {"RTX-A6000", 1}}},
-      {"vast", 10, 1,
-       {{"A100-40GB", 1}, {"A100-80GB-PCIE", 1}, {"B200", 1}, {"H100-NVL", 1}, {"H200", 2},
+      {"vast",
+       10,
+       1,
+       {{"A100-40GB", 1},
+        {"A100-80GB-PCIE", 1},
+        {"B200", 1},
+        {"H100-NVL", 1},
+        {"H200", 2},
         {"RTX-4090", 3}}},
   };
   for (const Case& c : cases) {
@@ -329,7 +340,8 @@ TEST(SkyPilotExcerpts, Details) {
   EXPECT_EQ(by_id.at("hyperstack/n3-RTX-A6000x8/CANADA-1")->link_bytes_per_second(), 64e9);
   EXPECT_TRUE(by_id.count("hyperstack/n3-H100-SXM5x8/US-1"));
 
-  absl::StatusOr<SkyPilotImport> vast = ImportFile(absl::StrCat(kExcerpts, "/vast/vms.csv"), "vast");
+  absl::StatusOr<SkyPilotImport> vast =
+      ImportFile(absl::StrCat(kExcerpts, "/vast/vms.csv"), "vast");
   ASSERT_OK(vast);
   for (const Offer& o : vast->offers) {
     EXPECT_EQ(o.spot_usd_per_hour(), 0) << o.id();  // 0.00 = no spot
@@ -362,18 +374,67 @@ TEST(SkyPilotFixtures, EveryFile) {
   if (!Exists(kFixtures)) GTEST_SKIP() << kFixtures << " not present";
   const FixtureCase cases[] = {
       {"aws/vms.p4de-p5.excerpt.csv", "aws", 56, 0, 22, {{"A100-80GB", 4}, {"H100-SXM", 18}}},
-      {"lambda/vms.csv", "lambda", 408, 51, 357,
-       {{"A10", 17}, {"A100-40GB", 85}, {"A100-80GB", 17}, {"B200", 51}, {"GH200", 17},
-        {"H100-PCIE", 17}, {"H100-SXM", 68}, {"RTX-A6000", 51}, {"V100", 34}}},
-      {"nebius/vms.csv", "nebius", 61, 40, 21,
+      {"lambda/vms.csv",
+       "lambda",
+       408,
+       51,
+       357,
+       {{"A10", 17},
+        {"A100-40GB", 85},
+        {"A100-80GB", 17},
+        {"B200", 51},
+        {"GH200", 17},
+        {"H100-PCIE", 17},
+        {"H100-SXM", 68},
+        {"RTX-A6000", 51},
+        {"V100", 34}}},
+      {"nebius/vms.csv",
+       "nebius",
+       61,
+       40,
+       21,
        {{"B200", 1}, {"H100-SXM", 2}, {"H200", 6}, {"L40S", 12}}},
-      {"vast/vms.csv", "vast", 67, 24, 43,
-       {{"A100-40GB", 4}, {"A100-80GB-PCIE", 1}, {"B200", 2}, {"H100-NVL", 2}, {"H100-SXM", 5},
-        {"H200", 6}, {"RTX-3090", 2}, {"RTX-4090", 13}, {"RTX-6000-ADA", 1}, {"RTX-A6000", 2},
-        {"L40S", 4}, {"V100", 1}}},
-      {"hyperstack/vms.csv", "hyperstack", 25, 5, 20,
+      {"vast/vms.csv",
+       "vast",
+       67,
+       24,
+       43,
+       {{"A100-40GB", 4},
+        {"A100-80GB-PCIE", 1},
+        {"B200", 2},
+        {"H100-NVL", 2},
+        {"H100-SXM", 5},
+        {"H200", 6},
+        {"RTX-3090", 2},
+        {"RTX-4090", 13},
+        {"RTX-6000-ADA", 1},
+        {"RTX-A6000", 2},
+        {"L40S", 4},
+        {"V100", 1}}},
+      {"hyperstack/vms.csv",
+       "hyperstack",
+       25,
+       5,
+       20,
        {{"A100-80GB-PCIE", 5}, {"H100-PCIE", 5}, {"H100-SXM", 2}, {"L40", 4}, {"RTX-A6000", 4}}},
-      {"shadeform/vms.csv", "shadeform", 118, 12, 106, {}},
+      {"shadeform/vms.csv",
+       "shadeform",
+       118,
+       12,
+       106,
+       {{"A10", 2},
+        {"A100-40GB", 9},
+        {"A100-80GB", 17},
+        {"GAUDI2", 1},
+        {"H100-SXM", 12},
+        {"H200", 1},
+        {"L4", 6},
+        {"L40", 8},
+        {"L40S", 13},
+        {"RTX-6000-ADA", 6},
+        {"RTX-A6000", 27},
+        {"V100", 1},
+        {"V100-32GB", 3}}},
   };
   int files = 0;
   for (const FixtureCase& c : cases) {
@@ -384,7 +445,7 @@ TEST(SkyPilotFixtures, EveryFile) {
     EXPECT_EQ(imported->rows, c.rows) << c.path;
     EXPECT_EQ(imported->skipped_rows, c.skipped) << c.path;
     EXPECT_EQ(static_cast<int>(imported->offers.size()), c.offers) << c.path;
-    if (!c.models.empty()) EXPECT_EQ(CountByModel(*imported), c.models) << c.path;
+    EXPECT_EQ(CountByModel(*imported), c.models) << c.path;
     for (const Offer& o : imported->offers) {
       EXPECT_EQ(o.id(), absl::StrCat(c.cloud, "/", o.instance_type(), "/", o.region()));
       EXPECT_GE(o.gpus_per_node(), 1) << o.id();
@@ -417,18 +478,22 @@ TEST(SkyPilotFixtures, Quirks) {
   ASSERT_EQ(records->size(), 68u);
   std::set<std::string> regions;
   for (const CsvRecord& r : *records) regions.insert(r.fields.back());
-  EXPECT_TRUE(regions.count("Hafnarfjar\xC3\xB0" "arkaupsta\xC3\xB0ur, IS, EU"));
-  EXPECT_TRUE(regions.count("B\xC3\xA1" "cs-Kiskun, HU, EU"));
+  EXPECT_TRUE(
+      regions.count("Hafnarfjar\xC3\xB0"
+                    "arkaupsta\xC3\xB0ur, IS, EU"));
+  EXPECT_TRUE(
+      regions.count("B\xC3\xA1"
+                    "cs-Kiskun, HU, EU"));
   EXPECT_TRUE(regions.count(", US, NA"));
   EXPECT_TRUE(regions.count("Texas, US, NA"));
-  absl::StatusOr<SkyPilotImport> vast = ImportFile(absl::StrCat(kFixtures, "/vast/vms.csv"), "vast");
+  absl::StatusOr<SkyPilotImport> vast =
+      ImportFile(absl::StrCat(kFixtures, "/vast/vms.csv"), "vast");
   ASSERT_OK(vast);
   by_id = ById(*vast);
   EXPECT_EQ(by_id.at("vast/1x-H200-32-65536/France, FR, EU")->on_demand_usd_per_hour(), 2.65);
   EXPECT_EQ(by_id.at("vast/1x-H200-32-65536/France, FR, EU")->spot_usd_per_hour(), 0);
   EXPECT_EQ(by_id.at("vast/2x-A100_SXM4-32-65536/Slovenia, SI, EU")->gpu_model(), "A100-40GB");
-  EXPECT_EQ(by_id.at("vast/1x-A100_PCIE-32-65536/Oklahoma, US, NA")->gpu_model(),
-            "A100-80GB-PCIE");
+  EXPECT_EQ(by_id.at("vast/1x-A100_PCIE-32-65536/Oklahoma, US, NA")->gpu_model(), "A100-80GB-PCIE");
   EXPECT_EQ(vast->skipped_by_reason.at("unknown GPU \"RTX5090\""), 11);
 
   // Hyperstack: JSON null, LF endings, PCIe-NVLink bridges.
@@ -446,8 +511,7 @@ TEST(SkyPilotFixtures, Quirks) {
       ImportFile(absl::StrCat(kFixtures, "/shadeform/vms.csv"), "shadeform");
   ASSERT_OK(shadeform);
   by_id = ById(*shadeform);
-  EXPECT_EQ(by_id.at("shadeform/massedcompute_A6000x8/kansascity-usa-1")->gpu_model(),
-            "RTX-A6000");
+  EXPECT_EQ(by_id.at("shadeform/massedcompute_A6000x8/kansascity-usa-1")->gpu_model(), "RTX-A6000");
   EXPECT_EQ(by_id.at("shadeform/denvr_Gaudi2x8/houston-usa-1")->gpu_model(), "GAUDI2");
   EXPECT_EQ(by_id.at("shadeform/denvr_A100-sxm4/calgary-canada-1")->gpu_model(), "A100-40GB");
 

@@ -64,7 +64,9 @@ GatewayServiceImpl::GatewayServiceImpl(
                        .Name("gpuadvisor_gateway_catalog_age_seconds")
                        .Help("Seconds since the gateway's catalog replica was last known current.")
                        .Register(metrics->registry())
-                       .Add({})) {}
+                       .Add({})) {
+  metrics_->InitializeMethods(kService, {"Recommend", "Estimate"});
+}
 
 absl::StatusOr<sizing::v1::EstimateResponse> GatewayServiceImpl::CallEstimate(
     grpc::ServerContext* context, const sizing::v1::EstimateRequest& request) {

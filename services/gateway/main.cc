@@ -1,8 +1,8 @@
 // gateway_server: ranked, explained GPU recommendations (gpuadvisor.gateway.v1),
 // composed from the catalog, sizing and pricing services.
 //
-//   gateway_server --port=50050 --metrics_port=9460 \
-//       --catalog_address=127.0.0.1:50051 --sizing_address=127.0.0.1:50052 \
+//   gateway_server --port=50050 --metrics_port=9460
+//       --catalog_address=127.0.0.1:50051 --sizing_address=127.0.0.1:50052
 //       --pricing_address=127.0.0.1:50053 [--catalog_cache_file=FILE]
 //
 // Addresses are gRPC targets: "host:port", or "dns:///name:port" to spread

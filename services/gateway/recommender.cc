@@ -260,13 +260,22 @@ absl::StatusOr<pricing::v1::QuoteRequest> RecommendationRun::ApplyEstimates(
   const double deadline = request_.constraints().deadline_hours();
   std::vector<int> fitting;
   fitting.reserve(candidates_.size());
+  // GPU models that fit when spread over several nodes: an offer of one of
+  // them that has no fabric was excluded for the lack of it, not for size.
+  absl::flat_hash_set<absl::string_view> fit_multi_node;
+  for (const Candidate& candidate : candidates_) {
+    if (candidate.nodes > 1 && estimates_.estimates(candidate.config).fits()) {
+      fit_multi_node.insert(candidate.offer->gpu_model());
+    }
+  }
   for (int i = 0; i < static_cast<int>(candidates_.size()); ++i) {
     const Candidate& candidate = candidates_[i];
     const sizing::v1::ConfigurationEstimate& e = estimates_.estimates(candidate.config);
     if (!e.fits()) {
-      const bool could_scale_out = !request_.constraints().single_node() && !HasFabric(*candidate.offer);
-      Exclude(*candidate.offer, could_scale_out ? v1::EXCLUSION_REASON_NO_FABRIC
-                                                : v1::EXCLUSION_REASON_DOES_NOT_FIT);
+      const bool for_lack_of_fabric =
+          !HasFabric(*candidate.offer) && fit_multi_node.contains(candidate.offer->gpu_model());
+      Exclude(*candidate.offer, for_lack_of_fabric ? v1::EXCLUSION_REASON_NO_FABRIC
+                                                   : v1::EXCLUSION_REASON_DOES_NOT_FIT);
     } else if (deadline > 0 && e.estimated_hours() > deadline) {
       Exclude(*candidate.offer, v1::EXCLUSION_REASON_MISSES_DEADLINE);
     } else {

@@ -196,10 +196,24 @@ TEST(Recommender, RanksCheapestFirstAndExplainsExclusions) {
   std::map<v1::ExclusionReason, int> excluded;
   for (const auto& e : response->excluded()) excluded[e.reason()] = e.count();
   EXPECT_EQ(excluded[v1::EXCLUSION_REASON_UNAVAILABLE], 1);  // the Azure T4
-  // The AWS T4 has no fabric to scale out over.
-  EXPECT_EQ(excluded[v1::EXCLUSION_REASON_NO_FABRIC] + excluded[v1::EXCLUSION_REASON_DOES_NOT_FIT], 3);
+  // Too small however many there are: the T4 (16 GB) and the single-GPU L4s
+  // (8xL4 in one node fits 40 GB, but the 1xL4 offers have no fabric and no
+  // L4 offer can go multi-node, so they simply do not fit).
+  EXPECT_EQ(excluded[v1::EXCLUSION_REASON_DOES_NOT_FIT], 3);
+  EXPECT_EQ(excluded[v1::EXCLUSION_REASON_NO_FABRIC], 0);
   EXPECT_EQ(response->catalog_version(), "v-test");
   EXPECT_EQ(response->price_book_version(), "p-test");
+}
+
+TEST(Recommender, NoFabricIsTheReasonWhenMoreNodesOfTheSameGpuWouldFit) {
+  // 700 GB: only 2+ nodes of 8xH100 fit; the single-node 1xH100 offer lacks
+  // a fabric to get there.
+  absl::StatusOr<v1::RecommendResponse> response = RunWith(Training(), 700);
+  ASSERT_OK(response);
+  std::map<v1::ExclusionReason, int> excluded;
+  for (const auto& e : response->excluded()) excluded[e.reason()] = e.count();
+  EXPECT_EQ(excluded[v1::EXCLUSION_REASON_NO_FABRIC], 1);
+  for (const auto& r : response->recommendations()) EXPECT_GE(r.offer().nodes(), 2);
 }
 
 TEST(Recommender, SameRequestSameAnswer) {

@@ -1,6 +1,6 @@
 // pricing_server: price books and whole-job quotes (gpuadvisor.pricing.v1).
 //
-//   pricing_server --port=50053 --metrics_port=9463 --data_dir=data \
+//   pricing_server --port=50053 --metrics_port=9463 --data_dir=data
 //       [--skypilot_csv=...] [--admin_token_file=FILE]
 //
 // The price book is <data_dir>/pricing/billing.textproto (billing rules,

@@ -20,7 +20,9 @@ grpc::Status NotLoaded() {
 }  // namespace
 
 PricingServiceImpl::PricingServiceImpl(PriceStore* store, Metrics* metrics, Options options)
-    : store_(store), metrics_(metrics), options_(std::move(options)) {}
+    : store_(store), metrics_(metrics), options_(std::move(options)) {
+  metrics_->InitializeMethods(kService, {"Quote", "GetPriceBook", "UpdatePrices", "WatchPrices"});
+}
 
 void PricingServiceImpl::Shutdown() {
   shutting_down_ = true;

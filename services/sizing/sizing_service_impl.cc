@@ -10,7 +10,9 @@ constexpr char kService[] = "gpuadvisor.sizing.v1.SizingService";
 }  // namespace
 
 SizingServiceImpl::SizingServiceImpl(std::shared_ptr<const SizingModel> model, Metrics* metrics)
-    : model_(std::move(model)), metrics_(metrics) {}
+    : model_(std::move(model)), metrics_(metrics) {
+  metrics_->InitializeMethods(kService, {"Estimate", "ListModels"});
+}
 
 grpc::Status SizingServiceImpl::Estimate(grpc::ServerContext*, const v1::EstimateRequest* request,
                                          v1::EstimateResponse* response) {

@@ -2,9 +2,11 @@
 
 #include <cmath>
 #include <string>
+#include <utility>
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/string_view.h"
+#include "services/sizing/model_spec.h"
 
 namespace gpuadvisor::sizing {
 namespace {
@@ -51,6 +53,13 @@ absl::Status ValidateWorkload(const v1::Workload& w) {
   if (!v1::Optimizer_IsValid(w.optimizer())) return Invalid("workload.optimizer", "unknown value");
   if (!v1::GradientCheckpointing_IsValid(w.gradient_checkpointing())) {
     return Invalid("workload.gradient_checkpointing", "unknown value");
+  }
+  // The model's own numbers first: they are the most common mistake.
+  for (const auto& [field, value] : {std::pair<const char*, double>{"workload.model.params", w.model().params()},
+                                     {"workload.model.active_params", w.model().active_params()}}) {
+    if (!std::isfinite(value)) return Invalid(field, "must be finite");
+    if (value < 0) return Invalid(field, "must be > 0");
+    if (value > kMaxParams) return Invalid(field, absl::StrCat("must be <= ", kMaxParams));
   }
   if (w.model().preset().empty() && w.model().params() == 0 && w.model().layers() == 0 &&
       w.model().hidden_size() == 0) {

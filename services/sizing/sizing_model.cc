@@ -1,0 +1,227 @@
+#include "services/sizing/sizing_model.h"
+
+#include <algorithm>
+#include <cctype>
+#include <cmath>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "absl/status/status.h"
+#include "absl/strings/ascii.h"
+#include "absl/strings/str_cat.h"
+#include "common/io/text_proto.h"
+#include "common/status/status_macros.h"
+#include "services/sizing/estimator.h"
+#include "services/sizing/workload_validation.h"
+
+namespace gpuadvisor::sizing {
+
+namespace v1 = ::gpuadvisor::sizing::v1;
+namespace cv1 = ::gpuadvisor::catalog::v1;
+
+struct SizingModel::Data {
+  std::vector<ModelSpec> presets;                 // file order
+  absl::flat_hash_map<std::string, int> preset_index;  // lower-case name
+  std::vector<GpuSpec> gpus;
+  absl::flat_hash_map<std::string, int> gpu_index;     // normalized name and aliases
+};
+
+namespace {
+
+// "RTX A6000", "rtx-a6000" and "RTXA6000" are the same GPU.
+std::string NormalizeGpuName(const std::string& name) {
+  std::string out;
+  out.reserve(name.size());
+  for (char ch : name) {
+    if (std::isalnum(static_cast<unsigned char>(ch))) {
+      out.push_back(static_cast<char>(std::tolower(static_cast<unsigned char>(ch))));
+    }
+  }
+  return out;
+}
+
+absl::Status CheckSpecFigure(const std::string& path, const char* field, double value,
+                             bool required) {
+  if (!std::isfinite(value) || value < 0) {
+    return absl::InvalidArgumentError(absl::StrCat(path, ".", field, ": must be finite and >= 0"));
+  }
+  if (required && value <= 0) {
+    return absl::InvalidArgumentError(absl::StrCat(path, ".", field, ": must be > 0"));
+  }
+  return absl::OkStatus();
+}
+
+absl::StatusOr<GpuSpec> BuildGpuSpec(const cv1::Gpu& g, const std::string& path) {
+  if (g.name().empty()) return absl::InvalidArgumentError(absl::StrCat(path, ".name: must be set"));
+  RETURN_IF_ERROR(CheckSpecFigure(path, "memory_bytes", static_cast<double>(g.memory_bytes()), true));
+  RETURN_IF_ERROR(CheckSpecFigure(path, "memory_bandwidth_bytes_per_second",
+                                  g.memory_bandwidth_bytes_per_second(), true));
+  RETURN_IF_ERROR(CheckSpecFigure(path, "bf16_flops", g.bf16_flops(), false));
+  RETURN_IF_ERROR(CheckSpecFigure(path, "fp16_flops", g.fp16_flops(), false));
+  RETURN_IF_ERROR(CheckSpecFigure(path, "fp8_flops", g.fp8_flops(), false));
+  RETURN_IF_ERROR(CheckSpecFigure(path, "int8_ops", g.int8_ops(), false));
+  RETURN_IF_ERROR(CheckSpecFigure(path, "fp32_flops", g.fp32_flops(), false));
+  RETURN_IF_ERROR(CheckSpecFigure(path, "nvlink_bytes_per_second", g.nvlink_bytes_per_second(), false));
+  if (g.bf16_flops() <= 0 && g.fp16_flops() <= 0) {
+    return absl::InvalidArgumentError(
+        absl::StrCat(path, ".fp16_flops: bf16_flops or fp16_flops must be > 0"));
+  }
+  if (g.supports_bf16() != (g.bf16_flops() > 0)) {
+    return absl::InvalidArgumentError(
+        absl::StrCat(path, ".supports_bf16: must be true exactly when bf16_flops > 0"));
+  }
+  GpuSpec s;
+  s.name = g.name();
+  s.vendor = g.vendor();
+  s.memory_bytes = static_cast<double>(g.memory_bytes());
+  s.memory_bandwidth = g.memory_bandwidth_bytes_per_second();
+  s.bf16_flops = g.bf16_flops();
+  s.fp16_flops = g.fp16_flops();
+  s.fp8_flops = g.supports_fp8() ? g.fp8_flops() : 0.0;
+  s.fp32_flops = g.fp32_flops();
+  s.nvlink_bytes_per_second = g.nvlink_bytes_per_second();
+  // Utilization model (docs/sizing.md): 0.65 of the 16-bit peak on an
+  // A100-balanced GPU; GPUs with less memory bandwidth per FLOP feed their
+  // tensor cores less well (H100: ~0.53), scaled by bytes/FLOP^0.3; AMD and
+  // Intel software stacks reach less of their peak in published runs.
+  const double peak16 = s.bf16_flops > 0 ? s.bf16_flops : s.fp16_flops;
+  const double balance = (s.memory_bandwidth / peak16) / (2.039e12 / 312e12);
+  double vendor = 1.0;
+  const std::string v = absl::AsciiStrToLower(s.vendor);
+  if (v == "amd") vendor = 0.8;
+  if (v == "intel") vendor = 0.85;
+  s.compute_efficiency = 0.65 * std::min(1.0, std::pow(std::max(balance, 0.2), 0.3)) * vendor;
+  return s;
+}
+
+}  // namespace
+
+absl::StatusOr<SizingModel> SizingModel::Create(v1::ModelList models, cv1::GpuList gpus) {
+  auto data = std::make_shared<Data>();
+  data->presets.reserve(models.models_size());
+  for (int i = 0; i < models.models_size(); ++i) {
+    const v1::Model& m = models.models(i);
+    const std::string path = absl::StrCat("models[", i, "]");
+    if (m.preset().empty()) {
+      return absl::InvalidArgumentError(absl::StrCat(path, ".preset: must be set"));
+    }
+    const std::string key = absl::AsciiStrToLower(m.preset());
+    if (!data->preset_index.emplace(key, i).second) {
+      return absl::InvalidArgumentError(
+          absl::StrCat(path, ".preset: duplicate preset \"", m.preset(), "\""));
+    }
+    if (m.params() <= 0) {
+      return absl::InvalidArgumentError(absl::StrCat(path, ".params: must be > 0"));
+    }
+    ASSIGN_OR_RETURN(ModelSpec spec, BuildModelSpec(m, path));
+    data->presets.push_back(std::move(spec));
+  }
+  data->gpus.reserve(gpus.gpus_size());
+  for (int i = 0; i < gpus.gpus_size(); ++i) {
+    const cv1::Gpu& g = gpus.gpus(i);
+    const std::string path = absl::StrCat("gpus[", i, "]");
+    ASSIGN_OR_RETURN(GpuSpec spec, BuildGpuSpec(g, path));
+    auto add = [&](const std::string& name, const char* field) -> absl::Status {
+      const std::string key = NormalizeGpuName(name);
+      if (key.empty()) {
+        return absl::InvalidArgumentError(absl::StrCat(path, ".", field, ": empty name"));
+      }
+      auto [it, inserted] = data->gpu_index.emplace(key, i);
+      if (!inserted && it->second != i) {
+        return absl::InvalidArgumentError(absl::StrCat(path, ".", field, ": \"", name,
+                                                       "\" already names another GPU"));
+      }
+      return absl::OkStatus();
+    };
+    RETURN_IF_ERROR(add(g.name(), "name"));
+    for (const std::string& alias : g.aliases()) RETURN_IF_ERROR(add(alias, "aliases"));
+    data->gpus.push_back(std::move(spec));
+  }
+  return SizingModel(std::move(data));
+}
+
+absl::StatusOr<SizingModel> SizingModel::FromFiles(const std::string& models_path,
+                                                   const std::string& gpus_path) {
+  v1::ModelList models;
+  RETURN_IF_ERROR(LoadTextProtoFile(models_path, &models));
+  cv1::GpuList gpus;
+  RETURN_IF_ERROR(LoadTextProtoFile(gpus_path, &gpus));
+  absl::StatusOr<SizingModel> model = Create(std::move(models), std::move(gpus));
+  if (!model.ok()) {
+    return absl::Status(model.status().code(),
+                        absl::StrCat(models_path, " / ", gpus_path, ": ", model.status().message()));
+  }
+  return model;
+}
+
+const GpuSpec* SizingModel::FindGpu(const std::string& name) const {
+  auto it = data_->gpu_index.find(NormalizeGpuName(name));
+  return it == data_->gpu_index.end() ? nullptr : &data_->gpus[it->second];
+}
+
+v1::ListModelsResponse SizingModel::ListModels() const {
+  v1::ListModelsResponse response;
+  for (const ModelSpec& spec : data_->presets) *response.add_models() = spec.resolved;
+  return response;
+}
+
+absl::StatusOr<v1::EstimateResponse> SizingModel::Estimate(const v1::EstimateRequest& request) const {
+  RETURN_IF_ERROR(ValidateEstimateRequest(request));
+  const v1::Workload& w = request.workload();
+
+  // Resolve the model: a preset with overrides, or an explicit architecture.
+  const v1::Model* preset = nullptr;
+  if (!w.model().preset().empty()) {
+    auto it = data_->preset_index.find(absl::AsciiStrToLower(w.model().preset()));
+    if (it == data_->preset_index.end()) {
+      return absl::NotFoundError(absl::StrCat("workload.model.preset: unknown preset \"",
+                                              w.model().preset(), "\" (see ListModels)"));
+    }
+    preset = &data_->presets[it->second].resolved;
+  }
+  ModelSpec spec;
+  if (preset != nullptr) {
+    v1::Model merged = MergeModel(*preset, w.model());
+    // A preset's derived fields must not pin an overridden shape: when the
+    // caller changes the architecture, recompute the counts from it.
+    const v1::Model& o = w.model();
+    const bool shape_changed = o.layers() || o.hidden_size() || o.attention_heads() ||
+                               o.kv_heads() || o.intermediate_size() || o.vocab_size() ||
+                               o.experts() || o.active_experts() || o.head_dim() ||
+                               o.expert_intermediate_size();
+    if (shape_changed && o.params() == 0) merged.clear_params();
+    if ((shape_changed || o.params() > 0) && o.active_params() == 0) {
+      merged.clear_active_params();
+    }
+    ASSIGN_OR_RETURN(spec, BuildModelSpec(merged, "workload.model"));
+  } else {
+    ASSIGN_OR_RETURN(spec, BuildModelSpec(w.model(), "workload.model"));
+  }
+
+  // Every GPU must be known before any work is done.
+  std::vector<const GpuSpec*> gpus(request.configurations_size());
+  for (int i = 0; i < request.configurations_size(); ++i) {
+    const std::string& name = request.configurations(i).gpu_model();
+    gpus[i] = FindGpu(name);
+    if (gpus[i] == nullptr) {
+      return absl::NotFoundError(absl::StrCat("configurations[", i, "].gpu_model: unknown GPU \"",
+                                              name, "\""));
+    }
+  }
+
+  v1::EstimateResponse response;
+  const double margin = request.has_vram_margin() ? request.vram_margin() : kDefaultVramMargin;
+  ASSIGN_OR_RETURN(Job job, BuildJob(w, spec, margin, response.mutable_totals()));
+  job.model = &spec;
+  response.mutable_estimates()->Reserve(request.configurations_size());
+  for (int i = 0; i < request.configurations_size(); ++i) {
+    v1::ConfigurationEstimate* out = response.add_estimates();
+    *out->mutable_configuration() = request.configurations(i);
+    EstimateConfiguration(job, *gpus[i], request.configurations(i), out);
+  }
+  *response.mutable_model() = std::move(spec.resolved);
+  return response;
+}
+
+}  // namespace gpuadvisor::sizing
