@@ -2,9 +2,32 @@
 
 #include <cstdio>
 
+#include "absl/flags/flag.h"
 #include "absl/strings/str_cat.h"
 
+ABSL_FLAG(std::string, host, "127.0.0.1", "Address to listen on (0.0.0.0 for all interfaces).");
+ABSL_FLAG(int, port, -1,
+          "gRPC port; 0 picks a free port. Default: gateway 50050, catalog 50051, sizing 50052, "
+          "pricing 50053.");
+ABSL_FLAG(int, metrics_port, -1,
+          "Prometheus /metrics port; 0 picks a free port. Default: gateway 9460, catalog 9461, "
+          "sizing 9462, pricing 9463.");
+
 namespace gpuadvisor {
+
+ServiceMainOptions ServiceMainOptionsFromFlags(std::string name, int default_port,
+                                               int default_metrics_port,
+                                               std::vector<std::string> health_names) {
+  ServiceMainOptions options;
+  options.name = std::move(name);
+  options.server.host = absl::GetFlag(FLAGS_host);
+  const int port = absl::GetFlag(FLAGS_port);
+  const int metrics_port = absl::GetFlag(FLAGS_metrics_port);
+  options.server.port = port >= 0 ? port : default_port;
+  options.metrics_port = metrics_port >= 0 ? metrics_port : default_metrics_port;
+  options.health_names = std::move(health_names);
+  return options;
+}
 
 int FailStartup(const std::string& name, const absl::Status& status) {
   std::fprintf(stderr, "%s: %s\n", name.c_str(), status.ToString().c_str());

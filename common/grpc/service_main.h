@@ -25,6 +25,13 @@ struct ServiceMainOptions {
   std::function<bool()> ready;
 };
 
+// Options from the flags every server binary shares (--host, --port,
+// --metrics_port; defined in service_main.cc): a flag left unset takes the
+// service's own default port.
+ServiceMainOptions ServiceMainOptionsFromFlags(std::string name, int default_port,
+                                               int default_metrics_port,
+                                               std::vector<std::string> health_names);
+
 // Requires BlockTerminationSignals() at the top of main(). `before_shutdown`
 // runs after health turns NOT_SERVING and before the server drains (use it to
 // end streams). Returns the process exit code: 0 after a signal, 1 if the

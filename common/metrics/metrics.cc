@@ -71,16 +71,17 @@ prometheus::Histogram& Metrics::HistogramFor(prometheus::Family<prometheus::Hist
 }
 
 namespace {
-std::map<std::string, std::string> RpcLabels(const std::string& grpc_service,
+std::map<std::string, std::string> RpcLabels(const std::string& grpc_type,
+                                             const std::string& grpc_service,
                                              const std::string& method) {
-  return {{"grpc_type", "unary"}, {"grpc_service", grpc_service}, {"grpc_method", method}};
+  return {{"grpc_type", grpc_type}, {"grpc_service", grpc_service}, {"grpc_method", method}};
 }
 }  // namespace
 
 void Metrics::InitializeMethods(const std::string& grpc_service,
-                                const std::vector<std::string>& methods) {
-  for (const std::string& method : methods) {
-    Labels labels = RpcLabels(grpc_service, method);
+                                const std::vector<std::pair<std::string, std::string>>& methods) {
+  for (const auto& [method, grpc_type] : methods) {
+    Labels labels = RpcLabels(grpc_type, grpc_service, method);
     CounterFor(server_started_, labels);
     HistogramFor(server_seconds_, labels);
     labels["grpc_code"] = GrpcCodeLabel(grpc::StatusCode::OK);
@@ -88,13 +89,14 @@ void Metrics::InitializeMethods(const std::string& grpc_service,
   }
 }
 
-void Metrics::ServerStarted(const std::string& grpc_service, const std::string& method) {
-  CounterFor(server_started_, RpcLabels(grpc_service, method)).Increment();
+void Metrics::ServerStarted(const std::string& grpc_type, const std::string& grpc_service,
+                            const std::string& method) {
+  CounterFor(server_started_, RpcLabels(grpc_type, grpc_service, method)).Increment();
 }
 
-void Metrics::ServerHandled(const std::string& grpc_service, const std::string& method,
-                            grpc::StatusCode code, double seconds) {
-  Labels labels = RpcLabels(grpc_service, method);
+void Metrics::ServerHandled(const std::string& grpc_type, const std::string& grpc_service,
+                            const std::string& method, grpc::StatusCode code, double seconds) {
+  Labels labels = RpcLabels(grpc_type, grpc_service, method);
   HistogramFor(server_seconds_, labels).Observe(seconds);
   labels["grpc_code"] = GrpcCodeLabel(code);
   CounterFor(server_handled_, labels).Increment();
@@ -102,7 +104,7 @@ void Metrics::ServerHandled(const std::string& grpc_service, const std::string& 
 
 void Metrics::ClientHandled(const std::string& grpc_service, const std::string& method,
                             grpc::StatusCode code, double seconds) {
-  Labels labels = RpcLabels(grpc_service, method);
+  Labels labels = RpcLabels("unary", grpc_service, method);
   HistogramFor(client_seconds_, labels).Observe(seconds);
   labels["grpc_code"] = GrpcCodeLabel(code);
   CounterFor(client_handled_, labels).Increment();
@@ -117,12 +119,14 @@ void Metrics::DataLoaded(bool accepted, double unix_seconds) {
   }
 }
 
-RpcScope::RpcScope(Metrics* metrics, std::string grpc_service, std::string method)
+RpcScope::RpcScope(Metrics* metrics, std::string grpc_service, std::string method,
+                   std::string grpc_type)
     : metrics_(metrics),
       service_(std::move(grpc_service)),
       method_(std::move(method)),
+      type_(std::move(grpc_type)),
       start_(std::chrono::steady_clock::now()) {
-  if (metrics_ != nullptr) metrics_->ServerStarted(service_, method_);
+  if (metrics_ != nullptr) metrics_->ServerStarted(type_, service_, method_);
 }
 
 RpcScope::~RpcScope() {
@@ -133,7 +137,7 @@ grpc::Status RpcScope::Finish(grpc::Status status) {
   if (!finished_ && metrics_ != nullptr) {
     const double seconds =
         std::chrono::duration<double>(std::chrono::steady_clock::now() - start_).count();
-    metrics_->ServerHandled(service_, method_, status.error_code(), seconds);
+    metrics_->ServerHandled(type_, service_, method_, status.error_code(), seconds);
   }
   finished_ = true;
   return status;

@@ -38,12 +38,15 @@ class Metrics {
   // Creates the server series of each method at zero (started, handled with
   // grpc_code="OK", latency), so rate() sees the first calls after a start
   // instead of a series that appears mid-burst. Call once per service.
-  void InitializeMethods(const std::string& grpc_service, const std::vector<std::string>& methods);
+  // `methods` are (method, grpc_type) pairs: "unary", "server_stream", ...
+  void InitializeMethods(const std::string& grpc_service,
+                         const std::vector<std::pair<std::string, std::string>>& methods);
 
   // grpc_server_* metrics (go-grpc-prometheus names and labels).
-  void ServerStarted(const std::string& grpc_service, const std::string& method);
-  void ServerHandled(const std::string& grpc_service, const std::string& method,
-                     grpc::StatusCode code, double seconds);
+  void ServerStarted(const std::string& grpc_type, const std::string& grpc_service,
+                     const std::string& method);
+  void ServerHandled(const std::string& grpc_type, const std::string& grpc_service,
+                     const std::string& method, grpc::StatusCode code, double seconds);
   // grpc_client_* metrics, for calls to backends.
   void ClientHandled(const std::string& grpc_service, const std::string& method,
                      grpc::StatusCode code, double seconds);
@@ -82,7 +85,9 @@ class Metrics {
 // latency when Finish() is called (or as UNKNOWN if never finished).
 class RpcScope {
  public:
-  RpcScope(Metrics* metrics, std::string grpc_service, std::string method);
+  // `grpc_type` as in go-grpc-prometheus: "unary" or "server_stream".
+  RpcScope(Metrics* metrics, std::string grpc_service, std::string method,
+           std::string grpc_type = "unary");
   ~RpcScope();
   RpcScope(const RpcScope&) = delete;
   RpcScope& operator=(const RpcScope&) = delete;
@@ -92,7 +97,7 @@ class RpcScope {
 
  private:
   Metrics* metrics_;
-  std::string service_, method_;
+  std::string service_, method_, type_;
   std::chrono::steady_clock::time_point start_;
   bool finished_ = false;
 };

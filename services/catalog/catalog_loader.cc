@@ -8,6 +8,7 @@
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
+#include "absl/strings/str_split.h"
 #include "absl/time/clock.h"
 #include "absl/time/time.h"
 #include "common/io/text_proto.h"
@@ -240,6 +241,16 @@ absl::StatusOr<CatalogSnapshot> LoadCatalogSnapshot(const CatalogSources& source
                         absl::StrCat(sources.gpus_path, ": ", check.status().message()));
   }
   return snapshot;
+}
+
+CatalogSources CatalogSourcesFor(const std::string& data_dir, absl::string_view offer_files,
+                                 absl::string_view skypilot_csvs) {
+  CatalogSources sources;
+  sources.gpus_path = data_dir + "/catalog/gpus.textproto";
+  sources.offer_paths = absl::StrSplit(offer_files, ',', absl::SkipEmpty());
+  if (sources.offer_paths.empty()) sources.offer_paths = {data_dir + "/catalog/offers.textproto"};
+  sources.skypilot_csv_paths = absl::StrSplit(skypilot_csvs, ',', absl::SkipEmpty());
+  return sources;
 }
 
 }  // namespace gpuadvisor::catalog

@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "absl/status/statusor.h"
+#include "absl/strings/string_view.h"
 #include "gpuadvisor/catalog/v1/catalog.pb.h"
 
 namespace gpuadvisor::catalog {
@@ -25,6 +26,12 @@ struct CatalogSources {
   // the hand-curated interconnect; other CSV offers are added.
   std::vector<std::string> skypilot_csv_paths;
 };
+
+// The sources a server reads from its flags: <data_dir>/catalog/gpus.textproto,
+// the comma-separated `offer_files` (default <data_dir>/catalog/offers.textproto)
+// and the comma-separated `skypilot_csvs`.
+CatalogSources CatalogSourcesFor(const std::string& data_dir, absl::string_view offer_files,
+                                 absl::string_view skypilot_csvs);
 
 // Reads every source and validates the whole result (every rule of
 // Catalog::Create). Errors are kInvalidArgument naming file, line and field:

@@ -28,7 +28,8 @@ CatalogServiceImpl::CatalogServiceImpl(CatalogStore* store, Metrics* metrics, Op
                                .Name("gpuadvisor_catalog_offers")
                                .Help("Offers in the serving catalog snapshot, by provider.")
                                .Register(metrics->registry())) {
-  metrics_->InitializeMethods(kService, {"ListGpus", "ListOffers", "WatchCatalog", "ReloadCatalog"});
+  metrics_->InitializeMethods(kService, {{"ListGpus", "unary"}, {"ListOffers", "unary"},
+                                        {"WatchCatalog", "server_stream"}, {"ReloadCatalog", "unary"}});
 }
 
 absl::Status CatalogServiceImpl::Reload() {
@@ -73,7 +74,7 @@ grpc::Status CatalogServiceImpl::ListOffers(grpc::ServerContext*,
 grpc::Status CatalogServiceImpl::WatchCatalog(grpc::ServerContext* context,
                                               const v1::WatchCatalogRequest* request,
                                               grpc::ServerWriter<v1::WatchCatalogResponse>* writer) {
-  RpcScope rpc(metrics_, kService, "WatchCatalog");
+  RpcScope rpc(metrics_, kService, "WatchCatalog", "server_stream");
   std::string known = request->known_version();
   // Accept the watch at once, naming the current version, so a follower knows
   // it is current even when nothing has changed since its known_version.

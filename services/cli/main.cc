@@ -25,7 +25,7 @@
 #include "grpcpp/security/credentials.h"
 #include "services/cli/workload_flags.h"
 
-constexpr char kUsage[] = R"(gpu-advisor: which cloud GPU to rent, how long it runs, what it costs.
+constexpr char kUsage[] = R"(which cloud GPU to rent, how long it runs, what it costs.
 
 Usage: gpu-advisor COMMAND [flags]
 

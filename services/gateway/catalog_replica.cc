@@ -67,6 +67,7 @@ void CatalogReplica::Apply(catalog::v1::CatalogSnapshot snapshot, bool from_cach
     // The catalog service validated it; a failure here means skew between
     // versions. Keep serving what we have.
     std::fprintf(stderr, "gateway: rejected catalog snapshot: %s\n", catalog.status().ToString().c_str());
+    if (options_.on_snapshot) options_.on_snapshot(false);
     return;
   }
   {
@@ -74,6 +75,7 @@ void CatalogReplica::Apply(catalog::v1::CatalogSnapshot snapshot, bool from_cach
     current_ = std::move(*catalog);
     synced_at_ = from_cache ? loaded_at : absl::Now();
   }
+  if (options_.on_snapshot) options_.on_snapshot(true);
   if (!bytes.empty()) {
     if (absl::Status s = WriteFileAtomically(options_.cache_path, bytes); !s.ok()) {
       std::fprintf(stderr, "gateway: cannot write catalog cache: %s\n", s.ToString().c_str());

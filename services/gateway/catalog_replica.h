@@ -8,6 +8,7 @@
 // gateway restart while the catalog service is down. Thread-safe.
 
 #include <atomic>
+#include <functional>
 #include <memory>
 #include <string>
 #include <thread>
@@ -28,6 +29,8 @@ class CatalogReplica {
   struct Options {
     std::string cache_path;  // binary CatalogSnapshot; "" = no cache
     absl::Duration retry_interval = absl::Seconds(1);  // between reconnects
+    // Called with each snapshot's outcome (accepted or rejected); may be null.
+    std::function<void(bool accepted)> on_snapshot;
   };
 
   CatalogReplica(std::unique_ptr<catalog::v1::CatalogService::StubInterface> stub, Options options);

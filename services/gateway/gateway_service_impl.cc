@@ -65,7 +65,7 @@ GatewayServiceImpl::GatewayServiceImpl(
                        .Help("Seconds since the gateway's catalog replica was last known current.")
                        .Register(metrics->registry())
                        .Add({})) {
-  metrics_->InitializeMethods(kService, {"Recommend", "Estimate"});
+  metrics_->InitializeMethods(kService, {{"Recommend", "unary"}, {"Estimate", "unary"}});
 }
 
 absl::StatusOr<sizing::v1::EstimateResponse> GatewayServiceImpl::CallEstimate(

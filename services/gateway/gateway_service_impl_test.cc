@@ -116,7 +116,7 @@ class GatewayServiceTest : public ::testing::Test {
     }
     replica_ = std::make_unique<CatalogReplica>(
         catalog::v1::CatalogService::NewStub(Channel(catalog_port_)),
-        CatalogReplica::Options{.cache_path = "", .retry_interval = absl::Milliseconds(100)});
+        CatalogReplica::Options{.cache_path = "", .retry_interval = absl::Milliseconds(100), .on_snapshot = nullptr});
     replica_->Start();
     ASSERT_TRUE(replica_->WaitUntilLoaded(absl::Seconds(10)));
     service_ = std::make_unique<GatewayServiceImpl>(

@@ -14,15 +14,13 @@
 
 #include "absl/flags/flag.h"
 #include "absl/flags/parse.h"
+#include "absl/time/clock.h"
 #include "common/grpc/service_main.h"
 #include "grpcpp/create_channel.h"
 #include "grpcpp/security/credentials.h"
 #include "grpcpp/support/channel_arguments.h"
 #include "services/gateway/gateway_service_impl.h"
 
-ABSL_FLAG(std::string, host, "127.0.0.1", "Address to listen on (0.0.0.0 for all interfaces).");
-ABSL_FLAG(int, port, 50050, "gRPC port; 0 picks a free port.");
-ABSL_FLAG(int, metrics_port, 9460, "Prometheus /metrics port; 0 picks a free port.");
 ABSL_FLAG(std::string, catalog_address, "127.0.0.1:50051", "Catalog service target.");
 ABSL_FLAG(std::string, sizing_address, "127.0.0.1:50052", "Sizing service target.");
 ABSL_FLAG(std::string, pricing_address, "127.0.0.1:50053", "Pricing service target.");
@@ -47,7 +45,10 @@ int main(int argc, char** argv) {
   gpuadvisor::Metrics metrics("gateway");
   gpuadvisor::gateway::CatalogReplica replica(
       gpuadvisor::catalog::v1::CatalogService::NewStub(BackendChannel(absl::GetFlag(FLAGS_catalog_address))),
-      {.cache_path = absl::GetFlag(FLAGS_catalog_cache_file)});
+      {.cache_path = absl::GetFlag(FLAGS_catalog_cache_file),
+       .on_snapshot = [&metrics](bool accepted) {
+         metrics.DataLoaded(accepted, absl::ToDoubleSeconds(absl::Now() - absl::UnixEpoch()));
+       }});
   replica.Start();
   gpuadvisor::gateway::GatewayServiceImpl service(
       &replica,
@@ -55,12 +56,8 @@ int main(int argc, char** argv) {
       gpuadvisor::pricing::v1::PricingService::NewStub(BackendChannel(absl::GetFlag(FLAGS_pricing_address))),
       &metrics, {.backend_timeout = absl::Milliseconds(absl::GetFlag(FLAGS_backend_timeout_ms))});
 
-  gpuadvisor::ServiceMainOptions options;
-  options.name = "gateway";
-  options.server.host = absl::GetFlag(FLAGS_host);
-  options.server.port = absl::GetFlag(FLAGS_port);
-  options.metrics_port = absl::GetFlag(FLAGS_metrics_port);
-  options.health_names = {"gpuadvisor.gateway.v1.GatewayService"};
+  gpuadvisor::ServiceMainOptions options = gpuadvisor::ServiceMainOptionsFromFlags(
+      "gateway", 50050, 9460, {"gpuadvisor.gateway.v1.GatewayService"});
   options.ready = [&] { return replica.Current() != nullptr; };
   const int code = gpuadvisor::ServeUntilSignal(options, metrics, {&service});
   replica.Stop();

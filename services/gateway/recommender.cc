@@ -159,8 +159,9 @@ absl::StatusOr<RecommendationRun> RecommendationRun::Start(
   return run;
 }
 
-void RecommendationRun::Exclude(const Offer& offer, v1::ExclusionReason reason) {
-  excluded_.emplace_back(&offer, reason);
+void RecommendationRun::Exclude(int offer_index, v1::ExclusionReason reason) {
+  v1::ExclusionReason& current = exclusion_[offer_index];
+  if (Stage(reason) > Stage(current)) current = reason;
 }
 
 void RecommendationRun::Enumerate() {
@@ -181,36 +182,56 @@ void RecommendationRun::Enumerate() {
   const absl::flat_hash_set<std::string> providers(c.providers().begin(), c.providers().end());
   const absl::flat_hash_set<std::string> regions(c.regions().begin(), c.regions().end());
 
-  using ConfigKey = std::tuple<absl::string_view, int32_t, int32_t, int, double, int, double>;
-  absl::flat_hash_map<ConfigKey, int> configs;
+  // Offers of one shape share configurations: look the shape up once per
+  // offer, and keep its configuration index per node count (1, 2, 4, ...).
+  using ShapeKey = std::tuple<absl::string_view, int32_t, int, double, int, double>;
+  absl::flat_hash_map<ShapeKey, int> shape_ids;
+  std::vector<std::vector<int>> shape_configs;  // by shape id
+  ShapeKey last_shape;
+  int last_shape_id = -1;
   *estimate_request_.mutable_workload() = request_.workload();
   estimate_request_.set_vram_margin(vram_margin_);
+  const auto& offers = catalog_->snapshot().offers();
+  exclusion_.assign(offers.size(), v1::EXCLUSION_REASON_UNSPECIFIED);
+  kept_.assign(offers.size(), false);
+  candidates_.reserve(offers.size() * options.size());
 
-  for (const Offer& offer : catalog_->snapshot().offers()) {
+  for (int index = 0; index < offers.size(); ++index) {
+    const Offer& offer = offers.Get(index);
     ++candidates_considered_;
     if ((!providers.empty() && !providers.contains(offer.provider())) ||
         (!regions.empty() && !regions.contains(offer.region())) ||
         (!gpu_models.empty() && !gpu_models.contains(offer.gpu_model()))) {
-      Exclude(offer, v1::EXCLUSION_REASON_FILTERED);
+      Exclude(index, v1::EXCLUSION_REASON_FILTERED);
       continue;
     }
     if (offer.availability() == catalog::v1::AVAILABILITY_UNAVAILABLE) {
-      Exclude(offer, v1::EXCLUSION_REASON_UNAVAILABLE);
+      Exclude(index, v1::EXCLUSION_REASON_UNAVAILABLE);
       continue;
     }
     if (c.max_gpus() > 0 && offer.gpus_per_node() > c.max_gpus()) {
-      Exclude(offer, v1::EXCLUSION_REASON_TOO_MANY_GPUS);
+      Exclude(index, v1::EXCLUSION_REASON_TOO_MANY_GPUS);
       continue;
     }
+    const bool multi_node = HasFabric(offer);
+    const ShapeKey shape{offer.gpu_model(), offer.gpus_per_node(), offer.link(),
+                         offer.link_bytes_per_second(), multi_node ? offer.fabric() : 0,
+                         multi_node ? offer.fabric_gbps() : 0.0};
+    // Offers sorted by id put one instance type's regions side by side.
+    if (last_shape_id < 0 || shape != last_shape) {
+      auto [it, inserted] = shape_ids.try_emplace(shape, static_cast<int>(shape_configs.size()));
+      if (inserted) shape_configs.emplace_back();
+      last_shape_id = it->second;
+      last_shape = shape;
+    }
+    std::vector<int>& configs = shape_configs[last_shape_id];
     bool sold = false;
-    const int max_nodes = HasFabric(offer) ? std::min(max_nodes_, offer.max_nodes()) : 1;
-    for (int32_t nodes = 1; nodes <= max_nodes; nodes *= 2) {
+    const int max_nodes = multi_node ? std::min(max_nodes_, offer.max_nodes()) : 1;
+    int step = 0;
+    for (int32_t nodes = 1; nodes <= max_nodes; nodes *= 2, ++step) {
       if (c.max_gpus() > 0 && nodes * offer.gpus_per_node() > c.max_gpus()) break;
-      const ConfigKey key{offer.gpu_model(), offer.gpus_per_node(), nodes, offer.link(),
-                          offer.link_bytes_per_second(), nodes > 1 ? offer.fabric() : 0,
-                          nodes > 1 ? offer.fabric_gbps() : 0.0};
-      auto [it, inserted] = configs.try_emplace(key, estimate_request_.configurations_size());
-      if (inserted) {
+      if (step == static_cast<int>(configs.size())) {
+        configs.push_back(estimate_request_.configurations_size());
         sizing::v1::GpuConfiguration* config = estimate_request_.add_configurations();
         config->set_gpu_model(offer.gpu_model());
         config->set_gpus_per_node(offer.gpus_per_node());
@@ -224,10 +245,10 @@ void RecommendationRun::Enumerate() {
         const double price = ListPrice(offer, option);
         if (price <= 0) continue;
         sold = true;
-        candidates_.push_back(Candidate{&offer, nodes, option, it->second, -1, price * nodes});
+        candidates_.push_back(Candidate{&offer, index, nodes, option, configs[step], -1, price * nodes});
       }
     }
-    if (!sold) Exclude(offer, v1::EXCLUSION_REASON_FILTERED);
+    if (!sold) Exclude(index, v1::EXCLUSION_REASON_FILTERED);
   }
   // Even when no offer passed the filters, sizing still validates the
   // workload and computes its totals: give it one configuration to look at.
@@ -263,32 +284,35 @@ absl::StatusOr<pricing::v1::QuoteRequest> RecommendationRun::ApplyEstimates(
   // GPU models that fit when spread over several nodes: an offer of one of
   // them that has no fabric was excluded for the lack of it, not for size.
   absl::flat_hash_set<absl::string_view> fit_multi_node;
-  for (const Candidate& candidate : candidates_) {
-    if (candidate.nodes > 1 && estimates_.estimates(candidate.config).fits()) {
-      fit_multi_node.insert(candidate.offer->gpu_model());
-    }
+  for (const sizing::v1::ConfigurationEstimate& e : estimates_.estimates()) {
+    if (e.configuration().nodes() > 1 && e.fits()) fit_multi_node.insert(e.configuration().gpu_model());
   }
   for (int i = 0; i < static_cast<int>(candidates_.size()); ++i) {
-    const Candidate& candidate = candidates_[i];
+    Candidate& candidate = candidates_[i];
     const sizing::v1::ConfigurationEstimate& e = estimates_.estimates(candidate.config);
     if (!e.fits()) {
       const bool for_lack_of_fabric =
           !HasFabric(*candidate.offer) && fit_multi_node.contains(candidate.offer->gpu_model());
-      Exclude(*candidate.offer, for_lack_of_fabric ? v1::EXCLUSION_REASON_NO_FABRIC
-                                                   : v1::EXCLUSION_REASON_DOES_NOT_FIT);
+      Exclude(candidate.offer_index, for_lack_of_fabric ? v1::EXCLUSION_REASON_NO_FABRIC
+                                                        : v1::EXCLUSION_REASON_DOES_NOT_FIT);
     } else if (deadline > 0 && e.estimated_hours() > deadline) {
-      Exclude(*candidate.offer, v1::EXCLUSION_REASON_MISSES_DEADLINE);
+      Exclude(candidate.offer_index, v1::EXCLUSION_REASON_MISSES_DEADLINE);
     } else {
+      candidate.pre_rank = PreRankKey(candidate);
       fitting.push_back(i);
     }
   }
   // Pre-rank by list price so one Quote stays small even for a huge catalog.
   auto by_key = [this](int a, int b) {
-    const double ka = PreRankKey(candidates_[a]), kb = PreRankKey(candidates_[b]);
+    const double ka = candidates_[a].pre_rank, kb = candidates_[b].pre_rank;
     return ka != kb ? ka < kb : a < b;
   };
   if (static_cast<int>(fitting.size()) > kMaxQuotedCandidates) {
     std::nth_element(fitting.begin(), fitting.begin() + kMaxQuotedCandidates, fitting.end(), by_key);
+    // Outranked, not excluded: their offers are not reported as excluded.
+    for (auto it = fitting.begin() + kMaxQuotedCandidates; it != fitting.end(); ++it) {
+      kept_[candidates_[*it].offer_index] = true;
+    }
     fitting.resize(kMaxQuotedCandidates);
   }
   std::sort(fitting.begin(), fitting.end(), by_key);
@@ -334,12 +358,12 @@ absl::StatusOr<v1::RecommendResponse> RecommendationRun::Finish(
     const Candidate& candidate = candidates_[candidate_index];
     const pricing::v1::Quote& q = quotes.quotes(candidate.quote);
     if (!q.priced()) {
-      Exclude(*candidate.offer, v1::EXCLUSION_REASON_NOT_PRICED);
+      Exclude(candidate.offer_index, v1::EXCLUSION_REASON_NOT_PRICED);
     } else if ((c.max_usd_per_hour() > 0 && q.cost().usd_per_hour() > c.max_usd_per_hour()) ||
                (c.max_total_usd() > 0 && q.cost().total_usd() > c.max_total_usd())) {
-      Exclude(*candidate.offer, v1::EXCLUSION_REASON_OVER_BUDGET);
+      Exclude(candidate.offer_index, v1::EXCLUSION_REASON_OVER_BUDGET);
     } else if (c.deadline_hours() > 0 && q.cost().expected_hours() > c.deadline_hours()) {
-      Exclude(*candidate.offer, v1::EXCLUSION_REASON_MISSES_DEADLINE);
+      Exclude(candidate.offer_index, v1::EXCLUSION_REASON_MISSES_DEADLINE);
     } else {
       survivors.push_back(candidate_index);
     }
@@ -388,19 +412,14 @@ absl::StatusOr<v1::RecommendResponse> RecommendationRun::Finish(
   }
 
   // Offers with no surviving candidate, by the furthest stage they reached.
-  absl::flat_hash_set<const Offer*> survived;
-  for (int index : survivors) survived.insert(candidates_[index].offer);
-  absl::flat_hash_map<const Offer*, v1::ExclusionReason> furthest;
-  for (const auto& [offer, reason] : excluded_) {
-    if (survived.contains(offer)) continue;
-    auto [it, inserted] = furthest.try_emplace(offer, reason);
-    if (!inserted && Stage(reason) > Stage(it->second)) it->second = reason;
-  }
+  for (int index : survivors) kept_[candidates_[index].offer_index] = true;
   std::map<v1::ExclusionReason, std::pair<int, const Offer*>> tally;
-  for (const auto& [offer, reason] : furthest) {
-    auto& [count, example] = tally[reason];
+  const auto& offers = catalog_->snapshot().offers();
+  for (int i = 0; i < static_cast<int>(exclusion_.size()); ++i) {
+    if (kept_[i] || exclusion_[i] == v1::EXCLUSION_REASON_UNSPECIFIED) continue;
+    auto& [count, example] = tally[exclusion_[i]];
     ++count;
-    if (example == nullptr || offer->id() < example->id()) example = offer;
+    if (example == nullptr || offers.Get(i).id() < example->id()) example = &offers.Get(i);
   }
   for (const auto& [reason, entry] : tally) {
     v1::Exclusion* exclusion = response.add_excluded();

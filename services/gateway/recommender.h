@@ -65,16 +65,20 @@ class RecommendationRun {
  private:
   struct Candidate {
     const catalog::v1::Offer* offer;
+    int offer_index;  // in the catalog snapshot
     int32_t nodes;
     catalog::v1::PurchaseOption option;
     int config;       // index into estimate_request_.configurations
     int quote = -1;   // index into the QuoteRequest items, once quoted
     double list_usd_per_hour = 0;
+    double pre_rank = 0;  // objective estimated from list prices
   };
 
   RecommendationRun() = default;
   void Enumerate();
-  void Exclude(const catalog::v1::Offer& offer, v1::ExclusionReason reason);
+  // Records how far an offer's candidate got; an offer that never survives
+  // is reported with the furthest stage any of its candidates reached.
+  void Exclude(int offer_index, v1::ExclusionReason reason);
   double PreRankKey(const Candidate& candidate) const;
   v1::Recommendation Explain(const Candidate& candidate, const pricing::v1::Quote& quote) const;
 
@@ -92,8 +96,10 @@ class RecommendationRun {
   sizing::v1::EstimateResponse estimates_;
   std::vector<Candidate> candidates_;
   std::vector<int> quoted_;  // candidate indexes, in QuoteRequest item order
-  // Furthest stage each excluded offer reached, by offer id.
-  std::vector<std::pair<const catalog::v1::Offer*, v1::ExclusionReason>> excluded_;
+  // Per catalog offer: the furthest exclusion reason (UNSPECIFIED = none).
+  std::vector<v1::ExclusionReason> exclusion_;
+  // Per catalog offer: a candidate survived or was only outranked.
+  std::vector<bool> kept_;
   int candidates_considered_ = 0;
 };
 

@@ -11,15 +11,11 @@
 
 #include "absl/flags/flag.h"
 #include "absl/flags/parse.h"
-#include "absl/strings/str_split.h"
 #include "absl/time/clock.h"
 #include "common/grpc/service_main.h"
 #include "services/catalog/catalog_loader.h"
 #include "services/pricing/pricing_service_impl.h"
 
-ABSL_FLAG(std::string, host, "127.0.0.1", "Address to listen on (0.0.0.0 for all interfaces).");
-ABSL_FLAG(int, port, 50053, "gRPC port; 0 picks a free port.");
-ABSL_FLAG(int, metrics_port, 9463, "Prometheus /metrics port; 0 picks a free port.");
 ABSL_FLAG(std::string, data_dir, "data", "Folder with pricing/billing.textproto and catalog/*.textproto.");
 ABSL_FLAG(std::string, offers, "", "Comma-separated OfferList files; default <data_dir>/catalog/offers.textproto.");
 ABSL_FLAG(std::string, skypilot_csv, "", "Comma-separated SkyPilot v8 vms.csv files, as for catalog_server.");
@@ -30,13 +26,8 @@ int main(int argc, char** argv) {
   absl::ParseCommandLine(argc, argv);
   const std::string data_dir = absl::GetFlag(FLAGS_data_dir);
 
-  gpuadvisor::catalog::CatalogSources sources;
-  sources.gpus_path = data_dir + "/catalog/gpus.textproto";
-  const std::string offers = absl::GetFlag(FLAGS_offers);
-  sources.offer_paths = offers.empty()
-                            ? std::vector<std::string>{data_dir + "/catalog/offers.textproto"}
-                            : absl::StrSplit(offers, ',', absl::SkipEmpty());
-  sources.skypilot_csv_paths = absl::StrSplit(absl::GetFlag(FLAGS_skypilot_csv), ',', absl::SkipEmpty());
+  const gpuadvisor::catalog::CatalogSources sources = gpuadvisor::catalog::CatalogSourcesFor(
+      data_dir, absl::GetFlag(FLAGS_offers), absl::GetFlag(FLAGS_skypilot_csv));
 
   absl::StatusOr<std::string> token =
       gpuadvisor::ReadAdminToken(absl::GetFlag(FLAGS_admin_token_file), "GPUADVISOR_ADMIN_TOKEN");
@@ -55,11 +46,7 @@ int main(int argc, char** argv) {
   store.Set(*book);
   gpuadvisor::pricing::PricingServiceImpl service(&store, &metrics, {.admin_token = *token});
 
-  gpuadvisor::ServiceMainOptions options;
-  options.name = "pricing";
-  options.server.host = absl::GetFlag(FLAGS_host);
-  options.server.port = absl::GetFlag(FLAGS_port);
-  options.metrics_port = absl::GetFlag(FLAGS_metrics_port);
-  options.health_names = {"gpuadvisor.pricing.v1.PricingService"};
+  gpuadvisor::ServiceMainOptions options = gpuadvisor::ServiceMainOptionsFromFlags(
+      "pricing", 50053, 9463, {"gpuadvisor.pricing.v1.PricingService"});
   return gpuadvisor::ServeUntilSignal(options, metrics, {&service}, [&] { service.Shutdown(); });
 }

@@ -21,7 +21,8 @@ grpc::Status NotLoaded() {
 
 PricingServiceImpl::PricingServiceImpl(PriceStore* store, Metrics* metrics, Options options)
     : store_(store), metrics_(metrics), options_(std::move(options)) {
-  metrics_->InitializeMethods(kService, {"Quote", "GetPriceBook", "UpdatePrices", "WatchPrices"});
+  metrics_->InitializeMethods(kService, {{"Quote", "unary"}, {"GetPriceBook", "unary"},
+                                        {"UpdatePrices", "unary"}, {"WatchPrices", "server_stream"}});
 }
 
 void PricingServiceImpl::Shutdown() {
@@ -66,7 +67,7 @@ grpc::Status PricingServiceImpl::UpdatePrices(grpc::ServerContext* context,
 grpc::Status PricingServiceImpl::WatchPrices(grpc::ServerContext* context,
                                              const v1::WatchPricesRequest* request,
                                              grpc::ServerWriter<v1::WatchPricesResponse>* writer) {
-  RpcScope rpc(metrics_, kService, "WatchPrices");
+  RpcScope rpc(metrics_, kService, "WatchPrices", "server_stream");
   std::string known = request->known_version();
   while (!context->IsCancelled() && !shutting_down_) {
     std::shared_ptr<const PriceBook> book =

@@ -14,9 +14,6 @@
 #include "common/grpc/service_main.h"
 #include "services/sizing/sizing_service_impl.h"
 
-ABSL_FLAG(std::string, host, "127.0.0.1", "Address to listen on (0.0.0.0 for all interfaces).");
-ABSL_FLAG(int, port, 50052, "gRPC port; 0 picks a free port.");
-ABSL_FLAG(int, metrics_port, 9462, "Prometheus /metrics port; 0 picks a free port.");
 ABSL_FLAG(std::string, data_dir, "data", "Folder with sizing/models.textproto and catalog/gpus.textproto.");
 
 int main(int argc, char** argv) {
@@ -32,11 +29,7 @@ int main(int argc, char** argv) {
   gpuadvisor::sizing::SizingServiceImpl service(
       std::make_shared<const gpuadvisor::sizing::SizingModel>(std::move(*model)), &metrics);
 
-  gpuadvisor::ServiceMainOptions options;
-  options.name = "sizing";
-  options.server.host = absl::GetFlag(FLAGS_host);
-  options.server.port = absl::GetFlag(FLAGS_port);
-  options.metrics_port = absl::GetFlag(FLAGS_metrics_port);
-  options.health_names = {"gpuadvisor.sizing.v1.SizingService"};
+  gpuadvisor::ServiceMainOptions options = gpuadvisor::ServiceMainOptionsFromFlags(
+      "sizing", 50052, 9462, {"gpuadvisor.sizing.v1.SizingService"});
   return gpuadvisor::ServeUntilSignal(options, metrics, {&service});
 }

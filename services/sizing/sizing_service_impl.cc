@@ -11,7 +11,7 @@ constexpr char kService[] = "gpuadvisor.sizing.v1.SizingService";
 
 SizingServiceImpl::SizingServiceImpl(std::shared_ptr<const SizingModel> model, Metrics* metrics)
     : model_(std::move(model)), metrics_(metrics) {
-  metrics_->InitializeMethods(kService, {"Estimate", "ListModels"});
+  metrics_->InitializeMethods(kService, {{"Estimate", "unary"}, {"ListModels", "unary"}});
 }
 
 grpc::Status SizingServiceImpl::Estimate(grpc::ServerContext*, const v1::EstimateRequest* request,

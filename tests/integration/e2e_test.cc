@@ -59,20 +59,7 @@ std::unique_ptr<grpc::ClientContext> Deadline(int seconds = 20) {
   return context;
 }
 
-class EndToEnd : public ::testing::Test {
- protected:
-  static void SetUpTestSuite() {
-    absl::StatusOr<Stack> started = Stack::Start();
-    ASSERT_OK(started);
-    stack_ = new Stack(*std::move(started));
-  }
-  static void TearDownTestSuite() {
-    delete stack_;
-    stack_ = nullptr;
-  }
-  static Stack* stack_;
-};
-Stack* EndToEnd::stack_ = nullptr;
+class EndToEnd : public StackTest {};
 
 TEST_F(EndToEnd, QLoraOf70BGetsAtLeast48GBAndNever24GB) {
   auto stub = stack_->GatewayStub();

@@ -18,18 +18,8 @@ using gateway::v1::RecommendRequest;
 using gateway::v1::RecommendResponse;
 using gateway::v1::Recommendation;
 
-class Scenarios : public ::testing::Test {
+class Scenarios : public StackTest {
  protected:
-  static void SetUpTestSuite() {
-    absl::StatusOr<Stack> started = Stack::Start();
-    ASSERT_OK(started);
-    stack_ = new Stack(*std::move(started));
-  }
-  static void TearDownTestSuite() {
-    delete stack_;
-    stack_ = nullptr;
-  }
-
   static RecommendResponse Recommend(const RecommendRequest& request) {
     auto stub = stack_->GatewayStub();
     grpc::ClientContext context;
@@ -51,10 +41,7 @@ class Scenarios : public ::testing::Test {
   }
 
   static int TotalGpus(const Recommendation& r) { return r.offer().gpus_per_node() * r.offer().nodes(); }
-
-  static Stack* stack_;
 };
-Stack* Scenarios::stack_ = nullptr;
 
 TEST_F(Scenarios, QLoraOf7BFitsOne24GBGpu) {
   RecommendRequest request = Workload(sizing::v1::TASK_QLORA, "llama-2-7b", sizing::v1::PRECISION_NF4);

@@ -65,4 +65,17 @@ absl::StatusOr<Stack> Stack::Start(const std::string& admin_token) {
   return stack;
 }
 
+Stack* StackTest::stack_ = nullptr;
+
+void StackTest::SetUpTestSuite() {
+  absl::StatusOr<Stack> started = Stack::Start();
+  ASSERT_TRUE(started.ok()) << started.status();
+  stack_ = new Stack(*std::move(started));
+}
+
+void StackTest::TearDownTestSuite() {
+  delete stack_;
+  stack_ = nullptr;
+}
+
 }  // namespace gpuadvisor::testing

@@ -11,6 +11,7 @@
 #include "absl/status/statusor.h"
 #include "gpuadvisor/gateway/v1/gateway.grpc.pb.h"
 #include "grpcpp/channel.h"
+#include "gtest/gtest.h"
 #include "tests/testing/process.h"
 
 namespace gpuadvisor::testing {
@@ -27,6 +28,15 @@ struct Stack {
 
   // Starts a gateway against the running backends (after a restart).
   absl::StatusOr<std::unique_ptr<ServiceProcess>> StartGateway() const;
+};
+
+// A fixture with one Stack shared by the tests of a suite (ctest runs each
+// test in its own process, so in practice one stack per test).
+class StackTest : public ::testing::Test {
+ protected:
+  static void SetUpTestSuite();
+  static void TearDownTestSuite();
+  static Stack* stack_;
 };
 
 std::string BinaryPath(const std::string& service, const std::string& binary);
