@@ -41,7 +41,8 @@ RUN apt-get update \
 # Fixed numeric ids so Kubernetes' runAsNonRoot can verify them.
 RUN groupadd --system --gid 10001 gpuadvisor \
  && useradd --system --uid 10001 --gid 10001 --no-create-home \
-      --home-dir /nonexistent --shell /usr/sbin/nologin gpuadvisor
+      --home-dir /nonexistent --shell /usr/sbin/nologin gpuadvisor \
+ && install -d -o 10001 -g 10001 /var/cache/gpu-advisor  # the gateway's catalog cache
 
 COPY --from=build /out/ /usr/local/bin/
 COPY data/ /usr/local/share/gpu-advisor/data/

@@ -19,12 +19,12 @@ mkdir -p "$OUT"
 # directory as the include root, so it becomes a top-level health_pb2 and no
 # local grpc/ directory can shadow the real grpc module.
 (cd "$ROOT/proto" && protoc \
-  -I . -I "$GRPC_PROTO/grpc/health/v1" \
+  -I . -I "$GRPC_PROTO/grpc/health/v1" -I "$GRPC_PROTO/grpc/reflection/v1alpha" \
   --python_out="$OUT" --grpc_python_out="$OUT" \
   --plugin=protoc-gen-grpc_python="$PLUGIN" \
   gpuadvisor/catalog/v1/catalog.proto \
   gpuadvisor/sizing/v1/sizing.proto \
   gpuadvisor/pricing/v1/pricing.proto \
   gpuadvisor/gateway/v1/gateway.proto \
-  health.proto)
+  health.proto reflection.proto)
 echo "gen_stubs: Python stubs in $OUT"

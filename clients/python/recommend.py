@@ -27,6 +27,8 @@ import grpc  # noqa: E402
 try:
     import health_pb2  # noqa: E402
     import health_pb2_grpc  # noqa: E402
+    import reflection_pb2  # noqa: E402
+    import reflection_pb2_grpc  # noqa: E402
     from gpuadvisor.catalog.v1 import catalog_pb2  # noqa: E402
     from gpuadvisor.gateway.v1 import gateway_pb2, gateway_pb2_grpc  # noqa: E402
     from gpuadvisor.sizing.v1 import sizing_pb2  # noqa: E402
@@ -135,9 +137,22 @@ def check_invalid_workload(stub):
     return ["Recommend with model.params = -1 succeeded, want INVALID_ARGUMENT"]
 
 
+def check_reflection(channel):
+    """Server reflection lists the gateway and health services (gRPC 1.51 serves v1alpha)."""
+    stub = reflection_pb2_grpc.ServerReflectionStub(channel)
+    replies = stub.ServerReflectionInfo(
+        iter([reflection_pb2.ServerReflectionRequest(list_services="")]), timeout=RPC_TIMEOUT_S)
+    names = sorted(s.name for r in replies for s in r.list_services_response.service)
+    print(f"reflection: {', '.join(names)}")
+    want = {"gpuadvisor.gateway.v1.GatewayService", "grpc.health.v1.Health"}
+    missing = want - set(names)
+    return [f"reflection does not list {sorted(missing)}"] if missing else []
+
+
 def main():
     address = sys.argv[1] if len(sys.argv) > 1 else DEFAULT_ADDRESS
-    checks = [("recommend", check_recommend), ("invalid workload", check_invalid_workload)]
+    checks = [("recommend", check_recommend), ("invalid workload", check_invalid_workload),
+              ("reflection", check_reflection)]
     passed = failed = 0
     with grpc.insecure_channel(address) as channel:
         status = wait_serving(channel, READY_TIMEOUT_S)
@@ -148,7 +163,7 @@ def main():
         print(f"gateway {address}: SERVING")
         stub = gateway_pb2_grpc.GatewayServiceStub(channel)
         for name, fn in checks:
-            problems = fn(stub)
+            problems = fn(channel) if fn is check_reflection else fn(stub)
             if problems:
                 failed += 1
                 print(f"FAIL  {name}")
