@@ -434,6 +434,7 @@ absl::StatusOr<v1::RecommendResponse> RecommendationRun::Finish(
   response.set_catalog_version(catalog_->snapshot().version());
   response.set_price_book_version(quotes.price_book_version());
   response.set_prices_as_of(quotes.prices_as_of());
+  response.set_price_book_age_seconds(quotes.price_book_age_seconds());
   *response.mutable_totals() = estimates_.totals();
   response.set_objective(objective_);
   return response;

@@ -2,6 +2,7 @@
 
 #include <cmath>
 #include <limits>
+#include <ostream>
 #include <string>
 
 #include "gmock/gmock.h"
@@ -110,6 +111,9 @@ struct BadCase {
   absl::StatusCode code;
   const char* field;
 };
+
+// Names the case in ctest's listing instead of dumping its bytes.
+void PrintTo(const BadCase& c, std::ostream* os) { *os << c.name << " -> " << c.field; }
 
 class Validation : public ::testing::TestWithParam<BadCase> {};
 
