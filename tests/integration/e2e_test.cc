@@ -14,6 +14,7 @@
 #include "grpcpp/client_context.h"
 #include "grpcpp/create_channel.h"
 #include "gtest/gtest.h"
+#include "common/io/text_proto.h"
 #include "tests/integration/stack.h"
 #include "tests/testing/status_matchers.h"
 
@@ -179,6 +180,82 @@ TEST_F(EndToEnd, MetricsEndpointsCountRpcs) {
   ASSERT_OK(catalog);
   EXPECT_THAT(*catalog, HasSubstr("gpuadvisor_catalog_offers{provider=\"aws\"}"));
   EXPECT_THAT(*catalog, HasSubstr("gpuadvisor_data_loads_total{result=\"ok\",service=\"catalog\"} 1"));
+}
+
+grpc::Status ReloadCatalog(const Stack& stack, catalog::v1::ReloadCatalogResponse* response) {
+  auto stub = catalog::v1::CatalogService::NewStub(
+      grpc::CreateChannel(stack.catalog->grpc_address(), grpc::InsecureChannelCredentials()));
+  grpc::ClientContext context;
+  context.AddMetadata("authorization", "Bearer test-token");
+  return stub->ReloadCatalog(&context, catalog::v1::ReloadCatalogRequest(), response);
+}
+
+// Waits until a Recommend answers from catalog `version`.
+bool GatewayServesVersion(const Stack& stack, const std::string& version) {
+  auto stub = stack.GatewayStub();
+  for (int i = 0; i < 100; ++i) {
+    gateway::v1::RecommendResponse response;
+    if (stub->Recommend(Deadline().get(), QLora70B(), &response).ok() &&
+        response.catalog_version() == version) {
+      return true;
+    }
+    absl::SleepFor(absl::Milliseconds(100));
+  }
+  return false;
+}
+
+// A reload through the real binaries: a half-written offers file is rejected
+// with file and line while the old catalog keeps serving everywhere; a good
+// one reaches the gateway's replica through WatchCatalog.
+TEST(EndToEndReload, BadFileKeepsServingGoodFileReachesTheGateway) {
+  const std::string dir = ::testing::TempDir();
+  const std::string offers = dir + "/e2e_offers.textproto";
+  absl::StatusOr<std::string> original = ReadFile(DataDir() + "/catalog/offers.textproto");
+  ASSERT_OK(original);
+  ASSERT_OK(WriteFileAtomically(offers, *original));
+  absl::StatusOr<Stack> stack = Stack::Start("test-token", {"--offers=" + offers});
+  ASSERT_OK(stack);
+  catalog::v1::ReloadCatalogResponse reloaded;
+  ASSERT_TRUE(ReloadCatalog(*stack, &reloaded).ok());
+  const std::string before = reloaded.catalog_version();
+  ASSERT_TRUE(GatewayServesVersion(*stack, before));
+
+  ASSERT_OK(WriteFileAtomically(offers, original->substr(0, original->size() * 2 / 3)));
+  const grpc::Status rejected = ReloadCatalog(*stack, &reloaded);
+  EXPECT_EQ(rejected.error_code(), grpc::StatusCode::INVALID_ARGUMENT);
+  EXPECT_THAT(rejected.error_message(), HasSubstr(offers + ":"));
+  EXPECT_TRUE(GatewayServesVersion(*stack, before));
+  absl::StatusOr<std::string> metrics = HttpGet(stack->catalog->metrics_port(), "/metrics");
+  ASSERT_OK(metrics);
+  EXPECT_THAT(*metrics, HasSubstr("gpuadvisor_data_loads_total{result=\"rejected\",service=\"catalog\"} 1"));
+
+  // Drop the first offer: a smaller, valid catalog.
+  const size_t first = original->find("\noffers {");
+  const size_t second = original->find("\noffers {", first + 1);
+  ASSERT_NE(second, std::string::npos);
+  ASSERT_OK(WriteFileAtomically(offers, original->substr(0, first) + original->substr(second)));
+  ASSERT_TRUE(ReloadCatalog(*stack, &reloaded).ok());
+  EXPECT_NE(reloaded.catalog_version(), before);
+  EXPECT_TRUE(GatewayServesVersion(*stack, reloaded.catalog_version()));
+}
+
+// SkyPilot catalogs are read by the real binary.
+TEST(EndToEndReload, CatalogImportsSkyPilotCsv) {
+  absl::StatusOr<Stack> stack = Stack::Start(
+      "test-token", {std::string("--skypilot_csv=lambda=") + GPUADVISOR_SOURCE_DIR +
+                     "/tests/data/skypilot/lambda/vms.csv"});
+  ASSERT_OK(stack);
+  auto stub = catalog::v1::CatalogService::NewStub(
+      grpc::CreateChannel(stack->catalog->grpc_address(), grpc::InsecureChannelCredentials()));
+  grpc::ClientContext context;
+  catalog::v1::ListOffersRequest request;
+  request.add_providers("lambda");
+  request.set_page_size(1000);
+  catalog::v1::ListOffersResponse response;
+  ASSERT_TRUE(stub->ListOffers(&context, request, &response).ok());
+  bool from_csv = false;
+  for (const auto& offer : response.offers()) from_csv |= offer.source().find("vms.csv") != std::string::npos;
+  EXPECT_TRUE(from_csv);
 }
 
 // Destructive: its own stack.

@@ -34,7 +34,8 @@ absl::StatusOr<std::unique_ptr<ServiceProcess>> Stack::StartGateway() const {
   return gw;
 }
 
-absl::StatusOr<Stack> Stack::Start(const std::string& admin_token) {
+absl::StatusOr<Stack> Stack::Start(const std::string& admin_token,
+                                   const std::vector<std::string>& catalog_args) {
   setenv("GPUADVISOR_ADMIN_TOKEN", admin_token.c_str(), 1);
   Stack stack;
   const std::vector<std::string> common = {"--port=0", "--metrics_port=0", "--data_dir=" + DataDir()};
@@ -46,8 +47,10 @@ absl::StatusOr<Stack> Stack::Start(const std::string& admin_token) {
   for (const Spec& spec : {Spec{"catalog", "catalog_server", &stack.catalog},
                            Spec{"sizing", "sizing_server", &stack.sizing},
                            Spec{"pricing", "pricing_server", &stack.pricing}}) {
+    std::vector<std::string> args = common;
+    if (spec.slot == &stack.catalog) args.insert(args.end(), catalog_args.begin(), catalog_args.end());
     absl::StatusOr<std::unique_ptr<ServiceProcess>> process =
-        ServiceProcess::Start(BinaryPath(spec.service, spec.binary), common);
+        ServiceProcess::Start(BinaryPath(spec.service, spec.binary), args);
     if (!process.ok()) return process.status();
     absl::Status serving = WaitForServing(
         grpc::CreateChannel((*process)->grpc_address(), grpc::InsecureChannelCredentials()), "",

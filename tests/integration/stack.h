@@ -23,8 +23,10 @@ struct Stack {
   // Builds a gateway stub with its own channel.
   std::unique_ptr<gateway::v1::GatewayService::Stub> GatewayStub() const;
 
-  // Starts all four; `admin_token` goes to catalog and pricing.
-  static absl::StatusOr<Stack> Start(const std::string& admin_token = "test-token");
+  // Starts all four; `admin_token` goes to catalog and pricing, and
+  // `catalog_args` are added to the catalog's command line.
+  static absl::StatusOr<Stack> Start(const std::string& admin_token = "test-token",
+                                     const std::vector<std::string>& catalog_args = {});
 
   // Starts a gateway against the running backends (after a restart).
   absl::StatusOr<std::unique_ptr<ServiceProcess>> StartGateway() const;
