@@ -46,10 +46,22 @@ Metrics::Metrics(std::string service)
                                .Name("gpuadvisor_data_last_load_timestamp_seconds")
                                .Help("Unix time of the last accepted data load.")
                                .Register(*registry_)
-                               .Add({{"service", service_}})) {}
+                               .Add({{"service", service_}})) {
+  collectables_.push_back(registry_);
+}
+
+void Metrics::AddCollectable(std::shared_ptr<prometheus::Collectable> collectable) {
+  collectables_.push_back(std::move(collectable));
+}
 
 std::string Metrics::Serialize() const {
-  return prometheus::TextSerializer().Serialize(registry_->Collect());
+  std::vector<prometheus::MetricFamily> families;
+  for (const auto& collectable : collectables_) {
+    std::vector<prometheus::MetricFamily> collected = collectable->Collect();
+    families.insert(families.end(), std::make_move_iterator(collected.begin()),
+                    std::make_move_iterator(collected.end()));
+  }
+  return prometheus::TextSerializer().Serialize(families);
 }
 
 prometheus::Counter& Metrics::CounterFor(prometheus::Family<prometheus::Counter>& family,
@@ -150,7 +162,7 @@ absl::StatusOr<MetricsEndpoint> ServeMetrics(const std::string& address, Metrics
   } catch (const std::exception& e) {
     return absl::UnavailableError(absl::StrCat("metrics endpoint ", address, ": ", e.what()));
   }
-  endpoint.exposer->RegisterCollectable(metrics.shared_registry());
+  for (const auto& collectable : metrics.collectables()) endpoint.exposer->RegisterCollectable(collectable);
   const auto ports = endpoint.exposer->GetListeningPorts();
   if (ports.empty()) return absl::UnavailableError(absl::StrCat("metrics endpoint ", address, ": not bound"));
   endpoint.port = ports.front();

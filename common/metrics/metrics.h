@@ -15,6 +15,7 @@
 
 #include "absl/status/statusor.h"
 #include "grpcpp/support/status.h"
+#include "prometheus/collectable.h"
 #include "prometheus/counter.h"
 #include "prometheus/exposer.h"
 #include "prometheus/family.h"
@@ -31,6 +32,13 @@ class Metrics {
 
   prometheus::Registry& registry() { return *registry_; }
   std::shared_ptr<prometheus::Registry> shared_registry() { return registry_; }
+
+  // Adds a collectable computed at scrape time (for values such as an age
+  // that change without any event to record them). Served with the registry.
+  void AddCollectable(std::shared_ptr<prometheus::Collectable> collectable);
+  const std::vector<std::shared_ptr<prometheus::Collectable>>& collectables() const {
+    return collectables_;
+  }
 
   // The Prometheus text exposition of everything registered.
   std::string Serialize() const;
@@ -66,6 +74,7 @@ class Metrics {
 
   const std::string service_;
   std::shared_ptr<prometheus::Registry> registry_;
+  std::vector<std::shared_ptr<prometheus::Collectable>> collectables_;  // includes registry_
   prometheus::Family<prometheus::Counter>& server_started_;
   prometheus::Family<prometheus::Counter>& server_handled_;
   prometheus::Family<prometheus::Histogram>& server_seconds_;

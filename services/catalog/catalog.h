@@ -23,6 +23,11 @@
 
 namespace gpuadvisor::catalog {
 
+// CatalogService.WatchCatalog accepts a watch by sending this initial-metadata
+// key with the current snapshot version, so a follower knows it is current
+// even when nothing has changed since its known_version.
+inline constexpr char kWatchVersionHeader[] = "x-catalog-version";
+
 // Checks one GPU on its own. Errors are kInvalidArgument and name the field
 // relative to the GPU ("memory_bytes: must be > 0"); callers prefix the path.
 absl::Status ValidateGpu(const gpuadvisor::catalog::v1::Gpu& gpu);

@@ -16,10 +16,6 @@
 
 namespace gpuadvisor::catalog {
 
-// WatchCatalog sends this initial-metadata key (the current version) when it
-// accepts a watch.
-inline constexpr char kWatchVersionHeader[] = "x-catalog-version";
-
 class CatalogServiceImpl final : public v1::CatalogService::Service {
  public:
   struct Options {

@@ -98,7 +98,7 @@ void CatalogReplica::Follow() {
     // The catalog service accepts a watch by sending initial metadata that
     // names its current version; a failed call returns without it.
     reader->WaitForInitialMetadata();
-    const bool accepted = context.GetServerInitialMetadata().count(kVersionHeader) > 0;
+    const bool accepted = context.GetServerInitialMetadata().count(catalog::kWatchVersionHeader) > 0;
     {
       absl::MutexLock lock(&mu_);
       connected_ = accepted;

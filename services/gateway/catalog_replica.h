@@ -21,9 +21,6 @@
 
 namespace gpuadvisor::gateway {
 
-// Initial-metadata key with which CatalogService.WatchCatalog accepts a watch.
-inline constexpr char kVersionHeader[] = "x-catalog-version";
-
 class CatalogReplica {
  public:
   struct Options {

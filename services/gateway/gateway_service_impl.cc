@@ -59,13 +59,9 @@ GatewayServiceImpl::GatewayServiceImpl(
       recommendations_(prometheus::BuildCounter()
                            .Name("gpuadvisor_gateway_recommendations_total")
                            .Help("Recommend calls by outcome: ok, empty (nothing qualified), error.")
-                           .Register(metrics->registry())),
-      catalog_age_(prometheus::BuildGauge()
-                       .Name("gpuadvisor_gateway_catalog_age_seconds")
-                       .Help("Seconds since the gateway's catalog replica was last known current.")
-                       .Register(metrics->registry())
-                       .Add({})) {
+                           .Register(metrics->registry())) {
   metrics_->InitializeMethods(kService, {{"Recommend", "unary"}, {"Estimate", "unary"}});
+  for (const char* outcome : {"ok", "empty", "error"}) recommendations_.Add({{"outcome", outcome}});
 }
 
 absl::StatusOr<sizing::v1::EstimateResponse> GatewayServiceImpl::CallEstimate(
@@ -112,7 +108,6 @@ grpc::Status GatewayServiceImpl::Recommend(grpc::ServerContext* context,
   RpcScope rpc(metrics_, kService, "Recommend");
   absl::StatusOr<v1::RecommendResponse> answer = DoRecommend(context, *request);
   const double age = replica_->AgeSeconds();
-  catalog_age_.Set(age);
   if (!answer.ok()) {
     recommendations_.Add({{"outcome", "error"}}).Increment();
     return rpc.Finish(ToGrpcStatus(answer.status()));
@@ -137,6 +132,17 @@ grpc::Status GatewayServiceImpl::Estimate(grpc::ServerContext* context,
   response->mutable_totals()->Swap(sized->mutable_totals());
   response->mutable_model()->Swap(sized->mutable_model());
   return rpc.Finish(grpc::Status::OK);
+}
+
+std::vector<prometheus::MetricFamily> CatalogAgeCollector::Collect() const {
+  prometheus::MetricFamily family;
+  family.name = "gpuadvisor_gateway_catalog_age_seconds";
+  family.help = "Seconds since the gateway's catalog replica was last known current (-1: none yet).";
+  family.type = prometheus::MetricType::Gauge;
+  prometheus::ClientMetric metric;
+  metric.gauge.value = replica_->AgeSeconds();
+  family.metric.push_back(std::move(metric));
+  return {std::move(family)};
 }
 
 }  // namespace gpuadvisor::gateway

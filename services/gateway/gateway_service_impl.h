@@ -18,7 +18,9 @@
 #include "gpuadvisor/gateway/v1/gateway.grpc.pb.h"
 #include "gpuadvisor/pricing/v1/pricing.grpc.pb.h"
 #include "gpuadvisor/sizing/v1/sizing.grpc.pb.h"
+#include "prometheus/collectable.h"
 #include "prometheus/family.h"
+#include "prometheus/metric_family.h"
 #include "prometheus/gauge.h"
 #include "services/gateway/catalog_replica.h"
 
@@ -55,7 +57,17 @@ class GatewayServiceImpl final : public v1::GatewayService::Service {
   Metrics* metrics_;
   const Options options_;
   prometheus::Family<prometheus::Counter>& recommendations_;
-  prometheus::Gauge& catalog_age_;
+};
+
+// gpuadvisor_gateway_catalog_age_seconds, read from the replica at scrape
+// time so an idle gateway still reports a stale catalog.
+class CatalogAgeCollector final : public prometheus::Collectable {
+ public:
+  explicit CatalogAgeCollector(const CatalogReplica* replica) : replica_(replica) {}
+  std::vector<prometheus::MetricFamily> Collect() const override;
+
+ private:
+  const CatalogReplica* replica_;
 };
 
 }  // namespace gpuadvisor::gateway

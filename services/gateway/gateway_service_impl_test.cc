@@ -51,7 +51,7 @@ class FakeCatalog final : public catalog::v1::CatalogService::Service {
  public:
   grpc::Status WatchCatalog(grpc::ServerContext* context, const catalog::v1::WatchCatalogRequest* request,
                             grpc::ServerWriter<catalog::v1::WatchCatalogResponse>* writer) override {
-    context->AddInitialMetadata(kVersionHeader, "v1");
+    context->AddInitialMetadata(catalog::kWatchVersionHeader, "v1");
     writer->SendInitialMetadata();
     if (request->known_version() != "v1") {
       catalog::v1::WatchCatalogResponse update;
@@ -215,6 +215,8 @@ TEST_F(GatewayServiceTest, ReplicaServesAndAgesWhenTheCatalogGoesAway) {
   ASSERT_TRUE(Recommend(&response).ok());
   EXPECT_EQ(response.recommendations_size(), 1);
   EXPECT_GE(response.catalog_age_seconds(), 1);
+  metrics_.AddCollectable(std::make_shared<CatalogAgeCollector>(replica_.get()));
+  EXPECT_THAT(metrics_.Serialize(), ::testing::ContainsRegex("gpuadvisor_gateway_catalog_age_seconds [1-9]"));
 }
 
 }  // namespace

@@ -50,6 +50,7 @@ int main(int argc, char** argv) {
          metrics.DataLoaded(accepted, absl::ToDoubleSeconds(absl::Now() - absl::UnixEpoch()));
        }});
   replica.Start();
+  metrics.AddCollectable(std::make_shared<gpuadvisor::gateway::CatalogAgeCollector>(&replica));
   gpuadvisor::gateway::GatewayServiceImpl service(
       &replica,
       gpuadvisor::sizing::v1::SizingService::NewStub(BackendChannel(absl::GetFlag(FLAGS_sizing_address))),
