@@ -73,7 +73,7 @@ stack_start() {
     --port=$p_siz --metrics_port=$m_siz --data_dir="$data" || return 1
   SIZING_ADDR=$ANNOUNCED_GRPC SIZING_METRICS=$ANNOUNCED_METRICS
   _stack_launch pricing "$bin/pricing/pricing_server" "$logdir" \
-    --port=$p_pri --metrics_port=$m_pri --data_dir="$data" || return 1
+    --port=$p_pri --metrics_port=$m_pri --data_dir="$data" --catalog_address="$CATALOG_ADDR" || return 1
   PRICING_ADDR=$ANNOUNCED_GRPC PRICING_METRICS=$ANNOUNCED_METRICS
   _stack_launch gateway "$bin/gateway/gateway_server" "$logdir" \
     --port=$p_gw --metrics_port=$m_gw --catalog_address="$CATALOG_ADDR" \

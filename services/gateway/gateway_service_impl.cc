@@ -48,7 +48,7 @@ std::unique_ptr<grpc::ClientContext> BackendContext(grpc::ServerContext* context
 }  // namespace
 
 GatewayServiceImpl::GatewayServiceImpl(
-    CatalogReplica* replica, std::unique_ptr<sizing::v1::SizingService::StubInterface> sizing,
+    catalog::CatalogReplica* replica, std::unique_ptr<sizing::v1::SizingService::StubInterface> sizing,
     std::unique_ptr<pricing::v1::PricingService::StubInterface> pricing, Metrics* metrics,
     Options options)
     : replica_(replica),

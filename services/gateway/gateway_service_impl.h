@@ -22,7 +22,7 @@
 #include "prometheus/family.h"
 #include "prometheus/metric_family.h"
 #include "prometheus/gauge.h"
-#include "services/gateway/catalog_replica.h"
+#include "services/catalog/catalog_replica.h"
 
 namespace gpuadvisor::gateway {
 
@@ -33,7 +33,7 @@ class GatewayServiceImpl final : public v1::GatewayService::Service {
   };
 
   // `replica` and `metrics` must outlive the service.
-  GatewayServiceImpl(CatalogReplica* replica,
+  GatewayServiceImpl(catalog::CatalogReplica* replica,
                      std::unique_ptr<sizing::v1::SizingService::StubInterface> sizing,
                      std::unique_ptr<pricing::v1::PricingService::StubInterface> pricing,
                      Metrics* metrics, Options options);
@@ -51,7 +51,7 @@ class GatewayServiceImpl final : public v1::GatewayService::Service {
   absl::StatusOr<pricing::v1::QuoteResponse> CallQuote(grpc::ServerContext* context,
                                                        const pricing::v1::QuoteRequest& request);
 
-  CatalogReplica* replica_;
+  catalog::CatalogReplica* replica_;
   std::unique_ptr<sizing::v1::SizingService::StubInterface> sizing_;
   std::unique_ptr<pricing::v1::PricingService::StubInterface> pricing_;
   Metrics* metrics_;
@@ -63,11 +63,11 @@ class GatewayServiceImpl final : public v1::GatewayService::Service {
 // time so an idle gateway still reports a stale catalog.
 class CatalogAgeCollector final : public prometheus::Collectable {
  public:
-  explicit CatalogAgeCollector(const CatalogReplica* replica) : replica_(replica) {}
+  explicit CatalogAgeCollector(const catalog::CatalogReplica* replica) : replica_(replica) {}
   std::vector<prometheus::MetricFamily> Collect() const override;
 
  private:
-  const CatalogReplica* replica_;
+  const catalog::CatalogReplica* replica_;
 };
 
 }  // namespace gpuadvisor::gateway

@@ -114,9 +114,9 @@ class GatewayServiceTest : public ::testing::Test {
       *server = std::move(started->server);
       *port = started->port;
     }
-    replica_ = std::make_unique<CatalogReplica>(
+    replica_ = std::make_unique<catalog::CatalogReplica>(
         catalog::v1::CatalogService::NewStub(Channel(catalog_port_)),
-        CatalogReplica::Options{.cache_path = "", .retry_interval = absl::Milliseconds(100), .on_snapshot = nullptr});
+        catalog::CatalogReplica::Options{.cache_path = "", .retry_interval = absl::Milliseconds(100), .on_snapshot = nullptr, .on_rejected = nullptr});
     replica_->Start();
     ASSERT_TRUE(replica_->WaitUntilLoaded(absl::Seconds(10)));
     service_ = std::make_unique<GatewayServiceImpl>(
@@ -156,7 +156,7 @@ class GatewayServiceTest : public ::testing::Test {
   std::unique_ptr<grpc::Server> catalog_server_, sizing_server_, pricing_server_, gateway_server_;
   int catalog_port_ = 0, sizing_port_ = 0, pricing_port_ = 0;
   Metrics metrics_{"gateway"};
-  std::unique_ptr<CatalogReplica> replica_;
+  std::unique_ptr<catalog::CatalogReplica> replica_;
   std::unique_ptr<GatewayServiceImpl> service_;
   std::unique_ptr<v1::GatewayService::Stub> stub_;
 };

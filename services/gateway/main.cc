@@ -43,12 +43,15 @@ int main(int argc, char** argv) {
   absl::ParseCommandLine(argc, argv);
 
   gpuadvisor::Metrics metrics("gateway");
-  gpuadvisor::gateway::CatalogReplica replica(
+  gpuadvisor::catalog::CatalogReplica::Options replica_options;
+  replica_options.cache_path = absl::GetFlag(FLAGS_catalog_cache_file);
+  replica_options.on_snapshot = [&metrics](const auto&) {
+    metrics.DataLoaded(true, absl::ToDoubleSeconds(absl::Now() - absl::UnixEpoch()));
+  };
+  replica_options.on_rejected = [&metrics](const absl::Status&) { metrics.DataLoaded(false, 0); };
+  gpuadvisor::catalog::CatalogReplica replica(
       gpuadvisor::catalog::v1::CatalogService::NewStub(BackendChannel(absl::GetFlag(FLAGS_catalog_address))),
-      {.cache_path = absl::GetFlag(FLAGS_catalog_cache_file),
-       .on_snapshot = [&metrics](bool accepted) {
-         metrics.DataLoaded(accepted, absl::ToDoubleSeconds(absl::Now() - absl::UnixEpoch()));
-       }});
+      replica_options);
   replica.Start();
   metrics.AddCollectable(std::make_shared<gpuadvisor::gateway::CatalogAgeCollector>(&replica));
   gpuadvisor::gateway::GatewayServiceImpl service(

@@ -5,20 +5,31 @@
 //
 // The price book is <data_dir>/pricing/billing.textproto (billing rules,
 // storage, egress, spot risk) plus the list prices of the catalog's offers
-// (<data_dir>/catalog/offers.textproto and any SkyPilot CSVs). UpdatePrices
+// (<data_dir>/catalog/offers.textproto and any SkyPilot CSVs). With
+// --catalog_address it then follows the catalog service, so a reloaded
+// catalog's offers and list prices reach the price book too. UpdatePrices
 // (admin token from --admin_token_file or $GPUADVISOR_ADMIN_TOKEN) replaces
-// prices while serving. Prints "pricing listening grpc=... metrics=..." once serving.
+// prices while serving, and those updates outlive catalog reloads. Prints
+// "pricing listening grpc=... metrics=..." once serving.
+
+#include <cstdio>
+#include <memory>
 
 #include "absl/flags/flag.h"
 #include "absl/flags/parse.h"
 #include "absl/time/clock.h"
 #include "common/grpc/service_main.h"
+#include "grpcpp/create_channel.h"
+#include "grpcpp/security/credentials.h"
 #include "services/catalog/catalog_loader.h"
+#include "services/catalog/catalog_replica.h"
 #include "services/pricing/pricing_service_impl.h"
 
 ABSL_FLAG(std::string, data_dir, "data", "Folder with pricing/billing.textproto and catalog/*.textproto.");
 ABSL_FLAG(std::string, offers, "", "Comma-separated OfferList files; default <data_dir>/catalog/offers.textproto.");
 ABSL_FLAG(std::string, skypilot_csv, "", "Comma-separated SkyPilot v8 vms.csv files, as for catalog_server.");
+ABSL_FLAG(std::string, catalog_address, "",
+          "Catalog service to follow for new offers and list prices; empty = the files only.");
 ABSL_FLAG(std::string, admin_token_file, "", "File holding the admin token; else $GPUADVISOR_ADMIN_TOKEN.");
 
 int main(int argc, char** argv) {
@@ -46,7 +57,29 @@ int main(int argc, char** argv) {
   store.Set(*book);
   gpuadvisor::pricing::PricingServiceImpl service(&store, &metrics, {.admin_token = *token});
 
+  // Each new catalog snapshot brings new list prices; billing rules come from
+  // the file, and live updates are re-applied on top.
+  const std::string billing_path = data_dir + "/pricing/billing.textproto";
+  std::unique_ptr<gpuadvisor::catalog::CatalogReplica> replica;
+  if (const std::string address = absl::GetFlag(FLAGS_catalog_address); !address.empty()) {
+    gpuadvisor::catalog::CatalogReplica::Options replica_options;
+    replica_options.on_snapshot = [&](const std::shared_ptr<const gpuadvisor::catalog::Catalog>& latest) {
+      absl::StatusOr<std::shared_ptr<const gpuadvisor::pricing::PriceBook>> next =
+          gpuadvisor::pricing::LoadPriceBook(billing_path, latest->snapshot());
+      const absl::Status status = next.ok() ? store.Rebase(*next) : next.status();
+      metrics.DataLoaded(status.ok(), absl::ToDoubleSeconds(absl::Now() - absl::UnixEpoch()));
+      if (!status.ok()) std::fprintf(stderr, "pricing: kept the old prices: %s\n", status.ToString().c_str());
+    };
+    replica = std::make_unique<gpuadvisor::catalog::CatalogReplica>(
+        gpuadvisor::catalog::v1::CatalogService::NewStub(
+            grpc::CreateChannel(address, grpc::InsecureChannelCredentials())),
+        replica_options);
+    replica->Start();
+  }
+
   gpuadvisor::ServiceMainOptions options = gpuadvisor::ServiceMainOptionsFromFlags(
       "pricing", 50053, 9463, {"gpuadvisor.pricing.v1.PricingService"});
-  return gpuadvisor::ServeUntilSignal(options, metrics, {&service}, [&] { service.Shutdown(); });
+  const int code = gpuadvisor::ServeUntilSignal(options, metrics, {&service}, [&] { service.Shutdown(); });
+  if (replica != nullptr) replica->Stop();
+  return code;
 }

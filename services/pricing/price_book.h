@@ -61,6 +61,7 @@
 //    usd_per_hour   = N x p
 //    total_usd      = compute + storage + egress + preemption
 
+#include <map>
 #include <memory>
 #include <string>
 #include <vector>
@@ -186,6 +187,11 @@ class PriceStore {
   absl::StatusOr<std::shared_ptr<const PriceBook>> Update(
       const gpuadvisor::pricing::v1::UpdatePricesRequest& update);
 
+  // Replaces the book with `base` (new list prices, e.g. from a new catalog
+  // snapshot) and re-applies every update accepted so far, so live price
+  // updates survive catalog reloads. On error the current book stays.
+  absl::Status Rebase(std::shared_ptr<const PriceBook> base);
+
   // Blocks until the current book's version differs from `known_version`,
   // `deadline` passes or Shutdown() is called, then returns the current book
   // (which may still have `known_version`, or be nullptr if nothing was Set;
@@ -204,6 +210,8 @@ class PriceStore {
   // Serializes Update's read-modify-write without blocking readers while the
   // new book is built.
   absl::Mutex update_mu_ ABSL_ACQUIRED_BEFORE(mu_);
+  // Every price accepted through Update, newest per offer, for Rebase.
+  std::map<std::string, gpuadvisor::pricing::v1::OfferPrice> overrides_ ABSL_GUARDED_BY(update_mu_);
 };
 
 }  // namespace gpuadvisor::pricing

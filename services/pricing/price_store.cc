@@ -23,8 +23,24 @@ absl::StatusOr<std::shared_ptr<const PriceBook>> PriceStore::Update(
   if (current == nullptr) return absl::UnavailableError("no price book loaded yet");
   absl::StatusOr<std::shared_ptr<const PriceBook>> next = current->WithUpdates(update);
   if (!next.ok()) return next.status();
+  for (const auto& price : update.prices()) overrides_[price.offer_id()] = price;
   Set(*next);
   return next;
+}
+
+absl::Status PriceStore::Rebase(std::shared_ptr<const PriceBook> base) {
+  if (base == nullptr) return absl::InvalidArgumentError("no price book");
+  absl::MutexLock update_lock(&update_mu_);
+  if (overrides_.empty()) {
+    Set(std::move(base));
+    return absl::OkStatus();
+  }
+  gpuadvisor::pricing::v1::UpdatePricesRequest replay;
+  for (const auto& [offer_id, price] : overrides_) *replay.add_prices() = price;
+  absl::StatusOr<std::shared_ptr<const PriceBook>> next = base->WithUpdates(replay);
+  if (!next.ok()) return next.status();
+  Set(*next);
+  return absl::OkStatus();
 }
 
 std::shared_ptr<const PriceBook> PriceStore::WaitForChange(const std::string& known_version,

@@ -1,3 +1,4 @@
+#include <map>
 #include <string>
 #include <thread>
 #include <vector>
@@ -144,6 +145,32 @@ TEST(PriceStore, ConcurrentUpdatesAreNotLost) {
   reader.join();
   EXPECT_DOUBLE_EQ(OnDemand(*store.Current(), 0), 100 + kUpdates);
   EXPECT_DOUBLE_EQ(OnDemand(*store.Current(), 1), 100 + kUpdates);
+}
+
+TEST(PriceStore, RebaseKeepsLiveUpdatesOnTopOfNewListPrices) {
+  PriceStore store;
+  store.Set(SmallBook());
+  ASSERT_OK(store.Update(PriceUpdate("aws/a/r", 7)));
+
+  // A new catalog snapshot: b's list price moved, and a's update must stay.
+  v1::PriceBook data;
+  ASSERT_TRUE(google::protobuf::TextFormat::ParseFromString(
+      R"pb(
+        prices_as_of: "2026-11-30"
+        default_billing { granularity_seconds: 1 }
+        prices { offer_id: "aws/a/r" on_demand_usd_per_hour: 11 }
+        prices { offer_id: "aws/b/r" on_demand_usd_per_hour: 25 }
+      )pb",
+      &data));
+  absl::StatusOr<std::shared_ptr<const PriceBook>> rebased = PriceBook::Create(std::move(data));
+  ASSERT_OK(rebased);
+  ASSERT_OK(store.Rebase(*rebased));
+  std::map<std::string, double> prices;
+  for (const auto& p : store.Current()->data().prices()) prices[p.offer_id()] = p.on_demand_usd_per_hour();
+  EXPECT_EQ(prices["aws/a/r"], 7);
+  EXPECT_EQ(prices["aws/b/r"], 25);
+  EXPECT_THAT(store.Rebase(nullptr), StatusIs(absl::StatusCode::kInvalidArgument));
+  EXPECT_EQ(prices.size(), 2u);
 }
 
 }  // namespace

@@ -229,14 +229,29 @@ TEST(EndToEndReload, BadFileKeepsServingGoodFileReachesTheGateway) {
   ASSERT_OK(metrics);
   EXPECT_THAT(*metrics, HasSubstr("gpuadvisor_data_loads_total{result=\"rejected\",service=\"catalog\"} 1"));
 
-  // Drop the first offer: a smaller, valid catalog.
-  const size_t first = original->find("\noffers {");
-  const size_t second = original->find("\noffers {", first + 1);
-  ASSERT_NE(second, std::string::npos);
-  ASSERT_OK(WriteFileAtomically(offers, original->substr(0, first) + original->substr(second)));
+  // A new, very cheap offer: the catalog serves it, pricing learns its list
+  // price from the new snapshot, and the gateway recommends it first.
+  ASSERT_OK(WriteFileAtomically(offers, *original + R"pb(
+offers {
+  id: "testcloud/h200-bargain/us-test-1" provider: "testcloud" instance_type: "h200-bargain"
+  region: "us-test-1" gpu_model: "H200" gpus_per_node: 1 nodes: 1 max_nodes: 1
+  link: LINK_TYPE_NONE fabric: FABRIC_TYPE_NONE availability: AVAILABILITY_AVAILABLE
+  on_demand_usd_per_hour: 0.05 source: "e2e test"
+}
+)pb"));
   ASSERT_TRUE(ReloadCatalog(*stack, &reloaded).ok());
   EXPECT_NE(reloaded.catalog_version(), before);
   EXPECT_TRUE(GatewayServesVersion(*stack, reloaded.catalog_version()));
+  auto stub = stack->GatewayStub();
+  bool first = false;
+  for (int i = 0; i < 100 && !first; ++i) {  // pricing follows the catalog on its own stream
+    gateway::v1::RecommendResponse response;
+    ASSERT_TRUE(stub->Recommend(Deadline().get(), QLora70B(), &response).ok());
+    first = !response.recommendations().empty() &&
+            response.recommendations(0).offer().id() == "testcloud/h200-bargain/us-test-1";
+    if (!first) absl::SleepFor(absl::Milliseconds(100));
+  }
+  EXPECT_TRUE(first) << "the reloaded offer never came first";
 }
 
 // SkyPilot catalogs are read by the real binary.

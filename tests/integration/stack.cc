@@ -49,6 +49,7 @@ absl::StatusOr<Stack> Stack::Start(const std::string& admin_token,
                            Spec{"pricing", "pricing_server", &stack.pricing}}) {
     std::vector<std::string> args = common;
     if (spec.slot == &stack.catalog) args.insert(args.end(), catalog_args.begin(), catalog_args.end());
+    if (spec.slot == &stack.pricing) args.push_back("--catalog_address=" + stack.catalog->grpc_address());
     absl::StatusOr<std::unique_ptr<ServiceProcess>> process =
         ServiceProcess::Start(BinaryPath(spec.service, spec.binary), args);
     if (!process.ok()) return process.status();
