@@ -51,7 +51,13 @@ absl::Status CheckAdminToken(const grpc::ServerContext& context, const std::stri
     return absl::UnauthenticatedError("missing 'authorization: Bearer <token>' metadata");
   }
   const std::string value(it->second.data(), it->second.size());
-  if (value != absl::StrCat("Bearer ", token)) return absl::PermissionDeniedError("wrong admin token");
+  const std::string expected = absl::StrCat("Bearer ", token);
+  // Compare in constant time so the answer's timing says nothing about the token.
+  unsigned char difference = value.size() == expected.size() ? 0 : 1;
+  for (size_t i = 0; i < value.size() && i < expected.size(); ++i) {
+    difference |= static_cast<unsigned char>(value[i] ^ expected[i]);
+  }
+  if (difference != 0) return absl::PermissionDeniedError("wrong admin token");
   return absl::OkStatus();
 }
 
