@@ -5,11 +5,16 @@
 //
 // Prints "catalog listening grpc=HOST:PORT metrics=HOST:PORT" once serving.
 // The admin token (ReloadCatalog) comes from --admin_token_file or the
-// GPUADVISOR_ADMIN_TOKEN environment variable. SIGHUP is not used: reloads go
-// through the ReloadCatalog RPC so the caller learns whether they took.
+// GPUADVISOR_ADMIN_TOKEN environment variable. Reloads go through the
+// ReloadCatalog RPC (the caller learns whether they took) or, with
+// --reload_interval_seconds, happen by polling the files.
+
+#include <cstdio>
+#include <thread>
 
 #include "absl/flags/flag.h"
 #include "absl/flags/parse.h"
+#include "absl/synchronization/notification.h"
 #include "common/grpc/server.h"
 #include "common/grpc/service_main.h"
 #include "services/catalog/catalog_service_impl.h"
@@ -17,6 +22,8 @@
 ABSL_FLAG(std::string, data_dir, "data", "Folder with catalog/gpus.textproto and catalog/offers.textproto.");
 ABSL_FLAG(std::string, offers, "", "Comma-separated OfferList files; default <data_dir>/catalog/offers.textproto.");
 ABSL_FLAG(std::string, skypilot_csv, "", "Comma-separated SkyPilot v8 vms.csv files (cloud=path or .../<cloud>/vms.csv).");
+ABSL_FLAG(int, reload_interval_seconds, 0,
+          "Re-read the files this often (0 = only on ReloadCatalog); unchanged files keep the version.");
 ABSL_FLAG(std::string, admin_token_file, "", "File holding the admin token; else $GPUADVISOR_ADMIN_TOKEN.");
 
 int main(int argc, char** argv) {
@@ -38,7 +45,27 @@ int main(int argc, char** argv) {
     return gpuadvisor::FailStartup("catalog", loaded);
   }
 
+  // Optional polling, for files replaced in place (a mounted ConfigMap). The
+  // store keeps the version of identical content, so an unchanged file wakes
+  // no watcher; a bad one is rejected and counted like a bad ReloadCatalog.
+  absl::Notification stop;
+  std::thread poller;
+  if (const int seconds = absl::GetFlag(FLAGS_reload_interval_seconds); seconds > 0) {
+    poller = std::thread([&, seconds] {
+      while (!stop.WaitForNotificationWithTimeout(absl::Seconds(seconds))) {
+        if (absl::Status reloaded = service.Reload(); !reloaded.ok()) {
+          std::fprintf(stderr, "catalog: reload rejected, previous catalog still serving: %s\n",
+                       reloaded.ToString().c_str());
+        }
+      }
+    });
+  }
+
   gpuadvisor::ServiceMainOptions options = gpuadvisor::ServiceMainOptionsFromFlags(
       "catalog", 50051, 9461, {"gpuadvisor.catalog.v1.CatalogService"});
-  return gpuadvisor::ServeUntilSignal(options, metrics, {&service}, [&] { service.Shutdown(); });
+  return gpuadvisor::ServeUntilSignal(options, metrics, {&service}, [&] {
+    stop.Notify();
+    if (poller.joinable()) poller.join();
+    service.Shutdown();
+  });
 }

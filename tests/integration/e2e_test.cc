@@ -254,6 +254,32 @@ offers {
   EXPECT_TRUE(first) << "the reloaded offer never came first";
 }
 
+// With --reload_interval_seconds a file replaced in place is picked up alone.
+TEST(EndToEndReload, PollingPicksUpAReplacedFile) {
+  const std::string offers = ::testing::TempDir() + "/e2e_polled_offers.textproto";
+  absl::StatusOr<std::string> original = ReadFile(DataDir() + "/catalog/offers.textproto");
+  ASSERT_OK(original);
+  ASSERT_OK(WriteFileAtomically(offers, *original));
+  absl::StatusOr<Stack> stack =
+      Stack::Start("test-token", {"--offers=" + offers, "--reload_interval_seconds=1"});
+  ASSERT_OK(stack);
+  gateway::v1::RecommendResponse response;
+  ASSERT_TRUE(stack->GatewayStub()->Recommend(Deadline().get(), QLora70B(), &response).ok());
+  const std::string before = response.catalog_version();
+
+  const size_t first = original->find("\noffers {");
+  const size_t second = original->find("\noffers {", first + 1);
+  ASSERT_NE(second, std::string::npos);
+  ASSERT_OK(WriteFileAtomically(offers, original->substr(0, first) + original->substr(second)));
+  bool changed = false;
+  for (int i = 0; i < 100 && !changed; ++i) {
+    ASSERT_TRUE(stack->GatewayStub()->Recommend(Deadline().get(), QLora70B(), &response).ok());
+    changed = response.catalog_version() != before;
+    if (!changed) absl::SleepFor(absl::Milliseconds(100));
+  }
+  EXPECT_TRUE(changed) << "the gateway never saw the replaced file";
+}
+
 // SkyPilot catalogs are read by the real binary.
 TEST(EndToEndReload, CatalogImportsSkyPilotCsv) {
   absl::StatusOr<Stack> stack = Stack::Start(
