@@ -1,5 +1,7 @@
 #include "common/io/text_proto.h"
 
+#include <unistd.h>
+
 #include <cstdio>
 #include <string>
 
@@ -43,7 +45,7 @@ TEST(TextProto, MissingFileIsNotFound) {
 }
 
 TEST(TextProto, AtomicWriteThenLoad) {
-  const std::string path = ::testing::TempDir() + "/atomic.textproto";
+  const std::string path = ::testing::TempDir() + "/atomic." + std::to_string(getpid()) + ".textproto";
   ASSERT_OK(WriteFileAtomically(path, "gpus { name: \"L4\" }"));
   catalog::v1::GpuList gpus;
   ASSERT_OK(LoadTextProtoFile(path, &gpus));

@@ -2,6 +2,8 @@
 
 #include "services/catalog/catalog_service_impl.h"
 
+#include <unistd.h>
+
 #include <fstream>
 #include <string>
 
@@ -39,7 +41,10 @@ constexpr char kOffers[] = R"pb(
 class CatalogServiceTest : public ::testing::Test {
  protected:
   void SetUp() override {
-    offers_path_ = absl::StrCat(::testing::TempDir(), "/catalog_service_test_offers.textproto");
+    // One file per test: ctest runs the tests of this fixture in parallel.
+    offers_path_ = absl::StrCat(::testing::TempDir(), "/catalog_service_test_",
+                                ::testing::UnitTest::GetInstance()->current_test_info()->name(),
+                                ".", getpid(), ".textproto");
     ASSERT_OK(WriteFileAtomically(offers_path_, kOffers));
     CatalogSources sources;
     sources.gpus_path = absl::StrCat(GPUADVISOR_SOURCE_DIR, "/data/catalog/gpus.textproto");
@@ -55,8 +60,8 @@ class CatalogServiceTest : public ::testing::Test {
                                                             grpc::InsecureChannelCredentials()));
   }
   void TearDown() override {
-    service_->Shutdown();
-    ShutdownServer(*server_, 1);
+    if (service_ != nullptr) service_->Shutdown();
+    if (server_ != nullptr) ShutdownServer(*server_, 1);
   }
 
   grpc::Status Reload(const std::string& token, v1::ReloadCatalogResponse* response) {

@@ -1,5 +1,7 @@
 #include "services/pricing/price_book.h"
 
+#include <unistd.h>
+
 #include <chrono>
 #include <cmath>
 #include <cstdio>
@@ -613,7 +615,8 @@ TEST(PriceBookWithUpdates, OneBadEntryRejectsTheWholeUpdate) {
 // --- LoadPriceBook ----------------------------------------------------------
 
 std::string WriteTemp(const std::string& name, const std::string& contents) {
-  const std::string path = ::testing::TempDir() + "/" + name;
+  // The pid keeps parallel runs (ctest -j, two checkouts) apart.
+  const std::string path = ::testing::TempDir() + "/" + std::to_string(getpid()) + "." + name;
   std::ofstream(path) << contents;
   return path;
 }

@@ -3,6 +3,7 @@
 
 #include <algorithm>
 #include <sys/wait.h>
+#include <unistd.h>
 
 #include <csignal>
 #include <string>
@@ -208,8 +209,7 @@ bool GatewayServesVersion(const Stack& stack, const std::string& version) {
 // with file and line while the old catalog keeps serving everywhere; a good
 // one reaches the gateway's replica through WatchCatalog.
 TEST(EndToEndReload, BadFileKeepsServingGoodFileReachesTheGateway) {
-  const std::string dir = ::testing::TempDir();
-  const std::string offers = dir + "/e2e_offers.textproto";
+  const std::string offers = absl::StrCat(::testing::TempDir(), "/e2e_offers.", getpid(), ".textproto");
   absl::StatusOr<std::string> original = ReadFile(DataDir() + "/catalog/offers.textproto");
   ASSERT_OK(original);
   ASSERT_OK(WriteFileAtomically(offers, *original));
@@ -256,7 +256,7 @@ offers {
 
 // With --reload_interval_seconds a file replaced in place is picked up alone.
 TEST(EndToEndReload, PollingPicksUpAReplacedFile) {
-  const std::string offers = ::testing::TempDir() + "/e2e_polled_offers.textproto";
+  const std::string offers = absl::StrCat(::testing::TempDir(), "/e2e_polled_offers.", getpid(), ".textproto");
   absl::StatusOr<std::string> original = ReadFile(DataDir() + "/catalog/offers.textproto");
   ASSERT_OK(original);
   ASSERT_OK(WriteFileAtomically(offers, *original));
