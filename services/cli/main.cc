@@ -56,7 +56,8 @@ Workload:  --model=PRESET --task=pretrain|full_finetune|lora|qlora|inference|bat
            --dataset_gb=N --checkpoint_interval_minutes=N --restartable=true|false
            --request_file=FILE (a RecommendRequest in protobuf JSON; flags above are ignored)
 Limits:    --objective=cheapest|fastest|best_value|deadline --deadline_hours=H
-           --max_usd_per_hour=N --max_total_usd=N --providers=a,b --regions=a,b
+           --max_usd_per_hour=N --max_total_usd=N --min_tokens_per_second=N
+           --providers=a,b --regions=a,b
            --purchase=on_demand,spot,reserved --single_node --max_gpus=N --max_nodes=N
            --vram_margin=0.1 --gpus_filter=H100-SXM,A100-80GB --max_results=10
 Estimate:  --gpu=NAME --gpus=N --nodes=N --link=nvlink|pcie|none
@@ -93,6 +94,7 @@ ABSL_FLAG(std::string, objective, "cheapest", "Ranking objective.");
 ABSL_FLAG(double, deadline_hours, 0, "Must finish within.");
 ABSL_FLAG(double, max_usd_per_hour, 0, "Hourly budget.");
 ABSL_FLAG(double, max_total_usd, 0, "Total budget.");
+ABSL_FLAG(double, min_tokens_per_second, 0, "Throughput floor (training, or summed decode).");
 ABSL_FLAG(std::string, providers, "", "Comma-separated providers.");
 ABSL_FLAG(std::string, regions, "", "Comma-separated regions.");
 ABSL_FLAG(std::string, purchase, "", "Comma-separated purchase options.");
@@ -202,6 +204,7 @@ gateway::v1::RecommendRequest RequestFromFlags() {
   c->set_deadline_hours(absl::GetFlag(FLAGS_deadline_hours));
   c->set_max_usd_per_hour(absl::GetFlag(FLAGS_max_usd_per_hour));
   c->set_max_total_usd(absl::GetFlag(FLAGS_max_total_usd));
+  c->set_min_tokens_per_second(absl::GetFlag(FLAGS_min_tokens_per_second));
   for (const std::string& p : SplitList(absl::GetFlag(FLAGS_providers))) c->add_providers(p);
   for (const std::string& r : SplitList(absl::GetFlag(FLAGS_regions))) c->add_regions(r);
   for (const std::string& g : SplitList(absl::GetFlag(FLAGS_gpus_filter))) c->add_gpu_models(g);
@@ -234,6 +237,7 @@ const char* ExclusionName(gateway::v1::ExclusionReason reason) {
     case gateway::v1::EXCLUSION_REASON_FILTERED: return "filtered out";
     case gateway::v1::EXCLUSION_REASON_TOO_MANY_GPUS: return "too many GPUs";
     case gateway::v1::EXCLUSION_REASON_NOT_PRICED: return "no price";
+    case gateway::v1::EXCLUSION_REASON_TOO_SLOW: return "too slow";
     default: return "other";
   }
 }

@@ -55,9 +55,10 @@ int Stage(v1::ExclusionReason reason) {
     case v1::EXCLUSION_REASON_TOO_MANY_GPUS: return 2;
     case v1::EXCLUSION_REASON_NO_FABRIC: return 3;
     case v1::EXCLUSION_REASON_DOES_NOT_FIT: return 3;
-    case v1::EXCLUSION_REASON_NOT_PRICED: return 4;
-    case v1::EXCLUSION_REASON_OVER_BUDGET: return 5;
-    case v1::EXCLUSION_REASON_MISSES_DEADLINE: return 6;
+    case v1::EXCLUSION_REASON_TOO_SLOW: return 4;
+    case v1::EXCLUSION_REASON_NOT_PRICED: return 5;
+    case v1::EXCLUSION_REASON_OVER_BUDGET: return 6;
+    case v1::EXCLUSION_REASON_MISSES_DEADLINE: return 7;
     default: return -1;
   }
 }
@@ -73,7 +74,8 @@ absl::Status ValidateConstraints(const v1::RecommendRequest& request) {
   const v1::Constraints& c = request.constraints();
   for (auto [value, field] : {std::pair<double, const char*>{c.max_usd_per_hour(), "constraints.max_usd_per_hour"},
                               {c.max_total_usd(), "constraints.max_total_usd"},
-                              {c.deadline_hours(), "constraints.deadline_hours"}}) {
+                              {c.deadline_hours(), "constraints.deadline_hours"},
+                              {c.min_tokens_per_second(), "constraints.min_tokens_per_second"}}) {
     if (absl::Status s = NonNegative(value, field); !s.ok()) return s;
   }
   if (c.has_vram_margin() && !(c.vram_margin() >= 0 && c.vram_margin() <= 0.9)) {
@@ -279,6 +281,7 @@ absl::StatusOr<pricing::v1::QuoteRequest> RecommendationRun::ApplyEstimates(
   }
   estimates_ = std::move(estimates);
   const double deadline = request_.constraints().deadline_hours();
+  const double min_tokens_per_second = request_.constraints().min_tokens_per_second();
   std::vector<int> fitting;
   fitting.reserve(candidates_.size());
   // GPU models that fit when spread over several nodes: an offer of one of
@@ -295,6 +298,8 @@ absl::StatusOr<pricing::v1::QuoteRequest> RecommendationRun::ApplyEstimates(
           !HasFabric(*candidate.offer) && fit_multi_node.contains(candidate.offer->gpu_model());
       Exclude(candidate.offer_index, for_lack_of_fabric ? v1::EXCLUSION_REASON_NO_FABRIC
                                                         : v1::EXCLUSION_REASON_DOES_NOT_FIT);
+    } else if (min_tokens_per_second > 0 && e.tokens_per_second() < min_tokens_per_second) {
+      Exclude(candidate.offer_index, v1::EXCLUSION_REASON_TOO_SLOW);
     } else if (deadline > 0 && e.estimated_hours() > deadline) {
       Exclude(candidate.offer_index, v1::EXCLUSION_REASON_MISSES_DEADLINE);
     } else {

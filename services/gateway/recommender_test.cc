@@ -259,6 +259,21 @@ TEST(Recommender, DeadlineDropsSlowConfigurations) {
   for (const auto& r : response->recommendations()) EXPECT_LE(r.estimated_hours(), 10);
 }
 
+TEST(Recommender, ThroughputFloorExcludesSlowConfigurations) {
+  v1::RecommendRequest request = Serving();
+  request.mutable_constraints()->set_min_tokens_per_second(4000);  // 1000 per GPU in the fake
+  absl::StatusOr<v1::RecommendResponse> response = RunWith(request, 20);
+  ASSERT_OK(response);
+  ASSERT_THAT(response->recommendations(), ::testing::Not(IsEmpty()));
+  for (const auto& r : response->recommendations()) EXPECT_GE(r.tokens_per_second(), 4000);
+  std::map<v1::ExclusionReason, int> excluded;
+  for (const auto& e : response->excluded()) excluded[e.reason()] = e.count();
+  EXPECT_GT(excluded[v1::EXCLUSION_REASON_TOO_SLOW], 0);
+  request.mutable_constraints()->set_min_tokens_per_second(-1);
+  EXPECT_THAT(RunWith(request, 20),
+              StatusIs(absl::StatusCode::kInvalidArgument, HasSubstr("constraints.min_tokens_per_second")));
+}
+
 TEST(Recommender, AlwaysOnEndpointIsNotOfferedSpotByDefault) {
   pricing::v1::QuoteRequest quoted;
   ASSERT_OK(RunWith(Serving(), 20, &quoted));

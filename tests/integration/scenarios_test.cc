@@ -124,6 +124,24 @@ TEST_F(Scenarios, AlwaysOnEndpointGetsOnDemand) {
   }
 }
 
+TEST_F(Scenarios, AThroughputFloorRulesOutSlowCards) {
+  RecommendRequest request = Workload(sizing::v1::TASK_INFERENCE, "llama-3.1-8b", sizing::v1::PRECISION_BF16);
+  request.mutable_workload()->set_context_length(4096);
+  request.mutable_workload()->set_concurrent_sequences(32);
+  const RecommendResponse unconstrained = Recommend(request);
+  ASSERT_FALSE(unconstrained.recommendations().empty());
+  const double floor = unconstrained.recommendations(0).tokens_per_second() * 2;
+  request.mutable_constraints()->set_min_tokens_per_second(floor);
+  const RecommendResponse response = Recommend(request);
+  ASSERT_FALSE(response.recommendations().empty());
+  for (const Recommendation& r : response.recommendations()) {
+    EXPECT_GE(r.tokens_per_second(), floor) << r.offer().id();
+  }
+  bool too_slow = false;
+  for (const auto& e : response.excluded()) too_slow |= e.reason() == gateway::v1::EXCLUSION_REASON_TOO_SLOW;
+  EXPECT_TRUE(too_slow);
+}
+
 TEST_F(Scenarios, ADeadlineForcesAFasterPricierOption) {
   RecommendRequest request =
       Workload(sizing::v1::TASK_FULL_FINETUNE, "llama-3.1-8b", sizing::v1::PRECISION_BF16);
