@@ -29,16 +29,19 @@ std::shared_ptr<const catalog::Catalog> BigCatalog(int offers) {
     gpu->set_bf16_flops(300e12);
     gpu->set_supports_bf16(true);
   }
+  // Like a real catalog: instance types (one GPU model and shape each) sold
+  // in 25 regions, ids sorted so a type's regions sit side by side.
   for (int i = 0; i < offers; ++i) {
     catalog::v1::Offer* o = s.add_offers();
-    const int gpu = i % 8;
-    const int per_node = (i / 8) % 2 == 0 ? 1 : 8;
-    const std::string provider = absl::StrCat("provider", i % 40);
-    const std::string region = absl::StrCat("region", (i / 40) % 25);
+    const int type = i / 25;
+    const int gpu = type % 8;
+    const int per_node = (type / 8) % 2 == 0 ? 1 : 8;
+    const std::string provider = absl::StrCat("provider", type % 40);
+    const std::string region = absl::StrCat("region", i % 25);
     o->set_provider(provider);
-    o->set_instance_type(absl::StrCat("type", i / 1000, "-", gpu, "-", per_node));
+    o->set_instance_type(absl::StrCat("type", type, "-", gpu, "-", per_node));
     o->set_region(region);
-    o->set_id(absl::StrCat(provider, "/", o->instance_type(), "/", region, "/", i));
+    o->set_id(absl::StrCat(provider, "/", o->instance_type(), "/", region));
     o->set_gpu_model(gpus[gpu]);
     o->set_gpus_per_node(per_node);
     o->set_nodes(1);

@@ -196,7 +196,8 @@ void RecommendationRun::Enumerate() {
   const auto& offers = catalog_->snapshot().offers();
   exclusion_.assign(offers.size(), v1::EXCLUSION_REASON_UNSPECIFIED);
   kept_.assign(offers.size(), false);
-  candidates_.reserve(offers.size() * options.size());
+  // Most offers are single-node; multi-node ones add a few node counts.
+  candidates_.reserve(offers.size() * options.size() * 3);
 
   for (int index = 0; index < offers.size(); ++index) {
     const Offer& offer = offers.Get(index);
