@@ -5,11 +5,13 @@
 //
 //   build/bench/gateway_bench --benchmark_min_time=0.2
 
+#include <cstdlib>
 #include <memory>
 #include <string>
 
 #include "absl/strings/str_cat.h"
 #include "benchmark/benchmark.h"
+#include "services/catalog/catalog_loader.h"
 #include "services/gateway/recommender.h"
 
 namespace gpuadvisor::gateway {
@@ -57,8 +59,7 @@ std::shared_ptr<const catalog::Catalog> BigCatalog(int offers) {
   return *catalog::Catalog::Create(std::move(s));
 }
 
-void BM_RecommendGatewaySide(benchmark::State& state) {
-  std::shared_ptr<const catalog::Catalog> catalog = BigCatalog(static_cast<int>(state.range(0)));
+void RunRecommendations(benchmark::State& state, std::shared_ptr<const catalog::Catalog> catalog) {
   v1::RecommendRequest request;
   request.mutable_workload()->set_task(sizing::v1::TASK_FULL_FINETUNE);
   request.mutable_workload()->mutable_model()->set_preset("llama-3.1-8b");
@@ -92,8 +93,34 @@ void BM_RecommendGatewaySide(benchmark::State& state) {
     benchmark::DoNotOptimize(response);
   }
   state.counters["configurations"] = static_cast<double>(configurations);
+  state.counters["offers"] = static_cast<double>(catalog->snapshot().offers_size());
+}
+
+void BM_RecommendGatewaySide(benchmark::State& state) {
+  RunRecommendations(state, BigCatalog(static_cast<int>(state.range(0))));
 }
 BENCHMARK(BM_RecommendGatewaySide)->Arg(1000)->Arg(10000)->Unit(benchmark::kMicrosecond);
+
+// The same over a real offers file, e.g. the embedded offers copied to 10,000
+// by bench/make_catalog.py:
+//   GATEWAY_BENCH_OFFERS=/tmp/offers-10k.textproto build/bench/gateway_bench
+void BM_RecommendOverOffersFile(benchmark::State& state) {
+  const char* offers = std::getenv("GATEWAY_BENCH_OFFERS");
+  if (offers == nullptr) {
+    state.SkipWithError("set GATEWAY_BENCH_OFFERS to an offers file");
+    return;
+  }
+  catalog::CatalogSources sources;
+  sources.gpus_path = std::string(GPUADVISOR_SOURCE_DIR) + "/data/catalog/gpus.textproto";
+  sources.offer_paths = {offers};
+  absl::StatusOr<catalog::v1::CatalogSnapshot> snapshot = catalog::LoadCatalogSnapshot(sources);
+  if (!snapshot.ok()) {
+    state.SkipWithError(std::string(snapshot.status().message()).c_str());
+    return;
+  }
+  RunRecommendations(state, *catalog::Catalog::Create(*std::move(snapshot)));
+}
+BENCHMARK(BM_RecommendOverOffersFile)->Unit(benchmark::kMicrosecond);
 
 }  // namespace
 }  // namespace gpuadvisor::gateway

@@ -313,13 +313,14 @@ absl::StatusOr<pricing::v1::QuoteRequest> RecommendationRun::ApplyEstimates(
     const double ka = candidates_[a].pre_rank, kb = candidates_[b].pre_rank;
     return ka != kb ? ka < kb : a < b;
   };
-  if (static_cast<int>(fitting.size()) > kMaxQuotedCandidates) {
-    std::nth_element(fitting.begin(), fitting.begin() + kMaxQuotedCandidates, fitting.end(), by_key);
+  const int cap = std::max(kMinQuotedCandidates, kQuotedPerResult * max_results_);
+  if (static_cast<int>(fitting.size()) > cap) {
+    std::nth_element(fitting.begin(), fitting.begin() + cap, fitting.end(), by_key);
     // Outranked, not excluded: their offers are not reported as excluded.
-    for (auto it = fitting.begin() + kMaxQuotedCandidates; it != fitting.end(); ++it) {
+    for (auto it = fitting.begin() + cap; it != fitting.end(); ++it) {
       kept_[candidates_[*it].offer_index] = true;
     }
-    fitting.resize(kMaxQuotedCandidates);
+    fitting.resize(cap);
   }
   std::sort(fitting.begin(), fitting.end(), by_key);
 

@@ -15,7 +15,7 @@
 // configuration (GPU model, GPUs per node, nodes, link, fabric) are sized
 // once, so the Estimate call carries tens of configurations, not thousands
 // of offers. Candidates that fit are pre-ranked with the catalog's list
-// prices and at most kMaxQuotedCandidates go to pricing, whose prices are the
+// prices and at most QuoteCap() go to pricing, whose prices are the
 // ones that rank and filter. A run is single-threaded; the catalog it holds is
 // immutable and shared.
 
@@ -32,8 +32,12 @@
 
 namespace gpuadvisor::gateway {
 
-// Most candidates sent to one Quote, after pre-ranking by list price.
-inline constexpr int kMaxQuotedCandidates = 600;
+// Candidates sent to one Quote, after pre-ranking by list price: at most
+// max(kMinQuotedCandidates, kQuotedPerResult x max_results). List prices rank
+// candidates nearly as the price book does, so this keeps the Quote (and its
+// cost, linear in items) small without changing the answer.
+inline constexpr int kMinQuotedCandidates = 300;
+inline constexpr int kQuotedPerResult = 20;
 inline constexpr int kDefaultMaxResults = 10;
 inline constexpr int kMaxMaxResults = 100;
 inline constexpr int kDefaultMaxNodes = 16;
