@@ -170,11 +170,10 @@ void RecommendationRun::Enumerate() {
   const v1::Constraints& c = request_.constraints();
   // An always-on endpoint or a job that cannot resume is not offered spot
   // unless the caller asks for it (then it comes with a warning).
-  std::vector<PurchaseOption> options;
-  for (int option : c.purchase_options()) options.push_back(static_cast<PurchaseOption>(option));
-  if (options.empty()) {
-    options.push_back(catalog::v1::PURCHASE_OPTION_ON_DEMAND);
-    if (restartable_ && !always_on_) options.push_back(catalog::v1::PURCHASE_OPTION_SPOT);
+  for (int option : c.purchase_options()) options_.push_back(static_cast<PurchaseOption>(option));
+  if (options_.empty()) {
+    options_.push_back(catalog::v1::PURCHASE_OPTION_ON_DEMAND);
+    if (restartable_ && !always_on_) options_.push_back(catalog::v1::PURCHASE_OPTION_SPOT);
   }
   absl::flat_hash_set<std::string> gpu_models;
   for (const std::string& name : c.gpu_models()) {
@@ -188,7 +187,6 @@ void RecommendationRun::Enumerate() {
   // offer, and keep its configuration index per node count (1, 2, 4, ...).
   using ShapeKey = std::tuple<absl::string_view, int32_t, int, double, int, double>;
   absl::flat_hash_map<ShapeKey, int> shape_ids;
-  std::vector<std::vector<int>> shape_configs;  // by shape id
   ShapeKey last_shape;
   int last_shape_id = -1;
   *estimate_request_.mutable_workload() = request_.workload();
@@ -196,8 +194,7 @@ void RecommendationRun::Enumerate() {
   const auto& offers = catalog_->snapshot().offers();
   exclusion_.assign(offers.size(), v1::EXCLUSION_REASON_UNSPECIFIED);
   kept_.assign(offers.size(), false);
-  // Most offers are single-node; multi-node ones add a few node counts.
-  candidates_.reserve(offers.size() * options.size() * 3);
+  plans_.reserve(offers.size());
 
   for (int index = 0; index < offers.size(); ++index) {
     const Offer& offer = offers.Get(index);
@@ -221,19 +218,24 @@ void RecommendationRun::Enumerate() {
                          offer.link_bytes_per_second(), multi_node ? offer.fabric() : 0,
                          multi_node ? offer.fabric_gbps() : 0.0};
     // Offers sorted by id put one instance type's regions side by side.
+    bool sold = false;
+    for (PurchaseOption option : options_) sold |= ListPrice(offer, option) > 0;
+    if (!sold) {
+      Exclude(index, v1::EXCLUSION_REASON_FILTERED);
+      continue;
+    }
     if (last_shape_id < 0 || shape != last_shape) {
-      auto [it, inserted] = shape_ids.try_emplace(shape, static_cast<int>(shape_configs.size()));
-      if (inserted) shape_configs.emplace_back();
+      auto [it, inserted] = shape_ids.try_emplace(shape, static_cast<int>(shape_configs_.size()));
+      if (inserted) shape_configs_.emplace_back();
       last_shape_id = it->second;
       last_shape = shape;
     }
-    std::vector<int>& configs = shape_configs[last_shape_id];
-    bool sold = false;
+    std::vector<int>& configs = shape_configs_[last_shape_id];
     const int max_nodes = multi_node ? std::min(max_nodes_, offer.max_nodes()) : 1;
-    int step = 0;
-    for (int32_t nodes = 1; nodes <= max_nodes; nodes *= 2, ++step) {
+    int steps = 0;
+    for (int32_t nodes = 1; nodes <= max_nodes; nodes *= 2, ++steps) {
       if (c.max_gpus() > 0 && nodes * offer.gpus_per_node() > c.max_gpus()) break;
-      if (step == static_cast<int>(configs.size())) {
+      if (steps == static_cast<int>(configs.size())) {
         configs.push_back(estimate_request_.configurations_size());
         sizing::v1::GpuConfiguration* config = estimate_request_.add_configurations();
         config->set_gpu_model(offer.gpu_model());
@@ -244,14 +246,8 @@ void RecommendationRun::Enumerate() {
         config->set_fabric(offer.fabric());
         config->set_fabric_gbps(offer.fabric_gbps());
       }
-      for (PurchaseOption option : options) {
-        const double price = ListPrice(offer, option);
-        if (price <= 0) continue;
-        sold = true;
-        candidates_.push_back(Candidate{&offer, index, nodes, option, configs[step], -1, price * nodes});
-      }
     }
-    if (!sold) Exclude(index, v1::EXCLUSION_REASON_FILTERED);
+    plans_.push_back(OfferPlan{index, last_shape_id, steps});
   }
   // Even when no offer passed the filters, sizing still validates the
   // workload and computes its totals: give it one configuration to look at.
@@ -284,28 +280,51 @@ absl::StatusOr<pricing::v1::QuoteRequest> RecommendationRun::ApplyEstimates(
   const double deadline = request_.constraints().deadline_hours();
   const double min_tokens_per_second = request_.constraints().min_tokens_per_second();
   std::vector<int> fitting;
-  fitting.reserve(candidates_.size());
+  fitting.reserve(plans_.size() * options_.size());
   // GPU models that fit when spread over several nodes: an offer of one of
   // them that has no fabric was excluded for the lack of it, not for size.
   absl::flat_hash_set<absl::string_view> fit_multi_node;
   for (const sizing::v1::ConfigurationEstimate& e : estimates_.estimates()) {
     if (e.configuration().nodes() > 1 && e.fits()) fit_multi_node.insert(e.configuration().gpu_model());
   }
-  for (int i = 0; i < static_cast<int>(candidates_.size()); ++i) {
-    Candidate& candidate = candidates_[i];
-    const sizing::v1::ConfigurationEstimate& e = estimates_.estimates(candidate.config);
-    if (!e.fits()) {
-      const bool for_lack_of_fabric =
-          !HasFabric(*candidate.offer) && fit_multi_node.contains(candidate.offer->gpu_model());
-      Exclude(candidate.offer_index, for_lack_of_fabric ? v1::EXCLUSION_REASON_NO_FABRIC
-                                                        : v1::EXCLUSION_REASON_DOES_NOT_FIT);
-    } else if (min_tokens_per_second > 0 && e.tokens_per_second() < min_tokens_per_second) {
-      Exclude(candidate.offer_index, v1::EXCLUSION_REASON_TOO_SLOW);
-    } else if (deadline > 0 && e.estimated_hours() > deadline) {
-      Exclude(candidate.offer_index, v1::EXCLUSION_REASON_MISSES_DEADLINE);
-    } else {
-      candidate.pre_rank = PreRankKey(candidate);
-      fitting.push_back(i);
+  // For cost objectives without a deadline or a throughput floor, an offer's
+  // larger clusters only add communication: keep the smallest cluster that
+  // fits and the next sizes up (which can still win by avoiding
+  // recomputation or offloading). Speed objectives keep every size.
+  const bool cost_only = (objective_ == v1::OBJECTIVE_CHEAPEST || objective_ == v1::OBJECTIVE_BEST_VALUE) &&
+                         deadline <= 0 && min_tokens_per_second <= 0;
+  const auto& offers = catalog_->snapshot().offers();
+  candidates_.reserve(plans_.size() * options_.size());
+  for (const OfferPlan& plan : plans_) {
+    const Offer& offer = offers.Get(plan.offer_index);
+    int fitting_steps = 0;
+    for (int step = 0; step < plan.steps; ++step) {
+      const int config = shape_configs_[plan.shape][step];
+      const sizing::v1::ConfigurationEstimate& e = estimates_.estimates(config);
+      if (!e.fits()) {
+        const bool for_lack_of_fabric = !HasFabric(offer) && fit_multi_node.contains(offer.gpu_model());
+        Exclude(plan.offer_index, for_lack_of_fabric ? v1::EXCLUSION_REASON_NO_FABRIC
+                                                     : v1::EXCLUSION_REASON_DOES_NOT_FIT);
+        continue;
+      }
+      if (min_tokens_per_second > 0 && e.tokens_per_second() < min_tokens_per_second) {
+        Exclude(plan.offer_index, v1::EXCLUSION_REASON_TOO_SLOW);
+        continue;
+      }
+      if (deadline > 0 && e.estimated_hours() > deadline) {
+        Exclude(plan.offer_index, v1::EXCLUSION_REASON_MISSES_DEADLINE);
+        continue;
+      }
+      if (cost_only && ++fitting_steps > kFittingClusterSizesKept) break;
+      const int32_t nodes = int32_t{1} << step;
+      for (PurchaseOption option : options_) {
+        const double price = ListPrice(offer, option);
+        if (price <= 0) continue;
+        Candidate candidate{&offer, plan.offer_index, nodes, option, config, -1, price * nodes};
+        candidate.pre_rank = PreRankKey(candidate);
+        fitting.push_back(static_cast<int>(candidates_.size()));
+        candidates_.push_back(candidate);
+      }
     }
   }
   // Pre-rank by list price so one Quote stays small even for a huge catalog.

@@ -37,6 +37,9 @@ namespace gpuadvisor::gateway {
 // candidates nearly as the price book does, so this keeps the Quote (and its
 // cost, linear in items) small without changing the answer.
 inline constexpr int kMinQuotedCandidates = 300;
+// Cluster sizes per offer kept for cost objectives: the smallest that fits
+// and the next ones up.
+inline constexpr int kFittingClusterSizesKept = 3;
 inline constexpr int kQuotedPerResult = 20;
 inline constexpr int kDefaultMaxResults = 10;
 inline constexpr int kMaxMaxResults = 100;
@@ -78,6 +81,14 @@ class RecommendationRun {
     double pre_rank = 0;  // objective estimated from list prices
   };
 
+  // An offer that passed the filters: its shape's configurations, one per
+  // cluster size (1, 2, 4, ... nodes).
+  struct OfferPlan {
+    int offer_index;
+    int shape;   // index into shape_configs_
+    int steps;   // cluster sizes to consider
+  };
+
   RecommendationRun() = default;
   void Enumerate();
   // Records how far an offer's candidate got; an offer that never survives
@@ -96,6 +107,9 @@ class RecommendationRun {
   bool restartable_ = true;
   bool training_ = false;
 
+  std::vector<catalog::v1::PurchaseOption> options_;
+  std::vector<OfferPlan> plans_;
+  std::vector<std::vector<int>> shape_configs_;  // by shape: configuration index per cluster size
   sizing::v1::EstimateRequest estimate_request_;
   sizing::v1::EstimateResponse estimates_;
   std::vector<Candidate> candidates_;
