@@ -64,8 +64,10 @@ void RunRecommendations(benchmark::State& state, std::shared_ptr<const catalog::
   request.mutable_workload()->set_task(sizing::v1::TASK_FULL_FINETUNE);
   request.mutable_workload()->mutable_model()->set_preset("llama-3.1-8b");
   int64_t configurations = 0;
+  // Built once per catalog snapshot in the server (OfferIndexCache).
+  const auto index = std::make_shared<const OfferIndex>(catalog);
   for (auto _ : state) {
-    absl::StatusOr<RecommendationRun> run = RecommendationRun::Start(catalog, request);
+    absl::StatusOr<RecommendationRun> run = RecommendationRun::Start(index, request);
     state.PauseTiming();  // building the backends' answers is not the gateway's work
     sizing::v1::EstimateResponse sized;
     for (const auto& config : run->estimate_request().configurations()) {

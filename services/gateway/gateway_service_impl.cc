@@ -90,7 +90,8 @@ absl::StatusOr<pricing::v1::QuoteResponse> GatewayServiceImpl::CallQuote(
 
 absl::StatusOr<v1::RecommendResponse> GatewayServiceImpl::DoRecommend(
     grpc::ServerContext* context, const v1::RecommendRequest& request) {
-  absl::StatusOr<RecommendationRun> run = RecommendationRun::Start(replica_->Current(), request);
+  absl::StatusOr<RecommendationRun> run =
+      RecommendationRun::Start(index_cache_.Get(replica_->Current()), request);
   if (!run.ok()) return run.status();
   absl::StatusOr<sizing::v1::EstimateResponse> sized = CallEstimate(context, run->estimate_request());
   if (!sized.ok()) return sized.status();

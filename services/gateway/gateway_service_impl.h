@@ -23,6 +23,7 @@
 #include "prometheus/metric_family.h"
 #include "prometheus/gauge.h"
 #include "services/catalog/catalog_replica.h"
+#include "services/gateway/offer_index.h"
 
 namespace gpuadvisor::gateway {
 
@@ -52,6 +53,7 @@ class GatewayServiceImpl final : public v1::GatewayService::Service {
                                                        const pricing::v1::QuoteRequest& request);
 
   catalog::CatalogReplica* replica_;
+  OfferIndexCache index_cache_;  // the replica's newest snapshot, indexed once
   std::unique_ptr<sizing::v1::SizingService::StubInterface> sizing_;
   std::unique_ptr<pricing::v1::PricingService::StubInterface> pricing_;
   Metrics* metrics_;

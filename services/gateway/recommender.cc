@@ -29,20 +29,14 @@ bool IsServing(Task task) {
   return task == sizing::v1::TASK_INFERENCE || task == sizing::v1::TASK_BATCH_INFERENCE;
 }
 
-bool HasFabric(const Offer& offer) {
-  return offer.fabric() != catalog::v1::FABRIC_TYPE_NONE &&
-         offer.fabric() != catalog::v1::FABRIC_TYPE_UNSPECIFIED && offer.max_nodes() > 1;
-}
-
 // The catalog's list price per node at `option`; 0 when not sold that way.
-// Reserved falls back to on-demand: pricing applies the provider's discount.
-double ListPrice(const Offer& offer, PurchaseOption option) {
+// Reserved falls back to on-demand (in the index): pricing applies the
+// provider's discount.
+double ListPrice(const OfferFacts& offer, PurchaseOption option) {
   switch (option) {
-    case catalog::v1::PURCHASE_OPTION_SPOT: return offer.spot_usd_per_hour();
-    case catalog::v1::PURCHASE_OPTION_RESERVED:
-      return offer.reserved_usd_per_hour() > 0 ? offer.reserved_usd_per_hour()
-                                               : offer.on_demand_usd_per_hour();
-    default: return offer.on_demand_usd_per_hour();
+    case catalog::v1::PURCHASE_OPTION_SPOT: return offer.spot_usd_per_hour;
+    case catalog::v1::PURCHASE_OPTION_RESERVED: return offer.reserved_usd_per_hour;
+    default: return offer.on_demand_usd_per_hour;
   }
 }
 
@@ -143,10 +137,17 @@ const char* OptionName(PurchaseOption option) {
 
 absl::StatusOr<RecommendationRun> RecommendationRun::Start(
     std::shared_ptr<const catalog::Catalog> catalog, const v1::RecommendRequest& request) {
+  return Start(catalog == nullptr ? nullptr : std::make_shared<const OfferIndex>(std::move(catalog)),
+               request);
+}
+
+absl::StatusOr<RecommendationRun> RecommendationRun::Start(std::shared_ptr<const OfferIndex> index,
+                                                           const v1::RecommendRequest& request) {
   if (absl::Status s = ValidateConstraints(request); !s.ok()) return s;
-  if (catalog == nullptr) return absl::UnavailableError("no catalog replica yet; retry");
+  if (index == nullptr) return absl::UnavailableError("no catalog replica yet; retry");
   RecommendationRun run;
-  run.catalog_ = std::move(catalog);
+  run.index_ = std::move(index);
+  run.catalog_ = &run.index_->catalog();
   run.request_ = request;
   const v1::Constraints& c = request.constraints();
   run.objective_ = c.objective() == v1::OBJECTIVE_UNSPECIFIED ? v1::OBJECTIVE_CHEAPEST : c.objective();
@@ -175,79 +176,78 @@ void RecommendationRun::Enumerate() {
     options_.push_back(catalog::v1::PURCHASE_OPTION_ON_DEMAND);
     if (restartable_ && !always_on_) options_.push_back(catalog::v1::PURCHASE_OPTION_SPOT);
   }
-  absl::flat_hash_set<std::string> gpu_models;
-  for (const std::string& name : c.gpu_models()) {
-    const catalog::v1::Gpu* gpu = catalog_->FindGpu(name);
-    gpu_models.insert(gpu != nullptr ? gpu->name() : name);
-  }
-  const absl::flat_hash_set<std::string> providers(c.providers().begin(), c.providers().end());
-  const absl::flat_hash_set<std::string> regions(c.regions().begin(), c.regions().end());
+  // Filters as flags over the index's ids; an empty vector lets all through.
+  auto allowed = [](int size, const auto& names, auto id_of) {
+    std::vector<char> ok;
+    if (names.empty()) return ok;
+    ok.assign(size, 0);
+    for (const std::string& name : names) {
+      if (const int id = id_of(name); id >= 0) ok[id] = 1;
+    }
+    return ok;
+  };
+  const std::vector<char> gpu_ok =
+      allowed(index_->gpus(), c.gpu_models(), [this](const std::string& n) { return index_->GpuId(n); });
+  const std::vector<char> provider_ok = allowed(
+      index_->providers(), c.providers(), [this](const std::string& n) { return index_->ProviderId(n); });
+  const std::vector<char> region_ok =
+      allowed(index_->regions(), c.regions(), [this](const std::string& n) { return index_->RegionId(n); });
+  // Empty filter lists pass everything; a list none of whose names exist
+  // passes nothing.
+  auto passes = [](const std::vector<char>& ok, bool filtered, int id) { return !filtered || ok[id]; };
 
-  // Offers of one shape share configurations: look the shape up once per
-  // offer, and keep its configuration index per node count (1, 2, 4, ...).
-  using ShapeKey = std::tuple<absl::string_view, int32_t, int, double, int, double>;
-  absl::flat_hash_map<ShapeKey, int> shape_ids;
-  ShapeKey last_shape;
-  int last_shape_id = -1;
   *estimate_request_.mutable_workload() = request_.workload();
   estimate_request_.set_vram_margin(vram_margin_);
-  const auto& offers = catalog_->snapshot().offers();
-  exclusion_.assign(offers.size(), v1::EXCLUSION_REASON_UNSPECIFIED);
-  kept_.assign(offers.size(), false);
-  plans_.reserve(offers.size());
+  const std::vector<OfferFacts>& facts = index_->offers();
+  const int offers = static_cast<int>(facts.size());
+  exclusion_.assign(offers, v1::EXCLUSION_REASON_UNSPECIFIED);
+  kept_.assign(offers, false);
+  plans_.reserve(offers);
+  shape_configs_.assign(index_->shapes().size(), {});
 
-  for (int index = 0; index < offers.size(); ++index) {
-    const Offer& offer = offers.Get(index);
+  for (int index = 0; index < offers; ++index) {
+    const OfferFacts& f = facts[index];
     ++candidates_considered_;
-    if ((!providers.empty() && !providers.contains(offer.provider())) ||
-        (!regions.empty() && !regions.contains(offer.region())) ||
-        (!gpu_models.empty() && !gpu_models.contains(offer.gpu_model()))) {
+    if (!passes(provider_ok, !c.providers().empty(), f.provider) ||
+        !passes(region_ok, !c.regions().empty(), f.region) ||
+        !passes(gpu_ok, !c.gpu_models().empty(), f.gpu)) {
       Exclude(index, v1::EXCLUSION_REASON_FILTERED);
       continue;
     }
-    if (offer.availability() == catalog::v1::AVAILABILITY_UNAVAILABLE) {
+    if (f.unavailable) {
       Exclude(index, v1::EXCLUSION_REASON_UNAVAILABLE);
       continue;
     }
-    if (c.max_gpus() > 0 && offer.gpus_per_node() > c.max_gpus()) {
+    if (c.max_gpus() > 0 && f.gpus_per_node > c.max_gpus()) {
       Exclude(index, v1::EXCLUSION_REASON_TOO_MANY_GPUS);
       continue;
     }
-    const bool multi_node = HasFabric(offer);
-    const ShapeKey shape{offer.gpu_model(), offer.gpus_per_node(), offer.link(),
-                         offer.link_bytes_per_second(), multi_node ? offer.fabric() : 0,
-                         multi_node ? offer.fabric_gbps() : 0.0};
-    // Offers sorted by id put one instance type's regions side by side.
     bool sold = false;
-    for (PurchaseOption option : options_) sold |= ListPrice(offer, option) > 0;
+    for (PurchaseOption option : options_) sold |= ListPrice(f, option) > 0;
     if (!sold) {
       Exclude(index, v1::EXCLUSION_REASON_FILTERED);
       continue;
     }
-    if (last_shape_id < 0 || shape != last_shape) {
-      auto [it, inserted] = shape_ids.try_emplace(shape, static_cast<int>(shape_configs_.size()));
-      if (inserted) shape_configs_.emplace_back();
-      last_shape_id = it->second;
-      last_shape = shape;
-    }
-    std::vector<int>& configs = shape_configs_[last_shape_id];
-    const int max_nodes = multi_node ? std::min(max_nodes_, offer.max_nodes()) : 1;
+    // Offers of one shape share configurations, one per cluster size.
+    std::vector<int>& configs = shape_configs_[f.shape];
+    const int max_nodes = std::min(max_nodes_, f.max_nodes);
     int steps = 0;
     for (int32_t nodes = 1; nodes <= max_nodes; nodes *= 2, ++steps) {
-      if (c.max_gpus() > 0 && nodes * offer.gpus_per_node() > c.max_gpus()) break;
+      if (c.max_gpus() > 0 && nodes * f.gpus_per_node > c.max_gpus()) break;
       if (steps == static_cast<int>(configs.size())) {
+        const OfferShape& shape = index_->shapes()[f.shape];
         configs.push_back(estimate_request_.configurations_size());
         sizing::v1::GpuConfiguration* config = estimate_request_.add_configurations();
-        config->set_gpu_model(offer.gpu_model());
-        config->set_gpus_per_node(offer.gpus_per_node());
+        config->set_gpu_model(shape.gpu_model);
+        config->set_gpus_per_node(shape.gpus_per_node);
         config->set_nodes(nodes);
-        config->set_link(offer.link());
-        config->set_link_bytes_per_second(offer.link_bytes_per_second());
-        config->set_fabric(offer.fabric());
-        config->set_fabric_gbps(offer.fabric_gbps());
+        config->set_link(shape.link);
+        config->set_link_bytes_per_second(shape.link_bytes_per_second);
+        config->set_fabric(shape.fabric);
+        config->set_fabric_gbps(shape.fabric_gbps);
       }
     }
-    plans_.push_back(OfferPlan{index, last_shape_id, steps});
+    plans_.push_back(OfferPlan{index, f.shape, steps});
   }
   // Even when no offer passed the filters, sizing still validates the
   // workload and computes its totals: give it one configuration to look at.
@@ -283,9 +283,11 @@ absl::StatusOr<pricing::v1::QuoteRequest> RecommendationRun::ApplyEstimates(
   fitting.reserve(plans_.size() * options_.size());
   // GPU models that fit when spread over several nodes: an offer of one of
   // them that has no fabric was excluded for the lack of it, not for size.
-  absl::flat_hash_set<absl::string_view> fit_multi_node;
+  std::vector<char> fit_multi_node(index_->gpus(), 0);  // by GPU id
   for (const sizing::v1::ConfigurationEstimate& e : estimates_.estimates()) {
-    if (e.configuration().nodes() > 1 && e.fits()) fit_multi_node.insert(e.configuration().gpu_model());
+    if (e.configuration().nodes() > 1 && e.fits()) {
+      if (const int gpu = index_->GpuId(e.configuration().gpu_model()); gpu >= 0) fit_multi_node[gpu] = 1;
+    }
   }
   // For cost objectives without a deadline or a throughput floor, an offer's
   // larger clusters only add communication: keep the smallest cluster that
@@ -294,15 +296,16 @@ absl::StatusOr<pricing::v1::QuoteRequest> RecommendationRun::ApplyEstimates(
   const bool cost_only = (objective_ == v1::OBJECTIVE_CHEAPEST || objective_ == v1::OBJECTIVE_BEST_VALUE) &&
                          deadline <= 0 && min_tokens_per_second <= 0;
   const auto& offers = catalog_->snapshot().offers();
+  const std::vector<OfferFacts>& facts = index_->offers();
   candidates_.reserve(plans_.size() * options_.size());
   for (const OfferPlan& plan : plans_) {
-    const Offer& offer = offers.Get(plan.offer_index);
+    const OfferFacts& f = facts[plan.offer_index];
     int fitting_steps = 0;
     for (int step = 0; step < plan.steps; ++step) {
       const int config = shape_configs_[plan.shape][step];
       const sizing::v1::ConfigurationEstimate& e = estimates_.estimates(config);
       if (!e.fits()) {
-        const bool for_lack_of_fabric = !HasFabric(offer) && fit_multi_node.contains(offer.gpu_model());
+        const bool for_lack_of_fabric = f.max_nodes == 1 && fit_multi_node[f.gpu];
         Exclude(plan.offer_index, for_lack_of_fabric ? v1::EXCLUSION_REASON_NO_FABRIC
                                                      : v1::EXCLUSION_REASON_DOES_NOT_FIT);
         continue;
@@ -318,9 +321,10 @@ absl::StatusOr<pricing::v1::QuoteRequest> RecommendationRun::ApplyEstimates(
       if (cost_only && ++fitting_steps > kFittingClusterSizesKept) break;
       const int32_t nodes = int32_t{1} << step;
       for (PurchaseOption option : options_) {
-        const double price = ListPrice(offer, option);
+        const double price = ListPrice(f, option);
         if (price <= 0) continue;
-        Candidate candidate{&offer, plan.offer_index, nodes, option, config, -1, price * nodes};
+        Candidate candidate{&offers.Get(plan.offer_index), plan.offer_index, nodes, option, config, -1,
+                            price * nodes};
         candidate.pre_rank = PreRankKey(candidate);
         fitting.push_back(static_cast<int>(candidates_.size()));
         candidates_.push_back(candidate);
@@ -439,13 +443,13 @@ absl::StatusOr<v1::RecommendResponse> RecommendationRun::Finish(
 
   // Offers with no surviving candidate, by the furthest stage they reached.
   for (int index : survivors) kept_[candidates_[index].offer_index] = true;
+  // The example is the excluded offer that comes first in the snapshot.
   std::map<v1::ExclusionReason, std::pair<int, const Offer*>> tally;
   const auto& offers = catalog_->snapshot().offers();
   for (int i = 0; i < static_cast<int>(exclusion_.size()); ++i) {
     if (kept_[i] || exclusion_[i] == v1::EXCLUSION_REASON_UNSPECIFIED) continue;
     auto& [count, example] = tally[exclusion_[i]];
-    ++count;
-    if (example == nullptr || offers.Get(i).id() < example->id()) example = &offers.Get(i);
+    if (count++ == 0) example = &offers.Get(i);
   }
   for (const auto& [reason, entry] : tally) {
     v1::Exclusion* exclusion = response.add_excluded();

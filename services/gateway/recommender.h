@@ -29,6 +29,7 @@
 #include "gpuadvisor/pricing/v1/pricing.pb.h"
 #include "gpuadvisor/sizing/v1/sizing.pb.h"
 #include "services/catalog/catalog.h"
+#include "services/gateway/offer_index.h"
 
 namespace gpuadvisor::gateway {
 
@@ -52,6 +53,10 @@ class RecommendationRun {
   // Validates the constraints (kInvalidArgument naming the field, e.g.
   // "constraints.max_usd_per_hour: must be finite and >= 0") and enumerates the
   // candidates. The workload itself is validated by the sizing service.
+  // `index` is the catalog's OfferIndex (kUnavailable when null: no catalog yet).
+  static absl::StatusOr<RecommendationRun> Start(std::shared_ptr<const OfferIndex> index,
+                                                 const v1::RecommendRequest& request);
+  // Builds the index first: for callers that run one request per catalog.
   static absl::StatusOr<RecommendationRun> Start(std::shared_ptr<const catalog::Catalog> catalog,
                                                  const v1::RecommendRequest& request);
 
@@ -97,7 +102,8 @@ class RecommendationRun {
   double PreRankKey(const Candidate& candidate) const;
   v1::Recommendation Explain(const Candidate& candidate, const pricing::v1::Quote& quote) const;
 
-  std::shared_ptr<const catalog::Catalog> catalog_;
+  std::shared_ptr<const OfferIndex> index_;
+  const catalog::Catalog* catalog_ = nullptr;  // index_->catalog()
   v1::RecommendRequest request_;
   v1::Objective objective_ = v1::OBJECTIVE_CHEAPEST;
   int max_results_ = kDefaultMaxResults;

@@ -161,7 +161,7 @@ TEST(Recommender, RejectsBadConstraintsNamingTheField) {
   request.mutable_workload()->clear_task();
   EXPECT_THAT(RecommendationRun::Start(TestCatalog(), request),
               StatusIs(absl::StatusCode::kInvalidArgument, HasSubstr("workload.task")));
-  EXPECT_THAT(RecommendationRun::Start(nullptr, Training()), StatusIs(absl::StatusCode::kUnavailable));
+  EXPECT_THAT(RecommendationRun::Start(std::shared_ptr<const OfferIndex>(), Training()), StatusIs(absl::StatusCode::kUnavailable));
 }
 
 TEST(Recommender, SizesEachDistinctConfigurationOnce) {

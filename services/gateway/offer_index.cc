@@ -1,0 +1,74 @@
+#include "services/gateway/offer_index.h"
+
+#include <tuple>
+#include <utility>
+
+namespace gpuadvisor::gateway {
+namespace {
+
+int Intern(absl::flat_hash_map<std::string, int>& ids, const std::string& name) {
+  return ids.try_emplace(name, static_cast<int>(ids.size())).first->second;
+}
+
+int Find(const absl::flat_hash_map<std::string, int>& ids, absl::string_view name) {
+  auto it = ids.find(name);
+  return it == ids.end() ? -1 : it->second;
+}
+
+}  // namespace
+
+OfferIndex::OfferIndex(std::shared_ptr<const catalog::Catalog> catalog) : catalog_(std::move(catalog)) {
+  using ShapeKey = std::tuple<std::string, int32_t, int, double, int, double>;
+  absl::flat_hash_map<ShapeKey, int> shape_ids;
+  const auto& offers = catalog_->snapshot().offers();
+  offers_.reserve(offers.size());
+  for (const catalog::v1::Offer& offer : offers) {
+    const bool multi_node = offer.max_nodes() > 1 && offer.fabric() != catalog::v1::FABRIC_TYPE_NONE &&
+                            offer.fabric() != catalog::v1::FABRIC_TYPE_UNSPECIFIED;
+    OfferShape shape;
+    shape.gpu_model = offer.gpu_model();
+    shape.gpus_per_node = offer.gpus_per_node();
+    shape.link = offer.link();
+    shape.link_bytes_per_second = offer.link_bytes_per_second();
+    shape.fabric = multi_node ? offer.fabric() : catalog::v1::FABRIC_TYPE_NONE;
+    shape.fabric_gbps = multi_node ? offer.fabric_gbps() : 0;
+    auto [it, inserted] = shape_ids.try_emplace(
+        ShapeKey{shape.gpu_model, shape.gpus_per_node, shape.link, shape.link_bytes_per_second,
+                 shape.fabric, shape.fabric_gbps},
+        static_cast<int>(shapes_.size()));
+    if (inserted) shapes_.push_back(std::move(shape));
+
+    OfferFacts facts;
+    facts.shape = it->second;
+    facts.provider = Intern(providers_, offer.provider());
+    facts.region = Intern(regions_, offer.region());
+    facts.gpu = Intern(gpus_, offer.gpu_model());
+    facts.gpus_per_node = offer.gpus_per_node();
+    facts.max_nodes = multi_node ? offer.max_nodes() : 1;
+    facts.unavailable = offer.availability() == catalog::v1::AVAILABILITY_UNAVAILABLE;
+    facts.on_demand_usd_per_hour = offer.on_demand_usd_per_hour();
+    facts.spot_usd_per_hour = offer.spot_usd_per_hour();
+    facts.reserved_usd_per_hour =
+        offer.reserved_usd_per_hour() > 0 ? offer.reserved_usd_per_hour() : offer.on_demand_usd_per_hour();
+    offers_.push_back(facts);
+  }
+}
+
+int OfferIndex::ProviderId(absl::string_view provider) const { return Find(providers_, provider); }
+int OfferIndex::RegionId(absl::string_view region) const { return Find(regions_, region); }
+
+int OfferIndex::GpuId(absl::string_view gpu_model_or_alias) const {
+  const catalog::v1::Gpu* gpu = catalog_->FindGpu(gpu_model_or_alias);
+  return Find(gpus_, gpu != nullptr ? absl::string_view(gpu->name()) : gpu_model_or_alias);
+}
+
+std::shared_ptr<const OfferIndex> OfferIndexCache::Get(std::shared_ptr<const catalog::Catalog> catalog) {
+  if (catalog == nullptr) return nullptr;
+  absl::MutexLock lock(&mu_);
+  if (index_ == nullptr || &index_->catalog() != catalog.get()) {
+    index_ = std::make_shared<const OfferIndex>(std::move(catalog));
+  }
+  return index_;
+}
+
+}  // namespace gpuadvisor::gateway

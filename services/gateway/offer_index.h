@@ -1,0 +1,85 @@
+#ifndef GPUADVISOR_SERVICES_GATEWAY_OFFER_INDEX_H_
+#define GPUADVISOR_SERVICES_GATEWAY_OFFER_INDEX_H_
+
+// Compact, contiguous facts about every offer of one catalog snapshot, so a
+// Recommend can scan ten thousand offers without touching the protos, whose
+// strings lie all over the heap (a cache miss per offer was most of the
+// scan's time). Built once per snapshot and shared by every request.
+// Immutable after construction; thread-safe.
+
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "absl/container/flat_hash_map.h"
+#include "absl/strings/string_view.h"
+#include "absl/synchronization/mutex.h"
+#include "services/catalog/catalog.h"
+
+namespace gpuadvisor::gateway {
+
+// What sizing needs to know of an offer's hardware; offers of one shape share
+// their GPU configurations.
+struct OfferShape {
+  std::string gpu_model;
+  int32_t gpus_per_node = 1;
+  catalog::v1::LinkType link = catalog::v1::LINK_TYPE_UNSPECIFIED;
+  double link_bytes_per_second = 0;
+  catalog::v1::FabricType fabric = catalog::v1::FABRIC_TYPE_UNSPECIFIED;  // NONE when single-node
+  double fabric_gbps = 0;
+};
+
+struct OfferFacts {
+  int32_t shape;       // index into shapes()
+  int32_t provider;    // index into the provider names
+  int32_t region;      // index into the region names
+  int32_t gpu;         // index into the GPU model names
+  int32_t gpus_per_node;
+  int32_t max_nodes;   // 1 when the offer has no inter-node fabric
+  bool unavailable;
+  double on_demand_usd_per_hour;
+  double spot_usd_per_hour;
+  double reserved_usd_per_hour;  // on-demand when none is published (pricing discounts it)
+};
+
+class OfferIndex {
+ public:
+  explicit OfferIndex(std::shared_ptr<const catalog::Catalog> catalog);
+
+  const catalog::Catalog& catalog() const { return *catalog_; }
+  const std::shared_ptr<const catalog::Catalog>& shared_catalog() const { return catalog_; }
+  // Same order as the snapshot's offers.
+  const std::vector<OfferFacts>& offers() const { return offers_; }
+  const std::vector<OfferShape>& shapes() const { return shapes_; }
+  int providers() const { return static_cast<int>(providers_.size()); }
+  int regions() const { return static_cast<int>(regions_.size()); }
+  int gpus() const { return static_cast<int>(gpus_.size()); }
+
+  // Index of a name, or -1 when no offer has it. GPU models resolve aliases.
+  int ProviderId(absl::string_view provider) const;
+  int RegionId(absl::string_view region) const;
+  int GpuId(absl::string_view gpu_model_or_alias) const;
+
+ private:
+  std::shared_ptr<const catalog::Catalog> catalog_;
+  std::vector<OfferFacts> offers_;
+  std::vector<OfferShape> shapes_;
+  absl::flat_hash_map<std::string, int> providers_, regions_, gpus_;
+};
+
+// The index of the newest catalog a caller has seen, rebuilt when the
+// catalog changes. Thread-safe; concurrent callers share one build.
+class OfferIndexCache {
+ public:
+  // nullptr for a nullptr catalog.
+  std::shared_ptr<const OfferIndex> Get(std::shared_ptr<const catalog::Catalog> catalog);
+
+ private:
+  absl::Mutex mu_;
+  std::shared_ptr<const OfferIndex> index_ ABSL_GUARDED_BY(mu_);
+};
+
+}  // namespace gpuadvisor::gateway
+
+#endif  // GPUADVISOR_SERVICES_GATEWAY_OFFER_INDEX_H_
