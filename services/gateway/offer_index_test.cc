@@ -1,0 +1,93 @@
+#include "services/gateway/offer_index.h"
+
+#include "gmock/gmock.h"
+#include "gtest/gtest.h"
+#include "tests/testing/status_matchers.h"
+
+namespace gpuadvisor::gateway {
+namespace {
+
+std::shared_ptr<const catalog::Catalog> ThreeOffers() {
+  catalog::v1::CatalogSnapshot s;
+  s.set_version("v");
+  catalog::v1::Gpu* gpu = s.add_gpus();
+  gpu->set_name("H100-SXM");
+  gpu->add_aliases("H100");
+  gpu->set_memory_bytes(80'000'000'000);
+  auto offer = [&](const std::string& id, const std::string& provider, const std::string& region,
+                   catalog::v1::FabricType fabric, int max_nodes, double reserved) {
+    catalog::v1::Offer* o = s.add_offers();
+    o->set_id(id);
+    o->set_provider(provider);
+    o->set_instance_type("p5");
+    o->set_region(region);
+    o->set_gpu_model("H100-SXM");
+    o->set_gpus_per_node(8);
+    o->set_nodes(1);
+    o->set_link(catalog::v1::LINK_TYPE_NVLINK);
+    o->set_link_bytes_per_second(900e9);
+    o->set_fabric(fabric);
+    o->set_fabric_gbps(fabric == catalog::v1::FABRIC_TYPE_NONE ? 0 : 3200);
+    o->set_max_nodes(max_nodes);
+    o->set_on_demand_usd_per_hour(55);
+    o->set_reserved_usd_per_hour(reserved);
+  };
+  offer("aws/p5/us-east-1", "aws", "us-east-1", catalog::v1::FABRIC_TYPE_EFA, 64, 39);
+  offer("aws/p5/us-west-2", "aws", "us-west-2", catalog::v1::FABRIC_TYPE_EFA, 64, 0);
+  offer("lambda/p5/us-east-1", "lambda", "us-east-1", catalog::v1::FABRIC_TYPE_NONE, 1, 0);
+  absl::StatusOr<std::shared_ptr<const catalog::Catalog>> catalog = catalog::Catalog::Create(s);
+  EXPECT_TRUE(catalog.ok()) << catalog.status();
+  return *catalog;
+}
+
+TEST(OfferIndex, GroupsOffersByShapeAndInternsNames) {
+  const OfferIndex index(ThreeOffers());
+  ASSERT_EQ(index.offers().size(), 3u);
+  EXPECT_EQ(index.shapes().size(), 2u);  // with EFA, and single-node
+  std::map<std::string, const OfferFacts*> by_id;
+  for (size_t i = 0; i < index.offers().size(); ++i) {
+    by_id[index.catalog().snapshot().offers(static_cast<int>(i)).id()] = &index.offers()[i];
+  }
+  EXPECT_EQ(by_id["aws/p5/us-east-1"]->shape, by_id["aws/p5/us-west-2"]->shape);
+  EXPECT_NE(by_id["aws/p5/us-east-1"]->shape, by_id["lambda/p5/us-east-1"]->shape);
+  EXPECT_EQ(by_id["aws/p5/us-east-1"]->max_nodes, 64);
+  EXPECT_EQ(by_id["lambda/p5/us-east-1"]->max_nodes, 1);
+  EXPECT_EQ(by_id["aws/p5/us-east-1"]->region, by_id["lambda/p5/us-east-1"]->region);
+  EXPECT_EQ(index.providers(), 2);
+  EXPECT_EQ(index.regions(), 2);
+}
+
+TEST(OfferIndex, ReservedFallsBackToOnDemandForPricingToDiscount) {
+  const OfferIndex index(ThreeOffers());
+  double published = 0, fallback = 0;
+  for (size_t i = 0; i < index.offers().size(); ++i) {
+    const std::string& id = index.catalog().snapshot().offers(static_cast<int>(i)).id();
+    if (id == "aws/p5/us-east-1") published = index.offers()[i].reserved_usd_per_hour;
+    if (id == "aws/p5/us-west-2") fallback = index.offers()[i].reserved_usd_per_hour;
+  }
+  EXPECT_EQ(published, 39);
+  EXPECT_EQ(fallback, 55);
+}
+
+TEST(OfferIndex, LooksUpNamesAndGpuAliases) {
+  const OfferIndex index(ThreeOffers());
+  EXPECT_GE(index.ProviderId("lambda"), 0);
+  EXPECT_EQ(index.ProviderId("gcp"), -1);
+  EXPECT_EQ(index.GpuId("H100"), index.GpuId("H100-SXM"));
+  EXPECT_GE(index.GpuId("H100"), 0);
+  EXPECT_EQ(index.GpuId("T4"), -1);
+}
+
+TEST(OfferIndexCache, RebuildsOnlyForANewCatalog) {
+  OfferIndexCache cache;
+  EXPECT_EQ(cache.Get(nullptr), nullptr);
+  std::shared_ptr<const catalog::Catalog> first = ThreeOffers();
+  std::shared_ptr<const OfferIndex> a = cache.Get(first);
+  EXPECT_EQ(cache.Get(first), a);
+  std::shared_ptr<const OfferIndex> b = cache.Get(ThreeOffers());
+  EXPECT_NE(b, a);
+  EXPECT_EQ(&a->catalog(), first.get());  // a request holding the old index keeps its catalog
+}
+
+}  // namespace
+}  // namespace gpuadvisor::gateway
