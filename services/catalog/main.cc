@@ -17,25 +17,20 @@
 #include "absl/synchronization/notification.h"
 #include "common/grpc/server.h"
 #include "common/grpc/service_main.h"
+#include "services/catalog/catalog_flags.h"
 #include "services/catalog/catalog_service_impl.h"
 
-ABSL_FLAG(std::string, data_dir, "data", "Folder with catalog/gpus.textproto and catalog/offers.textproto.");
-ABSL_FLAG(std::string, offers, "", "Comma-separated OfferList files; default <data_dir>/catalog/offers.textproto.");
-ABSL_FLAG(std::string, skypilot_csv, "", "Comma-separated SkyPilot v8 vms.csv files (cloud=path or .../<cloud>/vms.csv).");
 ABSL_FLAG(int, reload_interval_seconds, 0,
           "Re-read the files this often (0 = only on ReloadCatalog); unchanged files keep the version.");
-ABSL_FLAG(std::string, admin_token_file, "", "File holding the admin token; else $GPUADVISOR_ADMIN_TOKEN.");
 
 int main(int argc, char** argv) {
   gpuadvisor::BlockTerminationSignals();
   absl::ParseCommandLine(argc, argv);
-  const std::string data_dir = absl::GetFlag(FLAGS_data_dir);
+  const std::string data_dir = gpuadvisor::catalog::DataDirFromFlags();
 
-  const gpuadvisor::catalog::CatalogSources sources = gpuadvisor::catalog::CatalogSourcesFor(
-      data_dir, absl::GetFlag(FLAGS_offers), absl::GetFlag(FLAGS_skypilot_csv));
+  const gpuadvisor::catalog::CatalogSources sources = gpuadvisor::catalog::CatalogSourcesFromFlags();
 
-  absl::StatusOr<std::string> token =
-      gpuadvisor::ReadAdminToken(absl::GetFlag(FLAGS_admin_token_file), "GPUADVISOR_ADMIN_TOKEN");
+  absl::StatusOr<std::string> token = gpuadvisor::catalog::AdminTokenFromFlags();
   if (!token.ok()) return gpuadvisor::FailStartup("catalog", token.status());
 
   gpuadvisor::Metrics metrics("catalog");

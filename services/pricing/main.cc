@@ -21,27 +21,22 @@
 #include "common/grpc/service_main.h"
 #include "grpcpp/create_channel.h"
 #include "grpcpp/security/credentials.h"
+#include "services/catalog/catalog_flags.h"
 #include "services/catalog/catalog_loader.h"
 #include "services/catalog/catalog_replica.h"
 #include "services/pricing/pricing_service_impl.h"
 
-ABSL_FLAG(std::string, data_dir, "data", "Folder with pricing/billing.textproto and catalog/*.textproto.");
-ABSL_FLAG(std::string, offers, "", "Comma-separated OfferList files; default <data_dir>/catalog/offers.textproto.");
-ABSL_FLAG(std::string, skypilot_csv, "", "Comma-separated SkyPilot v8 vms.csv files, as for catalog_server.");
 ABSL_FLAG(std::string, catalog_address, "",
           "Catalog service to follow for new offers and list prices; empty = the files only.");
-ABSL_FLAG(std::string, admin_token_file, "", "File holding the admin token; else $GPUADVISOR_ADMIN_TOKEN.");
 
 int main(int argc, char** argv) {
   gpuadvisor::BlockTerminationSignals();
   absl::ParseCommandLine(argc, argv);
-  const std::string data_dir = absl::GetFlag(FLAGS_data_dir);
+  const std::string data_dir = gpuadvisor::catalog::DataDirFromFlags();
 
-  const gpuadvisor::catalog::CatalogSources sources = gpuadvisor::catalog::CatalogSourcesFor(
-      data_dir, absl::GetFlag(FLAGS_offers), absl::GetFlag(FLAGS_skypilot_csv));
+  const gpuadvisor::catalog::CatalogSources sources = gpuadvisor::catalog::CatalogSourcesFromFlags();
 
-  absl::StatusOr<std::string> token =
-      gpuadvisor::ReadAdminToken(absl::GetFlag(FLAGS_admin_token_file), "GPUADVISOR_ADMIN_TOKEN");
+  absl::StatusOr<std::string> token = gpuadvisor::catalog::AdminTokenFromFlags();
   if (!token.ok()) return gpuadvisor::FailStartup("pricing", token.status());
 
   gpuadvisor::Metrics metrics("pricing");

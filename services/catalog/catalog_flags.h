@@ -1,0 +1,27 @@
+#ifndef GPUADVISOR_SERVICES_CATALOG_CATALOG_FLAGS_H_
+#define GPUADVISOR_SERVICES_CATALOG_CATALOG_FLAGS_H_
+
+// The flags of the servers that read the catalog files (catalog_server and
+// pricing_server), defined once: --data_dir, --offers, --skypilot_csv and
+// --admin_token_file. Only their main() calls these.
+
+#include <string>
+
+#include "absl/status/statusor.h"
+#include "services/catalog/catalog_loader.h"
+
+namespace gpuadvisor::catalog {
+
+// --data_dir (default "data").
+std::string DataDirFromFlags();
+
+// The catalog sources named by --data_dir, --offers and --skypilot_csv.
+CatalogSources CatalogSourcesFromFlags();
+
+// The admin token from --admin_token_file, else $GPUADVISOR_ADMIN_TOKEN;
+// empty disables the admin RPCs.
+absl::StatusOr<std::string> AdminTokenFromFlags();
+
+}  // namespace gpuadvisor::catalog
+
+#endif  // GPUADVISOR_SERVICES_CATALOG_CATALOG_FLAGS_H_
