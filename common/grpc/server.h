@@ -19,7 +19,7 @@ namespace gpuadvisor {
 struct ServerOptions {
   std::string host = "127.0.0.1";  // "0.0.0.0" to listen on every interface
   int port = 0;                    // 0 lets the kernel pick a free port
-  int max_message_bytes = 64 << 20;  // catalog snapshots can be large
+  int max_message_bytes = 64 << 20;  // catalog snapshots can be large (kMaxBackendMessageBytes)
 };
 
 struct StartedServer {

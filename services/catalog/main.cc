@@ -26,8 +26,6 @@ ABSL_FLAG(int, reload_interval_seconds, 0,
 int main(int argc, char** argv) {
   gpuadvisor::BlockTerminationSignals();
   absl::ParseCommandLine(argc, argv);
-  const std::string data_dir = gpuadvisor::catalog::DataDirFromFlags();
-
   const gpuadvisor::catalog::CatalogSources sources = gpuadvisor::catalog::CatalogSourcesFromFlags();
 
   absl::StatusOr<std::string> token = gpuadvisor::catalog::AdminTokenFromFlags();

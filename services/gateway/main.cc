@@ -15,10 +15,8 @@
 #include "absl/flags/flag.h"
 #include "absl/flags/parse.h"
 #include "absl/time/clock.h"
+#include "common/grpc/channel.h"
 #include "common/grpc/service_main.h"
-#include "grpcpp/create_channel.h"
-#include "grpcpp/security/credentials.h"
-#include "grpcpp/support/channel_arguments.h"
 #include "services/gateway/gateway_service_impl.h"
 
 ABSL_FLAG(std::string, catalog_address, "127.0.0.1:50051", "Catalog service target.");
@@ -26,17 +24,6 @@ ABSL_FLAG(std::string, sizing_address, "127.0.0.1:50052", "Sizing service target
 ABSL_FLAG(std::string, pricing_address, "127.0.0.1:50053", "Pricing service target.");
 ABSL_FLAG(int, backend_timeout_ms, 2000, "Deadline for each backend call, capped by the caller's.");
 ABSL_FLAG(std::string, catalog_cache_file, "", "Where to keep the catalog replica across restarts; empty = none.");
-
-namespace {
-
-std::shared_ptr<grpc::Channel> BackendChannel(const std::string& target) {
-  grpc::ChannelArguments args;
-  args.SetLoadBalancingPolicyName("round_robin");
-  args.SetMaxReceiveMessageSize(64 << 20);  // catalog snapshots
-  return grpc::CreateCustomChannel(target, grpc::InsecureChannelCredentials(), args);
-}
-
-}  // namespace
 
 int main(int argc, char** argv) {
   gpuadvisor::BlockTerminationSignals();
@@ -50,14 +37,14 @@ int main(int argc, char** argv) {
   };
   replica_options.on_rejected = [&metrics](const absl::Status&) { metrics.DataLoaded(false, 0); };
   gpuadvisor::catalog::CatalogReplica replica(
-      gpuadvisor::catalog::v1::CatalogService::NewStub(BackendChannel(absl::GetFlag(FLAGS_catalog_address))),
+      gpuadvisor::catalog::v1::CatalogService::NewStub(gpuadvisor::BackendChannel(absl::GetFlag(FLAGS_catalog_address))),
       replica_options);
   replica.Start();
   metrics.AddCollectable(std::make_shared<gpuadvisor::gateway::CatalogAgeCollector>(&replica));
   gpuadvisor::gateway::GatewayServiceImpl service(
       &replica,
-      gpuadvisor::sizing::v1::SizingService::NewStub(BackendChannel(absl::GetFlag(FLAGS_sizing_address))),
-      gpuadvisor::pricing::v1::PricingService::NewStub(BackendChannel(absl::GetFlag(FLAGS_pricing_address))),
+      gpuadvisor::sizing::v1::SizingService::NewStub(gpuadvisor::BackendChannel(absl::GetFlag(FLAGS_sizing_address))),
+      gpuadvisor::pricing::v1::PricingService::NewStub(gpuadvisor::BackendChannel(absl::GetFlag(FLAGS_pricing_address))),
       &metrics, {.backend_timeout = absl::Milliseconds(absl::GetFlag(FLAGS_backend_timeout_ms))});
 
   gpuadvisor::ServiceMainOptions options = gpuadvisor::ServiceMainOptionsFromFlags(

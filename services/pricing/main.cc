@@ -18,9 +18,8 @@
 #include "absl/flags/flag.h"
 #include "absl/flags/parse.h"
 #include "absl/time/clock.h"
+#include "common/grpc/channel.h"
 #include "common/grpc/service_main.h"
-#include "grpcpp/create_channel.h"
-#include "grpcpp/security/credentials.h"
 #include "services/catalog/catalog_flags.h"
 #include "services/catalog/catalog_loader.h"
 #include "services/catalog/catalog_replica.h"
@@ -67,7 +66,7 @@ int main(int argc, char** argv) {
     };
     replica = std::make_unique<gpuadvisor::catalog::CatalogReplica>(
         gpuadvisor::catalog::v1::CatalogService::NewStub(
-            grpc::CreateChannel(address, grpc::InsecureChannelCredentials())),
+            gpuadvisor::BackendChannel(address)),
         replica_options);
     replica->Start();
   }

@@ -30,8 +30,7 @@ constexpr double kMiB = 1048576.0;
 
 const SizingModel& Model() {
   static const SizingModel* model = [] {
-    auto m = SizingModel::FromFiles(GPUADVISOR_SOURCE_DIR "/data/sizing/models.textproto",
-                                    GPUADVISOR_SOURCE_DIR "/data/catalog/gpus.textproto");
+    auto m = SizingModel::FromDataDir(GPUADVISOR_SOURCE_DIR "/data");
     if (!m.ok()) {
       std::fprintf(stderr, "%s\n", std::string(m.status().message()).c_str());
       std::abort();

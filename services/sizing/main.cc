@@ -19,11 +19,10 @@ ABSL_FLAG(std::string, data_dir, "data", "Folder with sizing/models.textproto an
 int main(int argc, char** argv) {
   gpuadvisor::BlockTerminationSignals();
   absl::ParseCommandLine(argc, argv);
-  const std::string data_dir = absl::GetFlag(FLAGS_data_dir);
 
   gpuadvisor::Metrics metrics("sizing");
-  absl::StatusOr<gpuadvisor::sizing::SizingModel> model = gpuadvisor::sizing::SizingModel::FromFiles(
-      data_dir + "/sizing/models.textproto", data_dir + "/catalog/gpus.textproto");
+  absl::StatusOr<gpuadvisor::sizing::SizingModel> model =
+      gpuadvisor::sizing::SizingModel::FromDataDir(absl::GetFlag(FLAGS_data_dir));
   metrics.DataLoaded(model.ok(), absl::ToDoubleSeconds(absl::Now() - absl::UnixEpoch()));
   if (!model.ok()) return gpuadvisor::FailStartup("sizing", model.status());
   gpuadvisor::sizing::SizingServiceImpl service(

@@ -141,6 +141,10 @@ absl::StatusOr<SizingModel> SizingModel::Create(v1::ModelList models, cv1::GpuLi
   return SizingModel(std::move(data));
 }
 
+absl::StatusOr<SizingModel> SizingModel::FromDataDir(const std::string& data_dir) {
+  return FromFiles(data_dir + "/sizing/models.textproto", data_dir + "/catalog/gpus.textproto");
+}
+
 absl::StatusOr<SizingModel> SizingModel::FromFiles(const std::string& models_path,
                                                    const std::string& gpus_path) {
   v1::ModelList models;

@@ -51,6 +51,10 @@ class SizingModel {
   static absl::StatusOr<SizingModel> FromFiles(const std::string& models_path,
                                                const std::string& gpus_path);
 
+  // FromFiles on the layout of data/: <data_dir>/sizing/models.textproto and
+  // <data_dir>/catalog/gpus.textproto.
+  static absl::StatusOr<SizingModel> FromDataDir(const std::string& data_dir);
+
   // Sizes one workload on every configuration, in request order.
   // Errors: kInvalidArgument with the field path ("workload.model.params: must
   // be > 0", "configurations[1].nodes: must be in [1, 100000]");

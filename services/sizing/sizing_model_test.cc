@@ -19,8 +19,7 @@ using ::testing::HasSubstr;
 
 const SizingModel& Model() {
   static const SizingModel* model = [] {
-    auto m = SizingModel::FromFiles(GPUADVISOR_SOURCE_DIR "/data/sizing/models.textproto",
-                                    GPUADVISOR_SOURCE_DIR "/data/catalog/gpus.textproto");
+    auto m = SizingModel::FromDataDir(GPUADVISOR_SOURCE_DIR "/data");
     EXPECT_TRUE(m.ok()) << m.status();
     return new SizingModel(*std::move(m));
   }();

@@ -16,9 +16,7 @@ namespace {
 class SizingServiceTest : public ::testing::Test {
  protected:
   void SetUp() override {
-    absl::StatusOr<SizingModel> model =
-        SizingModel::FromFiles(absl::StrCat(GPUADVISOR_SOURCE_DIR, "/data/sizing/models.textproto"),
-                               absl::StrCat(GPUADVISOR_SOURCE_DIR, "/data/catalog/gpus.textproto"));
+    absl::StatusOr<SizingModel> model = SizingModel::FromDataDir(GPUADVISOR_SOURCE_DIR "/data");
     ASSERT_OK(model);
     service_ = std::make_unique<SizingServiceImpl>(std::make_shared<const SizingModel>(std::move(*model)),
                                                    &metrics_);

@@ -1,0 +1,23 @@
+#ifndef GPUADVISOR_COMMON_GRPC_CHANNEL_H_
+#define GPUADVISOR_COMMON_GRPC_CHANNEL_H_
+
+// The channel every service uses to call another: round_robin over all the
+// addresses a target resolves to ("dns:///catalog-headless:50051" reaches
+// every replica), and a receive limit large enough for whole catalog
+// snapshots (WatchCatalog), which outgrow gRPC's 4 MB default near 30,000
+// offers.
+
+#include <memory>
+#include <string>
+
+#include "grpcpp/channel.h"
+
+namespace gpuadvisor {
+
+inline constexpr int kMaxBackendMessageBytes = 64 << 20;
+
+std::shared_ptr<grpc::Channel> BackendChannel(const std::string& target);
+
+}  // namespace gpuadvisor
+
+#endif  // GPUADVISOR_COMMON_GRPC_CHANNEL_H_
