@@ -103,6 +103,7 @@ Dim DimensionOf(cal::Quantity q) {
     case cal::TRAIN_TOKENS_PER_SECOND:
     case cal::DECODE_TOKENS_PER_SECOND:
     case cal::BATCH_OUTPUT_TOKENS_PER_SECOND_PER_GPU:
+    case cal::BATCH_OUTPUT_TOKENS_PER_SECOND:
       return Dim::kRate;
     case cal::STEP_SECONDS:
     case cal::TIME_TO_FIRST_TOKEN_SECONDS:
@@ -236,6 +237,9 @@ absl::StatusOr<double> Measure(const cal::Case& c, const v1::EstimateResponse& r
     case cal::BATCH_OUTPUT_TOKENS_PER_SECOND_PER_GPU:
       if (e.estimated_hours() <= 0) return absl::InternalError("no estimated_hours");
       return w.requests() * w.output_tokens() / (e.estimated_hours() * 3600.0) / gpus;
+    case cal::BATCH_OUTPUT_TOKENS_PER_SECOND:
+      if (e.estimated_hours() <= 0) return absl::InternalError("no estimated_hours");
+      return w.requests() * w.output_tokens() / (e.estimated_hours() * 3600.0);
     case cal::MFU:
       return e.utilization();
     case cal::STEP_SECONDS:
