@@ -59,7 +59,17 @@ GatewayServiceImpl::GatewayServiceImpl(
       recommendations_(prometheus::BuildCounter()
                            .Name("gpuadvisor_gateway_recommendations_total")
                            .Help("Recommend calls by outcome: ok, empty (nothing qualified), error.")
-                           .Register(metrics->registry())) {
+                           .Register(metrics->registry())),
+      cache_hits_(prometheus::BuildCounter()
+                      .Name("gpuadvisor_gateway_response_cache_hits_total")
+                      .Help("Recommend answers served from the response cache.")
+                      .Register(metrics->registry())
+                      .Add({})),
+      cache_misses_(prometheus::BuildCounter()
+                        .Name("gpuadvisor_gateway_response_cache_misses_total")
+                        .Help("Recommend answers computed with the response cache on.")
+                        .Register(metrics->registry())
+                        .Add({})) {
   metrics_->InitializeMethods(kService, {{"Recommend", "unary"}, {"Estimate", "unary"}});
   for (const char* outcome : {"ok", "empty", "error"}) recommendations_.Add({{"outcome", outcome}});
 }
@@ -107,11 +117,36 @@ grpc::Status GatewayServiceImpl::Recommend(grpc::ServerContext* context,
                                            const v1::RecommendRequest* request,
                                            v1::RecommendResponse* response) {
   RpcScope rpc(metrics_, kService, "Recommend");
-  absl::StatusOr<v1::RecommendResponse> answer = DoRecommend(context, *request);
+  // The cache key names the versions live now; an answer is stored only if
+  // it was computed from exactly those versions.
+  std::string key, catalog_version, price_book_version;
+  if (options_.response_cache != nullptr && options_.response_cache->enabled() &&
+      options_.price_book_version) {
+    std::shared_ptr<const catalog::Catalog> catalog = replica_->Current();
+    if (catalog != nullptr) catalog_version = catalog->snapshot().version();
+    price_book_version = options_.price_book_version();
+    key = ResponseCache::Key(*request, catalog_version, price_book_version);
+  }
+  const ResponseCache::Hit hit =
+      options_.response_cache != nullptr ? options_.response_cache->Lookup(key) : ResponseCache::Hit{};
+  const bool cached = hit.response != nullptr;
+  absl::StatusOr<v1::RecommendResponse> answer =
+      cached ? absl::StatusOr<v1::RecommendResponse>(*hit.response) : DoRecommend(context, *request);
+  if (cached) {
+    answer->set_price_book_age_seconds(answer->price_book_age_seconds() +
+                                       absl::ToInt64Seconds(absl::Now() - hit.stored_at));
+  }
   const double age = replica_->AgeSeconds();
   if (!answer.ok()) {
     recommendations_.Add({{"outcome", "error"}}).Increment();
     return rpc.Finish(ToGrpcStatus(answer.status()));
+  }
+  if (!key.empty()) {
+    (cached ? cache_hits_ : cache_misses_).Increment();
+    if (!cached && answer->catalog_version() == catalog_version &&
+        answer->price_book_version() == price_book_version) {
+      options_.response_cache->Insert(key, catalog_version, price_book_version, *answer, absl::Now());
+    }
   }
   recommendations_.Add({{"outcome", answer->recommendations().empty() ? "empty" : "ok"}}).Increment();
   *response = std::move(*answer);

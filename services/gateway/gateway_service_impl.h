@@ -11,7 +11,9 @@
 // through; anything else a backend says about a request the gateway built is
 // the gateway's fault: INTERNAL. Thread-safe.
 
+#include <functional>
 #include <memory>
+#include <string>
 
 #include "absl/time/time.h"
 #include "common/metrics/metrics.h"
@@ -24,6 +26,7 @@
 #include "prometheus/gauge.h"
 #include "services/catalog/catalog_replica.h"
 #include "services/gateway/offer_index.h"
+#include "services/gateway/response_cache.h"
 
 namespace gpuadvisor::gateway {
 
@@ -31,6 +34,10 @@ class GatewayServiceImpl final : public v1::GatewayService::Service {
  public:
   struct Options {
     absl::Duration backend_timeout = absl::Seconds(2);  // per backend call
+    // Whole answers for repeated requests; null = every Recommend is computed.
+    // Used only while `price_book_version` names the live price book.
+    ResponseCache* response_cache = nullptr;
+    std::function<std::string()> price_book_version;  // "" = unknown
   };
 
   // `replica` and `metrics` must outlive the service.
@@ -59,6 +66,8 @@ class GatewayServiceImpl final : public v1::GatewayService::Service {
   Metrics* metrics_;
   const Options options_;
   prometheus::Family<prometheus::Counter>& recommendations_;
+  prometheus::Counter& cache_hits_;
+  prometheus::Counter& cache_misses_;
 };
 
 // gpuadvisor_gateway_catalog_age_seconds, read from the replica at scrape

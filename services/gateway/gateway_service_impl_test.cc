@@ -119,10 +119,11 @@ class GatewayServiceTest : public ::testing::Test {
         catalog::CatalogReplica::Options{.cache_path = "", .retry_interval = absl::Milliseconds(100), .on_snapshot = nullptr, .on_rejected = nullptr});
     replica_->Start();
     ASSERT_TRUE(replica_->WaitUntilLoaded(absl::Seconds(10)));
+    GatewayServiceImpl::Options options;
+    options.backend_timeout = absl::Milliseconds(300);
     service_ = std::make_unique<GatewayServiceImpl>(
         replica_.get(), sizing::v1::SizingService::NewStub(Channel(sizing_port_)),
-        pricing::v1::PricingService::NewStub(Channel(pricing_port_)), &metrics_,
-        GatewayServiceImpl::Options{.backend_timeout = absl::Milliseconds(300)});
+        pricing::v1::PricingService::NewStub(Channel(pricing_port_)), &metrics_, options);
     absl::StatusOr<StartedServer> gateway = StartServer(ServerOptions(), {service_.get()});
     ASSERT_OK(gateway);
     gateway_server_ = std::move(gateway->server);

@@ -5,11 +5,16 @@
 //       --catalog_address=127.0.0.1:50051 --sizing_address=127.0.0.1:50052
 //       --pricing_address=127.0.0.1:50053 [--catalog_cache_file=FILE]
 //
+// Identical Recommend requests are answered from a response cache while the
+// catalog and price-book versions stay the same (--response_cache_entries=0
+// turns it off).
+//
 // Addresses are gRPC targets: "host:port", or "dns:///name:port" to spread
 // calls over every replica behind a headless Service (round_robin). Reports
 // SERVING once it holds a catalog replica. Prints
 // "gateway listening grpc=HOST:PORT metrics=HOST:PORT".
 
+#include <algorithm>
 #include <memory>
 
 #include "absl/flags/flag.h"
@@ -18,12 +23,16 @@
 #include "common/grpc/channel.h"
 #include "common/grpc/service_main.h"
 #include "services/gateway/gateway_service_impl.h"
+#include "services/gateway/price_version_follower.h"
 
 ABSL_FLAG(std::string, catalog_address, "127.0.0.1:50051", "Catalog service target.");
 ABSL_FLAG(std::string, sizing_address, "127.0.0.1:50052", "Sizing service target.");
 ABSL_FLAG(std::string, pricing_address, "127.0.0.1:50053", "Pricing service target.");
 ABSL_FLAG(int, backend_timeout_ms, 2000, "Deadline for each backend call, capped by the caller's.");
 ABSL_FLAG(std::string, catalog_cache_file, "", "Where to keep the catalog replica across restarts; empty = none.");
+ABSL_FLAG(int, response_cache_entries, 4096,
+          "Recommend answers kept for repeated requests, keyed by request, catalog version and "
+          "price-book version; 0 turns the response cache off.");
 
 int main(int argc, char** argv) {
   gpuadvisor::BlockTerminationSignals();
@@ -41,16 +50,27 @@ int main(int argc, char** argv) {
       replica_options);
   replica.Start();
   metrics.AddCollectable(std::make_shared<gpuadvisor::gateway::CatalogAgeCollector>(&replica));
+  // The response cache needs to know the live price-book version.
+  gpuadvisor::gateway::ResponseCache response_cache(
+      {.max_entries = static_cast<size_t>(std::max(0, absl::GetFlag(FLAGS_response_cache_entries)))});
+  gpuadvisor::gateway::PriceVersionFollower prices(
+      gpuadvisor::pricing::v1::PricingService::NewStub(gpuadvisor::BackendChannel(absl::GetFlag(FLAGS_pricing_address))),
+      {});
+  if (response_cache.enabled()) prices.Start();
   gpuadvisor::gateway::GatewayServiceImpl service(
       &replica,
       gpuadvisor::sizing::v1::SizingService::NewStub(gpuadvisor::BackendChannel(absl::GetFlag(FLAGS_sizing_address))),
       gpuadvisor::pricing::v1::PricingService::NewStub(gpuadvisor::BackendChannel(absl::GetFlag(FLAGS_pricing_address))),
-      &metrics, {.backend_timeout = absl::Milliseconds(absl::GetFlag(FLAGS_backend_timeout_ms))});
+      &metrics,
+      {.backend_timeout = absl::Milliseconds(absl::GetFlag(FLAGS_backend_timeout_ms)),
+       .response_cache = &response_cache,
+       .price_book_version = [&prices] { return prices.Current(); }});
 
   gpuadvisor::ServiceMainOptions options = gpuadvisor::ServiceMainOptionsFromFlags(
       "gateway", 50050, 9460, {"gpuadvisor.gateway.v1.GatewayService"});
   options.ready = [&] { return replica.Current() != nullptr; };
   const int code = gpuadvisor::ServeUntilSignal(options, metrics, {&service});
+  prices.Stop();
   replica.Stop();
   return code;
 }

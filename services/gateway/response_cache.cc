@@ -1,0 +1,66 @@
+#include "services/gateway/response_cache.h"
+
+#include "absl/strings/str_cat.h"
+#include "google/protobuf/io/coded_stream.h"
+#include "google/protobuf/io/zero_copy_stream_impl_lite.h"
+
+namespace gpuadvisor::gateway {
+
+std::string ResponseCache::Key(const v1::RecommendRequest& request, const std::string& catalog_version,
+                               const std::string& price_book_version) {
+  if (catalog_version.empty() || price_book_version.empty()) return "";
+  std::string key = absl::StrCat(catalog_version.size(), ":", catalog_version,
+                                 price_book_version.size(), ":", price_book_version);
+  {
+    // Deterministic: map fields (none today) and field order never vary the
+    // bytes of equal requests.
+    google::protobuf::io::StringOutputStream stream(&key);
+    google::protobuf::io::CodedOutputStream coded(&stream);
+    coded.SetSerializationDeterministic(true);
+    request.SerializeToCodedStream(&coded);
+  }
+  return key;
+}
+
+ResponseCache::Hit ResponseCache::Lookup(const std::string& key) {
+  if (key.empty() || !enabled()) return {};
+  absl::MutexLock lock(&mu_);
+  auto it = index_.find(key);
+  if (it == index_.end()) return {};
+  lru_.splice(lru_.begin(), lru_, it->second);
+  return it->second->second;
+}
+
+void ResponseCache::Insert(const std::string& key, const std::string& catalog_version,
+                           const std::string& price_book_version, v1::RecommendResponse response,
+                           absl::Time now) {
+  if (key.empty() || !enabled()) return;
+  Hit value{std::make_shared<const v1::RecommendResponse>(std::move(response)), now};
+  const std::string versions = absl::StrCat(catalog_version, "\n", price_book_version);
+  absl::MutexLock lock(&mu_);
+  if (versions != versions_) {
+    // Entries of older versions can never match again: drop them at once
+    // rather than waiting for the LRU to push them out.
+    lru_.clear();
+    index_.clear();
+    versions_ = versions;
+  }
+  if (auto it = index_.find(key); it != index_.end()) {
+    it->second->second = std::move(value);
+    lru_.splice(lru_.begin(), lru_, it->second);
+    return;
+  }
+  lru_.emplace_front(key, std::move(value));
+  index_.emplace(key, lru_.begin());
+  while (lru_.size() > options_.max_entries) {
+    index_.erase(lru_.back().first);
+    lru_.pop_back();
+  }
+}
+
+size_t ResponseCache::size() const {
+  absl::MutexLock lock(&mu_);
+  return lru_.size();
+}
+
+}  // namespace gpuadvisor::gateway

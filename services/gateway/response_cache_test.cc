@@ -1,0 +1,94 @@
+#include "services/gateway/response_cache.h"
+
+#include "absl/time/clock.h"
+#include "gtest/gtest.h"
+
+namespace gpuadvisor::gateway {
+namespace {
+
+v1::RecommendRequest Request(const std::string& preset, int max_results) {
+  v1::RecommendRequest request;
+  request.mutable_workload()->mutable_model()->set_preset(preset);
+  request.set_max_results(max_results);
+  return request;
+}
+
+v1::RecommendResponse Answer(const std::string& catalog, const std::string& prices, int candidates) {
+  v1::RecommendResponse response;
+  response.set_catalog_version(catalog);
+  response.set_price_book_version(prices);
+  response.set_candidates_considered(candidates);
+  return response;
+}
+
+TEST(ResponseCacheKey, EqualRequestsShareAKeyAndEveryVersionOrFieldSeparatesThem) {
+  const std::string key = ResponseCache::Key(Request("llama-3.1-8b", 5), "c1", "p1");
+  ASSERT_FALSE(key.empty());
+  EXPECT_EQ(key, ResponseCache::Key(Request("llama-3.1-8b", 5), "c1", "p1"));
+  EXPECT_NE(key, ResponseCache::Key(Request("llama-3.1-8b", 6), "c1", "p1"));
+  EXPECT_NE(key, ResponseCache::Key(Request("llama-3.1-70b", 5), "c1", "p1"));
+  EXPECT_NE(key, ResponseCache::Key(Request("llama-3.1-8b", 5), "c2", "p1"));
+  EXPECT_NE(key, ResponseCache::Key(Request("llama-3.1-8b", 5), "c1", "p2"));
+  // Version strings cannot run into each other ("c1"+"1p" vs "c11"+"p").
+  EXPECT_NE(ResponseCache::Key(Request("m", 1), "c1", "1p"), ResponseCache::Key(Request("m", 1), "c11", "p"));
+}
+
+TEST(ResponseCacheKey, UnknownVersionMeansNoKey) {
+  EXPECT_EQ(ResponseCache::Key(Request("m", 1), "", "p1"), "");
+  EXPECT_EQ(ResponseCache::Key(Request("m", 1), "c1", ""), "");
+}
+
+TEST(ResponseCache, ReturnsWhatWasStoredUnderTheSameVersions) {
+  ResponseCache cache({.max_entries = 8});
+  const std::string key = ResponseCache::Key(Request("m", 1), "c1", "p1");
+  EXPECT_EQ(cache.Lookup(key).response, nullptr);
+  const absl::Time stored = absl::Now();
+  cache.Insert(key, "c1", "p1", Answer("c1", "p1", 42), stored);
+  ResponseCache::Hit hit = cache.Lookup(key);
+  ASSERT_NE(hit.response, nullptr);
+  EXPECT_EQ(hit.response->candidates_considered(), 42);
+  EXPECT_EQ(hit.stored_at, stored);
+  EXPECT_EQ(cache.Lookup("").response, nullptr);
+}
+
+TEST(ResponseCache, ANewVersionDropsEveryOlderEntry) {
+  ResponseCache cache({.max_entries = 8});
+  const std::string old_a = ResponseCache::Key(Request("a", 1), "c1", "p1");
+  const std::string old_b = ResponseCache::Key(Request("b", 1), "c1", "p1");
+  cache.Insert(old_a, "c1", "p1", Answer("c1", "p1", 1), absl::Now());
+  cache.Insert(old_b, "c1", "p1", Answer("c1", "p1", 2), absl::Now());
+  ASSERT_EQ(cache.size(), 2u);
+  const std::string fresh = ResponseCache::Key(Request("a", 1), "c1", "p2");
+  cache.Insert(fresh, "c1", "p2", Answer("c1", "p2", 3), absl::Now());
+  EXPECT_EQ(cache.size(), 1u);
+  EXPECT_EQ(cache.Lookup(old_a).response, nullptr);
+  ASSERT_NE(cache.Lookup(fresh).response, nullptr);
+  EXPECT_EQ(cache.Lookup(fresh).response->candidates_considered(), 3);
+}
+
+TEST(ResponseCache, EvictsTheLeastRecentlyUsedBeyondItsBound) {
+  ResponseCache cache({.max_entries = 2});
+  const std::string a = ResponseCache::Key(Request("a", 1), "c", "p");
+  const std::string b = ResponseCache::Key(Request("b", 1), "c", "p");
+  const std::string c = ResponseCache::Key(Request("c", 1), "c", "p");
+  cache.Insert(a, "c", "p", Answer("c", "p", 1), absl::Now());
+  cache.Insert(b, "c", "p", Answer("c", "p", 2), absl::Now());
+  ASSERT_NE(cache.Lookup(a).response, nullptr);  // a is now the most recent
+  cache.Insert(c, "c", "p", Answer("c", "p", 3), absl::Now());
+  EXPECT_EQ(cache.size(), 2u);
+  EXPECT_NE(cache.Lookup(a).response, nullptr);
+  EXPECT_EQ(cache.Lookup(b).response, nullptr);
+  EXPECT_NE(cache.Lookup(c).response, nullptr);
+}
+
+TEST(ResponseCache, ZeroEntriesTurnsItOff) {
+  ResponseCache cache({.max_entries = 0});
+  EXPECT_FALSE(cache.enabled());
+  const std::string key = ResponseCache::Key(Request("m", 1), "c", "p");
+  cache.Insert(key, "c", "p", Answer("c", "p", 1), absl::Now());
+  EXPECT_EQ(cache.Lookup(key).response, nullptr);
+  EXPECT_EQ(cache.size(), 0u);
+}
+
+}  // namespace
+}  // namespace gpuadvisor::gateway

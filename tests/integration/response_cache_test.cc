@@ -1,0 +1,110 @@
+// The gateway's response cache through the four real binaries: a repeated
+// request is answered from the cache, and a price update (a new price-book
+// version) is never answered with the old prices once it is live.
+
+#include <chrono>
+#include <regex>
+#include <string>
+
+#include "absl/strings/numbers.h"
+#include "absl/time/clock.h"
+#include "gmock/gmock.h"
+#include "gpuadvisor/pricing/v1/pricing.grpc.pb.h"
+#include "grpcpp/create_channel.h"
+#include "grpcpp/security/credentials.h"
+#include "gtest/gtest.h"
+#include "tests/integration/stack.h"
+#include "tests/testing/status_matchers.h"
+
+namespace gpuadvisor::testing {
+namespace {
+
+gateway::v1::RecommendRequest LoraOf8B() {
+  gateway::v1::RecommendRequest request;
+  sizing::v1::Workload* w = request.mutable_workload();
+  w->set_task(sizing::v1::TASK_LORA);
+  w->mutable_model()->set_preset("llama-3.1-8b");
+  w->set_precision(sizing::v1::PRECISION_BF16);
+  w->set_train_tokens(5e7);
+  w->set_sequence_length(2048);
+  request.set_max_results(5);
+  return request;
+}
+
+std::unique_ptr<grpc::ClientContext> Deadline() {
+  auto context = std::make_unique<grpc::ClientContext>();
+  context->set_deadline(std::chrono::system_clock::now() + std::chrono::seconds(20));
+  return context;
+}
+
+// The value of an unlabelled counter on the gateway's /metrics; -1 if absent.
+double Counter(const Stack& stack, const std::string& name) {
+  absl::StatusOr<std::string> text = HttpGet(stack.gateway->metrics_port(), "/metrics");
+  if (!text.ok()) return -1;
+  std::smatch match;
+  if (!std::regex_search(*text, match, std::regex("\n" + name + " ([0-9.e+]+)"))) return -1;
+  double value = -1;
+  return absl::SimpleAtod(match[1].str(), &value) ? value : -1;
+}
+
+class ResponseCacheEndToEnd : public StackTest {};
+
+TEST_F(ResponseCacheEndToEnd, RepeatedRequestIsServedFromTheCacheUntilPricesChange) {
+  auto gateway = stack_->GatewayStub();
+  const double hits_before = Counter(*stack_, "gpuadvisor_gateway_response_cache_hits_total");
+  ASSERT_GE(hits_before, 0) << "the gateway exports no cache counter";
+
+  // The first answer after the gateway learned the price-book version is
+  // stored; the next identical request is a hit. (The follower connects in
+  // the background, so allow a few rounds.)
+  gateway::v1::RecommendResponse first, again;
+  bool hit = false;
+  for (int i = 0; i < 50 && !hit; ++i) {
+    ASSERT_TRUE(gateway->Recommend(Deadline().get(), LoraOf8B(), &first).ok());
+    ASSERT_TRUE(gateway->Recommend(Deadline().get(), LoraOf8B(), &again).ok());
+    hit = Counter(*stack_, "gpuadvisor_gateway_response_cache_hits_total") > hits_before;
+    if (!hit) absl::SleepFor(absl::Milliseconds(100));
+  }
+  ASSERT_TRUE(hit) << "no Recommend was answered from the cache";
+  ASSERT_FALSE(again.recommendations().empty());
+  EXPECT_EQ(again.recommendations(0).offer().id(), first.recommendations(0).offer().id());
+  EXPECT_EQ(again.price_book_version(), first.price_book_version());
+  EXPECT_DOUBLE_EQ(again.recommendations(0).cost().total_usd(), first.recommendations(0).cost().total_usd());
+
+  // Make the winner ten times dearer. Once the new book is live the cached
+  // answer must not come back: the winner's price changes or it loses rank 1.
+  const gateway::v1::Recommendation& top = again.recommendations(0);
+  auto pricing = pricing::v1::PricingService::NewStub(
+      grpc::CreateChannel(stack_->pricing->grpc_address(), grpc::InsecureChannelCredentials()));
+  pricing::v1::UpdatePricesRequest update;
+  pricing::v1::OfferPrice* price = update.add_prices();
+  price->set_offer_id(top.offer().id());
+  price->set_provider(top.offer().provider());
+  price->set_gpu_model(top.offer().gpu_model());
+  const double hourly = top.cost().usd_per_hour() * 10;
+  price->set_on_demand_usd_per_hour(hourly);
+  price->set_spot_usd_per_hour(hourly);
+  update.set_source("response cache test");
+  grpc::ClientContext admin;
+  admin.AddMetadata("authorization", "Bearer test-token");
+  pricing::v1::UpdatePricesResponse updated;
+  const grpc::Status status = pricing->UpdatePrices(&admin, update, &updated);
+  ASSERT_TRUE(status.ok()) << status.error_message();
+  ASSERT_NE(updated.price_book_version(), again.price_book_version());
+
+  gateway::v1::RecommendResponse after;
+  for (int i = 0; i < 100; ++i) {
+    ASSERT_TRUE(gateway->Recommend(Deadline().get(), LoraOf8B(), &after).ok());
+    if (after.price_book_version() == updated.price_book_version()) break;
+    absl::SleepFor(absl::Milliseconds(50));
+  }
+  ASSERT_EQ(after.price_book_version(), updated.price_book_version());
+  ASSERT_FALSE(after.recommendations().empty());
+  const gateway::v1::Recommendation& now_top = after.recommendations(0);
+  EXPECT_TRUE(now_top.offer().id() != top.offer().id() ||
+              now_top.cost().total_usd() > top.cost().total_usd())
+      << "the answer still carries the old prices";
+}
+
+}  // namespace
+}  // namespace gpuadvisor::testing
