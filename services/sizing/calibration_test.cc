@@ -199,6 +199,9 @@ std::string MissingOutput(cal::Quantity q) {
   if (q == cal::MAX_CONCURRENCY && !ContractHas("max_concurrency")) {
     return "the estimate has no maximum-concurrency output yet";
   }
+  if (q == cal::KV_CACHE_CAPACITY_TOKENS && !ContractHas("kv_cache_capacity_tokens")) {
+    return "the estimate has no KV-cache capacity output yet";
+  }
   return "";
 }
 
@@ -262,6 +265,9 @@ absl::StatusOr<double> Measure(const cal::Case& c, const v1::EstimateResponse& r
     case cal::MAX_CONCURRENCY:
       if (auto v = FindNumber(e, "max_concurrency")) return *v;
       return absl::InternalError("no maximum-concurrency output");
+    case cal::KV_CACHE_CAPACITY_TOKENS:
+      if (auto v = FindNumber(e, "kv_cache_capacity_tokens")) return *v;
+      return absl::InternalError("no KV-cache capacity output");
     default:
       return absl::InvalidArgumentError("quantity not set");
   }
