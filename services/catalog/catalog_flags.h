@@ -2,8 +2,8 @@
 #define GPUADVISOR_SERVICES_CATALOG_CATALOG_FLAGS_H_
 
 // The flags of the servers that read the catalog files (catalog_server and
-// pricing_server), defined once: --data_dir, --offers, --skypilot_csv and
-// --admin_token_file. Only their main() calls these.
+// pricing_server), defined once: --data_dir, --offers, --skypilot_csv, the
+// provider price files (--vast_json) and --admin_token_file. Only their main() calls these.
 
 #include <string>
 
@@ -15,7 +15,8 @@ namespace gpuadvisor::catalog {
 // --data_dir (default "data").
 std::string DataDirFromFlags();
 
-// The catalog sources named by --data_dir, --offers and --skypilot_csv.
+// The catalog sources named by --data_dir, --offers, --skypilot_csv and the
+// price-file flags.
 CatalogSources CatalogSourcesFromFlags();
 
 // The admin token from --admin_token_file, else $GPUADVISOR_ADMIN_TOKEN;

@@ -229,6 +229,33 @@ absl::StatusOr<CatalogSnapshot> LoadCatalogSnapshot(const CatalogSources& source
     source_names.push_back(absl::StrCat(csv.path, " (skypilot ", csv.cloud, ")"));
   }
 
+  // Provider price files: new offers are added, known ids get fresh prices.
+  for (const PriceImportSource& import : sources.price_imports) {
+    PriceImportContext context{&resolver, sources.continents_path, &snapshot.offers()};
+    absl::StatusOr<ImportedOffers> imported = ImportPriceFile(import, context);
+    if (!imported.ok()) return imported.status();
+    for (Offer& offer : imported->offers) {
+      if (absl::Status s = ValidateAndNormalizeOffer(resolver, offer); !s.ok()) {
+        return absl::Status(s.code(), absl::StrCat(offer.source(), ": ", s.message()));
+      }
+      auto [it, inserted] = index_by_id.emplace(offer.id(), snapshot.offers_size());
+      if (inserted) {
+        *snapshot.add_offers() = std::move(offer);
+        continue;
+      }
+      Offer& known = *snapshot.mutable_offers(it->second);
+      known.set_on_demand_usd_per_hour(offer.on_demand_usd_per_hour());
+      known.set_spot_usd_per_hour(offer.spot_usd_per_hour());
+      if (offer.reserved_usd_per_hour() > 0) {
+        known.set_reserved_usd_per_hour(offer.reserved_usd_per_hour());
+      }
+      if (known.vcpus() == 0) known.set_vcpus(offer.vcpus());
+      if (known.ram_bytes() == 0) known.set_ram_bytes(offer.ram_bytes());
+      known.set_source(absl::StrCat(known.source(), "; prices ", offer.source()));
+    }
+    source_names.push_back(imported->report.Summary());
+  }
+
   snapshot.set_source(absl::StrJoin(source_names, "; "));
   snapshot.set_prices_as_of(prices_as_of);
   // Whole-snapshot rules (GPU spellings unique, ...): the same check the
@@ -250,6 +277,7 @@ CatalogSources CatalogSourcesFor(const std::string& data_dir, absl::string_view 
   sources.offer_paths = absl::StrSplit(offer_files, ',', absl::SkipEmpty());
   if (sources.offer_paths.empty()) sources.offer_paths = {data_dir + "/catalog/offers.textproto"};
   sources.skypilot_csv_paths = absl::StrSplit(skypilot_csvs, ',', absl::SkipEmpty());
+  sources.continents_path = data_dir + "/catalog/country_continents.csv";
   return sources;
 }
 

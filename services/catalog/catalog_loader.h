@@ -10,6 +10,7 @@
 #include "absl/status/statusor.h"
 #include "absl/strings/string_view.h"
 #include "gpuadvisor/catalog/v1/catalog.pb.h"
+#include "services/catalog/import/price_import.h"
 
 namespace gpuadvisor::catalog {
 
@@ -25,6 +26,12 @@ struct CatalogSources {
   // and spot prices, vCPUs/RAM if unset, and appends to its source, keeping
   // the hand-curated interconnect; other CSV offers are added.
   std::vector<std::string> skypilot_csv_paths;
+  // Provider price files (Vast.ai search JSON, ...), read last and merged
+  // like the SkyPilot CSVs; see services/catalog/import/price_import.h.
+  std::vector<PriceImportSource> price_imports;
+  // Country -> continent table for the Vast.ai regions
+  // (<data_dir>/catalog/country_continents.csv).
+  std::string continents_path;
 };
 
 // The sources a server reads from its flags: <data_dir>/catalog/gpus.textproto,

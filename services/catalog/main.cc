@@ -1,7 +1,8 @@
 // catalog_server: serves GPU specs and cloud offers (gpuadvisor.catalog.v1).
 //
 //   catalog_server --port=50051 --metrics_port=9461 --data_dir=data
-//       [--skypilot_csv=aws=path/vms.csv,...] [--admin_token_file=FILE]
+//       [--skypilot_csv=aws=path/vms.csv,...] [--vast_json=search.json,...]
+//       [--admin_token_file=FILE]
 //
 // Prints "catalog listening grpc=HOST:PORT metrics=HOST:PORT" once serving.
 // The admin token (ReloadCatalog) comes from --admin_token_file or the

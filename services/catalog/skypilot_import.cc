@@ -13,6 +13,7 @@
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/strip.h"
+#include "services/catalog/import/python_literal.h"
 
 namespace gpuadvisor::catalog {
 namespace {
@@ -28,143 +29,6 @@ absl::Status RowError(absl::string_view file, int line, absl::string_view field,
   return absl::InvalidArgumentError(absl::StrCat(file, ":", line, ": ", field, ": ", problem));
 }
 
-// ---------------------------------------------------------------------------
-// GpuInfo: a Python literal (dicts, lists, tuples, quoted strings, numbers,
-// None/True/False) that may also hold JSON null/true/false.
-
-struct PyValue {
-  enum class Kind { kNone, kBool, kNumber, kString, kList, kDict };
-  Kind kind = Kind::kNone;
-  double number = 0;
-  std::string str;
-  std::vector<PyValue> items;                            // kList
-  std::vector<std::pair<std::string, PyValue>> entries;  // kDict
-
-  const PyValue* Get(absl::string_view key) const {
-    if (kind != Kind::kDict) return nullptr;
-    for (const auto& [k, v] : entries) {
-      if (k == key) return &v;
-    }
-    return nullptr;
-  }
-};
-
-class PyLiteralParser {
- public:
-  explicit PyLiteralParser(absl::string_view text) : text_(text) {}
-
-  absl::StatusOr<PyValue> ParseAll() {
-    PyValue value;
-    if (absl::Status s = Parse(value, 0); !s.ok()) return s;
-    SkipSpace();
-    if (pos_ != text_.size()) return Error("trailing characters");
-    return value;
-  }
-
- private:
-  absl::Status Error(absl::string_view what) const {
-    return absl::InvalidArgumentError(absl::StrCat(what, " at offset ", pos_));
-  }
-  void SkipSpace() {
-    while (pos_ < text_.size() && std::isspace(static_cast<unsigned char>(text_[pos_]))) ++pos_;
-  }
-  bool Consume(char c) {
-    SkipSpace();
-    if (pos_ < text_.size() && text_[pos_] == c) {
-      ++pos_;
-      return true;
-    }
-    return false;
-  }
-
-  absl::Status Parse(PyValue& out, int depth) {
-    if (depth > 32) return Error("nested too deeply");
-    SkipSpace();
-    if (pos_ >= text_.size()) return Error("unexpected end");
-    const char c = text_[pos_];
-    if (c == '{') return ParseDict(out, depth);
-    if (c == '[' || c == '(') return ParseList(out, depth, c == '[' ? ']' : ')');
-    if (c == '\'' || c == '"') {
-      out.kind = PyValue::Kind::kString;
-      return ParseString(out.str);
-    }
-    if (c == '-' || c == '+' || c == '.' || std::isdigit(static_cast<unsigned char>(c))) {
-      const size_t start = pos_;
-      while (pos_ < text_.size() &&
-             (std::isalnum(static_cast<unsigned char>(text_[pos_])) || text_[pos_] == '.' ||
-              text_[pos_] == '-' || text_[pos_] == '+')) {
-        ++pos_;
-      }
-      if (!absl::SimpleAtod(text_.substr(start, pos_ - start), &out.number)) {
-        pos_ = start;
-        return Error("bad number");
-      }
-      out.kind = PyValue::Kind::kNumber;
-      return absl::OkStatus();
-    }
-    if (std::isalpha(static_cast<unsigned char>(c))) {
-      const size_t start = pos_;
-      while (pos_ < text_.size() && std::isalpha(static_cast<unsigned char>(text_[pos_]))) ++pos_;
-      const absl::string_view word = text_.substr(start, pos_ - start);
-      if (word == "None" || word == "null") {
-        out.kind = PyValue::Kind::kNone;
-      } else if (word == "True" || word == "true" || word == "False" || word == "false") {
-        out.kind = PyValue::Kind::kBool;
-        out.number = (word == "True" || word == "true") ? 1 : 0;
-      } else {
-        pos_ = start;
-        return Error(absl::StrCat("unknown word \"", word, "\""));
-      }
-      return absl::OkStatus();
-    }
-    return Error(absl::StrCat("unexpected character '", absl::string_view(&text_[pos_], 1), "'"));
-  }
-
-  absl::Status ParseString(std::string& out) {
-    const char quote = text_[pos_++];
-    while (pos_ < text_.size()) {
-      char c = text_[pos_++];
-      if (c == quote) return absl::OkStatus();
-      if (c == '\\' && pos_ < text_.size()) c = text_[pos_++];
-      out.push_back(c);
-    }
-    return Error("unterminated string");
-  }
-
-  absl::Status ParseList(PyValue& out, int depth, char close) {
-    ++pos_;
-    out.kind = PyValue::Kind::kList;
-    if (Consume(close)) return absl::OkStatus();
-    while (true) {
-      out.items.emplace_back();
-      if (absl::Status s = Parse(out.items.back(), depth + 1); !s.ok()) return s;
-      if (Consume(close)) return absl::OkStatus();
-      if (!Consume(',')) return Error("expected ',' in list");
-      if (Consume(close)) return absl::OkStatus();  // trailing comma
-    }
-  }
-
-  absl::Status ParseDict(PyValue& out, int depth) {
-    ++pos_;
-    out.kind = PyValue::Kind::kDict;
-    if (Consume('}')) return absl::OkStatus();
-    while (true) {
-      PyValue key;
-      if (absl::Status s = Parse(key, depth + 1); !s.ok()) return s;
-      if (key.kind != PyValue::Kind::kString) return Error("dict key is not a string");
-      if (!Consume(':')) return Error("expected ':' in dict");
-      out.entries.emplace_back(std::move(key.str), PyValue());
-      if (absl::Status s = Parse(out.entries.back().second, depth + 1); !s.ok()) return s;
-      if (Consume('}')) return absl::OkStatus();
-      if (!Consume(',')) return Error("expected ',' in dict");
-      if (Consume('}')) return absl::OkStatus();
-    }
-  }
-
-  absl::string_view text_;
-  size_t pos_ = 0;
-};
-
 struct GpuInfo {
   std::string name;
   double size = 0;  // MemoryInfo.SizeInMiB as written (unit depends on the cloud)
@@ -174,7 +38,7 @@ struct GpuInfo {
 absl::StatusOr<std::optional<GpuInfo>> ParseGpuInfo(absl::string_view cell) {
   cell = absl::StripAsciiWhitespace(cell);
   if (cell.empty() || cell.front() != '{') return std::optional<GpuInfo>();
-  absl::StatusOr<PyValue> root = PyLiteralParser(cell).ParseAll();
+  absl::StatusOr<PyValue> root = ParsePythonLiteral(cell);
   if (!root.ok()) return root.status();
   GpuInfo info;
   const PyValue* gpus = root->Get("Gpus");
@@ -524,77 +388,6 @@ std::vector<Candidate> PairGcpRows(const std::vector<Row>& rows, std::vector<cha
 
 }  // namespace
 
-absl::StatusOr<std::vector<CsvRecord>> ParseCsv(absl::string_view text,
-                                                absl::string_view file_name) {
-  absl::ConsumePrefix(&text, "\xEF\xBB\xBF");
-  std::vector<CsvRecord> records;
-  const size_t n = text.size();
-  size_t i = 0;
-  int line = 1;
-  while (i < n) {
-    CsvRecord record;
-    record.line = line;
-    std::string field;
-    bool quoted = false;     // the current field started with a quote
-    bool in_quotes = false;  // inside the quotes
-    bool blank = true;
-    while (true) {
-      if (i >= n) {
-        if (in_quotes) {
-          return absl::InvalidArgumentError(
-              absl::StrCat(file_name, ":", record.line, ": unterminated quoted field"));
-        }
-        record.fields.push_back(std::move(field));
-        break;
-      }
-      const char c = text[i];
-      if (in_quotes) {
-        if (c == '"') {
-          if (i + 1 < n && text[i + 1] == '"') {
-            field.push_back('"');
-            i += 2;
-          } else {
-            in_quotes = false;
-            ++i;
-          }
-          continue;
-        }
-        if (c == '\n' || (c == '\r' && !(i + 1 < n && text[i + 1] == '\n'))) ++line;
-        field.push_back(c);
-        ++i;
-        continue;
-      }
-      if (c == ',') {
-        record.fields.push_back(std::move(field));
-        field.clear();
-        quoted = false;
-        blank = false;
-        ++i;
-      } else if (c == '\r' || c == '\n') {
-        record.fields.push_back(std::move(field));
-        i += (c == '\r' && i + 1 < n && text[i + 1] == '\n') ? 2 : 1;
-        ++line;
-        break;
-      } else if (quoted) {
-        return absl::InvalidArgumentError(absl::StrCat(file_name, ":", line,
-                                                       ": text after the closing quote of field ",
-                                                       record.fields.size() + 1));
-      } else if (c == '"' && field.empty()) {
-        quoted = in_quotes = true;
-        blank = false;
-        ++i;
-      } else {
-        field.push_back(c);
-        blank = false;
-        ++i;
-      }
-    }
-    if (blank && record.fields.size() == 1 && record.fields[0].empty()) continue;
-    records.push_back(std::move(record));
-  }
-  return records;
-}
-
 absl::StatusOr<int64_t> SkyPilotGpuMemoryPerGpuBytes(absl::string_view gpu_info,
                                                      double accelerator_count,
                                                      absl::string_view cloud) {
@@ -785,6 +578,16 @@ absl::StatusOr<SkyPilotImport> ImportSkyPilotCsv(absl::string_view csv, absl::st
   std::sort(result.offers.begin(), result.offers.end(),
             [](const Offer& a, const Offer& b) { return a.id() < b.id(); });
   return result;
+}
+
+std::string RefineGpuVariant(const GpuNameResolver& gpus, const std::string& canonical,
+                             int64_t memory_per_gpu_bytes, absl::string_view hints) {
+  return RefineVariant(gpus, canonical, memory_per_gpu_bytes, hints);
+}
+
+void SetIntraNodeLink(const GpuNameResolver::Facts& gpu, int gpus_per_node, absl::string_view hints,
+                      Offer& offer) {
+  SetLink(gpu, gpus_per_node, hints, offer);
 }
 
 }  // namespace gpuadvisor::catalog

@@ -43,6 +43,7 @@
 #include "absl/strings/string_view.h"
 #include "gpuadvisor/catalog/v1/catalog.pb.h"
 #include "services/catalog/gpu_name_resolver.h"
+#include "services/catalog/import/csv.h"
 
 namespace gpuadvisor::catalog {
 
@@ -72,15 +73,16 @@ absl::StatusOr<int64_t> SkyPilotGpuMemoryPerGpuBytes(absl::string_view gpu_info,
                                                      double accelerator_count,
                                                      absl::string_view cloud);
 
-// One parsed CSV record: the 1-based line it starts on and its fields.
-struct CsvRecord {
-  int line = 0;
-  std::vector<std::string> fields;
-};
-// RFC 4180 reader used by the importer; skips blank lines. kInvalidArgument
-// "<file_name>:<line>: unterminated quoted field" and the like.
-absl::StatusOr<std::vector<CsvRecord>> ParseCsv(absl::string_view text,
-                                                absl::string_view file_name);
+// Shared with the other importers (services/catalog/import/):
+// The variant of `canonical`'s family that fits the observed per-GPU memory
+// (0 = unknown) and the form-factor hints in free text ("PCIe", "NVL",
+// "SXM"), as described above; `canonical` when it fits.
+std::string RefineGpuVariant(const GpuNameResolver& gpus, const std::string& canonical,
+                             int64_t memory_per_gpu_bytes, absl::string_view hints);
+// Sets offer.link / link_bytes_per_second for `gpus_per_node` GPUs of `gpu`
+// as described above (hints: names that may say "NVLink").
+void SetIntraNodeLink(const GpuNameResolver::Facts& gpu, int gpus_per_node, absl::string_view hints,
+                      gpuadvisor::catalog::v1::Offer& offer);
 
 }  // namespace gpuadvisor::catalog
 

@@ -1,7 +1,5 @@
 #include "services/catalog/skypilot_import.h"
 
-#include <sys/stat.h>
-
 #include <map>
 #include <set>
 #include <string>
@@ -10,6 +8,7 @@
 #include "common/io/text_proto.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
+#include "tests/testing/fixtures.h"
 #include "tests/testing/status_matchers.h"
 
 namespace gpuadvisor::catalog {
@@ -59,40 +58,6 @@ std::map<std::string, int> CountByModel(const SkyPilotImport& imported) {
 
 // ---------------------------------------------------------------------------
 // CSV and GpuInfo parsing
-
-TEST(ParseCsv, QuotingLineEndsAndUtf8) {
-  const std::string text =
-      "\xEF\xBB\xBF"
-      "a,b,c\r\n"
-      "1,\"x, y\",\"say \"\"hi\"\"\"\r\n"
-      "\r\n"
-      "2,\"Hafnarfjar\xC3\xB0"
-      "arkaupsta\xC3\xB0ur, IS, EU\",\"two\nlines\"\n"
-      "3,,\n"
-      "4,last,no-newline";
-  absl::StatusOr<std::vector<CsvRecord>> records = ParseCsv(text, "t.csv");
-  ASSERT_OK(records);
-  ASSERT_EQ(records->size(), 5u);
-  EXPECT_THAT((*records)[0].fields, ElementsAre("a", "b", "c"));
-  EXPECT_THAT((*records)[1].fields, ElementsAre("1", "x, y", "say \"hi\""));
-  EXPECT_EQ((*records)[2].line, 4);
-  EXPECT_THAT((*records)[2].fields, ElementsAre("2",
-                                                "Hafnarfjar\xC3\xB0"
-                                                "arkaupsta\xC3\xB0ur, IS, EU",
-                                                "two\nlines"));
-  EXPECT_EQ((*records)[3].line, 6);
-  EXPECT_THAT((*records)[3].fields, ElementsAre("3", "", ""));
-  EXPECT_THAT((*records)[4].fields, ElementsAre("4", "last", "no-newline"));
-}
-
-TEST(ParseCsv, MalformedInputNamesTheLine) {
-  EXPECT_THAT(ParseCsv("a,b\n1,\"open\n2,3\n", "f.csv"),
-              StatusIs(absl::StatusCode::kInvalidArgument,
-                       HasSubstr("f.csv:2: unterminated quoted field")));
-  EXPECT_THAT(ParseCsv("a,b\n1,\"q\"x\n", "f.csv"),
-              StatusIs(absl::StatusCode::kInvalidArgument,
-                       HasSubstr("f.csv:2: text after the closing quote of field 2")));
-}
 
 TEST(SkyPilotGpuMemory, UnitsPerCloud) {
   // AWS, Lambda, Nebius, Hyperstack: MiB per GPU.
@@ -354,12 +319,8 @@ TEST(SkyPilotExcerpts, Details) {
 }
 
 // ---------------------------------------------------------------------------
-// Every fixture file from ../shared (skipped when the folder is absent).
-
-bool Exists(const std::string& path) {
-  struct stat st;
-  return stat(path.c_str(), &st) == 0;
-}
+// Every fixture file from ../shared (skipped when the folder is absent, a
+// failure under CI=true).
 
 struct FixtureCase {
   const char* path;  // relative to catalogs/v8
@@ -371,7 +332,7 @@ struct FixtureCase {
 };
 
 TEST(SkyPilotFixtures, EveryFile) {
-  if (!Exists(kFixtures)) GTEST_SKIP() << kFixtures << " not present";
+  GPUADVISOR_REQUIRE_FIXTURE(kFixtures);
   const FixtureCase cases[] = {
       {"aws/vms.p4de-p5.excerpt.csv", "aws", 56, 0, 22, {{"A100-80GB", 4}, {"H100-SXM", 18}}},
       {"lambda/vms.csv",
@@ -457,7 +418,7 @@ TEST(SkyPilotFixtures, EveryFile) {
 }
 
 TEST(SkyPilotFixtures, Quirks) {
-  if (!Exists(kFixtures)) GTEST_SKIP() << kFixtures << " not present";
+  GPUADVISOR_REQUIRE_FIXTURE(kFixtures);
   // Lambda: "8.0" counts, CPU rows, and TotalGpuMemoryInMiB = per-GPU memory.
   absl::StatusOr<SkyPilotImport> lambda =
       ImportFile(absl::StrCat(kFixtures, "/lambda/vms.csv"), "lambda");

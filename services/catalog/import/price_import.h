@@ -1,0 +1,49 @@
+#ifndef GPUADVISOR_SERVICES_CATALOG_IMPORT_PRICE_IMPORT_H_
+#define GPUADVISOR_SERVICES_CATALOG_IMPORT_PRICE_IMPORT_H_
+
+// One entry point for the price-file importers the catalog loader reads
+// beside its own files and SkyPilot's CSVs (docs/catalog.md, "Import
+// formats"):
+//   vast            Vast.ai offer search JSON            (vast_import.h)
+// Each import returns offers with canonical GPU names and the report of rows
+// read, kept and rejected by reason.
+
+#include <string>
+#include <vector>
+
+#include "absl/status/statusor.h"
+#include "absl/strings/string_view.h"
+#include "gpuadvisor/catalog/v1/catalog.pb.h"
+#include "services/catalog/gpu_name_resolver.h"
+#include "services/catalog/import/import_report.h"
+
+namespace gpuadvisor::catalog {
+
+struct PriceImportSource {
+  std::string format;  // see above
+  std::string path;
+};
+
+// Everything an import may need besides its own file.
+struct PriceImportContext {
+  const GpuNameResolver* gpus = nullptr;
+  // data/catalog/country_continents.csv (Vast regions); empty = none.
+  std::string continents_path;
+  // The offers loaded before this import (the curated files, earlier
+  // imports): machine shapes for formats that price a machine type without
+  // describing it (GCP, AWS).
+  const google::protobuf::RepeatedPtrField<gpuadvisor::catalog::v1::Offer>* known_offers = nullptr;
+};
+
+// Reads `source.path` and imports it. kInvalidArgument for an unknown
+// format or a malformed file ("<path>: ..."), kNotFound for a missing file.
+absl::StatusOr<ImportedOffers> ImportPriceFile(const PriceImportSource& source,
+                                               const PriceImportContext& context);
+
+// "<format>=<path>" entries of a comma-separated flag value, all of `format`.
+std::vector<PriceImportSource> PriceImportSources(absl::string_view format,
+                                                  absl::string_view comma_separated_paths);
+
+}  // namespace gpuadvisor::catalog
+
+#endif  // GPUADVISOR_SERVICES_CATALOG_IMPORT_PRICE_IMPORT_H_
