@@ -45,6 +45,10 @@ std::unique_ptr<grpc::ClientContext> BackendContext(grpc::ServerContext* context
   return client;
 }
 
+absl::Status NoCatalogYet() {
+  return absl::UnavailableError("gateway has no catalog snapshot yet (catalog backend not reached)");
+}
+
 }  // namespace
 
 GatewayServiceImpl::GatewayServiceImpl(
@@ -70,7 +74,11 @@ GatewayServiceImpl::GatewayServiceImpl(
                         .Help("Recommend answers computed with the response cache on.")
                         .Register(metrics->registry())
                         .Add({})) {
-  metrics_->InitializeMethods(kService, {{"Recommend", "unary"}, {"Estimate", "unary"}});
+  metrics_->InitializeMethods(kService, {{"Recommend", "unary"},
+                                        {"Estimate", "unary"},
+                                        {"ListOffers", "unary"},
+                                        {"ListGpus", "unary"},
+                                        {"ListModels", "unary"}});
   for (const char* outcome : {"ok", "empty", "error"}) recommendations_.Add({{"outcome", outcome}});
 }
 
@@ -167,6 +175,44 @@ grpc::Status GatewayServiceImpl::Estimate(grpc::ServerContext* context,
   response->mutable_estimates()->Swap(sized->mutable_estimates());
   response->mutable_totals()->Swap(sized->mutable_totals());
   response->mutable_model()->Swap(sized->mutable_model());
+  return rpc.Finish(grpc::Status::OK);
+}
+
+grpc::Status GatewayServiceImpl::ListOffers(grpc::ServerContext*,
+                                            const catalog::v1::ListOffersRequest* request,
+                                            catalog::v1::ListOffersResponse* response) {
+  RpcScope rpc(metrics_, kService, "ListOffers");
+  std::shared_ptr<const catalog::Catalog> current = replica_->Current();
+  if (current == nullptr) return rpc.Finish(ToGrpcStatus(NoCatalogYet()));
+  absl::StatusOr<catalog::v1::ListOffersResponse> offers = current->ListOffers(*request);
+  if (!offers.ok()) return rpc.Finish(ToGrpcStatus(offers.status()));
+  *response = std::move(*offers);
+  return rpc.Finish(grpc::Status::OK);
+}
+
+grpc::Status GatewayServiceImpl::ListGpus(grpc::ServerContext*, const catalog::v1::ListGpusRequest*,
+                                          catalog::v1::ListGpusResponse* response) {
+  RpcScope rpc(metrics_, kService, "ListGpus");
+  std::shared_ptr<const catalog::Catalog> current = replica_->Current();
+  if (current == nullptr) return rpc.Finish(ToGrpcStatus(NoCatalogYet()));
+  *response->mutable_gpus() = current->snapshot().gpus();
+  response->set_catalog_version(current->snapshot().version());
+  return rpc.Finish(grpc::Status::OK);
+}
+
+grpc::Status GatewayServiceImpl::ListModels(grpc::ServerContext* context,
+                                            const sizing::v1::ListModelsRequest* request,
+                                            sizing::v1::ListModelsResponse* response) {
+  RpcScope rpc(metrics_, kService, "ListModels");
+  std::unique_ptr<grpc::ClientContext> client = BackendContext(context, options_.backend_timeout);
+  const absl::Time start = absl::Now();
+  const grpc::Status status = sizing_->ListModels(client.get(), *request, response);
+  metrics_->ClientHandled("gpuadvisor.sizing.v1.SizingService", "ListModels", status.error_code(),
+                          absl::ToDoubleSeconds(absl::Now() - start));
+  if (!status.ok()) {
+    response->Clear();
+    return rpc.Finish(ToGrpcStatus(MapBackendStatus(Backend::kSizing, status)));
+  }
   return rpc.Finish(grpc::Status::OK);
 }
 

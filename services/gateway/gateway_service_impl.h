@@ -9,7 +9,12 @@
 // DEADLINE_EXCEEDED, CANCELLED and RESOURCE_EXHAUSTED pass through; sizing's
 // INVALID_ARGUMENT and NOT_FOUND describe the caller's workload and pass
 // through; anything else a backend says about a request the gateway built is
-// the gateway's fault: INTERNAL. Thread-safe.
+// the gateway's fault: INTERNAL.
+//
+// ListOffers and ListGpus answer from the catalog replica (the same filters
+// and paging as the catalog service; they keep answering while the catalog is
+// down; UNAVAILABLE only before any snapshot). ListModels passes through to
+// sizing like Estimate. Thread-safe.
 
 #include <functional>
 #include <memory>
@@ -50,6 +55,12 @@ class GatewayServiceImpl final : public v1::GatewayService::Service {
                          v1::RecommendResponse* response) override;
   grpc::Status Estimate(grpc::ServerContext* context, const v1::EstimateRequest* request,
                         v1::EstimateResponse* response) override;
+  grpc::Status ListOffers(grpc::ServerContext* context, const catalog::v1::ListOffersRequest* request,
+                          catalog::v1::ListOffersResponse* response) override;
+  grpc::Status ListGpus(grpc::ServerContext* context, const catalog::v1::ListGpusRequest* request,
+                        catalog::v1::ListGpusResponse* response) override;
+  grpc::Status ListModels(grpc::ServerContext* context, const sizing::v1::ListModelsRequest* request,
+                          sizing::v1::ListModelsResponse* response) override;
 
  private:
   absl::StatusOr<v1::RecommendResponse> DoRecommend(grpc::ServerContext* context,
