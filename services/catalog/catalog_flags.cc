@@ -10,6 +10,12 @@ ABSL_FLAG(std::string, skypilot_csv, "",
           "Comma-separated SkyPilot v8 vms.csv files (cloud=path or .../<cloud>/vms.csv).");
 ABSL_FLAG(std::string, vast_json, "",
           "Comma-separated Vast.ai offer searches (`vastai search offers --raw` JSON).");
+ABSL_FLAG(std::string, gcp_billing_json, "",
+          "Comma-separated GCP Cloud Billing Catalog SKU files (Compute Engine skus pages).");
+ABSL_FLAG(std::string, aws_price_list_json, "",
+          "Comma-separated AWS Price List offer files (AmazonEC2 <region>/index.json).");
+ABSL_FLAG(std::string, gpuhunt_csv, "",
+          "Comma-separated dstack gpuhunt catalog CSVs (provider=path or .../<provider>.csv).");
 ABSL_FLAG(std::string, admin_token_file, "", "File holding the admin token; else $GPUADVISOR_ADMIN_TOKEN.");
 
 namespace gpuadvisor::catalog {
@@ -19,8 +25,16 @@ std::string DataDirFromFlags() { return absl::GetFlag(FLAGS_data_dir); }
 CatalogSources CatalogSourcesFromFlags() {
   CatalogSources sources = CatalogSourcesFor(
       absl::GetFlag(FLAGS_data_dir), absl::GetFlag(FLAGS_offers), absl::GetFlag(FLAGS_skypilot_csv));
-  for (auto& import : PriceImportSources("vast", absl::GetFlag(FLAGS_vast_json))) {
-    sources.price_imports.push_back(std::move(import));
+  const std::pair<const char*, std::string> imports[] = {
+      {"vast", absl::GetFlag(FLAGS_vast_json)},
+      {"gcp-billing", absl::GetFlag(FLAGS_gcp_billing_json)},
+      {"aws-price-list", absl::GetFlag(FLAGS_aws_price_list_json)},
+      {"gpuhunt", absl::GetFlag(FLAGS_gpuhunt_csv)},
+  };
+  for (const auto& [format, paths] : imports) {
+    for (auto& import : PriceImportSources(format, paths)) {
+      sources.price_imports.push_back(std::move(import));
+    }
   }
   return sources;
 }

@@ -3,7 +3,8 @@
 
 // The flags of the servers that read the catalog files (catalog_server and
 // pricing_server), defined once: --data_dir, --offers, --skypilot_csv, the
-// provider price files (--vast_json) and --admin_token_file. Only their main() calls these.
+// provider price files (--vast_json, --gcp_billing_json,
+// --aws_price_list_json, --gpuhunt_csv) and --admin_token_file. Only their main() calls these.
 
 #include <string>
 

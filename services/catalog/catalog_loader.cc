@@ -231,7 +231,8 @@ absl::StatusOr<CatalogSnapshot> LoadCatalogSnapshot(const CatalogSources& source
 
   // Provider price files: new offers are added, known ids get fresh prices.
   for (const PriceImportSource& import : sources.price_imports) {
-    PriceImportContext context{&resolver, sources.continents_path, &snapshot.offers()};
+    PriceImportContext context{&resolver, sources.continents_path, sources.gcp_families_path,
+                               &snapshot.offers()};
     absl::StatusOr<ImportedOffers> imported = ImportPriceFile(import, context);
     if (!imported.ok()) return imported.status();
     for (Offer& offer : imported->offers) {
@@ -245,7 +246,7 @@ absl::StatusOr<CatalogSnapshot> LoadCatalogSnapshot(const CatalogSources& source
       }
       Offer& known = *snapshot.mutable_offers(it->second);
       known.set_on_demand_usd_per_hour(offer.on_demand_usd_per_hour());
-      known.set_spot_usd_per_hour(offer.spot_usd_per_hour());
+      if (imported->has_spot_prices) known.set_spot_usd_per_hour(offer.spot_usd_per_hour());
       if (offer.reserved_usd_per_hour() > 0) {
         known.set_reserved_usd_per_hour(offer.reserved_usd_per_hour());
       }
@@ -278,6 +279,7 @@ CatalogSources CatalogSourcesFor(const std::string& data_dir, absl::string_view 
   if (sources.offer_paths.empty()) sources.offer_paths = {data_dir + "/catalog/offers.textproto"};
   sources.skypilot_csv_paths = absl::StrSplit(skypilot_csvs, ',', absl::SkipEmpty());
   sources.continents_path = data_dir + "/catalog/country_continents.csv";
+  sources.gcp_families_path = data_dir + "/catalog/gcp_billing_families.csv";
   return sources;
 }
 

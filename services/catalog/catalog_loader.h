@@ -32,6 +32,9 @@ struct CatalogSources {
   // Country -> continent table for the Vast.ai regions
   // (<data_dir>/catalog/country_continents.csv).
   std::string continents_path;
+  // Which Billing SKUs price which GCP machine types
+  // (<data_dir>/catalog/gcp_billing_families.csv).
+  std::string gcp_families_path;
 };
 
 // The sources a server reads from its flags: <data_dir>/catalog/gpus.textproto,

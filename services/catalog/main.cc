@@ -2,7 +2,8 @@
 //
 //   catalog_server --port=50051 --metrics_port=9461 --data_dir=data
 //       [--skypilot_csv=aws=path/vms.csv,...] [--vast_json=search.json,...]
-//       [--admin_token_file=FILE]
+//       [--gcp_billing_json=skus.json,...] [--aws_price_list_json=index.json,...]
+//       [--gpuhunt_csv=[provider=]path.csv,...] [--admin_token_file=FILE]
 //
 // Prints "catalog listening grpc=HOST:PORT metrics=HOST:PORT" once serving.
 // The admin token (ReloadCatalog) comes from --admin_token_file or the

@@ -2,7 +2,9 @@
 
 #include <utility>
 
+#include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_split.h"
 #include "absl/strings/strip.h"
 
 namespace gpuadvisor::catalog {
@@ -76,6 +78,18 @@ absl::StatusOr<std::vector<CsvRecord>> ParseCsv(absl::string_view text,
     records.push_back(std::move(record));
   }
   return records;
+}
+
+std::string BlankCommentLines(absl::string_view text) {
+  std::string out;
+  out.reserve(text.size());
+  for (absl::string_view line : absl::StrSplit(text, '\n')) {
+    if (!absl::StartsWith(absl::StripLeadingAsciiWhitespace(line), "#")) {
+      absl::StrAppend(&out, line);
+    }
+    out.push_back('\n');
+  }
+  return out;
 }
 
 CsvHeader::CsvHeader(const CsvRecord& header) : size_(header.fields.size()) {

@@ -29,6 +29,10 @@ struct CsvRecord {
 absl::StatusOr<std::vector<CsvRecord>> ParseCsv(absl::string_view text,
                                                 absl::string_view file_name);
 
+// `text` with every line whose first non-blank character is '#' emptied
+// (line numbers are kept), for the commented CSV files under data/.
+std::string BlankCommentLines(absl::string_view text);
+
 // Column positions of a header record, by name (surrounding spaces ignored).
 class CsvHeader {
  public:

@@ -32,6 +32,9 @@ struct ImportReport {
 struct ImportedOffers {
   std::vector<gpuadvisor::catalog::v1::Offer> offers;  // sorted by id, ids unique
   ImportReport report;
+  // False when the format carries no spot prices (AWS offer files): a merge
+  // then keeps the spot price the catalog already has.
+  bool has_spot_prices = true;
 };
 
 // Sorts offers by id (the importers' output order).

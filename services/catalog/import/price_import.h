@@ -5,6 +5,11 @@
 // beside its own files and SkyPilot's CSVs (docs/catalog.md, "Import
 // formats"):
 //   vast            Vast.ai offer search JSON            (vast_import.h)
+//   gcp-billing     GCP Cloud Billing Catalog SKU JSON   (gcp_billing_import.h)
+//   aws-price-list  AWS Price List EC2 offer file JSON   (aws_price_list_import.h)
+//   gpuhunt         dstack gpuhunt catalog CSV           (gpuhunt_import.h); the
+//                   path may be "<provider>=<path>", else the file's base name
+//                   names the provider (aws.csv -> aws)
 // Each import returns offers with canonical GPU names and the report of rows
 // read, kept and rejected by reason.
 
@@ -22,6 +27,7 @@ namespace gpuadvisor::catalog {
 struct PriceImportSource {
   std::string format;  // see above
   std::string path;
+  std::string provider;  // gpuhunt only
 };
 
 // Everything an import may need besides its own file.
@@ -29,6 +35,8 @@ struct PriceImportContext {
   const GpuNameResolver* gpus = nullptr;
   // data/catalog/country_continents.csv (Vast regions); empty = none.
   std::string continents_path;
+  // data/catalog/gcp_billing_families.csv; required for gcp-billing.
+  std::string gcp_families_path;
   // The offers loaded before this import (the curated files, earlier
   // imports): machine shapes for formats that price a machine type without
   // describing it (GCP, AWS).

@@ -1,5 +1,6 @@
 #include "services/catalog/import/price_import.h"
 
+#include <map>
 #include <string>
 
 #include "absl/strings/match.h"
@@ -46,16 +47,62 @@ TEST(PriceImportLoader, EmbeddedCatalogPlusRealPriceFiles) {
   EXPECT_EQ(imported, 1);
 }
 
+// GCP and AWS files price the catalog's own machine shapes: known offers get
+// fresh prices (AWS keeps the spot price it has: the offer file has none),
+// other regions become new offers with the known shape.
+TEST(PriceImportLoader, BillingAndPriceListRefreshKnownShapes) {
+  const std::string gcp =
+      std::string(kFixtures) + "/gcp-billing-catalog/compute-engine-skus.a3-h100.excerpt.json";
+  const std::string aws = std::string(kFixtures) + "/aws-price-list/AmazonEC2-us-east-1.p4d.excerpt.json";
+  GPUADVISOR_REQUIRE_FIXTURE(gcp);
+  GPUADVISOR_REQUIRE_FIXTURE(aws);
+  CatalogSources sources = CatalogSourcesFor(kDataDir, "", "");
+  const absl::StatusOr<CatalogSnapshot> base = LoadCatalogSnapshot(sources);
+  ASSERT_OK(base);
+  sources.price_imports = PriceImportSources("gcp-billing", gcp);
+  for (auto& s : PriceImportSources("aws-price-list", aws)) sources.price_imports.push_back(s);
+  const absl::StatusOr<CatalogSnapshot> loaded = LoadCatalogSnapshot(sources);
+  ASSERT_OK(loaded);
+  std::map<std::string, const Offer*> before, after;
+  for (const Offer& o : base->offers()) before[o.id()] = &o;
+  for (const Offer& o : loaded->offers()) after[o.id()] = &o;
+  ASSERT_TRUE(before.count("aws/p4d.24xlarge/us-east-1"));
+  const Offer& p4d = *after.at("aws/p4d.24xlarge/us-east-1");
+  EXPECT_DOUBLE_EQ(p4d.on_demand_usd_per_hour(), 32.7726);
+  EXPECT_DOUBLE_EQ(p4d.spot_usd_per_hour(),
+                   before.at("aws/p4d.24xlarge/us-east-1")->spot_usd_per_hour());
+  EXPECT_THAT(p4d.source(), HasSubstr("; prices aws-price-list:"));
+  const Offer& a3 = *after.at("gcp/a3-highgpu-8g/us-central1");
+  EXPECT_NEAR(a3.on_demand_usd_per_hour(), 87.8326, 1e-3);
+  EXPECT_EQ(a3.fabric(), before.at("gcp/a3-highgpu-8g/us-central1")->fabric());
+  ASSERT_FALSE(before.count("gcp/a3-highgpu-8g/europe-west4"));
+  EXPECT_TRUE(after.count("gcp/a3-highgpu-8g/europe-west4"));
+  EXPECT_THAT(loaded->source(), HasSubstr("gcp-billing " + gcp + ": read 73, kept 54"));
+  EXPECT_THAT(loaded->source(), HasSubstr("aws-price-list " + aws + ": read 2, kept 1"));
+}
+
 TEST(PriceImportLoader, BadSourcesAreErrors) {
   PriceImportContext context;
-  EXPECT_THAT(ImportPriceFile({"vast", "/nonexistent/search.json"}, context),
+  EXPECT_THAT(ImportPriceFile({"vast", "/nonexistent/search.json", ""}, context),
+              StatusIs(absl::StatusCode::kInvalidArgument, HasSubstr("context")));
+  const GpuNameResolver gpus(v1::GpuList{});
+  const google::protobuf::RepeatedPtrField<Offer> none;
+  context.gpus = &gpus;
+  context.known_offers = &none;
+  EXPECT_THAT(ImportPriceFile({"vast", "/nonexistent/search.json", ""}, context),
               StatusIs(absl::StatusCode::kNotFound));
   CatalogSources sources = CatalogSourcesFor(kDataDir, "", "");
-  sources.price_imports.push_back({"nope", sources.gpus_path});
+  sources.price_imports.push_back({"nope", sources.gpus_path, ""});
   EXPECT_THAT(LoadCatalogSnapshot(sources),
               StatusIs(absl::StatusCode::kInvalidArgument, HasSubstr("unknown import format")));
   EXPECT_TRUE(PriceImportSources("vast", "").empty());
   EXPECT_EQ(PriceImportSources("vast", "a.json,b.json")[1].path, "b.json");
+  const auto gpuhunt = PriceImportSources("gpuhunt", "x/y/lambdalabs.csv,aws=/tmp/c.csv");
+  ASSERT_EQ(gpuhunt.size(), 2u);
+  EXPECT_EQ(gpuhunt[0].provider, "lambdalabs");
+  EXPECT_EQ(gpuhunt[0].path, "x/y/lambdalabs.csv");
+  EXPECT_EQ(gpuhunt[1].provider, "aws");
+  EXPECT_EQ(gpuhunt[1].path, "/tmp/c.csv");
 }
 
 }  // namespace

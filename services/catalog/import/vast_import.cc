@@ -39,15 +39,7 @@ std::string NormalizeRegion(const std::string& geolocation, const ContinentTable
 
 absl::StatusOr<ContinentTable> ParseContinentTable(absl::string_view text,
                                                    absl::string_view file_name) {
-  // Blank out comment lines (keeping line numbers) before the CSV reader.
-  std::string csv;
-  for (absl::string_view line : absl::StrSplit(text, '\n')) {
-    if (!absl::StartsWith(absl::StripLeadingAsciiWhitespace(line), "#")) {
-      absl::StrAppend(&csv, line);
-    }
-    csv.push_back('\n');
-  }
-  absl::StatusOr<std::vector<CsvRecord>> records = ParseCsv(csv, file_name);
+  absl::StatusOr<std::vector<CsvRecord>> records = ParseCsv(BlankCommentLines(text), file_name);
   if (!records.ok()) return records.status();
   if (records->empty()) return absl::InvalidArgumentError(absl::StrCat(file_name, ": empty"));
   const CsvHeader header(records->front());

@@ -1,0 +1,167 @@
+#include "services/catalog/import/aws_price_list_import.h"
+
+#include <map>
+#include <optional>
+#include <string>
+
+#include "absl/container/flat_hash_map.h"
+#include "absl/strings/numbers.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_replace.h"
+#include "absl/strings/str_split.h"
+#include "absl/strings/strip.h"
+#include "services/catalog/import/json.h"
+
+namespace gpuadvisor::catalog {
+namespace {
+
+using ::gpuadvisor::catalog::v1::Offer;
+
+// The hourly on-demand price of `sku`: the first price dimension of its
+// first on-demand term. Sets `currency` to the price's currency key.
+std::optional<double> OnDemandPrice(const json::Value& root, const std::string& sku,
+                                    std::string* currency, std::string* unit) {
+  const json::Value* terms = json::Path(root, {"terms", "OnDemand", sku});
+  if (terms == nullptr || terms->kind_case() != json::Value::kStructValue) return std::nullopt;
+  for (const auto& [code, term] : terms->struct_value().fields()) {
+    const json::Value* dimensions = json::Get(term, "priceDimensions");
+    if (dimensions == nullptr || dimensions->kind_case() != json::Value::kStructValue) continue;
+    for (const auto& [rate, dimension] : dimensions->struct_value().fields()) {
+      *unit = json::String(dimension, "unit");
+      const json::Value* per_unit = json::Get(dimension, "pricePerUnit");
+      if (per_unit == nullptr || per_unit->kind_case() != json::Value::kStructValue) continue;
+      for (const auto& [key, value] : per_unit->struct_value().fields()) {
+        *currency = key;
+        return json::AsNumber(&value);
+      }
+    }
+  }
+  return std::nullopt;
+}
+
+// "1152 GiB" -> bytes; 0 when not understood.
+int64_t MemoryBytes(absl::string_view text) {
+  std::vector<absl::string_view> parts = absl::StrSplit(text, ' ', absl::SkipEmpty());
+  double value = 0;
+  if (parts.empty() || !absl::SimpleAtod(absl::StrReplaceAll(parts[0], {{",", ""}}), &value)) {
+    return 0;
+  }
+  const double unit = parts.size() > 1 && parts[1] == "GB" ? 1e9 : 1024.0 * 1024.0 * 1024.0;
+  return static_cast<int64_t>(value * unit);
+}
+
+}  // namespace
+
+absl::StatusOr<ImportedOffers> ImportAwsPriceList(
+    absl::string_view json_text, absl::string_view file_name,
+    const google::protobuf::RepeatedPtrField<Offer>& known_offers) {
+  absl::StatusOr<json::Value> root = json::Parse(json_text, file_name);
+  if (!root.ok()) return root.status();
+  const json::Value* products = json::Get(*root, "products");
+  if (products == nullptr || products->kind_case() != json::Value::kStructValue) {
+    return absl::InvalidArgumentError(absl::StrCat(file_name, ": no \"products\" object"));
+  }
+  absl::flat_hash_map<std::string, const Offer*> shape_by_type;
+  for (const Offer& o : known_offers) {
+    if (o.provider() == "aws") shape_by_type.emplace(o.instance_type(), &o);
+  }
+  const std::string version = json::String(*root, "version");
+  const std::string published = json::String(*root, "publicationDate").substr(0, 10);
+
+  ImportedOffers out;
+  out.report.format = "aws-price-list";
+  out.has_spot_prices = false;
+  out.report.file = std::string(file_name);
+  // Sorted for a stable order (the products object is a map).
+  std::map<std::string, const json::Value*> sorted;
+  for (const auto& [sku, product] : products->struct_value().fields()) sorted[sku] = &product;
+  absl::flat_hash_map<std::string, size_t> index;
+  for (const auto& [sku, product] : sorted) {
+    ++out.report.rows_read;
+    const std::string family = json::String(*product, "productFamily");
+    if (family != "Compute Instance") {
+      out.report.Reject(absl::StrCat("not an instance (", family, ")"));
+      continue;
+    }
+    const json::Value* a = json::Get(*product, "attributes");
+    if (a == nullptr) {
+      out.report.Reject("no attributes");
+      continue;
+    }
+    struct Filter {
+      const char* key;
+      const char* want;
+    };
+    bool skipped = false;
+    for (const Filter& f : {Filter{"operatingSystem", "Linux"}, Filter{"tenancy", "Shared"},
+                            Filter{"capacitystatus", "Used"}, Filter{"preInstalledSw", "NA"},
+                            Filter{"marketoption", "OnDemand"}}) {
+      const std::string value = json::String(*a, f.key);
+      if (value != f.want && !(value.empty() && std::string(f.key) == "marketoption")) {
+        out.report.Reject(absl::StrCat(f.key, " ", value.empty() ? "(missing)" : value));
+        skipped = true;
+        break;
+      }
+    }
+    if (skipped) continue;
+    const std::string type = json::String(*a, "instanceType");
+    const std::string region = json::String(*a, "regionCode");
+    std::string currency, unit;
+    const std::optional<double> price = OnDemandPrice(*root, sku, &currency, &unit);
+    if (!price) {
+      out.report.Reject("no on-demand term");
+      continue;
+    }
+    if (currency != "USD") {
+      out.report.Reject(absl::StrCat("currency ", currency));
+      continue;
+    }
+    if (unit != "Hrs") {
+      out.report.Reject(absl::StrCat("unit ", unit));
+      continue;
+    }
+    if (*price <= 0) {
+      out.report.Reject("zero price");
+      continue;
+    }
+    if (json::Number(*a, "gpu").value_or(0) <= 0) {
+      out.report.Reject("no GPU");
+      continue;
+    }
+    auto shape = shape_by_type.find(type);
+    if (shape == shape_by_type.end()) {
+      out.report.Reject("instance type not in the catalog (GPU model unknown)");
+      continue;
+    }
+    if (region.empty()) {
+      out.report.Reject("no regionCode");
+      continue;
+    }
+    const std::string id = absl::StrCat("aws/", type, "/", region);
+    auto [it, inserted] = index.emplace(id, out.offers.size());
+    if (!inserted) {
+      out.report.Reject("duplicate product for the same instance and region");
+      continue;
+    }
+    Offer& offer = out.offers.emplace_back(*shape->second);
+    offer.set_id(id);
+    offer.set_region(region);
+    offer.set_availability(v1::AVAILABILITY_UNSPECIFIED);
+    if (const std::optional<double> vcpus = json::Number(*a, "vcpu")) {
+      offer.set_vcpus(static_cast<int32_t>(*vcpus));
+    }
+    if (const int64_t ram = MemoryBytes(json::String(*a, "memory")); ram > 0) {
+      offer.set_ram_bytes(ram);
+    }
+    offer.set_on_demand_usd_per_hour(*price);
+    offer.set_spot_usd_per_hour(0);  // not in the offer file
+    offer.set_reserved_usd_per_hour(0);
+    offer.set_source(absl::StrCat("aws-price-list:", file_name, ": sku ", sku, ", offer version ",
+                                  version, " (", published, ")"));
+    ++out.report.rows_kept;
+  }
+  SortById(out.offers);
+  return out;
+}
+
+}  // namespace gpuadvisor::catalog

@@ -1,0 +1,315 @@
+#include "services/catalog/import/gcp_billing_import.h"
+
+#include <cmath>
+#include <map>
+#include <optional>
+#include <set>
+#include <utility>
+
+#include "absl/container/flat_hash_map.h"
+#include "absl/strings/match.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
+#include "absl/strings/str_join.h"
+#include "absl/strings/str_split.h"
+#include "absl/strings/strip.h"
+#include "services/catalog/import/csv.h"
+#include "services/catalog/import/json.h"
+
+namespace gpuadvisor::catalog {
+namespace {
+
+using ::gpuadvisor::catalog::v1::Offer;
+
+enum class Term { kOnDemand, kSpot, kCommit1Yr };
+enum class Part { kGpu, kCore, kRam };
+
+// A SKU read as one component price: (term, part, name, region) -> USD/unit.
+struct Component {
+  Term term;
+  Part part;
+  std::string name;  // "Nvidia H100 80GB" or the family "A3Plus"
+};
+
+std::string Key(Term term, Part part, absl::string_view name, absl::string_view region) {
+  return absl::StrCat(static_cast<int>(term), "|", static_cast<int>(part), "|", name, "|", region);
+}
+
+// The name a description gives the component: everything before the part's
+// word ("Nvidia H100 80GB GPU running in ..." -> "Nvidia H100 80GB";
+// "Spot Preemptible A3 Instance Core running in ..." -> "A3";
+// "Commitment v1: A3Plus Ram in Virginia for 1 Year" -> "A3Plus").
+std::optional<std::string> ComponentName(absl::string_view description, Part part) {
+  absl::ConsumePrefix(&description, "Commitment v1: ");
+  absl::ConsumePrefix(&description, "Spot Preemptible ");
+  const char* markers[3];
+  int n = 0;
+  switch (part) {
+    case Part::kGpu:
+      markers[n++] = " GPU";
+      break;
+    case Part::kCore:
+      markers[n++] = " Instance Core";
+      markers[n++] = " Cpu";
+      break;
+    case Part::kRam:
+      markers[n++] = " Instance Ram";
+      markers[n++] = " Ram";
+      break;
+  }
+  for (int i = 0; i < n; ++i) {
+    const size_t at = description.find(markers[i]);
+    if (at != absl::string_view::npos && at > 0) return std::string(description.substr(0, at));
+  }
+  return std::nullopt;
+}
+
+// USD per unit from pricingInfo[0]: the first tier with a non-zero price (a
+// free first tier is a volume allowance), converted to USD.
+std::optional<double> UsdPerUnit(const json::Value& sku, std::string* unit) {
+  const json::Value* info = json::Get(sku, "pricingInfo");
+  if (info == nullptr || info->kind_case() != json::Value::kListValue ||
+      info->list_value().values_size() == 0) {
+    return std::nullopt;
+  }
+  const json::Value& current = info->list_value().values(0);
+  const json::Value* expression = json::Get(current, "pricingExpression");
+  if (expression == nullptr) return std::nullopt;
+  *unit = json::String(*expression, "usageUnit");
+  const json::Value* tiers = json::Get(*expression, "tieredRates");
+  if (tiers == nullptr || tiers->kind_case() != json::Value::kListValue) return std::nullopt;
+  const double rate = json::Number(current, "currencyConversionRate").value_or(1.0);
+  for (const json::Value& tier : tiers->list_value().values()) {
+    const json::Value* price = json::Get(tier, "unitPrice");
+    if (price == nullptr) continue;
+    const double units = json::Number(*price, "units").value_or(0);
+    const double nanos = json::Number(*price, "nanos").value_or(0);
+    const double value = units + nanos * 1e-9;
+    if (value <= 0) continue;
+    const std::string currency = json::String(*price, "currencyCode");
+    return (currency.empty() || currency == "USD" || rate <= 0) ? value : value / rate;
+  }
+  return std::nullopt;
+}
+
+// The SKU objects of any of the accepted shapes.
+absl::Status CollectSkus(const json::Value& root, std::vector<const json::Value*>& out) {
+  if (const json::Value* skus = json::Get(root, "skus")) {
+    if (skus->kind_case() != json::Value::kListValue) {
+      return absl::InvalidArgumentError("\"skus\" is not a list");
+    }
+    for (const json::Value& s : skus->list_value().values()) out.push_back(&s);
+    return absl::OkStatus();
+  }
+  if (root.kind_case() != json::Value::kListValue) {
+    return absl::InvalidArgumentError("expected {\"skus\": [...]}, a list of pages or of SKUs");
+  }
+  for (const json::Value& item : root.list_value().values()) {
+    if (json::Get(item, "skus") != nullptr) {
+      if (absl::Status s = CollectSkus(item, out); !s.ok()) return s;
+    } else {
+      out.push_back(&item);
+    }
+  }
+  return absl::OkStatus();
+}
+
+}  // namespace
+
+absl::StatusOr<std::vector<GcpSkuFamily>> ParseGcpSkuFamilies(absl::string_view text,
+                                                              absl::string_view file_name) {
+  absl::StatusOr<std::vector<CsvRecord>> records = ParseCsv(BlankCommentLines(text), file_name);
+  if (!records.ok()) return records.status();
+  if (records->empty()) return absl::InvalidArgumentError(absl::StrCat(file_name, ": empty"));
+  const CsvHeader header(records->front());
+  for (const char* column : {"machine_prefix", "sku_family", "gpu_skus"}) {
+    if (!header.Find(column)) {
+      return absl::InvalidArgumentError(absl::StrCat(file_name, ":", records->front().line,
+                                                     ": missing column \"", column, "\""));
+    }
+  }
+  std::vector<GcpSkuFamily> families;
+  for (size_t r = 1; r < records->size(); ++r) {
+    const CsvRecord& record = (*records)[r];
+    GcpSkuFamily f;
+    f.machine_prefix = std::string(absl::StripAsciiWhitespace(header.Cell(record, "machine_prefix")));
+    f.sku_family = std::string(absl::StripAsciiWhitespace(header.Cell(record, "sku_family")));
+    for (absl::string_view gpu : absl::StrSplit(header.Cell(record, "gpu_skus"), '|')) {
+      gpu = absl::StripAsciiWhitespace(gpu);
+      if (!gpu.empty()) f.gpu_skus.emplace_back(gpu);
+    }
+    if (f.machine_prefix.empty() || f.sku_family.empty() || f.gpu_skus.empty()) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          file_name, ":", record.line, ": machine_prefix, sku_family and gpu_skus must be set"));
+    }
+    families.push_back(std::move(f));
+  }
+  return families;
+}
+
+absl::StatusOr<ImportedOffers> ImportGcpBillingSkus(
+    absl::string_view json_text, absl::string_view file_name,
+    const std::vector<GcpSkuFamily>& families,
+    const google::protobuf::RepeatedPtrField<Offer>& known_offers) {
+  absl::StatusOr<json::Value> root = json::Parse(json_text, file_name);
+  if (!root.ok()) return root.status();
+  std::vector<const json::Value*> skus;
+  if (absl::Status s = CollectSkus(*root, skus); !s.ok()) {
+    return absl::InvalidArgumentError(absl::StrCat(file_name, ": ", s.message()));
+  }
+  ImportedOffers out;
+  out.report.format = "gcp-billing";
+  out.report.file = std::string(file_name);
+  out.report.rows_read = static_cast<int>(skus.size());
+
+  // Names the machine families use, to tell "no machine uses it" from noise.
+  std::set<std::string> family_names, gpu_names;
+  for (const GcpSkuFamily& f : families) {
+    family_names.insert(f.sku_family);
+    gpu_names.insert(f.gpu_skus.begin(), f.gpu_skus.end());
+  }
+
+  // Pass 1: every SKU to component prices, or a rejection.
+  absl::flat_hash_map<std::string, std::pair<double, size_t>> prices;  // key -> (usd, sku)
+  std::vector<std::string> rejection(skus.size());
+  std::map<size_t, std::string> effective_time;
+  for (size_t i = 0; i < skus.size(); ++i) {
+    const json::Value& sku = *skus[i];
+    const json::Value* category = json::Get(sku, "category");
+    if (category == nullptr) {
+      rejection[i] = "no category";
+      continue;
+    }
+    const std::string group = json::String(*category, "resourceGroup");
+    const std::string usage = json::String(*category, "usageType");
+    Part part;
+    if (group == "GPU") {
+      part = Part::kGpu;
+    } else if (group == "CPU") {
+      part = Part::kCore;
+    } else if (group == "RAM") {
+      part = Part::kRam;
+    } else {
+      rejection[i] = absl::StrCat("not a GPU machine component (", group, ")");
+      continue;
+    }
+    Term term;
+    if (usage == "OnDemand") {
+      term = Term::kOnDemand;
+    } else if (usage == "Preemptible") {
+      term = Term::kSpot;
+    } else if (usage == "Commit1Yr") {
+      term = Term::kCommit1Yr;
+    } else {
+      rejection[i] = absl::StrCat("usage type ", usage, " not imported");
+      continue;
+    }
+    std::optional<std::string> name = ComponentName(json::String(sku, "description"), part);
+    if (!name) {
+      rejection[i] = absl::StrCat("description not understood (", group, ")");
+      continue;
+    }
+    if (part == Part::kGpu ? !gpu_names.count(*name) : !family_names.count(*name)) {
+      rejection[i] = absl::StrCat("no machine family uses ", group, " SKU \"", *name, "\"");
+      continue;
+    }
+    std::string unit;
+    const std::optional<double> usd = UsdPerUnit(sku, &unit);
+    if (!usd) {
+      rejection[i] = "no price";
+      continue;
+    }
+    if (unit != (part == Part::kRam ? "GiBy.h" : "h")) {
+      rejection[i] = absl::StrCat("unit ", unit, " for ", group);
+      continue;
+    }
+    const json::Value* regions = json::Get(sku, "serviceRegions");
+    if (regions == nullptr || regions->kind_case() != json::Value::kListValue ||
+        regions->list_value().values_size() == 0) {
+      rejection[i] = "no serviceRegions";
+      continue;
+    }
+    for (const json::Value& region : regions->list_value().values()) {
+      prices[Key(term, part, *name, region.string_value())] = {*usd, i};
+    }
+    std::string when = json::String(sku, "effectiveTime");
+    if (when.empty()) {
+      if (const json::Value* info = json::Get(sku, "pricingInfo");
+          info != nullptr && info->kind_case() == json::Value::kListValue &&
+          info->list_value().values_size() > 0) {
+        when = json::String(info->list_value().values(0), "effectiveTime");
+      }
+    }
+    effective_time[i] = when.substr(0, 10);
+  }
+
+  // Pass 2: price every known GCP machine shape in every region.
+  std::set<std::string> regions;
+  for (const auto& [key, value] : prices) {
+    regions.insert(std::string(key.substr(key.rfind('|') + 1)));
+  }
+  std::vector<char> used(skus.size(), 0);
+  std::set<std::string> shapes_done;
+  for (const Offer& shape : known_offers) {
+    if (shape.provider() != "gcp" || !shapes_done.insert(shape.instance_type()).second) continue;
+    const GcpSkuFamily* family = nullptr;
+    for (const GcpSkuFamily& f : families) {
+      if (absl::StartsWith(shape.instance_type(), f.machine_prefix)) family = &f;
+    }
+    if (family == nullptr || shape.gpus_per_node() < 1) continue;
+    const double ram_gib = static_cast<double>(shape.ram_bytes()) / (1024.0 * 1024.0 * 1024.0);
+    for (const std::string& region : regions) {
+      // Price of one term in this region, and the SKUs that make it.
+      auto price = [&](Term term, std::vector<size_t>& parts) -> double {
+        const std::pair<double, size_t>* gpu = nullptr;
+        for (const std::string& g : family->gpu_skus) {
+          auto it = prices.find(Key(term, Part::kGpu, g, region));
+          if (it != prices.end()) gpu = &it->second;
+        }
+        auto core = prices.find(Key(term, Part::kCore, family->sku_family, region));
+        auto ram = prices.find(Key(term, Part::kRam, family->sku_family, region));
+        if (gpu == nullptr || core == prices.end() || ram == prices.end()) return 0;
+        parts = {gpu->second, core->second.second, ram->second.second};
+        return shape.gpus_per_node() * gpu->first + shape.vcpus() * core->second.first +
+               ram_gib * ram->second.first;
+      };
+      std::vector<size_t> on_demand_parts, spot_parts, commit_parts;
+      const double on_demand = price(Term::kOnDemand, on_demand_parts);
+      const double spot = price(Term::kSpot, spot_parts);
+      const double commit = price(Term::kCommit1Yr, commit_parts);
+      if (on_demand <= 0 && spot <= 0 && commit <= 0) continue;
+      Offer& offer = out.offers.emplace_back(shape);
+      offer.set_id(absl::StrCat("gcp/", shape.instance_type(), "/", region));
+      offer.set_region(region);
+      offer.set_availability(v1::AVAILABILITY_UNSPECIFIED);
+      offer.set_on_demand_usd_per_hour(on_demand);
+      offer.set_spot_usd_per_hour(spot);
+      offer.set_reserved_usd_per_hour(commit);
+      std::vector<std::string> ids;
+      std::string as_of;
+      for (const auto* parts : {&on_demand_parts, &spot_parts, &commit_parts}) {
+        for (size_t i : *parts) {
+          used[i] = 1;
+          ids.push_back(json::String(*skus[i], "skuId"));
+          as_of = std::max(as_of, effective_time[i]);
+        }
+      }
+      offer.set_source(absl::StrFormat(
+          "gcp-billing:%s: %d x GPU + %d vCPU x core + %.0f GiB x RAM SKUs (%s), effective %s",
+          file_name, shape.gpus_per_node(), shape.vcpus(), ram_gib, absl::StrJoin(ids, " "),
+          as_of));
+    }
+  }
+  for (size_t i = 0; i < skus.size(); ++i) {
+    if (used[i]) {
+      ++out.report.rows_kept;
+    } else {
+      out.report.Reject(rejection[i].empty() ? "no catalog machine type in its regions"
+                                             : rejection[i]);
+    }
+  }
+  SortById(out.offers);
+  return out;
+}
+
+}  // namespace gpuadvisor::catalog
