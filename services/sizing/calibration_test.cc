@@ -284,7 +284,10 @@ struct Result {
 };
 
 Result Evaluate(const cal::Case& c, double expected, double got) {
-  Result r{&c, expected, got};
+  Result r;
+  r.c = &c;
+  r.expected = expected;
+  r.got = got;
   const double ratio = expected != 0 ? got / expected : (got == 0 ? 1.0 : INFINITY);
   switch (c.check()) {
     case cal::AT_MOST:
