@@ -21,6 +21,8 @@ PACKAGES=(
   prometheus
   # Python client (Debian's grpcio; call /usr/bin/python3), health/reflection protos
   python3-grpcio python3-protobuf python3-yaml grpc-proto
+  # load benchmark (bench/load_test.sh): h2load
+  nghttp2-client
   # misc
   curl ca-certificates
 )

@@ -11,12 +11,14 @@
 # Each binary announces "<name> listening grpc=H:P metrics=H:M" on stdout;
 # with ephemeral ports that line is how we learn where it listens. Then
 # grpc.health.v1 is polled (gpu-advisor health) until all four are SERVING.
+# Optional: STACK_WAIT_SECONDS (default 30) for big catalogs; the array
+# STACK_GATEWAY_ARGS adds flags to the gateway's command line.
 
 STACK_PIDS=()
 
 _stack_wait_announce() {  # name logfile -> sets ANNOUNCED_GRPC ANNOUNCED_METRICS
   local name=$1 log=$2 i line
-  for i in $(seq 1 300); do
+  for i in $(seq 1 $((${STACK_WAIT_SECONDS:-30} * 10))); do
     line=$(grep -m1 "^$name listening " "$log" 2>/dev/null || true)
     if [[ -n "$line" ]]; then
       ANNOUNCED_GRPC=$(sed -E 's/.* grpc=([^ ]+).*/\1/' <<<"$line")
@@ -30,7 +32,7 @@ _stack_wait_announce() {  # name logfile -> sets ANNOUNCED_GRPC ANNOUNCED_METRIC
     fi
     sleep 0.1
   done
-  echo "$name did not start within 30 s; log:" >&2
+  echo "$name did not start within ${STACK_WAIT_SECONDS:-30} s; log:" >&2
   cat "$log" >&2
   return 1
 }
@@ -46,7 +48,7 @@ _stack_launch() {  # name binary logdir args...
 # Waits until all four report SERVING (the gateway once it holds a catalog replica).
 _stack_wait_serving() {  # build_dir
   local cli=$1/services/cli/gpu-advisor i addr ready
-  for i in $(seq 1 300); do
+  for i in $(seq 1 $((${STACK_WAIT_SECONDS:-30} * 10))); do
     ready=1
     for addr in "$CATALOG_ADDR" "$SIZING_ADDR" "$PRICING_ADDR" "$GATEWAY_ADDR"; do
       "$cli" health --target="$addr" --timeout_seconds=1 >/dev/null 2>&1 || { ready=0; break; }
@@ -54,7 +56,7 @@ _stack_wait_serving() {  # build_dir
     [[ $ready == 1 ]] && return 0
     sleep 0.1
   done
-  echo "services did not report SERVING within 30 s" >&2
+  echo "services did not report SERVING within ${STACK_WAIT_SECONDS:-30} s" >&2
   return 1
 }
 
@@ -78,7 +80,7 @@ stack_start() {
   _stack_launch gateway "$bin/gateway/gateway_server" "$logdir" \
     --port=$p_gw --metrics_port=$m_gw --catalog_address="$CATALOG_ADDR" \
     --sizing_address="$SIZING_ADDR" --pricing_address="$PRICING_ADDR" \
-    --catalog_cache_file="$logdir/catalog.cache" || return 1
+    --catalog_cache_file="$logdir/catalog.cache" ${STACK_GATEWAY_ARGS[@]+"${STACK_GATEWAY_ARGS[@]}"} || return 1
   GATEWAY_ADDR=$ANNOUNCED_GRPC GATEWAY_METRICS=$ANNOUNCED_METRICS
   export CATALOG_ADDR SIZING_ADDR PRICING_ADDR GATEWAY_ADDR
   export CATALOG_METRICS SIZING_METRICS PRICING_METRICS GATEWAY_METRICS
