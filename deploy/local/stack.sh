@@ -80,7 +80,7 @@ stack_start() {
   _stack_launch gateway "$bin/gateway/gateway_server" "$logdir" \
     --port=$p_gw --metrics_port=$m_gw --catalog_address="$CATALOG_ADDR" \
     --sizing_address="$SIZING_ADDR" --pricing_address="$PRICING_ADDR" \
-    --catalog_cache_file="$logdir/catalog.cache" ${STACK_GATEWAY_ARGS[@]+"${STACK_GATEWAY_ARGS[@]}"} || return 1
+    --catalog_cache_file="$logdir/catalog.cache" --data_dir="$data" ${STACK_GATEWAY_ARGS[@]+"${STACK_GATEWAY_ARGS[@]}"} || return 1
   GATEWAY_ADDR=$ANNOUNCED_GRPC GATEWAY_METRICS=$ANNOUNCED_METRICS
   export CATALOG_ADDR SIZING_ADDR PRICING_ADDR GATEWAY_ADDR
   export CATALOG_METRICS SIZING_METRICS PRICING_METRICS GATEWAY_METRICS

@@ -8,6 +8,7 @@
 #include "common/status/grpc_status.h"
 #include "grpcpp/client_context.h"
 #include "services/gateway/recommender.h"
+#include "services/gateway/workload_defaults.h"
 
 namespace gpuadvisor::gateway {
 namespace {
@@ -109,15 +110,20 @@ absl::StatusOr<pricing::v1::QuoteResponse> GatewayServiceImpl::CallQuote(
 absl::StatusOr<v1::RecommendResponse> GatewayServiceImpl::DoRecommend(
     grpc::ServerContext* context, const v1::RecommendRequest& request) {
   absl::StatusOr<RecommendationRun> run =
-      RecommendationRun::Start(index_cache_.Get(replica_->Current()), request);
+      RecommendationRun::Start(index_cache_.Get(replica_->Current()), request, options_.region_groups);
   if (!run.ok()) return run.status();
   absl::StatusOr<sizing::v1::EstimateResponse> sized = CallEstimate(context, run->estimate_request());
   if (!sized.ok()) return sized.status();
   absl::StatusOr<pricing::v1::QuoteRequest> quote = run->ApplyEstimates(std::move(*sized));
   if (!quote.ok()) return quote.status();
-  absl::StatusOr<pricing::v1::QuoteResponse> priced = pricing::v1::QuoteResponse();
-  if (quote->items_size() > 0) priced = CallQuote(context, *quote);
-  if (!priced.ok()) return priced.status();
+  // Quote even with no items: an empty answer still says which price book
+  // it was checked against. With no items, a pricing failure only costs the
+  // answer that version.
+  absl::StatusOr<pricing::v1::QuoteResponse> priced = CallQuote(context, *quote);
+  if (!priced.ok()) {
+    if (quote->items_size() > 0) return priced.status();
+    priced = pricing::v1::QuoteResponse();
+  }
   return run->Finish(*priced);
 }
 
@@ -168,13 +174,19 @@ grpc::Status GatewayServiceImpl::Estimate(grpc::ServerContext* context,
   RpcScope rpc(metrics_, kService, "Estimate");
   sizing::v1::EstimateRequest forward;
   *forward.mutable_workload() = request->workload();
+  std::vector<v1::Assumption> assumptions;
+  if (absl::Status s = ApplyWorkloadDefaults(*forward.mutable_workload(), assumptions, WorkloadUse::kSize); !s.ok()) {
+    return rpc.Finish(ToGrpcStatus(s));
+  }
   *forward.mutable_configurations() = request->configurations();
   if (request->has_vram_margin()) forward.set_vram_margin(request->vram_margin());
   absl::StatusOr<sizing::v1::EstimateResponse> sized = CallEstimate(context, forward);
   if (!sized.ok()) return rpc.Finish(ToGrpcStatus(sized.status()));
   response->mutable_estimates()->Swap(sized->mutable_estimates());
   response->mutable_totals()->Swap(sized->mutable_totals());
+  AddSizedAssumptions(forward.workload(), *sized, assumptions);
   response->mutable_model()->Swap(sized->mutable_model());
+  for (v1::Assumption& a : assumptions) *response->add_assumptions() = std::move(a);
   return rpc.Finish(grpc::Status::OK);
 }
 

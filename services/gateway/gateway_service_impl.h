@@ -32,6 +32,7 @@
 #include "services/catalog/catalog_replica.h"
 #include "services/gateway/offer_index.h"
 #include "services/gateway/response_cache.h"
+#include "services/gateway/region_groups.h"
 
 namespace gpuadvisor::gateway {
 
@@ -43,6 +44,9 @@ class GatewayServiceImpl final : public v1::GatewayService::Service {
     // Used only while `price_book_version` names the live price book.
     ResponseCache* response_cache = nullptr;
     std::function<std::string()> price_book_version;  // "" = unknown
+    // Region groups for Constraints.regions; must outlive the service. Null:
+    // region names only.
+    const RegionGroups* region_groups = nullptr;
   };
 
   // `replica` and `metrics` must outlive the service.

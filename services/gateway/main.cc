@@ -3,7 +3,7 @@
 //
 //   gateway_server --port=50050 --metrics_port=9460
 //       --catalog_address=127.0.0.1:50051 --sizing_address=127.0.0.1:50052
-//       --pricing_address=127.0.0.1:50053 [--catalog_cache_file=FILE]
+//       --pricing_address=127.0.0.1:50053 [--catalog_cache_file=FILE] [--data_dir=data]
 //
 // Identical Recommend requests are answered from a response cache while the
 // catalog and price-book versions stay the same (--response_cache_entries=0
@@ -15,7 +15,9 @@
 // "gateway listening grpc=HOST:PORT metrics=HOST:PORT".
 
 #include <algorithm>
+#include <cstdio>
 #include <memory>
+#include <string>
 
 #include "absl/flags/flag.h"
 #include "absl/flags/parse.h"
@@ -29,6 +31,7 @@ ABSL_FLAG(std::string, catalog_address, "127.0.0.1:50051", "Catalog service targ
 ABSL_FLAG(std::string, sizing_address, "127.0.0.1:50052", "Sizing service target.");
 ABSL_FLAG(std::string, pricing_address, "127.0.0.1:50053", "Pricing service target.");
 ABSL_FLAG(int, backend_timeout_ms, 2000, "Deadline for each backend call, capped by the caller's.");
+ABSL_FLAG(std::string, data_dir, "data", "Data directory: reads <data_dir>/gateway/regions.textproto.");
 ABSL_FLAG(std::string, catalog_cache_file, "", "Where to keep the catalog replica across restarts; empty = none.");
 ABSL_FLAG(int, response_cache_entries, 4096,
           "Recommend answers kept for repeated requests, keyed by request, catalog version and "
@@ -37,6 +40,12 @@ ABSL_FLAG(int, response_cache_entries, 4096,
 int main(int argc, char** argv) {
   gpuadvisor::BlockTerminationSignals();
   absl::ParseCommandLine(argc, argv);
+  absl::StatusOr<gpuadvisor::gateway::RegionGroups> region_groups =
+      gpuadvisor::gateway::RegionGroups::FromFile(absl::GetFlag(FLAGS_data_dir) + "/gateway/regions.textproto");
+  if (!region_groups.ok()) {
+    std::fprintf(stderr, "gateway: %s\n", std::string(region_groups.status().message()).c_str());
+    return 1;
+  }
 
   gpuadvisor::Metrics metrics("gateway");
   gpuadvisor::catalog::CatalogReplica::Options replica_options;
@@ -64,7 +73,8 @@ int main(int argc, char** argv) {
       &metrics,
       {.backend_timeout = absl::Milliseconds(absl::GetFlag(FLAGS_backend_timeout_ms)),
        .response_cache = &response_cache,
-       .price_book_version = [&prices] { return prices.Current(); }});
+       .price_book_version = [&prices] { return prices.Current(); },
+       .region_groups = &*region_groups});
 
   gpuadvisor::ServiceMainOptions options = gpuadvisor::ServiceMainOptionsFromFlags(
       "gateway", 50050, 9460, {"gpuadvisor.gateway.v1.GatewayService"});

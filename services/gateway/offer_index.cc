@@ -3,6 +3,8 @@
 #include <tuple>
 #include <utility>
 
+#include "absl/strings/ascii.h"
+
 namespace gpuadvisor::gateway {
 namespace {
 
@@ -13,6 +15,23 @@ int Intern(absl::flat_hash_map<std::string, int>& ids, const std::string& name) 
 int Find(const absl::flat_hash_map<std::string, int>& ids, absl::string_view name) {
   auto it = ids.find(name);
   return it == ids.end() ? -1 : it->second;
+}
+
+// Names by id and lower-case name -> ids, from an interned map.
+void Fold(const absl::flat_hash_map<std::string, int>& ids, std::vector<std::string>& names,
+          absl::flat_hash_map<std::string, std::vector<int>>& folded) {
+  names.assign(ids.size(), "");
+  for (const auto& [name, id] : ids) names[id] = name;
+  for (int id = 0; id < static_cast<int>(names.size()); ++id) {
+    folded[absl::AsciiStrToLower(names[id])].push_back(id);
+  }
+}
+
+const std::vector<int>& Lookup(const absl::flat_hash_map<std::string, std::vector<int>>& folded,
+                               absl::string_view name) {
+  static const std::vector<int>* const kNone = new std::vector<int>();
+  auto it = folded.find(absl::AsciiStrToLower(name));
+  return it == folded.end() ? *kNone : it->second;
 }
 
 }  // namespace
@@ -52,6 +71,16 @@ OfferIndex::OfferIndex(std::shared_ptr<const catalog::Catalog> catalog) : catalo
         offer.reserved_usd_per_hour() > 0 ? offer.reserved_usd_per_hour() : offer.on_demand_usd_per_hour();
     offers_.push_back(facts);
   }
+  Fold(providers_, provider_names_, providers_folded_);
+  Fold(regions_, region_names_, regions_folded_);
+}
+
+const std::vector<int>& OfferIndex::ProviderIdsIgnoringCase(absl::string_view name) const {
+  return Lookup(providers_folded_, name);
+}
+
+const std::vector<int>& OfferIndex::RegionIdsIgnoringCase(absl::string_view name) const {
+  return Lookup(regions_folded_, name);
 }
 
 int OfferIndex::ProviderId(absl::string_view provider) const { return Find(providers_, provider); }

@@ -60,12 +60,20 @@ class OfferIndex {
   int ProviderId(absl::string_view provider) const;
   int RegionId(absl::string_view region) const;
   int GpuId(absl::string_view gpu_model_or_alias) const;
+  // Every id whose name equals `name` ignoring case (empty when none).
+  const std::vector<int>& ProviderIdsIgnoringCase(absl::string_view name) const;
+  const std::vector<int>& RegionIdsIgnoringCase(absl::string_view name) const;
+  // Names by id.
+  const std::vector<std::string>& provider_names() const { return provider_names_; }
+  const std::vector<std::string>& region_names() const { return region_names_; }
 
  private:
   std::shared_ptr<const catalog::Catalog> catalog_;
   std::vector<OfferFacts> offers_;
   std::vector<OfferShape> shapes_;
   absl::flat_hash_map<std::string, int> providers_, regions_, gpus_;
+  std::vector<std::string> provider_names_, region_names_;
+  absl::flat_hash_map<std::string, std::vector<int>> providers_folded_, regions_folded_;  // lower case
 };
 
 // The index of the newest catalog a caller has seen, rebuilt when the

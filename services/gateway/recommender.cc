@@ -10,6 +10,10 @@
 #include "absl/container/flat_hash_set.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
+#include "absl/strings/str_join.h"
+#include "common/status/status_macros.h"
+#include "services/gateway/name_match.h"
+#include "services/gateway/workload_defaults.h"
 
 namespace gpuadvisor::gateway {
 namespace {
@@ -51,6 +55,7 @@ int Stage(v1::ExclusionReason reason) {
     case v1::EXCLUSION_REASON_DOES_NOT_FIT: return 3;
     case v1::EXCLUSION_REASON_TOO_SLOW: return 4;
     case v1::EXCLUSION_REASON_NOT_PRICED: return 5;
+    case v1::EXCLUSION_REASON_RUNS_TOO_LONG: return 5;
     case v1::EXCLUSION_REASON_OVER_BUDGET: return 6;
     case v1::EXCLUSION_REASON_MISSES_DEADLINE: return 7;
     default: return -1;
@@ -101,7 +106,24 @@ absl::Status ValidateConstraints(const v1::RecommendRequest& request) {
   if (!request.has_workload() || request.workload().task() == sizing::v1::TASK_UNSPECIFIED) {
     return absl::InvalidArgumentError("workload.task: required");
   }
+  for (const auto& [names, field] :
+       {std::pair<const google::protobuf::RepeatedPtrField<std::string>*, const char*>{&c.providers(), "providers"},
+        {&c.regions(), "regions"},
+        {&c.gpu_models(), "gpu_models"}}) {
+    for (int i = 0; i < names->size(); ++i) {
+      if (names->Get(i).empty()) {
+        return absl::InvalidArgumentError(absl::StrCat("constraints.", field, "[", i, "]: must not be empty"));
+      }
+    }
+  }
   return absl::OkStatus();
+}
+
+absl::Status UnknownName(absl::string_view field, int i, absl::string_view kind, absl::string_view name,
+                         const std::vector<std::string>& valid) {
+  return absl::InvalidArgumentError(absl::StrCat("constraints.", field, "[", i, "]: unknown ", kind, " \"",
+                                                 name, "\"; closest: ",
+                                                 absl::StrJoin(ClosestNames(name, valid), ", ")));
 }
 
 std::string Gb(double bytes) { return absl::StrFormat("%.1f GB", bytes / 1e9); }
@@ -136,71 +158,160 @@ const char* OptionName(PurchaseOption option) {
 }  // namespace
 
 absl::StatusOr<RecommendationRun> RecommendationRun::Start(
-    std::shared_ptr<const catalog::Catalog> catalog, const v1::RecommendRequest& request) {
+    std::shared_ptr<const catalog::Catalog> catalog, const v1::RecommendRequest& request,
+    const RegionGroups* groups) {
   return Start(catalog == nullptr ? nullptr : std::make_shared<const OfferIndex>(std::move(catalog)),
-               request);
+               request, groups);
 }
 
 absl::StatusOr<RecommendationRun> RecommendationRun::Start(std::shared_ptr<const OfferIndex> index,
-                                                           const v1::RecommendRequest& request) {
+                                                           const v1::RecommendRequest& request,
+                                                           const RegionGroups* groups) {
   if (absl::Status s = ValidateConstraints(request); !s.ok()) return s;
   if (index == nullptr) return absl::UnavailableError("no catalog replica yet; retry");
   RecommendationRun run;
   run.index_ = std::move(index);
   run.catalog_ = &run.index_->catalog();
   run.request_ = request;
+  RETURN_IF_ERROR(ApplyWorkloadDefaults(*run.request_.mutable_workload(), run.assumptions_));
   const v1::Constraints& c = request.constraints();
   run.objective_ = c.objective() == v1::OBJECTIVE_UNSPECIFIED ? v1::OBJECTIVE_CHEAPEST : c.objective();
+  if (c.objective() == v1::OBJECTIVE_UNSPECIFIED) {
+    run.assumptions_.push_back(MakeAssumption("constraints.objective", "OBJECTIVE_CHEAPEST",
+                                              "lowest total job cost"));
+  }
   run.max_results_ = request.max_results() == 0 ? kDefaultMaxResults : request.max_results();
-  run.max_nodes_ = c.single_node() ? 1 : (c.max_nodes() == 0 ? kDefaultMaxNodes : c.max_nodes());
+  run.max_nodes_ = c.single_node() ? 1 : (c.max_nodes() == 0 ? kMaxMaxNodes : c.max_nodes());
+  if (!c.single_node() && c.max_nodes() == 0) {
+    run.assumptions_.push_back(MakeAssumption(
+        "constraints.max_nodes", "each offer's largest cluster",
+        absl::StrCat("clusters of 1, 2, 4, ... nodes up to what the provider sells for the offer "
+                     "(Offer.max_nodes, at most ", kMaxMaxNodes, "); set max_nodes to cap it")));
+  }
   run.vram_margin_ = c.has_vram_margin() ? c.vram_margin() : kDefaultVramMargin;
-  const sizing::v1::Workload& w = request.workload();
+  if (!c.has_vram_margin()) {
+    run.assumptions_.push_back(MakeAssumption("constraints.vram_margin", absl::StrFormat("%.2f", kDefaultVramMargin),
+                                              "fraction of GPU memory kept free"));
+  }
+  const sizing::v1::Workload& w = run.request_.workload();
   run.training_ = IsTraining(w.task());
   run.always_on_ = w.task() == sizing::v1::TASK_INFERENCE;
   run.restartable_ = w.has_restartable() ? w.restartable() : !run.always_on_;
-  run.Enumerate();
+  RETURN_IF_ERROR(run.Enumerate(groups));
   return run;
 }
 
-void RecommendationRun::Exclude(int offer_index, v1::ExclusionReason reason) {
+void RecommendationRun::Exclude(int offer_index, v1::ExclusionReason reason, int config, int candidate) {
   v1::ExclusionReason& current = exclusion_[offer_index];
-  if (Stage(reason) > Stage(current)) current = reason;
+  // A later candidate at the same stage is a larger cluster or a later
+  // option: its numbers explain the exclusion best.
+  if (Stage(reason) >= Stage(current)) {
+    current = reason;
+    exclusion_config_[offer_index] = config;
+    exclusion_candidate_[offer_index] = candidate;
+  }
 }
 
-void RecommendationRun::Enumerate() {
+absl::Status RecommendationRun::ResolveFilters(const RegionGroups* groups) {
+  const v1::Constraints& c = request_.constraints();
+  groups_ = groups;
+  if (!c.providers().empty()) {
+    provider_ok_.assign(index_->providers(), 0);
+    for (int i = 0; i < c.providers_size(); ++i) {
+      const std::vector<int>& ids = index_->ProviderIdsIgnoringCase(c.providers(i));
+      if (ids.empty()) return UnknownName("providers", i, "provider", c.providers(i), index_->provider_names());
+      for (int id : ids) provider_ok_[id] = 1;
+    }
+  }
+  if (!c.regions().empty()) {
+    region_ok_.assign(index_->regions(), 0);
+    for (int i = 0; i < c.regions_size(); ++i) {
+      const std::vector<int>& ids = index_->RegionIdsIgnoringCase(c.regions(i));
+      for (int id : ids) region_ok_[id] = 1;
+      const RegionGroups::Group* group = groups != nullptr ? groups->Find(c.regions(i)) : nullptr;
+      if (group != nullptr) region_groups_.push_back(group);
+      if (ids.empty() && group == nullptr) {
+        std::vector<std::string> valid = index_->region_names();
+        if (groups != nullptr) valid.insert(valid.end(), groups->names().begin(), groups->names().end());
+        return UnknownName("regions", i, "region or region group", c.regions(i), valid);
+      }
+    }
+  }
+  if (!c.gpu_models().empty()) {
+    gpu_ok_.assign(index_->gpus(), 0);
+    for (int i = 0; i < c.gpu_models_size(); ++i) {
+      const int id = index_->GpuId(c.gpu_models(i));
+      if (id >= 0) {
+        gpu_ok_[id] = 1;
+      } else if (catalog_->FindGpu(c.gpu_models(i)) == nullptr) {
+        // Known GPUs without offers are valid names that select nothing.
+        std::vector<std::string> valid;
+        for (const catalog::v1::Gpu& gpu : catalog_->snapshot().gpus()) {
+          valid.push_back(gpu.name());
+          valid.insert(valid.end(), gpu.aliases().begin(), gpu.aliases().end());
+        }
+        return UnknownName("gpu_models", i, "GPU", c.gpu_models(i), valid);
+      }
+    }
+  }
+  return absl::OkStatus();
+}
+
+bool RecommendationRun::RegionPasses(const OfferFacts& f) {
+  if (region_ok_.empty() || region_ok_[f.region]) return true;
+  if (region_groups_.empty()) return false;
+  const int64_t key = (int64_t{f.provider} << 32) | static_cast<uint32_t>(f.region);
+  auto [it, inserted] = group_member_.try_emplace(key, false);
+  if (inserted) {
+    const std::string& provider = index_->provider_names()[f.provider];
+    const std::string& region = index_->region_names()[f.region];
+    for (const RegionGroups::Group* group : region_groups_) {
+      if (RegionGroups::Contains(*group, provider, region)) {
+        it->second = true;
+        break;
+      }
+    }
+  }
+  return it->second;
+}
+
+int RecommendationRun::NodeCap(const OfferFacts& f) const { return std::min(max_nodes_, f.max_nodes); }
+
+std::string RecommendationRun::NodeCapText(const OfferFacts& f) const {
+  const v1::Constraints& c = request_.constraints();
+  if (c.single_node()) return "single_node";
+  if (f.max_nodes <= max_nodes_) {
+    return f.max_nodes == 1 ? "this offer is single-node (no inter-node fabric)"
+                            : absl::StrCat(f.max_nodes, " nodes, the largest cluster sold for this offer");
+  }
+  return c.max_nodes() > 0 ? absl::StrCat("constraints.max_nodes = ", c.max_nodes())
+                           : absl::StrCat(kMaxMaxNodes, " nodes, the gateway's limit");
+}
+
+absl::Status RecommendationRun::Enumerate(const RegionGroups* groups) {
   const v1::Constraints& c = request_.constraints();
   // An always-on endpoint or a job that cannot resume is not offered spot
   // unless the caller asks for it (then it comes with a warning).
   for (int option : c.purchase_options()) options_.push_back(static_cast<PurchaseOption>(option));
   if (options_.empty()) {
     options_.push_back(catalog::v1::PURCHASE_OPTION_ON_DEMAND);
-    if (restartable_ && !always_on_) options_.push_back(catalog::v1::PURCHASE_OPTION_SPOT);
+    const bool spot = restartable_ && !always_on_;
+    if (spot) options_.push_back(catalog::v1::PURCHASE_OPTION_SPOT);
+    assumptions_.push_back(MakeAssumption(
+        "constraints.purchase_options", spot ? "on-demand, spot" : "on-demand",
+        spot ? "reserved needs a commitment: ask for PURCHASE_OPTION_RESERVED"
+             : "no spot: the job cannot resume after a preemption (ask for PURCHASE_OPTION_SPOT to see it)"));
   }
-  // Filters as flags over the index's ids; an empty vector lets all through.
-  auto allowed = [](int size, const auto& names, auto id_of) {
-    std::vector<char> ok;
-    if (names.empty()) return ok;
-    ok.assign(size, 0);
-    for (const std::string& name : names) {
-      if (const int id = id_of(name); id >= 0) ok[id] = 1;
-    }
-    return ok;
-  };
-  const std::vector<char> gpu_ok =
-      allowed(index_->gpus(), c.gpu_models(), [this](const std::string& n) { return index_->GpuId(n); });
-  const std::vector<char> provider_ok = allowed(
-      index_->providers(), c.providers(), [this](const std::string& n) { return index_->ProviderId(n); });
-  const std::vector<char> region_ok =
-      allowed(index_->regions(), c.regions(), [this](const std::string& n) { return index_->RegionId(n); });
-  // Empty filter lists pass everything; a list none of whose names exist
-  // passes nothing.
-  auto passes = [](const std::vector<char>& ok, bool filtered, int id) { return !filtered || ok[id]; };
+  RETURN_IF_ERROR(ResolveFilters(groups));
+  auto passes = [](const std::vector<char>& ok, int id) { return ok.empty() || ok[id]; };
 
   *estimate_request_.mutable_workload() = request_.workload();
   estimate_request_.set_vram_margin(vram_margin_);
   const std::vector<OfferFacts>& facts = index_->offers();
   const int offers = static_cast<int>(facts.size());
   exclusion_.assign(offers, v1::EXCLUSION_REASON_UNSPECIFIED);
+  exclusion_config_.assign(offers, -1);
+  exclusion_candidate_.assign(offers, -1);
   kept_.assign(offers, false);
   plans_.reserve(offers);
   shape_configs_.assign(index_->shapes().size(), {});
@@ -208,9 +319,7 @@ void RecommendationRun::Enumerate() {
   for (int index = 0; index < offers; ++index) {
     const OfferFacts& f = facts[index];
     ++candidates_considered_;
-    if (!passes(provider_ok, !c.providers().empty(), f.provider) ||
-        !passes(region_ok, !c.regions().empty(), f.region) ||
-        !passes(gpu_ok, !c.gpu_models().empty(), f.gpu)) {
+    if (!passes(provider_ok_, f.provider) || !passes(gpu_ok_, f.gpu) || !RegionPasses(f)) {
       Exclude(index, v1::EXCLUSION_REASON_FILTERED);
       continue;
     }
@@ -230,7 +339,7 @@ void RecommendationRun::Enumerate() {
     }
     // Offers of one shape share configurations, one per cluster size.
     std::vector<int>& configs = shape_configs_[f.shape];
-    const int max_nodes = std::min(max_nodes_, f.max_nodes);
+    const int max_nodes = NodeCap(f);
     int steps = 0;
     for (int32_t nodes = 1; nodes <= max_nodes; nodes *= 2, ++steps) {
       if (c.max_gpus() > 0 && nodes * f.gpus_per_node > c.max_gpus()) break;
@@ -257,6 +366,7 @@ void RecommendationRun::Enumerate() {
     probe->set_gpus_per_node(1);
     probe->set_nodes(1);
   }
+  return absl::OkStatus();
 }
 
 double RecommendationRun::PreRankKey(const Candidate& candidate) const {
@@ -277,6 +387,7 @@ absl::StatusOr<pricing::v1::QuoteRequest> RecommendationRun::ApplyEstimates(
                                             " configurations"));
   }
   estimates_ = std::move(estimates);
+  AddSizedAssumptions(request_.workload(), estimates_, assumptions_);
   const double deadline = request_.constraints().deadline_hours();
   const double min_tokens_per_second = request_.constraints().min_tokens_per_second();
   std::vector<int> fitting;
@@ -306,16 +417,24 @@ absl::StatusOr<pricing::v1::QuoteRequest> RecommendationRun::ApplyEstimates(
       const sizing::v1::ConfigurationEstimate& e = estimates_.estimates(config);
       if (!e.fits()) {
         const bool for_lack_of_fabric = f.max_nodes == 1 && fit_multi_node[f.gpu];
-        Exclude(plan.offer_index, for_lack_of_fabric ? v1::EXCLUSION_REASON_NO_FABRIC
-                                                     : v1::EXCLUSION_REASON_DOES_NOT_FIT);
+        Exclude(plan.offer_index,
+                for_lack_of_fabric ? v1::EXCLUSION_REASON_NO_FABRIC : v1::EXCLUSION_REASON_DOES_NOT_FIT,
+                config);
         continue;
       }
       if (min_tokens_per_second > 0 && e.tokens_per_second() < min_tokens_per_second) {
-        Exclude(plan.offer_index, v1::EXCLUSION_REASON_TOO_SLOW);
+        Exclude(plan.offer_index, v1::EXCLUSION_REASON_TOO_SLOW, config);
         continue;
       }
       if (deadline > 0 && e.estimated_hours() > deadline) {
-        Exclude(plan.offer_index, v1::EXCLUSION_REASON_MISSES_DEADLINE);
+        Exclude(plan.offer_index, v1::EXCLUSION_REASON_MISSES_DEADLINE, config);
+        continue;
+      }
+      // An estimate pricing cannot quote (or no one would run) is this
+      // candidate's problem, never the request's.
+      if (!std::isfinite(e.estimated_hours()) || e.estimated_hours() < 0 ||
+          e.estimated_hours() > kMaxQuotableHours || !std::isfinite(e.tokens_per_second())) {
+        Exclude(plan.offer_index, v1::EXCLUSION_REASON_RUNS_TOO_LONG, config);
         continue;
       }
       if (cost_only && ++fitting_steps > kFittingClusterSizesKept) break;
@@ -388,12 +507,12 @@ absl::StatusOr<v1::RecommendResponse> RecommendationRun::Finish(
     const Candidate& candidate = candidates_[candidate_index];
     const pricing::v1::Quote& q = quotes.quotes(candidate.quote);
     if (!q.priced()) {
-      Exclude(candidate.offer_index, v1::EXCLUSION_REASON_NOT_PRICED);
+      Exclude(candidate.offer_index, v1::EXCLUSION_REASON_NOT_PRICED, -1, candidate_index);
     } else if ((c.max_usd_per_hour() > 0 && q.cost().usd_per_hour() > c.max_usd_per_hour()) ||
                (c.max_total_usd() > 0 && q.cost().total_usd() > c.max_total_usd())) {
-      Exclude(candidate.offer_index, v1::EXCLUSION_REASON_OVER_BUDGET);
+      Exclude(candidate.offer_index, v1::EXCLUSION_REASON_OVER_BUDGET, -1, candidate_index);
     } else if (c.deadline_hours() > 0 && q.cost().expected_hours() > c.deadline_hours()) {
-      Exclude(candidate.offer_index, v1::EXCLUSION_REASON_MISSES_DEADLINE);
+      Exclude(candidate.offer_index, v1::EXCLUSION_REASON_MISSES_DEADLINE, -1, candidate_index);
     } else {
       survivors.push_back(candidate_index);
     }
@@ -444,18 +563,19 @@ absl::StatusOr<v1::RecommendResponse> RecommendationRun::Finish(
   // Offers with no surviving candidate, by the furthest stage they reached.
   for (int index : survivors) kept_[candidates_[index].offer_index] = true;
   // The example is the excluded offer that comes first in the snapshot.
-  std::map<v1::ExclusionReason, std::pair<int, const Offer*>> tally;
+  std::map<v1::ExclusionReason, std::pair<int, int>> tally;  // count, example offer
   const auto& offers = catalog_->snapshot().offers();
   for (int i = 0; i < static_cast<int>(exclusion_.size()); ++i) {
     if (kept_[i] || exclusion_[i] == v1::EXCLUSION_REASON_UNSPECIFIED) continue;
     auto& [count, example] = tally[exclusion_[i]];
-    if (count++ == 0) example = &offers.Get(i);
+    if (count++ == 0) example = i;
   }
   for (const auto& [reason, entry] : tally) {
     v1::Exclusion* exclusion = response.add_excluded();
     exclusion->set_reason(reason);
     exclusion->set_count(entry.first);
-    exclusion->set_example(entry.second->id());
+    exclusion->set_example(offers.Get(entry.second).id());
+    exclusion->set_detail(ExclusionDetail(entry.second, quotes));
   }
   std::stable_sort(response.mutable_excluded()->begin(), response.mutable_excluded()->end(),
                    [](const v1::Exclusion& a, const v1::Exclusion& b) { return a.count() > b.count(); });
@@ -467,7 +587,67 @@ absl::StatusOr<v1::RecommendResponse> RecommendationRun::Finish(
   response.set_price_book_age_seconds(quotes.price_book_age_seconds());
   *response.mutable_totals() = estimates_.totals();
   response.set_objective(objective_);
+  for (const v1::Assumption& a : assumptions_) *response.add_assumptions() = a;
   return response;
+}
+
+std::string RecommendationRun::ExclusionDetail(int offer_index, const pricing::v1::QuoteResponse& quotes) const {
+  const OfferFacts& f = index_->offers()[offer_index];
+  const v1::Constraints& c = request_.constraints();
+  const int config = exclusion_config_[offer_index];
+  const int candidate = exclusion_candidate_[offer_index];
+  const sizing::v1::ConfigurationEstimate* e =
+      config >= 0 && config < estimates_.estimates_size() ? &estimates_.estimates(config) : nullptr;
+  const pricing::v1::Quote* q = nullptr;
+  if (candidate >= 0 && candidates_[candidate].quote >= 0 && candidates_[candidate].quote < quotes.quotes_size()) {
+    q = &quotes.quotes(candidates_[candidate].quote);
+  }
+  const int nodes = e != nullptr ? e->configuration().nodes() : candidate >= 0 ? candidates_[candidate].nodes : 1;
+  const std::string at = absl::StrCat(nodes, nodes == 1 ? " node" : " nodes");
+  const std::string cap = absl::StrCat(" (cluster cap: ", NodeCapText(f), ")");
+  switch (exclusion_[offer_index]) {
+    case v1::EXCLUSION_REASON_FILTERED:
+      return "not among the providers, regions, GPUs or purchase options asked for";
+    case v1::EXCLUSION_REASON_UNAVAILABLE: return "the catalog marks it unavailable";
+    case v1::EXCLUSION_REASON_TOO_MANY_GPUS:
+      return absl::StrCat(f.gpus_per_node, " GPUs per node > constraints.max_gpus = ", c.max_gpus());
+    case v1::EXCLUSION_REASON_NO_FABRIC:
+      return "fits only across several nodes, and this offer has no inter-node fabric";
+    case v1::EXCLUSION_REASON_DOES_NOT_FIT:
+      if (e == nullptr) break;
+      return absl::StrCat(
+          "needs ", Gb(e->memory().total_bytes()), " per GPU, has ", Gb(e->gpu_memory_bytes()),
+          absl::StrFormat(" with a %.0f%% margin", 100 * vram_margin_), ", even at ", at, cap,
+          e->not_fit_reason().empty() ? "" : absl::StrCat(": ", e->not_fit_reason()));
+    case v1::EXCLUSION_REASON_TOO_SLOW:
+      if (e == nullptr) break;
+      return absl::StrFormat("%.0f tokens/s at %s < constraints.min_tokens_per_second = %.0f", e->tokens_per_second(),
+                             at, c.min_tokens_per_second());
+    case v1::EXCLUSION_REASON_MISSES_DEADLINE:
+      if (q != nullptr) {
+        return absl::StrFormat("%.1f h with expected preemption losses at %s > deadline %.1f h",
+                               q->cost().expected_hours(), at, c.deadline_hours());
+      }
+      if (e == nullptr) break;
+      return absl::StrFormat("%.1f h at %s > deadline %.1f h", e->estimated_hours(), at, c.deadline_hours()) + cap;
+    case v1::EXCLUSION_REASON_RUNS_TOO_LONG:
+      if (e == nullptr) break;
+      return absl::StrFormat("estimated %.3g h at %s, beyond the %.0e h pricing quotes", e->estimated_hours(), at,
+                             kMaxQuotableHours) + cap;
+    case v1::EXCLUSION_REASON_NOT_PRICED:
+      if (q == nullptr) break;
+      return absl::StrCat("pricing: ", q->unpriced_reason());
+    case v1::EXCLUSION_REASON_OVER_BUDGET:
+      if (q == nullptr) break;
+      if (c.max_usd_per_hour() > 0 && q->cost().usd_per_hour() > c.max_usd_per_hour()) {
+        return absl::StrFormat("$%.2f/h > constraints.max_usd_per_hour $%.2f", q->cost().usd_per_hour(),
+                               c.max_usd_per_hour());
+      }
+      return absl::StrFormat("$%.2f in total > constraints.max_total_usd $%.2f", q->cost().total_usd(),
+                             c.max_total_usd());
+    default: break;
+  }
+  return "";
 }
 
 v1::Recommendation RecommendationRun::Explain(const Candidate& candidate,

@@ -24,12 +24,14 @@
 #include <string>
 #include <vector>
 
+#include "absl/container/flat_hash_map.h"
 #include "absl/status/statusor.h"
 #include "gpuadvisor/gateway/v1/gateway.pb.h"
 #include "gpuadvisor/pricing/v1/pricing.pb.h"
 #include "gpuadvisor/sizing/v1/sizing.pb.h"
 #include "services/catalog/catalog.h"
 #include "services/gateway/offer_index.h"
+#include "services/gateway/region_groups.h"
 
 namespace gpuadvisor::gateway {
 
@@ -44,21 +46,32 @@ inline constexpr int kFittingClusterSizesKept = 3;
 inline constexpr int kQuotedPerResult = 20;
 inline constexpr int kDefaultMaxResults = 10;
 inline constexpr int kMaxMaxResults = 100;
-inline constexpr int kDefaultMaxNodes = 16;
+// Cluster sizes considered: powers of two up to each offer's largest cluster
+// (Offer.max_nodes), capped by Constraints.max_nodes when given, and never
+// above kMaxMaxNodes.
 inline constexpr int kMaxMaxNodes = 1024;
+// The longest run pricing quotes (PricingService.Quote items[].hours); a
+// longer estimate is excluded as EXCLUSION_REASON_RUNS_TOO_LONG.
+inline constexpr double kMaxQuotableHours = 1e6;
 inline constexpr double kDefaultVramMargin = 0.1;
 
 class RecommendationRun {
  public:
   // Validates the constraints (kInvalidArgument naming the field, e.g.
-  // "constraints.max_usd_per_hour: must be finite and >= 0") and enumerates the
-  // candidates. The workload itself is validated by the sizing service.
-  // `index` is the catalog's OfferIndex (kUnavailable when null: no catalog yet).
+  // "constraints.max_usd_per_hour: must be finite and >= 0"), applies the
+  // workload defaults rule (workload_defaults.h), resolves provider, region
+  // (and region group) and GPU names case-insensitively (an unknown name is
+  // kInvalidArgument listing the closest valid ones) and enumerates the
+  // candidates. The workload's numbers are validated by the sizing service.
+  // `index` is the catalog's OfferIndex (kUnavailable when null: no catalog
+  // yet); `groups` may be null (then no region groups).
   static absl::StatusOr<RecommendationRun> Start(std::shared_ptr<const OfferIndex> index,
-                                                 const v1::RecommendRequest& request);
+                                                 const v1::RecommendRequest& request,
+                                                 const RegionGroups* groups = nullptr);
   // Builds the index first: for callers that run one request per catalog.
   static absl::StatusOr<RecommendationRun> Start(std::shared_ptr<const catalog::Catalog> catalog,
-                                                 const v1::RecommendRequest& request);
+                                                 const v1::RecommendRequest& request,
+                                                 const RegionGroups* groups = nullptr);
 
   // The distinct configurations to size (at least one, so that sizing checks
   // the workload even when no offer passed the filters).
@@ -95,19 +108,30 @@ class RecommendationRun {
   };
 
   RecommendationRun() = default;
-  void Enumerate();
+  absl::Status Enumerate(const RegionGroups* groups);
+  // Resolves the name filters into per-id flags; kInvalidArgument for an
+  // unknown name.
+  absl::Status ResolveFilters(const RegionGroups* groups);
+  bool RegionPasses(const OfferFacts& facts);
   // Records how far an offer's candidate got; an offer that never survives
-  // is reported with the furthest stage any of its candidates reached.
-  void Exclude(int offer_index, v1::ExclusionReason reason);
+  // is reported with the furthest stage any of its candidates reached, and
+  // the configuration or candidate that got there (for Exclusion.detail).
+  void Exclude(int offer_index, v1::ExclusionReason reason, int config = -1, int candidate = -1);
+  // The detail for an excluded offer (the example of its reason).
+  std::string ExclusionDetail(int offer_index, const pricing::v1::QuoteResponse& quotes) const;
+  // The cluster-size cap for an offer, and what sets it.
+  int NodeCap(const OfferFacts& facts) const;
+  std::string NodeCapText(const OfferFacts& facts) const;
   double PreRankKey(const Candidate& candidate) const;
   v1::Recommendation Explain(const Candidate& candidate, const pricing::v1::Quote& quote) const;
 
   std::shared_ptr<const OfferIndex> index_;
   const catalog::Catalog* catalog_ = nullptr;  // index_->catalog()
-  v1::RecommendRequest request_;
+  v1::RecommendRequest request_;  // with the workload defaults applied
+  std::vector<v1::Assumption> assumptions_;
   v1::Objective objective_ = v1::OBJECTIVE_CHEAPEST;
   int max_results_ = kDefaultMaxResults;
-  int max_nodes_ = kDefaultMaxNodes;
+  int max_nodes_ = kMaxMaxNodes;
   double vram_margin_ = kDefaultVramMargin;
   bool always_on_ = false;
   bool restartable_ = true;
@@ -120,8 +144,15 @@ class RecommendationRun {
   sizing::v1::EstimateResponse estimates_;
   std::vector<Candidate> candidates_;
   std::vector<int> quoted_;  // candidate indexes, in QuoteRequest item order
-  // Per catalog offer: the furthest exclusion reason (UNSPECIFIED = none).
+  // Name filters by id; empty = no filter.
+  std::vector<char> provider_ok_, region_ok_, gpu_ok_;
+  const RegionGroups* groups_ = nullptr;
+  std::vector<const RegionGroups::Group*> region_groups_;  // asked for
+  absl::flat_hash_map<int64_t, bool> group_member_;  // (provider, region) id pair -> in a group asked for
+  // Per catalog offer: the furthest exclusion reason (UNSPECIFIED = none),
+  // and the configuration / candidate that reached it (-1 = none).
   std::vector<v1::ExclusionReason> exclusion_;
+  std::vector<int> exclusion_config_, exclusion_candidate_;
   // Per catalog offer: a candidate survived or was only outranked.
   std::vector<bool> kept_;
   int candidates_considered_ = 0;

@@ -1,5 +1,6 @@
 #include "services/gateway/recommender.h"
 
+#include <map>
 #include <string>
 
 #include "gmock/gmock.h"
@@ -10,6 +11,7 @@ namespace gpuadvisor::gateway {
 namespace {
 
 using ::gpuadvisor::testing::StatusIs;
+using ::testing::AllOf;
 using ::testing::Contains;
 using ::testing::ElementsAre;
 using ::testing::HasSubstr;
@@ -78,6 +80,7 @@ v1::RecommendRequest Training() {
   v1::RecommendRequest request;
   request.mutable_workload()->set_task(sizing::v1::TASK_FULL_FINETUNE);
   request.mutable_workload()->mutable_model()->set_preset("llama-3.1-8b");
+  request.mutable_workload()->set_train_tokens(1e9);
   return request;
 }
 
@@ -132,13 +135,24 @@ pricing::v1::QuoteResponse Priced(const pricing::v1::QuoteRequest& request, cons
   return response;
 }
 
+const RegionGroups& DataRegionGroups() {
+  static const RegionGroups* const groups = [] {
+    absl::StatusOr<RegionGroups> g = RegionGroups::FromFile(GPUADVISOR_SOURCE_DIR "/data/gateway/regions.textproto");
+    EXPECT_TRUE(g.ok()) << g.status();
+    return new RegionGroups(g.ok() ? *std::move(g) : RegionGroups());
+  }();
+  return *groups;
+}
+
 absl::StatusOr<v1::RecommendResponse> RunWith(const v1::RecommendRequest& request, double need_gb,
-                                              pricing::v1::QuoteRequest* quoted = nullptr) {
+                                              pricing::v1::QuoteRequest* quoted = nullptr,
+                                              double hours_scale = 1.0) {
   std::shared_ptr<const catalog::Catalog> catalog = TestCatalog();
-  absl::StatusOr<RecommendationRun> run = RecommendationRun::Start(catalog, request);
+  absl::StatusOr<RecommendationRun> run = RecommendationRun::Start(catalog, request, &DataRegionGroups());
   if (!run.ok()) return run.status();
-  absl::StatusOr<pricing::v1::QuoteRequest> quote =
-      run->ApplyEstimates(Sized(run->estimate_request(), need_gb, *catalog));
+  sizing::v1::EstimateResponse sized = Sized(run->estimate_request(), need_gb, *catalog);
+  for (auto& e : *sized.mutable_estimates()) e.set_estimated_hours(e.estimated_hours() * hours_scale);
+  absl::StatusOr<pricing::v1::QuoteRequest> quote = run->ApplyEstimates(std::move(sized));
   if (!quote.ok()) return quote.status();
   if (quoted != nullptr) *quoted = *quote;
   return run->Finish(Priced(*quote, *catalog));
@@ -338,6 +352,130 @@ TEST(Recommender, MismatchedBackendAnswersAreInternal) {
       run->ApplyEstimates(Sized(run->estimate_request(), 40, *catalog));
   ASSERT_OK(quote);
   EXPECT_THAT(run->Finish(pricing::v1::QuoteResponse()), StatusIs(absl::StatusCode::kInternal));
+}
+
+std::map<v1::ExclusionReason, v1::Exclusion> ByReason(const v1::RecommendResponse& response) {
+  std::map<v1::ExclusionReason, v1::Exclusion> out;
+  for (const auto& e : response.excluded()) out[e.reason()] = e;
+  return out;
+}
+
+std::map<std::string, std::string> Assumed(const v1::RecommendResponse& response) {
+  std::map<std::string, std::string> out;
+  for (const auto& a : response.assumptions()) out[a.field()] = a.value();
+  return out;
+}
+
+TEST(Recommender, FineTuneWithoutATokenCountIsRejectedNotPricedAtZero) {
+  v1::RecommendRequest request = Training();
+  request.mutable_workload()->clear_train_tokens();
+  EXPECT_THAT(RunWith(request, 40), StatusIs(absl::StatusCode::kInvalidArgument, HasSubstr("workload.train_tokens")));
+  request.mutable_workload()->set_dataset_tokens(1e8);  // with epochs defaulted to 1
+  absl::StatusOr<v1::RecommendResponse> response = RunWith(request, 40);
+  ASSERT_OK(response);
+  EXPECT_EQ(Assumed(*response)["workload.epochs"], "1");
+}
+
+TEST(Recommender, EveryDefaultIsStatedInTheAnswer) {
+  absl::StatusOr<v1::RecommendResponse> training = RunWith(Training(), 40);
+  ASSERT_OK(training);
+  std::map<std::string, std::string> assumed = Assumed(*training);
+  EXPECT_EQ(assumed["workload.sequence_length"], "2048");
+  EXPECT_EQ(assumed["workload.precision"], "PRECISION_BF16");
+  EXPECT_EQ(assumed["workload.optimizer"], "OPTIMIZER_ADAMW");
+  EXPECT_EQ(assumed["constraints.vram_margin"], "0.10");
+  EXPECT_EQ(assumed["constraints.max_nodes"], "each offer's largest cluster");
+  EXPECT_EQ(assumed["constraints.purchase_options"], "on-demand, spot");
+
+  pricing::v1::QuoteRequest quoted;
+  absl::StatusOr<v1::RecommendResponse> serving = RunWith(Serving(), 20, &quoted);
+  ASSERT_OK(serving);
+  assumed = Assumed(*serving);
+  EXPECT_EQ(assumed["workload.context_length"], "4096");
+  EXPECT_EQ(assumed["workload.output_tokens"], "256");
+  EXPECT_EQ(assumed["workload.concurrent_sequences"], "1");
+  EXPECT_EQ(assumed["workload.serving_hours"], "720");
+  EXPECT_EQ(assumed["constraints.purchase_options"], "on-demand");
+  // The defaults are sent to sizing explicitly, not left for it to guess.
+  absl::StatusOr<RecommendationRun> run = RecommendationRun::Start(TestCatalog(), Serving());
+  ASSERT_OK(run);
+  EXPECT_EQ(run->estimate_request().workload().context_length(), 4096);
+
+  v1::RecommendRequest batch = Serving();
+  batch.mutable_workload()->set_task(sizing::v1::TASK_BATCH_INFERENCE);
+  EXPECT_THAT(RunWith(batch, 20), StatusIs(absl::StatusCode::kInvalidArgument, HasSubstr("workload.requests")));
+}
+
+TEST(Recommender, NamesMatchIgnoringCaseAndRegionGroupsExpand) {
+  v1::RecommendRequest request = Serving();
+  request.mutable_constraints()->add_providers("GCP");
+  request.mutable_constraints()->add_regions("EU");
+  absl::StatusOr<v1::RecommendResponse> response = RunWith(request, 10);
+  ASSERT_OK(response);
+  ASSERT_THAT(response->recommendations(), ::testing::Not(IsEmpty()));
+  for (const auto& r : response->recommendations()) EXPECT_EQ(r.offer().region(), "europe-west4");
+
+  request = Serving();
+  request.mutable_constraints()->add_regions("US-EAST-1");
+  response = RunWith(request, 10);
+  ASSERT_OK(response);
+  ASSERT_THAT(response->recommendations(), ::testing::Not(IsEmpty()));
+  for (const auto& r : response->recommendations()) EXPECT_EQ(r.offer().region(), "us-east-1");
+}
+
+TEST(Recommender, UnknownNamesAreRejectedWithTheClosestValidOnes) {
+  v1::RecommendRequest request = Serving();
+  request.mutable_constraints()->add_providers("lamda");
+  EXPECT_THAT(RunWith(request, 10), StatusIs(absl::StatusCode::kInvalidArgument,
+                                             AllOf(HasSubstr("constraints.providers[0]"), HasSubstr("lambda"))));
+  request = Serving();
+  request.mutable_constraints()->add_regions("us-east-1");
+  request.mutable_constraints()->add_regions("europe-west9x");
+  EXPECT_THAT(RunWith(request, 10), StatusIs(absl::StatusCode::kInvalidArgument,
+                                             AllOf(HasSubstr("constraints.regions[1]"), HasSubstr("europe-west4"))));
+  request = Serving();
+  request.mutable_constraints()->add_gpu_models("H100-SXMM");
+  EXPECT_THAT(RunWith(request, 10), StatusIs(absl::StatusCode::kInvalidArgument,
+                                             AllOf(HasSubstr("constraints.gpu_models[0]"), HasSubstr("H100-SXM"))));
+  request = Serving();
+  request.mutable_constraints()->add_regions("");
+  EXPECT_THAT(RunWith(request, 10), StatusIs(absl::StatusCode::kInvalidArgument, HasSubstr("must not be empty")));
+}
+
+TEST(Recommender, CandidatesBeyondWhatPricingQuotesAreExcludedNotFatal) {
+  // The fake's 100 h / GPU scaled so that small clusters exceed 1e6 h and
+  // the 32-GPU cluster does not (100 x 2e5 / 32 = 6.25e5 h).
+  v1::RecommendRequest request = Training();
+  request.mutable_constraints()->set_objective(v1::OBJECTIVE_FASTEST);
+  pricing::v1::QuoteRequest quoted;
+  absl::StatusOr<v1::RecommendResponse> response = RunWith(request, 40, &quoted, 2e5);
+  ASSERT_OK(response);
+  for (const auto& item : quoted.items()) EXPECT_LE(item.hours(), kMaxQuotableHours) << item.offer_id();
+  ASSERT_THAT(response->recommendations(), ::testing::Not(IsEmpty()));
+  const auto excluded = ByReason(*response);
+  ASSERT_TRUE(excluded.count(v1::EXCLUSION_REASON_RUNS_TOO_LONG));
+  EXPECT_THAT(excluded.at(v1::EXCLUSION_REASON_RUNS_TOO_LONG).detail(), HasSubstr("h pricing quotes"));
+}
+
+TEST(Recommender, DefaultNodeCapIsTheOffersLargestClusterAndTheReasonNamesIt) {
+  // p5 sells up to 4 nodes: a deadline that needs 8 nodes is missed, and
+  // the reason says why the search stopped at 4.
+  v1::RecommendRequest request = Training();
+  request.mutable_constraints()->add_gpu_models("H100-SXM");
+  request.mutable_constraints()->set_deadline_hours(0.2);
+  absl::StatusOr<v1::RecommendResponse> response = RunWith(request, 40);
+  ASSERT_OK(response);
+  EXPECT_THAT(response->recommendations(), IsEmpty());
+  const auto excluded = ByReason(*response);
+  ASSERT_TRUE(excluded.count(v1::EXCLUSION_REASON_MISSES_DEADLINE));
+  const std::string detail = excluded.at(v1::EXCLUSION_REASON_MISSES_DEADLINE).detail();
+  EXPECT_THAT(detail, AllOf(HasSubstr("4 nodes"), HasSubstr("largest cluster sold")));
+  // An explicit cap is named as such.
+  request.mutable_constraints()->set_max_nodes(2);
+  response = RunWith(request, 40);
+  ASSERT_OK(response);
+  EXPECT_THAT(ByReason(*response).at(v1::EXCLUSION_REASON_MISSES_DEADLINE).detail(),
+              HasSubstr("constraints.max_nodes = 2"));
 }
 
 }  // namespace

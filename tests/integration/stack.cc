@@ -25,7 +25,7 @@ absl::StatusOr<std::unique_ptr<ServiceProcess>> Stack::StartGateway() const {
       BinaryPath("gateway", "gateway_server"),
       {"--port=0", "--metrics_port=0", "--catalog_address=" + catalog->grpc_address(),
        "--sizing_address=" + sizing->grpc_address(), "--pricing_address=" + pricing->grpc_address(),
-       "--catalog_cache_file=" + cache_file, "--backend_timeout_ms=3000"});
+       "--catalog_cache_file=" + cache_file, "--backend_timeout_ms=3000", "--data_dir=" + DataDir()});
   if (!gw.ok()) return gw.status();
   absl::Status serving = WaitForServing(
       grpc::CreateChannel((*gw)->grpc_address(), grpc::InsecureChannelCredentials()), "",
