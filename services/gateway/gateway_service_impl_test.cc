@@ -146,6 +146,7 @@ class GatewayServiceTest : public ::testing::Test {
     v1::RecommendRequest request;
     request.mutable_workload()->set_task(sizing::v1::TASK_LORA);
     request.mutable_workload()->mutable_model()->set_preset("llama-3.1-8b");
+    request.mutable_workload()->set_train_tokens(5e7);
     grpc::ClientContext context;
     context.set_deadline(std::chrono::system_clock::now() + std::chrono::seconds(5));
     return stub_->Recommend(&context, request, response);

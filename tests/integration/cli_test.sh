@@ -50,7 +50,7 @@ check "gpus lists the datasheet specs" bash -c "'$CLI' gpus ${SERVERS[*]} | grep
 check "models lists the presets" bash -c "'$CLI' models ${SERVERS[*]} | grep -q '^llama-3.1-70b '"
 check "health reports SERVING" bash -c "'$CLI' health --target=$GATEWAY_ADDR | grep -q SERVING"
 
-err=$("$CLI" recommend "${SERVERS[@]}" --task=lora --params=-1 2>&1 >/dev/null); code=$?
+err=$("$CLI" recommend "${SERVERS[@]}" --task=lora --params=-1 --train_tokens=1e9 2>&1 >/dev/null); code=$?
 check "bad workload: one line naming the field, exit 2" bash -c '[[ $2 == 2 && $(wc -l <<<"$1") == 1 ]] && grep -q "INVALID_ARGUMENT: workload.model.params" <<<"$1"' _ "$err" "$code"
 err=$("$CLI" frobnicate 2>&1 >/dev/null); code=$?
 check "unknown command: one line, exit 2" bash -c '[[ $2 == 2 && $(wc -l <<<"$1") == 1 ]] && grep -q "unknown command" <<<"$1"' _ "$err" "$code"
