@@ -66,6 +66,7 @@ absl::StatusOr<ModelSpec> BuildModelSpec(const Model& m, absl::string_view path)
       {"kv_lora_rank", m.kv_lora_rank(), 1 << 20},
       {"qk_rope_head_dim", m.qk_rope_head_dim(), 1 << 16},
       {"sliding_window", m.sliding_window(), 1 << 27},
+      {"sliding_window_layers", m.sliding_window_layers(), 10000},
       {"shared_experts", m.shared_experts(), 1 << 16},
       {"expert_intermediate_size", m.expert_intermediate_size(), 1 << 24},
       {"dense_layers", m.dense_layers(), 10000},
@@ -118,7 +119,24 @@ absl::StatusOr<ModelSpec> BuildModelSpec(const Model& m, absl::string_view path)
                    spec.intermediate != 4.0 * spec.hidden;
   spec.vocab = m.vocab_size() > 0 ? m.vocab_size() : 32000.0;
   spec.max_context = m.max_context_length();
-  spec.sliding_window = m.sliding_window();
+  if (m.sliding_window_layers() > spec.layers) {
+    return Invalid(path, "sliding_window_layers", "must be <= layers");
+  }
+  if (m.sliding_window_layers() > 0 && m.sliding_window() == 0) {
+    return Invalid(path, "sliding_window_layers", "needs sliding_window > 0");
+  }
+  if (!std::isfinite(m.checkpoint_weight_bytes()) || m.checkpoint_weight_bytes() < 0) {
+    return Invalid(path, "checkpoint_weight_bytes", "must be >= 0");
+  }
+  // One window for every layer is what the per-token KV math below can
+  // express; a hybrid model (some layers global) is counted as if every layer
+  // were global - conservative - and KvCacheElementsPerSequence
+  // (services/sizing/kv_cache.h) gives the exact per-layer figure.
+  spec.sliding_window_layers =
+      m.sliding_window() > 0 ? (m.sliding_window_layers() > 0 ? m.sliding_window_layers()
+                                                                : spec.layers)
+                             : 0.0;
+  spec.sliding_window = spec.sliding_window_layers >= spec.layers ? m.sliding_window() : 0.0;
   spec.tied_embeddings = m.tied_embeddings();
   spec.mla = m.kv_lora_rank() > 0;
 

@@ -32,7 +32,10 @@ struct ModelSpec {
   double intermediate = 0;
   double vocab = 0;
   double max_context = 0;
+  // The window when every layer has it (0 for a hybrid model, whose KV is
+  // then sized as all-global here; see kv_cache.h for the per-layer figure).
   double sliding_window = 0;
+  double sliding_window_layers = 0;  // layers with Model.sliding_window
   bool tied_embeddings = false;
   bool gated_mlp = false;
   bool mla = false;

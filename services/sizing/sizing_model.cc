@@ -13,6 +13,7 @@
 #include "common/io/text_proto.h"
 #include "common/status/status_macros.h"
 #include "services/sizing/estimator.h"
+#include "services/sizing/hf_config.h"
 #include "services/sizing/workload_validation.h"
 
 namespace gpuadvisor::sizing {
@@ -174,9 +175,15 @@ absl::StatusOr<v1::EstimateResponse> SizingModel::Estimate(const v1::EstimateReq
   RETURN_IF_ERROR(ValidateEstimateRequest(request));
   const v1::Workload& w = request.workload();
 
-  // Resolve the model: a preset with overrides, or an explicit architecture.
+  // Resolve the model: a preset or a Hugging Face config.json with
+  // overrides, or an explicit architecture.
   const v1::Model* preset = nullptr;
-  if (!w.model().preset().empty()) {
+  v1::Model from_config;
+  if (!w.model().hf_config_json().empty()) {
+    ASSIGN_OR_RETURN(from_config, ModelFromHfConfig(w.model().hf_config_json(),
+                                                    "workload.model.hf_config_json"));
+    preset = &from_config;
+  } else if (!w.model().preset().empty()) {
     auto it = data_->preset_index.find(absl::AsciiStrToLower(w.model().preset()));
     if (it == data_->preset_index.end()) {
       return absl::NotFoundError(absl::StrCat("workload.model.preset: unknown preset \"",
@@ -186,10 +193,12 @@ absl::StatusOr<v1::EstimateResponse> SizingModel::Estimate(const v1::EstimateReq
   }
   ModelSpec spec;
   if (preset != nullptr) {
-    v1::Model merged = MergeModel(*preset, w.model());
+    v1::Model overrides = w.model();
+    overrides.clear_hf_config_json();  // resolved above; not echoed back
+    v1::Model merged = MergeModel(*preset, overrides);
     // A preset's derived fields must not pin an overridden shape: when the
     // caller changes the architecture, recompute the counts from it.
-    const v1::Model& o = w.model();
+    const v1::Model& o = overrides;
     const bool shape_changed = o.layers() || o.hidden_size() || o.attention_heads() ||
                                o.kv_heads() || o.intermediate_size() || o.vocab_size() ||
                                o.experts() || o.active_experts() || o.head_dim() ||

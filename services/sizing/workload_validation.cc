@@ -11,6 +11,9 @@
 namespace gpuadvisor::sizing {
 namespace {
 
+// Largest config.json accepted as text (real ones are 1-30 KB).
+constexpr size_t kMaxHfConfigBytes = 1 << 20;
+
 namespace v1 = ::gpuadvisor::sizing::v1;
 
 absl::Status Invalid(absl::string_view field, absl::string_view why) {
@@ -61,9 +64,18 @@ absl::Status ValidateWorkload(const v1::Workload& w) {
     if (value < 0) return Invalid(field, "must be > 0");
     if (value > kMaxParams) return Invalid(field, absl::StrCat("must be <= ", kMaxParams));
   }
-  if (w.model().preset().empty() && w.model().params() == 0 && w.model().layers() == 0 &&
-      w.model().hidden_size() == 0) {
-    return Invalid("workload.model", "needs a preset or an architecture (params or layers)");
+  if (!w.model().hf_config_json().empty()) {
+    if (!w.model().preset().empty()) {
+      return Invalid("workload.model.hf_config_json", "give a preset or a config.json, not both");
+    }
+    if (w.model().hf_config_json().size() > kMaxHfConfigBytes) {
+      return Invalid("workload.model.hf_config_json",
+                     absl::StrCat("must be at most ", kMaxHfConfigBytes, " bytes"));
+    }
+  } else if (w.model().preset().empty() && w.model().params() == 0 &&
+             w.model().layers() == 0 && w.model().hidden_size() == 0) {
+    return Invalid("workload.model",
+                   "needs a preset, a hf_config_json or an architecture (params or layers)");
   }
   if (!v1::ModelKind_IsValid(w.model().kind())) {
     return Invalid("workload.model.kind", "unknown value");
