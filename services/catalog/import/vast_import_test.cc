@@ -3,7 +3,9 @@
 #include <map>
 #include <string>
 
+#include "absl/strings/str_split.h"
 #include "common/io/text_proto.h"
+#include "services/catalog/import/csv.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "services/catalog/import/import_test_util.h"
@@ -42,6 +44,32 @@ TEST(ContinentTable, EmbeddedFileCoversTheMarketplaceCountries) {
   EXPECT_EQ(options.continents.at("AU"), "OC");
   EXPECT_THAT(ParseContinentTable("continent,countries\nEU,FR\nAS,FR\n", "c.csv"),
               StatusIs(absl::StatusCode::kInvalidArgument, HasSubstr("c.csv:3: countries: FR")));
+}
+
+// SkyPilot's Vast catalog writes "State, CC, Continent": the table gives the
+// same continent for every country in it, so both sources name a place alike.
+TEST(ContinentTable, AgreesWithSkyPilotsVastRegions) {
+  const std::string file =
+      GPUADVISOR_SOURCE_DIR "/../shared/fixtures/skypilot-catalog/catalogs/v8/vast/vms.csv";
+  GPUADVISOR_REQUIRE_FIXTURE(file);
+  absl::StatusOr<std::string> text = ReadFile(file);
+  ASSERT_OK(text);
+  absl::StatusOr<std::vector<CsvRecord>> records = ParseCsv(*text, file);
+  ASSERT_OK(records);
+  ASSERT_GT(records->size(), 1u);
+  const CsvHeader header(records->front());
+  const VastImportOptions options = Options();
+  int checked = 0;
+  for (size_t r = 1; r < records->size(); ++r) {
+    const std::vector<std::string> parts =
+        absl::StrSplit(header.Cell((*records)[r], "Region"), ", ");
+    ASSERT_GE(parts.size(), 3u);
+    const std::string& country = parts[parts.size() - 2];
+    ASSERT_TRUE(options.continents.contains(country)) << country;
+    EXPECT_EQ(options.continents.at(country), parts.back()) << country;
+    ++checked;
+  }
+  EXPECT_EQ(checked, static_cast<int>(records->size()) - 1);
 }
 
 TEST(VastImport, RealSearchOutput) {
