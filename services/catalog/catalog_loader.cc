@@ -226,7 +226,7 @@ absl::StatusOr<CatalogSnapshot> LoadCatalogSnapshot(const CatalogSources& source
       if (curated.ram_bytes() == 0) curated.set_ram_bytes(offer.ram_bytes());
       curated.set_source(absl::StrCat(curated.source(), "; prices ", offer.source()));
     }
-    source_names.push_back(absl::StrCat(csv.path, " (skypilot ", csv.cloud, ")"));
+    source_names.push_back(imported->Report(csv.cloud, csv.path).Summary());
   }
 
   // Provider price files: new offers are added, known ids get fresh prices.

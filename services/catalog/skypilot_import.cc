@@ -590,4 +590,14 @@ void SetIntraNodeLink(const GpuNameResolver::Facts& gpu, int gpus_per_node, absl
   SetLink(gpu, gpus_per_node, hints, offer);
 }
 
+ImportReport SkyPilotImport::Report(absl::string_view cloud, absl::string_view file) const {
+  ImportReport report;
+  report.format = absl::StrCat("skypilot ", cloud);
+  report.file = std::string(file);
+  report.rows_read = rows;
+  report.rows_kept = rows - skipped_rows;
+  report.rejected_by_reason = skipped_by_reason;
+  return report;
+}
+
 }  // namespace gpuadvisor::catalog

@@ -44,6 +44,7 @@
 #include "gpuadvisor/catalog/v1/catalog.pb.h"
 #include "services/catalog/gpu_name_resolver.h"
 #include "services/catalog/import/csv.h"
+#include "services/catalog/import/import_report.h"
 
 namespace gpuadvisor::catalog {
 
@@ -54,6 +55,10 @@ struct SkyPilotImport {
   // Why rows were skipped: "no accelerator", "unknown GPU \"A40\"",
   // "fractional GPU count", "no price", "gcp: no host row for T4 x1", ...
   std::map<std::string, int> skipped_by_reason;
+
+  // The account every importer gives (import/import_report.h): rows read,
+  // kept (rows - skipped_rows) and rejected by reason; format "skypilot <cloud>".
+  ImportReport Report(absl::string_view cloud, absl::string_view file) const;
 };
 
 // Imports one vms.csv. `cloud` is the SkyPilot cloud name ("aws", "gcp",

@@ -407,6 +407,11 @@ TEST(SkyPilotFixtures, EveryFile) {
     EXPECT_EQ(imported->skipped_rows, c.skipped) << c.path;
     EXPECT_EQ(static_cast<int>(imported->offers.size()), c.offers) << c.path;
     EXPECT_EQ(CountByModel(*imported), c.models) << c.path;
+    // The same account the other importers give: read = kept + rejected.
+    const ImportReport report = imported->Report(c.cloud, c.path);
+    EXPECT_EQ(report.rows_read, c.rows);
+    EXPECT_EQ(report.rows_kept + report.rows_rejected(), report.rows_read) << report.Summary();
+    EXPECT_EQ(report.rows_kept, c.rows - c.skipped);
     for (const Offer& o : imported->offers) {
       EXPECT_EQ(o.id(), absl::StrCat(c.cloud, "/", o.instance_type(), "/", o.region()));
       EXPECT_GE(o.gpus_per_node(), 1) << o.id();
