@@ -11,6 +11,7 @@
 #include "gtest/gtest.h"
 #include "services/catalog/catalog.h"
 #include "services/catalog/catalog_loader.h"
+#include "tests/testing/fixtures.h"
 #include "tests/testing/status_matchers.h"
 
 namespace gpuadvisor::catalog {
@@ -85,7 +86,7 @@ TEST(EmbeddedData, LoadsAndCoversTheIssue) {
 TEST(EmbeddedData, LoadsTogetherWithTheSkyPilotFixtures) {
   const std::string fixtures =
       GPUADVISOR_SOURCE_DIR "/../shared/fixtures/skypilot-catalog/catalogs/v8";
-  if (!std::ifstream(fixtures + "/lambda/vms.csv")) GTEST_SKIP() << fixtures << " not present";
+  GPUADVISOR_REQUIRE_FIXTURE(fixtures + "/lambda/vms.csv");  // a failure under CI=true
   CatalogSources sources = DefaultSources();
   sources.skypilot_csv_paths = {fixtures + "/aws/vms.p4de-p5.excerpt.csv",
                                 fixtures + "/lambda/vms.csv",
