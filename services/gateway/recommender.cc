@@ -10,6 +10,7 @@
 #include "absl/container/flat_hash_set.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
+#include "absl/strings/match.h"
 #include "absl/strings/str_join.h"
 #include "common/status/status_macros.h"
 #include "services/gateway/name_match.h"
@@ -74,7 +75,9 @@ absl::Status ValidateConstraints(const v1::RecommendRequest& request) {
   for (auto [value, field] : {std::pair<double, const char*>{c.max_usd_per_hour(), "constraints.max_usd_per_hour"},
                               {c.max_total_usd(), "constraints.max_total_usd"},
                               {c.deadline_hours(), "constraints.deadline_hours"},
-                              {c.min_tokens_per_second(), "constraints.min_tokens_per_second"}}) {
+                              {c.min_tokens_per_second(), "constraints.min_tokens_per_second"},
+                              {c.max_time_to_first_token_seconds(), "constraints.max_time_to_first_token_seconds"},
+                              {c.min_tokens_per_second_per_user(), "constraints.min_tokens_per_second_per_user"}}) {
     if (absl::Status s = NonNegative(value, field); !s.ok()) return s;
   }
   if (c.has_vram_margin() && !(c.vram_margin() >= 0 && c.vram_margin() <= 0.9)) {
@@ -195,6 +198,7 @@ absl::StatusOr<RecommendationRun> RecommendationRun::Start(std::shared_ptr<const
   }
   const sizing::v1::Workload& w = run.request_.workload();
   run.training_ = IsTraining(w.task());
+  run.serving_ = IsServing(w.task());
   run.always_on_ = w.task() == sizing::v1::TASK_INFERENCE;
   run.restartable_ = w.has_restartable() ? w.restartable() : !run.always_on_;
   RETURN_IF_ERROR(run.Enumerate(groups));
@@ -390,6 +394,8 @@ absl::StatusOr<pricing::v1::QuoteRequest> RecommendationRun::ApplyEstimates(
   AddSizedAssumptions(request_.workload(), estimates_, assumptions_);
   const double deadline = request_.constraints().deadline_hours();
   const double min_tokens_per_second = request_.constraints().min_tokens_per_second();
+  const double max_ttft = request_.constraints().max_time_to_first_token_seconds();
+  const double min_per_user = request_.constraints().min_tokens_per_second_per_user();
   std::vector<int> fitting;
   fitting.reserve(plans_.size() * options_.size());
   // GPU models that fit when spread over several nodes: an offer of one of
@@ -417,16 +423,32 @@ absl::StatusOr<pricing::v1::QuoteRequest> RecommendationRun::ApplyEstimates(
       const sizing::v1::ConfigurationEstimate& e = estimates_.estimates(config);
       if (!e.fits()) {
         const bool for_lack_of_fabric = f.max_nodes == 1 && fit_multi_node[f.gpu];
+        if (!for_lack_of_fabric) Track(misses_, "fit", {e.memory_margin(), config, -1, plan.offer_index}, false);
         Exclude(plan.offer_index,
                 for_lack_of_fabric ? v1::EXCLUSION_REASON_NO_FABRIC : v1::EXCLUSION_REASON_DOES_NOT_FIT,
                 config);
         continue;
       }
       if (min_tokens_per_second > 0 && e.tokens_per_second() < min_tokens_per_second) {
+        Track(misses_, "tokens_per_second", {e.tokens_per_second(), config, -1, plan.offer_index}, false);
         Exclude(plan.offer_index, v1::EXCLUSION_REASON_TOO_SLOW, config);
         continue;
       }
+      if (serving_ && (max_ttft > 0 || min_per_user > 0)) {
+        const v1::ServingEstimate served = Serving(e, 0, 0);
+        if (max_ttft > 0 && !(served.time_to_first_token_seconds() <= max_ttft)) {
+          Track(misses_, "ttft", {served.time_to_first_token_seconds(), config, -1, plan.offer_index}, true);
+          Exclude(plan.offer_index, v1::EXCLUSION_REASON_TOO_SLOW, config);
+          continue;
+        }
+        if (min_per_user > 0 && !(served.tokens_per_second_per_user() >= min_per_user)) {
+          Track(misses_, "per_user", {served.tokens_per_second_per_user(), config, -1, plan.offer_index}, false);
+          Exclude(plan.offer_index, v1::EXCLUSION_REASON_TOO_SLOW, config);
+          continue;
+        }
+      }
       if (deadline > 0 && e.estimated_hours() > deadline) {
+        Track(misses_, "deadline", {e.estimated_hours(), config, -1, plan.offer_index}, true);
         Exclude(plan.offer_index, v1::EXCLUSION_REASON_MISSES_DEADLINE, config);
         continue;
       }
@@ -442,8 +464,12 @@ absl::StatusOr<pricing::v1::QuoteRequest> RecommendationRun::ApplyEstimates(
       for (PurchaseOption option : options_) {
         const double price = ListPrice(f, option);
         if (price <= 0) continue;
+        // A spot endpoint keeps serving through a preemption only with
+        // spare capacity: one more node, priced in.
+        const int32_t spare = always_on_ && option == catalog::v1::PURCHASE_OPTION_SPOT ? 1 : 0;
         Candidate candidate{&offers.Get(plan.offer_index), plan.offer_index, nodes, option, config, -1,
-                            price * nodes};
+                            price * (nodes + spare)};
+        candidate.spare_nodes = spare;
         candidate.pre_rank = PreRankKey(candidate);
         fitting.push_back(static_cast<int>(candidates_.size()));
         candidates_.push_back(candidate);
@@ -473,8 +499,13 @@ absl::StatusOr<pricing::v1::QuoteRequest> RecommendationRun::ApplyEstimates(
   job->set_dataset_gb(w.dataset_gb());
   job->set_checkpoint_gb(training_ ? totals.checkpoint_bytes() / 1e9 : 0);
   job->set_checkpoint_interval_minutes(w.checkpoint_interval_minutes());
-  job->set_restartable(restartable_);
-  job->set_always_on(always_on_);
+  // An endpoint is always on: priced for its serving hours whatever the
+  // option. On spot (asked for explicitly) it runs with a spare node, so a
+  // preemption costs a replacement's start-up, not the run: pricing's
+  // restartable model, without its non-restartable and endpoint warnings
+  // (the gateway states the spare instead).
+  job->set_restartable(always_on_ ? true : restartable_);
+  job->set_always_on(false);
   // What leaves the cloud: trained weights (16-bit; the adapter for LoRA),
   // or the generated text of a batch job (~4 bytes a token).
   if (training_) {
@@ -483,12 +514,30 @@ absl::StatusOr<pricing::v1::QuoteRequest> RecommendationRun::ApplyEstimates(
     job->set_egress_gb(w.requests() * std::max(w.output_tokens(), 1) * 4 / 1e9);
   }
   quoted_ = std::move(fitting);
+  // What-if: reserved prices for the best few (offer, nodes) by list price,
+  // when the caller did not ask for reserved; quoted, never ranked.
+  if (std::find(options_.begin(), options_.end(), catalog::v1::PURCHASE_OPTION_RESERVED) == options_.end()) {
+    constexpr int kReservedWhatIfs = 3;
+    std::vector<std::pair<int, int32_t>> seen;
+    const size_t n = quoted_.size();
+    for (size_t i = 0; i < n && static_cast<int>(seen.size()) < kReservedWhatIfs; ++i) {
+      const Candidate base = candidates_[quoted_[i]];
+      if (base.spare_nodes > 0) continue;
+      if (std::find(seen.begin(), seen.end(), std::make_pair(base.offer_index, base.nodes)) != seen.end()) continue;
+      seen.emplace_back(base.offer_index, base.nodes);
+      Candidate reserved = base;
+      reserved.option = catalog::v1::PURCHASE_OPTION_RESERVED;
+      reserved.what_if_only = true;
+      quoted_.push_back(static_cast<int>(candidates_.size()));
+      candidates_.push_back(reserved);
+    }
+  }
   for (int q = 0; q < static_cast<int>(quoted_.size()); ++q) {
     Candidate& candidate = candidates_[quoted_[q]];
     candidate.quote = q;
     pricing::v1::QuoteItem* item = quote.add_items();
     item->set_offer_id(candidate.offer->id());
-    item->set_nodes(candidate.nodes);
+    item->set_nodes(candidate.nodes + candidate.spare_nodes);
     item->set_hours(estimates_.estimates(candidate.config).estimated_hours());
     item->set_purchase_option(candidate.option);
   }
@@ -505,13 +554,18 @@ absl::StatusOr<v1::RecommendResponse> RecommendationRun::Finish(
   std::vector<int> survivors;
   for (int candidate_index : quoted_) {
     const Candidate& candidate = candidates_[candidate_index];
+    if (candidate.what_if_only) continue;
     const pricing::v1::Quote& q = quotes.quotes(candidate.quote);
+    const bool over_hourly = c.max_usd_per_hour() > 0 && q.cost().usd_per_hour() > c.max_usd_per_hour();
+    const bool over_total = c.max_total_usd() > 0 && q.cost().total_usd() > c.max_total_usd();
     if (!q.priced()) {
       Exclude(candidate.offer_index, v1::EXCLUSION_REASON_NOT_PRICED, -1, candidate_index);
-    } else if ((c.max_usd_per_hour() > 0 && q.cost().usd_per_hour() > c.max_usd_per_hour()) ||
-               (c.max_total_usd() > 0 && q.cost().total_usd() > c.max_total_usd())) {
+    } else if (over_hourly || over_total) {
+      if (over_hourly) Track(misses_, "usd_per_hour", {q.cost().usd_per_hour(), -1, candidate_index, candidate.offer_index}, true);
+      if (over_total) Track(misses_, "total_usd", {q.cost().total_usd(), -1, candidate_index, candidate.offer_index}, true);
       Exclude(candidate.offer_index, v1::EXCLUSION_REASON_OVER_BUDGET, -1, candidate_index);
     } else if (c.deadline_hours() > 0 && q.cost().expected_hours() > c.deadline_hours()) {
+      Track(misses_, "deadline", {q.cost().expected_hours(), -1, candidate_index, candidate.offer_index}, true);
       Exclude(candidate.offer_index, v1::EXCLUSION_REASON_MISSES_DEADLINE, -1, candidate_index);
     } else {
       survivors.push_back(candidate_index);
@@ -588,7 +642,194 @@ absl::StatusOr<v1::RecommendResponse> RecommendationRun::Finish(
   *response.mutable_totals() = estimates_.totals();
   response.set_objective(objective_);
   for (const v1::Assumption& a : assumptions_) *response.add_assumptions() = a;
+  if (!chosen.empty()) {
+    AddWhatIfs(chosen.front(), survivors, quotes, response);
+  } else {
+    AddNearestMisses(quotes, response);
+  }
   return response;
+}
+
+void RecommendationRun::Track(std::map<std::string, Miss>& misses, const std::string& key, Miss miss, bool lower) {
+  if (!std::isfinite(miss.value)) return;
+  auto [it, inserted] = misses.try_emplace(key, miss);
+  if (!inserted && (lower ? miss.value < it->second.value : miss.value > it->second.value)) it->second = miss;
+}
+
+v1::ServingEstimate RecommendationRun::Serving(const sizing::v1::ConfigurationEstimate& e, int32_t spare_nodes,
+                                               double usd_per_hour) const {
+  // From sizing's decode and prefill rates (aggregate over the replicas;
+  // each replica decodes its concurrent sequences in one step).
+  v1::ServingEstimate s;
+  if (!serving_) return s;
+  const sizing::v1::Workload& w = request_.workload();
+  const int nodes = std::max(1, e.configuration().nodes());
+  const int replicas = std::max(1, e.plan().replicas());
+  const double aggregate = e.tokens_per_second();
+  s.set_replicas(replicas);
+  s.set_spare_replicas(spare_nodes * std::max(1, replicas / nodes));
+  s.set_aggregate_tokens_per_second(aggregate);
+  const int per_replica = w.concurrent_sequences();
+  if (per_replica > 0 && aggregate > 0) {
+    s.set_concurrent_sequences(per_replica * replicas);
+    s.set_tokens_per_second_per_user(aggregate / (per_replica * replicas));
+    s.set_inter_token_latency_seconds(1.0 / s.tokens_per_second_per_user());
+  }
+  const double prompt = w.prompt_tokens() > 0 ? w.prompt_tokens() : w.context_length() - w.output_tokens();
+  if (e.prefill_tokens_per_second() > 0 && prompt > 0) {
+    s.set_time_to_first_token_seconds(prompt * replicas / e.prefill_tokens_per_second());
+  }
+  if (w.output_tokens() > 0) s.set_requests_per_second(aggregate / w.output_tokens());
+  if (aggregate > 0 && usd_per_hour > 0) {
+    s.set_usd_per_million_output_tokens(usd_per_hour / (aggregate * 3600.0) * 1e6);
+  }
+  return s;
+}
+
+void RecommendationRun::AddWhatIfs(int top_index, const std::vector<int>& survivors,
+                                   const pricing::v1::QuoteResponse& quotes, v1::RecommendResponse& response) const {
+  const Candidate& top = candidates_[top_index];
+  const pricing::v1::CostBreakdown& top_cost = quotes.quotes(top.quote).cost();
+  const absl::flat_hash_set<int> qualifies(survivors.begin(), survivors.end());
+  auto priced = [&](int index) {
+    const Candidate& c = candidates_[index];
+    return c.quote >= 0 && quotes.quotes(c.quote).priced();
+  };
+  auto total_gpus = [&](const Candidate& c) { return c.offer->gpus_per_node() * c.nodes; };
+  // Candidates in rank order: survivors first (already sorted), then the rest
+  // of the quoted by total cost.
+  std::vector<int> order(survivors.begin(), survivors.end());
+  std::vector<int> rest;
+  for (int index : quoted_) {
+    if (!qualifies.contains(index) && priced(index)) rest.push_back(index);
+  }
+  std::sort(rest.begin(), rest.end(), [&](int a, int b) {
+    return quotes.quotes(candidates_[a].quote).cost().total_usd() < quotes.quotes(candidates_[b].quote).cost().total_usd();
+  });
+  order.insert(order.end(), rest.begin(), rest.end());
+
+  auto add = [&](const std::string& axis, int index) {
+    const Candidate& c = candidates_[index];
+    const pricing::v1::Quote& q = quotes.quotes(c.quote);
+    v1::WhatIf* w = response.add_what_if();
+    w->set_axis(axis);
+    *w->mutable_offer() = *c.offer;
+    w->mutable_offer()->set_nodes(c.nodes);
+    w->set_purchase_option(c.option);
+    w->set_total_usd(q.cost().total_usd());
+    w->set_hours(q.cost().expected_hours());
+    w->set_delta_usd(q.cost().total_usd() - top_cost.total_usd());
+    w->set_delta_hours(q.cost().expected_hours() - top_cost.expected_hours());
+    w->set_preemption_usd(q.cost().preemption_usd());
+    w->set_qualifies(qualifies.contains(index));
+    const double pct = top_cost.total_usd() > 0 ? 100.0 * w->delta_usd() / top_cost.total_usd() : 0;
+    std::string text = absl::StrFormat("%s: %s %s x%d %s, $%.2f in total (%s$%.2f, %+.0f%%), %.1f h (%+.1f h)",
+                                       axis, c.offer->provider(), c.offer->instance_type(), c.nodes, OptionName(c.option),
+                                       w->total_usd(), w->delta_usd() < 0 ? "-" : "+", std::abs(w->delta_usd()), pct,
+                                       w->hours(), w->delta_hours());
+    if (c.option == catalog::v1::PURCHASE_OPTION_SPOT) {
+      absl::StrAppendFormat(&text, "; expected preemption loss $%.2f included", w->preemption_usd());
+    }
+    if (c.option == catalog::v1::PURCHASE_OPTION_RESERVED) {
+      text += "; reserved prices need a commitment whose term the price data does not state (typically 1 or 3 "
+              "years, billed whether used or not): an 'up to' discount is not certain, confirm the term";
+    }
+    if (!w->qualifies()) text += "; does not meet every constraint";
+    w->set_summary(std::move(text));
+  };
+  auto first = [&](auto pred) {
+    for (int index : order) {
+      if (index != top_index && pred(candidates_[index])) return index;
+    }
+    return -1;
+  };
+  // Same offer and cluster, other purchase options.
+  for (PurchaseOption option : {catalog::v1::PURCHASE_OPTION_SPOT, catalog::v1::PURCHASE_OPTION_ON_DEMAND,
+                                catalog::v1::PURCHASE_OPTION_RESERVED}) {
+    if (option == top.option) continue;
+    const int index = first([&](const Candidate& c) {
+      return c.offer_index == top.offer_index && c.nodes == top.nodes && c.option == option;
+    });
+    if (index >= 0) add(OptionName(option), index);
+  }
+  // The best of another GPU model, at the same purchase option.
+  const int next_gpu = first([&](const Candidate& c) {
+    return c.offer->gpu_model() != top.offer->gpu_model() && c.option == top.option && !c.what_if_only;
+  });
+  if (next_gpu >= 0) add("next GPU class", next_gpu);
+  // Same GPU model, fewer or more GPUs in total.
+  const int fewer = first([&](const Candidate& c) {
+    return c.offer->gpu_model() == top.offer->gpu_model() && c.option == top.option && !c.what_if_only &&
+           total_gpus(c) < total_gpus(top);
+  });
+  if (fewer >= 0) add("fewer GPUs", fewer);
+  const int more = first([&](const Candidate& c) {
+    return c.offer->gpu_model() == top.offer->gpu_model() && c.option == top.option && !c.what_if_only &&
+           total_gpus(c) > total_gpus(top);
+  });
+  if (more >= 0) add("more GPUs", more);
+}
+
+void RecommendationRun::AddNearestMisses(const pricing::v1::QuoteResponse& quotes,
+                                         v1::RecommendResponse& response) const {
+  const v1::Constraints& c = request_.constraints();
+  for (const auto& [key, miss] : misses_) {
+    // Memory is not a constraint the caller set: the closest fit is news
+    // only when nothing fit at all.
+    if (key == "fit" && misses_.size() > 1) continue;
+    v1::NearestMiss* m = response.add_nearest_misses();
+    const Candidate* candidate = miss.candidate >= 0 ? &candidates_[miss.candidate] : nullptr;
+    const sizing::v1::ConfigurationEstimate* e = miss.config >= 0 ? &estimates_.estimates(miss.config) : nullptr;
+    const Offer& offer = catalog_->snapshot().offers(miss.offer_index);
+    m->set_offer_id(offer.id());
+    m->set_nodes(candidate != nullptr ? candidate->nodes : e != nullptr ? e->configuration().nodes() : 1);
+    if (candidate != nullptr) m->set_purchase_option(candidate->option);
+    m->set_value(miss.value);
+    const std::string who = absl::StrCat(offer.id(), " at ", m->nodes(), m->nodes() == 1 ? " node" : " nodes");
+    if (key == "total_usd") {
+      m->set_reason(v1::EXCLUSION_REASON_OVER_BUDGET);
+      m->set_limit(c.max_total_usd());
+      m->set_summary(absl::StrFormat("the cheapest that fits costs $%.2f, $%.2f over your max_total_usd of $%.2f (%s)",
+                                     miss.value, miss.value - c.max_total_usd(), c.max_total_usd(), who));
+    } else if (key == "usd_per_hour") {
+      m->set_reason(v1::EXCLUSION_REASON_OVER_BUDGET);
+      m->set_limit(c.max_usd_per_hour());
+      m->set_summary(absl::StrFormat("the lowest hourly price that fits is $%.2f/h, $%.2f/h over your max_usd_per_hour "
+                                     "of $%.2f (%s)", miss.value, miss.value - c.max_usd_per_hour(),
+                                     c.max_usd_per_hour(), who));
+    } else if (key == "deadline") {
+      m->set_reason(v1::EXCLUSION_REASON_MISSES_DEADLINE);
+      m->set_limit(c.deadline_hours());
+      m->set_summary(absl::StrFormat("the fastest that fits takes %.1f h, %.1f h over your deadline of %.1f h (%s)",
+                                     miss.value, miss.value - c.deadline_hours(), c.deadline_hours(), who));
+    } else if (key == "tokens_per_second") {
+      m->set_reason(v1::EXCLUSION_REASON_TOO_SLOW);
+      m->set_limit(c.min_tokens_per_second());
+      m->set_summary(absl::StrFormat("the fastest that fits reaches %.0f tokens/s, %.0f short of your "
+                                     "min_tokens_per_second of %.0f (%s)", miss.value,
+                                     c.min_tokens_per_second() - miss.value, c.min_tokens_per_second(), who));
+    } else if (key == "per_user") {
+      m->set_reason(v1::EXCLUSION_REASON_TOO_SLOW);
+      m->set_limit(c.min_tokens_per_second_per_user());
+      m->set_summary(absl::StrFormat("the fastest per user is %.1f tokens/s, %.1f short of your "
+                                     "min_tokens_per_second_per_user of %.1f (%s)", miss.value,
+                                     c.min_tokens_per_second_per_user() - miss.value,
+                                     c.min_tokens_per_second_per_user(), who));
+    } else if (key == "ttft") {
+      m->set_reason(v1::EXCLUSION_REASON_TOO_SLOW);
+      m->set_limit(c.max_time_to_first_token_seconds());
+      m->set_summary(absl::StrFormat("the quickest first token takes %.2f s, %.2f s over your "
+                                     "max_time_to_first_token_seconds of %.2f (%s)", miss.value,
+                                     miss.value - c.max_time_to_first_token_seconds(),
+                                     c.max_time_to_first_token_seconds(), who));
+    } else if (key == "fit" && e != nullptr) {
+      m->set_reason(v1::EXCLUSION_REASON_DOES_NOT_FIT);
+      m->set_limit(vram_margin_);
+      m->set_summary(absl::StrFormat("the closest fit needs %s per GPU on %s GPUs (%s)", Gb(e->memory().total_bytes()),
+                                     Gb(e->gpu_memory_bytes()), who));
+    }
+  }
+  (void)quotes;
 }
 
 std::string RecommendationRun::ExclusionDetail(int offer_index, const pricing::v1::QuoteResponse& quotes) const {
@@ -619,10 +860,21 @@ std::string RecommendationRun::ExclusionDetail(int offer_index, const pricing::v
           "needs ", Gb(e->memory().total_bytes()), " per GPU, has ", Gb(e->gpu_memory_bytes()),
           absl::StrFormat(" with a %.0f%% margin", 100 * vram_margin_), ", even at ", at, cap,
           e->not_fit_reason().empty() ? "" : absl::StrCat(": ", e->not_fit_reason()));
-    case v1::EXCLUSION_REASON_TOO_SLOW:
+    case v1::EXCLUSION_REASON_TOO_SLOW: {
       if (e == nullptr) break;
-      return absl::StrFormat("%.0f tokens/s at %s < constraints.min_tokens_per_second = %.0f", e->tokens_per_second(),
-                             at, c.min_tokens_per_second());
+      if (c.min_tokens_per_second() > 0 && e->tokens_per_second() < c.min_tokens_per_second()) {
+        return absl::StrFormat("%.0f tokens/s at %s < constraints.min_tokens_per_second = %.0f",
+                               e->tokens_per_second(), at, c.min_tokens_per_second());
+      }
+      const v1::ServingEstimate s = Serving(*e, 0, 0);
+      if (c.max_time_to_first_token_seconds() > 0 &&
+          !(s.time_to_first_token_seconds() <= c.max_time_to_first_token_seconds())) {
+        return absl::StrFormat("first token in %.2f s at %s > constraints.max_time_to_first_token_seconds = %.2f",
+                               s.time_to_first_token_seconds(), at, c.max_time_to_first_token_seconds());
+      }
+      return absl::StrFormat("%.1f tokens/s per user at %s < constraints.min_tokens_per_second_per_user = %.1f",
+                             s.tokens_per_second_per_user(), at, c.min_tokens_per_second_per_user());
+    }
     case v1::EXCLUSION_REASON_MISSES_DEADLINE:
       if (q != nullptr) {
         return absl::StrFormat("%.1f h with expected preemption losses at %s > deadline %.1f h",
@@ -671,6 +923,17 @@ v1::Recommendation RecommendationRun::Explain(const Candidate& candidate,
   r.set_memory_margin(e.memory_margin());
   r.set_gpu_memory_bytes(e.gpu_memory_bytes());
   r.set_optimal_checkpoint_interval_minutes(quote.optimal_checkpoint_interval_minutes());
+  if (serving_) {
+    *r.mutable_serving() = Serving(e, candidate.spare_nodes, quote.cost().usd_per_hour());
+    const v1::ServingEstimate& s = r.serving();
+    if (s.tokens_per_second_per_user() > 0) {
+      r.add_reasons(absl::StrFormat("serving: first token in %.2f s, %.1f tokens/s per user (%.0f ms between tokens), "
+                                    "%.0f tokens/s over %d replica(s), $%.2f per million output tokens at full load",
+                                    s.time_to_first_token_seconds(), s.tokens_per_second_per_user(),
+                                    1000 * s.inter_token_latency_seconds(), s.aggregate_tokens_per_second(),
+                                    s.replicas(), s.usd_per_million_output_tokens()));
+    }
+  }
 
   r.add_reasons(absl::StrFormat("fits: %s of %s per GPU (%.0f%% free)", Gb(e.memory().total_bytes()),
                                 Gb(e.gpu_memory_bytes()), 100 * e.memory_margin()));
@@ -702,6 +965,12 @@ v1::Recommendation RecommendationRun::Explain(const Candidate& candidate,
         gpu->memory_bandwidth_bytes_per_second() / 1e12));
   }
   for (const std::string& warning : quote.warnings()) r.add_warnings(warning);
+  if (candidate.spare_nodes > 0) {
+    r.add_warnings(absl::StrFormat(
+        "spot endpoint: priced with %d spare node(s) (%d extra replica(s)) so it keeps serving through a preemption "
+        "(about %.2f interruptions/h across the cluster); each one still drops the requests in flight",
+        candidate.spare_nodes, r.serving().spare_replicas(), quote.interruptions_per_hour()));
+  }
   if (e.memory_margin() < vram_margin_ + 0.05) {
     r.add_warnings(absl::StrFormat("VRAM margin tight: %.0f%% free (asked for %.0f%%)",
                                    100 * e.memory_margin(), 100 * vram_margin_));
@@ -712,6 +981,14 @@ v1::Recommendation RecommendationRun::Explain(const Candidate& candidate,
   }
   if (e.plan().needs_nvlink() && offer.link() != catalog::v1::LINK_TYPE_NVLINK) {
     r.add_warnings(absl::StrCat("tensor parallel over ", LinkName(offer.link()), ", not NVLink"));
+  }
+  // Sizing's notes about this configuration, unless a warning above already
+  // covers the topic (the text before the first ':').
+  for (const std::string& note : e.notes()) {
+    const absl::string_view topic = absl::string_view(note).substr(0, note.find_first_of(":,"));
+    bool covered = false;
+    for (const std::string& warning : r.warnings()) covered |= absl::StartsWithIgnoreCase(warning, topic);
+    if (!covered) r.add_warnings(note);
   }
   if (offer.availability() == catalog::v1::AVAILABILITY_UNSPECIFIED) {
     r.add_warnings("availability unconfirmed: check capacity before provisioning");

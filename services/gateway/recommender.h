@@ -20,6 +20,7 @@
 // immutable and shared.
 
 #include <cstdint>
+#include <map>
 #include <memory>
 #include <string>
 #include <vector>
@@ -97,6 +98,16 @@ class RecommendationRun {
     int quote = -1;   // index into the QuoteRequest items, once quoted
     double list_usd_per_hour = 0;
     double pre_rank = 0;  // objective estimated from list prices
+    int32_t spare_nodes = 0;    // a spot endpoint's spare capacity, priced in
+    bool what_if_only = false;  // quoted for a what-if, never ranked
+  };
+
+  // The candidate that came closest to a constraint it missed.
+  struct Miss {
+    double value = 0;
+    int config = -1;
+    int candidate = -1;
+    int offer_index = -1;
   };
 
   // An offer that passed the filters: its shape's configurations, one per
@@ -124,6 +135,15 @@ class RecommendationRun {
   std::string NodeCapText(const OfferFacts& facts) const;
   double PreRankKey(const Candidate& candidate) const;
   v1::Recommendation Explain(const Candidate& candidate, const pricing::v1::Quote& quote) const;
+  // Serving numbers of a configuration (all zero for training).
+  v1::ServingEstimate Serving(const sizing::v1::ConfigurationEstimate& e, int32_t spare_nodes,
+                              double usd_per_hour) const;
+  void AddWhatIfs(int top, const std::vector<int>& survivors, const pricing::v1::QuoteResponse& quotes,
+                  v1::RecommendResponse& response) const;
+  void AddNearestMisses(const pricing::v1::QuoteResponse& quotes, v1::RecommendResponse& response) const;
+  // Keeps `miss` if it is closer than what `slot` holds (`lower` = smaller
+  // values are closer).
+  static void Track(std::map<std::string, Miss>& misses, const std::string& key, Miss miss, bool lower);
 
   std::shared_ptr<const OfferIndex> index_;
   const catalog::Catalog* catalog_ = nullptr;  // index_->catalog()
@@ -136,6 +156,9 @@ class RecommendationRun {
   bool always_on_ = false;
   bool restartable_ = true;
   bool training_ = false;
+  bool serving_ = false;
+  // Per constraint ("deadline", "total_usd", ...): the closest miss.
+  std::map<std::string, Miss> misses_;
 
   std::vector<catalog::v1::PurchaseOption> options_;
   std::vector<OfferPlan> plans_;

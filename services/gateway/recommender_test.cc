@@ -3,6 +3,7 @@
 #include <map>
 #include <string>
 
+#include "absl/strings/match.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "tests/testing/status_matchers.h"
@@ -107,6 +108,8 @@ sizing::v1::EstimateResponse Sized(const sizing::v1::EstimateRequest& request, d
     e->mutable_memory()->set_total_bytes(static_cast<int64_t>(need_gb / gpus * 1e9));
     e->set_memory_margin(1 - need_gb / gpus / capacity_gb);
     e->set_tokens_per_second(1000.0 * gpus);
+    e->set_prefill_tokens_per_second(10000.0 * gpus);
+    e->mutable_plan()->set_replicas(gpus);
     e->set_estimated_hours(100.0 / gpus);
     e->mutable_plan()->set_description(gpus > 1 ? "DP" : "single GPU");
   }
@@ -293,10 +296,8 @@ TEST(Recommender, AlwaysOnEndpointIsNotOfferedSpotByDefault) {
   ASSERT_OK(RunWith(Serving(), 20, &quoted));
   ASSERT_THAT(quoted.items(), ::testing::Not(IsEmpty()));
   for (const auto& item : quoted.items()) {
-    EXPECT_EQ(item.purchase_option(), catalog::v1::PURCHASE_OPTION_ON_DEMAND) << item.offer_id();
+    EXPECT_NE(item.purchase_option(), catalog::v1::PURCHASE_OPTION_SPOT) << item.offer_id();
   }
-  EXPECT_TRUE(quoted.job().always_on());
-  EXPECT_FALSE(quoted.job().restartable());
 }
 
 TEST(Recommender, TrainingConsidersSpotForRestartableJobs) {
@@ -476,6 +477,92 @@ TEST(Recommender, DefaultNodeCapIsTheOffersLargestClusterAndTheReasonNamesIt) {
   ASSERT_OK(response);
   EXPECT_THAT(ByReason(*response).at(v1::EXCLUSION_REASON_MISSES_DEADLINE).detail(),
               HasSubstr("constraints.max_nodes = 2"));
+}
+
+TEST(Recommender, SpotEndpointOnlyWhenAskedAndThenWithASpareNode) {
+  v1::RecommendRequest request = Serving();
+  request.mutable_constraints()->add_purchase_options(catalog::v1::PURCHASE_OPTION_SPOT);
+  request.mutable_constraints()->add_gpu_models("L4");
+  pricing::v1::QuoteRequest quoted;
+  absl::StatusOr<v1::RecommendResponse> response = RunWith(request, 10, &quoted);
+  ASSERT_OK(response);
+  ASSERT_THAT(quoted.items(), ::testing::Not(IsEmpty()));
+  // Priced always-on for the serving hours, one node more than it serves on.
+  EXPECT_TRUE(quoted.job().restartable());
+  EXPECT_FALSE(quoted.job().always_on());
+  ASSERT_THAT(response->recommendations(), ::testing::Not(IsEmpty()));
+  const v1::Recommendation& top = response->recommendations(0);
+  EXPECT_EQ(top.serving().spare_replicas(), 1);
+  int spot_warnings = 0;
+  for (const std::string& w : top.warnings()) spot_warnings += absl::StrContains(w, "spot");
+  EXPECT_EQ(spot_warnings, 1);
+  EXPECT_THAT(top.warnings(), Contains(HasSubstr("spare node")));
+}
+
+TEST(Recommender, ServingOutputsAndSloConstraints) {
+  v1::RecommendRequest request = Serving();
+  request.mutable_workload()->set_concurrent_sequences(4);
+  absl::StatusOr<v1::RecommendResponse> response = RunWith(request, 10);
+  ASSERT_OK(response);
+  ASSERT_THAT(response->recommendations(), ::testing::Not(IsEmpty()));
+  const v1::ServingEstimate& s = response->recommendations(0).serving();
+  // The fake: 1000 tokens/s and 10000 prefill tokens/s per GPU, one replica per GPU.
+  EXPECT_DOUBLE_EQ(s.tokens_per_second_per_user(), 250);
+  EXPECT_DOUBLE_EQ(s.inter_token_latency_seconds(), 1.0 / 250);
+  EXPECT_DOUBLE_EQ(s.time_to_first_token_seconds(), (4096 - 256) / 10000.0);
+  EXPECT_GT(s.usd_per_million_output_tokens(), 0);
+  EXPECT_EQ(s.concurrent_sequences(), 4 * s.replicas());
+
+  request.mutable_constraints()->set_min_tokens_per_second_per_user(300);
+  response = RunWith(request, 10);
+  ASSERT_OK(response);
+  EXPECT_THAT(response->recommendations(), IsEmpty());
+  EXPECT_THAT(ByReason(*response)[v1::EXCLUSION_REASON_TOO_SLOW].detail(), HasSubstr("per user"));
+  ASSERT_THAT(response->nearest_misses(), SizeIs(1));
+  EXPECT_THAT(response->nearest_misses(0).summary(), HasSubstr("250.0 tokens/s, 50.0 short"));
+
+  request.clear_constraints();
+  request.mutable_constraints()->set_max_time_to_first_token_seconds(0.1);
+  response = RunWith(request, 10);
+  ASSERT_OK(response);
+  EXPECT_THAT(response->recommendations(), IsEmpty());
+  EXPECT_THAT(ByReason(*response)[v1::EXCLUSION_REASON_TOO_SLOW].detail(), HasSubstr("first token"));
+}
+
+TEST(Recommender, NearestMissSaysHowFarOverTheCap) {
+  v1::RecommendRequest request = Training();
+  request.mutable_constraints()->set_max_total_usd(10);
+  absl::StatusOr<v1::RecommendResponse> response = RunWith(request, 40);
+  ASSERT_OK(response);
+  EXPECT_THAT(response->recommendations(), IsEmpty());
+  ASSERT_THAT(response->nearest_misses(), SizeIs(1));
+  const v1::NearestMiss& miss = response->nearest_misses(0);
+  EXPECT_EQ(miss.reason(), v1::EXCLUSION_REASON_OVER_BUDGET);
+  EXPECT_GT(miss.value(), 10);
+  EXPECT_THAT(miss.summary(), HasSubstr("over your max_total_usd of $10.00"));
+}
+
+TEST(Recommender, WhatIfForTheTopAnswer) {
+  absl::StatusOr<v1::RecommendResponse> response = RunWith(Training(), 40);
+  ASSERT_OK(response);
+  ASSERT_THAT(response->recommendations(), ::testing::Not(IsEmpty()));
+  std::map<std::string, v1::WhatIf> by_axis;
+  for (const auto& w : response->what_if()) by_axis[w.axis()] = w;
+  ASSERT_FALSE(by_axis.empty());
+  const v1::Recommendation& top = response->recommendations(0);
+  // The other purchase option of the same offer, and reserved with its caveat.
+  const std::string other = top.purchase_option() == catalog::v1::PURCHASE_OPTION_SPOT ? "on-demand" : "spot";
+  ASSERT_TRUE(by_axis.count(other));
+  EXPECT_EQ(by_axis[other].offer().id(), top.offer().id());
+  EXPECT_DOUBLE_EQ(by_axis[other].delta_usd(), by_axis[other].total_usd() - top.cost().total_usd());
+  ASSERT_TRUE(by_axis.count("reserved"));
+  EXPECT_THAT(by_axis["reserved"].summary(), HasSubstr("term"));
+  ASSERT_TRUE(by_axis.count("next GPU class"));
+  EXPECT_NE(by_axis["next GPU class"].offer().gpu_model(), top.offer().gpu_model());
+  // Reserved was only a what-if: never ranked.
+  for (const auto& r : response->recommendations()) {
+    EXPECT_NE(r.purchase_option(), catalog::v1::PURCHASE_OPTION_RESERVED);
+  }
 }
 
 }  // namespace
