@@ -721,7 +721,12 @@ void RecommendationRun::AddWhatIfs(int top_index, const std::vector<int>& surviv
     w->set_delta_usd(q.cost().total_usd() - top_cost.total_usd());
     w->set_delta_hours(q.cost().expected_hours() - top_cost.expected_hours());
     w->set_preemption_usd(q.cost().preemption_usd());
-    w->set_qualifies(qualifies.contains(index));
+    // A what-if-only quote (reserved) was never filtered: check it here.
+    const v1::Constraints& k = request_.constraints();
+    w->set_qualifies(qualifies.contains(index) ||
+                     (c.what_if_only && !(k.max_usd_per_hour() > 0 && q.cost().usd_per_hour() > k.max_usd_per_hour()) &&
+                      !(k.max_total_usd() > 0 && q.cost().total_usd() > k.max_total_usd()) &&
+                      !(k.deadline_hours() > 0 && q.cost().expected_hours() > k.deadline_hours())));
     const double pct = top_cost.total_usd() > 0 ? 100.0 * w->delta_usd() / top_cost.total_usd() : 0;
     std::string text = absl::StrFormat("%s: %s %s x%d %s, $%.2f in total (%s$%.2f, %+.0f%%), %.1f h (%+.1f h)",
                                        axis, c.offer->provider(), c.offer->instance_type(), c.nodes, OptionName(c.option),

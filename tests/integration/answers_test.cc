@@ -185,5 +185,105 @@ TEST_F(Answers, EmptyAnswerCarriesBothVersions) {
   EXPECT_FALSE(response.prices_as_of().empty());
 }
 
+RecommendRequest Endpoint() {
+  RecommendRequest request;
+  request.mutable_workload()->set_task(sizing::v1::TASK_INFERENCE);
+  request.mutable_workload()->mutable_model()->set_preset("llama-3.1-8b");
+  request.mutable_workload()->set_context_length(4096);
+  request.mutable_workload()->set_output_tokens(256);
+  request.mutable_workload()->set_concurrent_sequences(16);
+  return request;
+}
+
+// Was: no time to first token, no per-user speed, no $/1M tokens.
+TEST_F(Answers, ServingAnswersCarryLatencyPerUserSpeedAndTokenPrice) {
+  const RecommendResponse response = MustRecommend(Endpoint());
+  ASSERT_FALSE(response.recommendations().empty());
+  for (const auto& r : response.recommendations()) {
+    const gateway::v1::ServingEstimate& s = r.serving();
+    EXPECT_GT(s.time_to_first_token_seconds(), 0) << r.offer().id();
+    EXPECT_GT(s.tokens_per_second_per_user(), 0) << r.offer().id();
+    EXPECT_NEAR(s.inter_token_latency_seconds() * s.tokens_per_second_per_user(), 1.0, 1e-9);
+    EXPECT_GE(s.aggregate_tokens_per_second(), s.tokens_per_second_per_user());
+    EXPECT_GE(s.replicas(), 1);
+    EXPECT_GT(s.usd_per_million_output_tokens(), 0);
+  }
+  // An SLO no GPU meets: nothing qualifies, and the answer says how close
+  // the nearest came.
+  RecommendRequest strict = Endpoint();
+  strict.mutable_constraints()->set_min_tokens_per_second_per_user(1e5);
+  const RecommendResponse none = MustRecommend(strict);
+  EXPECT_TRUE(none.recommendations().empty());
+  ASSERT_EQ(none.nearest_misses_size(), 1);
+  EXPECT_EQ(none.nearest_misses(0).reason(), gateway::v1::EXCLUSION_REASON_TOO_SLOW);
+  EXPECT_THAT(none.nearest_misses(0).summary(), HasSubstr("short of your min_tokens_per_second_per_user"));
+}
+
+// Was: an endpoint on spot priced as a non-restartable run, with two
+// contradictory warnings.
+TEST_F(Answers, SpotEndpointHasASpareNodeAndOneWarning) {
+  RecommendResponse response = MustRecommend(Endpoint());
+  for (const auto& r : response.recommendations()) {
+    EXPECT_NE(r.purchase_option(), catalog::v1::PURCHASE_OPTION_SPOT) << "spot only when asked for";
+  }
+  RecommendRequest request = Endpoint();
+  request.mutable_constraints()->add_purchase_options(catalog::v1::PURCHASE_OPTION_SPOT);
+  response = MustRecommend(request);
+  ASSERT_FALSE(response.recommendations().empty());
+  for (const auto& r : response.recommendations()) {
+    EXPECT_EQ(r.serving().spare_replicas() > 0, true) << r.offer().id();
+    int spare = 0;
+    for (const std::string& w : r.warnings()) {
+      EXPECT_THAT(w, ::testing::Not(HasSubstr("non-restartable"))) << r.offer().id();
+      EXPECT_THAT(w, ::testing::Not(HasSubstr("loses the whole run"))) << r.offer().id();
+      spare += w.find("spare node") != std::string::npos;
+    }
+    EXPECT_EQ(spare, 1) << r.offer().id();
+  }
+}
+
+// Was: FP8 weights on a GPU without FP8 got no warning, although sizing knew.
+TEST_F(Answers, SizingNotesBecomeWarnings) {
+  RecommendRequest request = Endpoint();
+  request.mutable_workload()->set_precision(sizing::v1::PRECISION_FP8);
+  request.mutable_constraints()->add_gpu_models("A100-80GB");
+  const RecommendResponse response = MustRecommend(request);
+  ASSERT_FALSE(response.recommendations().empty());
+  for (const auto& r : response.recommendations()) {
+    EXPECT_THAT(r.warnings(), ::testing::Contains(HasSubstr("no FP8"))) << r.offer().id();
+  }
+}
+
+// Was: no "spot saves X, expected loss Y"; no distance to the cap when
+// nothing qualified.
+TEST_F(Answers, WhatIfForTheTopAnswerAndNearestMissWhenNothingQualifies) {
+  const RecommendResponse response = MustRecommend(Lora());
+  ASSERT_FALSE(response.recommendations().empty());
+  ASSERT_GT(response.what_if_size(), 0);
+  const auto& top = response.recommendations(0);
+  bool other_option = false;
+  for (const auto& w : response.what_if()) {
+    EXPECT_NEAR(w.delta_usd(), w.total_usd() - top.cost().total_usd(), 1e-6) << w.axis();
+    EXPECT_FALSE(w.summary().empty());
+    if (w.offer().id() == top.offer().id() && w.offer().nodes() == top.offer().nodes() &&
+        w.purchase_option() != top.purchase_option()) {
+      other_option = true;
+      if (w.purchase_option() == catalog::v1::PURCHASE_OPTION_SPOT) {
+        EXPECT_THAT(w.summary(), HasSubstr("expected preemption loss"));
+      }
+    }
+  }
+  EXPECT_TRUE(other_option) << "spot vs on-demand of the same offer";
+
+  RecommendRequest capped = Lora();
+  capped.mutable_constraints()->set_max_total_usd(0.01);
+  const RecommendResponse none = MustRecommend(capped);
+  EXPECT_TRUE(none.recommendations().empty());
+  ASSERT_EQ(none.nearest_misses_size(), 1);
+  EXPECT_EQ(none.nearest_misses(0).reason(), gateway::v1::EXCLUSION_REASON_OVER_BUDGET);
+  EXPECT_GT(none.nearest_misses(0).value(), 0.01);
+  EXPECT_THAT(none.nearest_misses(0).summary(), HasSubstr("over your max_total_usd of $0.01"));
+}
+
 }  // namespace
 }  // namespace gpuadvisor::testing
