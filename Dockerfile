@@ -11,7 +11,7 @@
 FROM debian:bookworm AS build
 COPY deploy/install-deps.sh /tmp/install-deps.sh
 # Its own layer: rebuilt only when the dependency list changes.
-RUN /tmp/install-deps.sh && rm -rf /var/lib/apt/lists/*
+RUN INSTALL_TEST_BROWSER=0 /tmp/install-deps.sh && rm -rf /var/lib/apt/lists/*
 
 WORKDIR /src
 COPY . .
@@ -34,7 +34,7 @@ FROM debian:bookworm-slim AS runtime
 RUN apt-get update \
  && DEBIAN_FRONTEND=noninteractive apt-get install -y --no-install-recommends \
       libgrpc++1.51 libprotobuf32 libabsl20220623 \
-      libprometheus-cpp-core1.0 libprometheus-cpp-pull1.0 \
+      libprometheus-cpp-core1.0 libprometheus-cpp-pull1.0 libcpp-httplib0.11 \
       ca-certificates tini \
  && rm -rf /var/lib/apt/lists/*
 
@@ -55,7 +55,8 @@ RUN set -e; for b in /usr/local/bin/*_server /usr/local/bin/gpu-advisor; do \
 WORKDIR /usr/local/share/gpu-advisor
 USER 10001:10001
 # gRPC: gateway 50050, catalog 50051, sizing 50052, pricing 50053;
-# Prometheus /metrics: 9460-9463 in the same order.
-EXPOSE 50050-50053 9460-9463
+# Prometheus /metrics: 9460-9463 in the same order; the gateway's HTTP/JSON
+# API and web page: 8080.
+EXPOSE 50050-50053 9460-9463 8080
 ENTRYPOINT ["/usr/bin/tini", "--"]
 CMD ["gateway_server", "--host=0.0.0.0"]

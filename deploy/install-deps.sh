@@ -19,13 +19,22 @@ PACKAGES=(
   libgtest-dev libgmock-dev libbenchmark-dev
   # monitoring: promtool checks the rules; prometheus runs locally
   prometheus
-  # Python client (Debian's grpcio; call /usr/bin/python3), health/reflection protos
-  python3-grpcio python3-protobuf python3-yaml grpc-proto
+  # Python client (Debian's grpcio; call /usr/bin/python3), health/reflection protos;
+  # pip/venv install clients/python as a package; jsonschema checks the exports
+  python3-grpcio python3-protobuf python3-yaml grpc-proto python3-pip python3-venv python3-jsonschema
+  # the gateway's HTTP/JSON API (docs/http.md: why cpp-httplib)
+  libcpp-httplib-dev
   # load benchmark (bench/load_test.sh): h2load
   nghttp2-client
   # misc
   curl ca-certificates
 )
+
+# The web page test drives headless Chromium (npm playwright-core). Image
+# builds that run no tests set INSTALL_TEST_BROWSER=0 to leave it out.
+if [[ "${INSTALL_TEST_BROWSER:-1}" != 0 ]]; then
+  PACKAGES+=(chromium)
+fi
 
 # Node: keep a node that is already there (e.g. a newer NodeSource build);
 # otherwise Debian's nodejs/npm are enough for the Node client.

@@ -72,9 +72,11 @@ absl::StatusOr<std::string> ReadAdminToken(const std::string& path, const char* 
 }
 
 void AnnounceListening(const std::string& name, const std::string& host, int grpc_port,
-                       int metrics_port) {
-  std::printf("%s listening grpc=%s:%d metrics=%s:%d\n", name.c_str(), host.c_str(), grpc_port,
-              host.c_str(), metrics_port);
+                       int metrics_port, const std::vector<std::string>& extra) {
+  std::string line = absl::StrCat(name, " listening grpc=", host, ":", grpc_port, " metrics=",
+                                  host, ":", metrics_port);
+  for (const std::string& part : extra) absl::StrAppend(&line, " ", part);
+  std::printf("%s\n", line.c_str());
   std::fflush(stdout);
 }
 

@@ -46,10 +46,12 @@ absl::Status CheckAdminToken(const grpc::ServerContext& context, const std::stri
 // trimmed), else the environment variable `env_var`; empty if neither.
 absl::StatusOr<std::string> ReadAdminToken(const std::string& path, const char* env_var);
 
-// Prints "<name> listening grpc=<host:port> metrics=<host:port>" on stdout and
-// flushes, so scripts and tests started with port 0 learn the bound ports.
+// Prints "<name> listening grpc=<host:port> metrics=<host:port>[ <extra>...]"
+// on stdout and flushes, so scripts and tests started with port 0 learn the
+// bound ports. `extra` holds further "key=host:port" listeners (the gateway's
+// "http=").
 void AnnounceListening(const std::string& name, const std::string& host, int grpc_port,
-                       int metrics_port);
+                       int metrics_port, const std::vector<std::string>& extra = {});
 
 // Blocks SIGINT and SIGTERM in the calling thread. Call first thing in main(),
 // before any thread starts, so every thread inherits the mask and

@@ -45,7 +45,17 @@ int ServeUntilSignal(const ServiceMainOptions& options, Metrics& metrics,
     ShutdownServer(*server->server, 0);
     return FailStartup(options.name, endpoint.status());
   }
-  AnnounceListening(options.name, options.server.host, server->port, endpoint->port);
+  std::vector<std::string> extra;
+  if (options.on_started) {
+    absl::StatusOr<std::vector<std::string>> started = options.on_started(*server->server);
+    if (!started.ok()) {
+      ShutdownServer(*server->server, 0);
+      (void)endpoint->exposer.release();
+      return FailStartup(options.name, started.status());
+    }
+    extra = *std::move(started);
+  }
+  AnnounceListening(options.name, options.server.host, server->port, endpoint->port, extra);
 
   bool serving = false;
   while (true) {

@@ -23,6 +23,11 @@ struct ServiceMainOptions {
   // Health turns SERVING once this returns true (checked every 100 ms);
   // null = ready at once.
   std::function<bool()> ready;
+  // Runs once the gRPC server is up, before the announcement: starts further
+  // listeners that call the server in-process (server.InProcessChannel) and
+  // returns their "key=host:port" parts for the announce line (the gateway's
+  // "http=H:P"). An error stops start-up (exit code 1). Null = none.
+  std::function<absl::StatusOr<std::vector<std::string>>(grpc::Server& server)> on_started;
 };
 
 // Options from the flags every server binary shares (--host, --port,

@@ -29,6 +29,7 @@ cat <<MSG
 
 GPU Advisor is running (logs in $LOG_DIR):
   gateway  grpc $GATEWAY_ADDR   metrics http://$GATEWAY_METRICS/metrics
+           web page and HTTP/JSON API http://$GATEWAY_HTTP/  (OpenAPI: http://$GATEWAY_HTTP/v1/openapi.json)
   catalog  grpc $CATALOG_ADDR   metrics http://$CATALOG_METRICS/metrics
   sizing   grpc $SIZING_ADDR   metrics http://$SIZING_METRICS/metrics
   pricing  grpc $PRICING_ADDR   metrics http://$PRICING_METRICS/metrics

@@ -6,9 +6,10 @@
 #   stack_start BUILD_DIR DATA_DIR PORT_MODE LOG_DIR   # PORT_MODE: default | ephemeral
 #   echo "$GATEWAY_ADDR $CATALOG_ADDR $SIZING_ADDR $PRICING_ADDR"
 #   echo "$GATEWAY_METRICS ..."                         # host:port of each /metrics
+#   echo "$GATEWAY_HTTP"                                # the gateway's HTTP/JSON API and page
 #   stack_stop
 #
-# Each binary announces "<name> listening grpc=H:P metrics=H:M" on stdout;
+# Each binary announces "<name> listening grpc=H:P metrics=H:M [http=H:P]" on stdout;
 # with ephemeral ports that line is how we learn where it listens. Then
 # grpc.health.v1 is polled (gpu-advisor health) until all four are SERVING.
 # Optional: STACK_WAIT_SECONDS (default 30) for big catalogs; the array
@@ -16,13 +17,14 @@
 
 STACK_PIDS=()
 
-_stack_wait_announce() {  # name logfile -> sets ANNOUNCED_GRPC ANNOUNCED_METRICS
+_stack_wait_announce() {  # name logfile -> sets ANNOUNCED_GRPC ANNOUNCED_METRICS ANNOUNCED_HTTP
   local name=$1 log=$2 i line
   for i in $(seq 1 $((${STACK_WAIT_SECONDS:-30} * 10))); do
     line=$(grep -m1 "^$name listening " "$log" 2>/dev/null || true)
     if [[ -n "$line" ]]; then
       ANNOUNCED_GRPC=$(sed -E 's/.* grpc=([^ ]+).*/\1/' <<<"$line")
       ANNOUNCED_METRICS=$(sed -E 's/.* metrics=([^ ]+).*/\1/' <<<"$line")
+      ANNOUNCED_HTTP=$(sed -nE 's/.* http=([^ ]+).*/\1/p' <<<"$line")
       return 0
     fi
     if ! kill -0 "${STACK_PIDS[-1]}" 2>/dev/null; then
@@ -64,8 +66,9 @@ stack_start() {
   local build=$1 data=$2 mode=$3 logdir=$4
   local bin=$build/services
   local p_gw=50050 p_cat=50051 p_siz=50052 p_pri=50053 m_gw=9460 m_cat=9461 m_siz=9462 m_pri=9463
+  local h_gw=8080
   if [[ "$mode" == ephemeral ]]; then
-    p_gw=0 p_cat=0 p_siz=0 p_pri=0 m_gw=0 m_cat=0 m_siz=0 m_pri=0
+    p_gw=0 p_cat=0 p_siz=0 p_pri=0 m_gw=0 m_cat=0 m_siz=0 m_pri=0 h_gw=0
   fi
   mkdir -p "$logdir"
   _stack_launch catalog "$bin/catalog/catalog_server" "$logdir" \
@@ -78,11 +81,11 @@ stack_start() {
     --port=$p_pri --metrics_port=$m_pri --data_dir="$data" --catalog_address="$CATALOG_ADDR" || return 1
   PRICING_ADDR=$ANNOUNCED_GRPC PRICING_METRICS=$ANNOUNCED_METRICS
   _stack_launch gateway "$bin/gateway/gateway_server" "$logdir" \
-    --port=$p_gw --metrics_port=$m_gw --catalog_address="$CATALOG_ADDR" \
+    --port=$p_gw --metrics_port=$m_gw --http_port=$h_gw --catalog_address="$CATALOG_ADDR" \
     --sizing_address="$SIZING_ADDR" --pricing_address="$PRICING_ADDR" \
     --catalog_cache_file="$logdir/catalog.cache" --data_dir="$data" ${STACK_GATEWAY_ARGS[@]+"${STACK_GATEWAY_ARGS[@]}"} || return 1
-  GATEWAY_ADDR=$ANNOUNCED_GRPC GATEWAY_METRICS=$ANNOUNCED_METRICS
-  export CATALOG_ADDR SIZING_ADDR PRICING_ADDR GATEWAY_ADDR
+  GATEWAY_ADDR=$ANNOUNCED_GRPC GATEWAY_METRICS=$ANNOUNCED_METRICS GATEWAY_HTTP=$ANNOUNCED_HTTP
+  export CATALOG_ADDR SIZING_ADDR PRICING_ADDR GATEWAY_ADDR GATEWAY_HTTP
   export CATALOG_METRICS SIZING_METRICS PRICING_METRICS GATEWAY_METRICS
   _stack_wait_serving "$build"
 }

@@ -4,6 +4,7 @@
 //   gateway_server --port=50050 --metrics_port=9460
 //       --catalog_address=127.0.0.1:50051 --sizing_address=127.0.0.1:50052
 //       --pricing_address=127.0.0.1:50053 [--catalog_cache_file=FILE] [--data_dir=data]
+//       [--http_port=8080] [--http_max_body_bytes=1048576]
 //
 // Identical Recommend requests are answered from a response cache while the
 // catalog and price-book versions stay the same (--response_cache_entries=0
@@ -11,8 +12,10 @@
 //
 // Addresses are gRPC targets: "host:port", or "dns:///name:port" to spread
 // calls over every replica behind a headless Service (round_robin). Reports
-// SERVING once it holds a catalog replica. Prints
-// "gateway listening grpc=HOST:PORT metrics=HOST:PORT".
+// SERVING once it holds a catalog replica. Serves HTTP/JSON, the OpenAPI
+// document and the comparison page on --http_port (docs/http.md), calling
+// the gRPC service in-process. Prints
+// "gateway listening grpc=HOST:PORT metrics=HOST:PORT http=HOST:PORT".
 
 #include <algorithm>
 #include <cstdio>
@@ -21,10 +24,12 @@
 
 #include "absl/flags/flag.h"
 #include "absl/flags/parse.h"
+#include "absl/strings/str_cat.h"
 #include "absl/time/clock.h"
 #include "common/grpc/channel.h"
 #include "common/grpc/service_main.h"
 #include "services/gateway/gateway_service_impl.h"
+#include "services/gateway/http/http_server.h"
 #include "services/gateway/price_version_follower.h"
 
 ABSL_FLAG(std::string, catalog_address, "127.0.0.1:50051", "Catalog service target.");
@@ -32,6 +37,8 @@ ABSL_FLAG(std::string, sizing_address, "127.0.0.1:50052", "Sizing service target
 ABSL_FLAG(std::string, pricing_address, "127.0.0.1:50053", "Pricing service target.");
 ABSL_FLAG(int, backend_timeout_ms, 2000, "Deadline for each backend call, capped by the caller's.");
 ABSL_FLAG(std::string, data_dir, "data", "Data directory: reads <data_dir>/gateway/regions.textproto.");
+ABSL_FLAG(int, http_port, 8080, "HTTP/JSON API and web page port; 0 picks a free port, -1 turns HTTP off.");
+ABSL_FLAG(int64_t, http_max_body_bytes, 1 << 20, "Largest HTTP request body; larger ones get 413.");
 ABSL_FLAG(std::string, catalog_cache_file, "", "Where to keep the catalog replica across restarts; empty = none.");
 ABSL_FLAG(int, response_cache_entries, 4096,
           "Recommend answers kept for repeated requests, keyed by request, catalog version and "
@@ -79,7 +86,28 @@ int main(int argc, char** argv) {
   gpuadvisor::ServiceMainOptions options = gpuadvisor::ServiceMainOptionsFromFlags(
       "gateway", 50050, 9460, {"gpuadvisor.gateway.v1.GatewayService"});
   options.ready = [&] { return replica.Current() != nullptr; };
-  const int code = gpuadvisor::ServeUntilSignal(options, metrics, {&service});
+
+  std::unique_ptr<gpuadvisor::gateway::http::HttpServer> http;
+  if (absl::GetFlag(FLAGS_http_port) >= 0) {
+    gpuadvisor::gateway::http::HttpServer::Options http_options;
+    http_options.host = options.server.host;
+    http_options.port = absl::GetFlag(FLAGS_http_port);
+    http_options.max_body_bytes = static_cast<size_t>(absl::GetFlag(FLAGS_http_max_body_bytes));
+    options.on_started = [&http, http_options, max_message_bytes = options.server.max_message_bytes](
+                             grpc::Server& server) -> absl::StatusOr<std::vector<std::string>> {
+      grpc::ChannelArguments args;
+      args.SetMaxReceiveMessageSize(max_message_bytes);
+      absl::StatusOr<std::unique_ptr<gpuadvisor::gateway::http::HttpServer>> started =
+          gpuadvisor::gateway::http::HttpServer::Start(server.InProcessChannel(args), http_options);
+      if (!started.ok()) return started.status();
+      http = *std::move(started);
+      return std::vector<std::string>{absl::StrCat("http=", http_options.host, ":", http->port())};
+    };
+  }
+  // HTTP stops taking requests before the gRPC server drains.
+  const int code = gpuadvisor::ServeUntilSignal(options, metrics, {&service}, [&] {
+    if (http) http->Stop();
+  });
   prices.Stop();
   replica.Stop();
   return code;

@@ -1,0 +1,218 @@
+#include "services/gateway/http/http_server.h"
+
+#include "common/grpc/server.h"
+#include "gmock/gmock.h"
+#include "google/protobuf/struct.pb.h"
+#include "google/protobuf/util/json_util.h"
+#include "gpuadvisor/gateway/v1/gateway.grpc.pb.h"
+#include "grpcpp/create_channel.h"
+#include "grpcpp/security/credentials.h"
+#include "gtest/gtest.h"
+#include "httplib.h"
+
+namespace gpuadvisor::gateway::http {
+namespace {
+
+using ::testing::HasSubstr;
+
+// A GatewayService on a real port-0 server: answers from the request so the
+// test sees what reached it, and fails the way the real one does.
+class FakeGateway final : public v1::GatewayService::Service {
+ public:
+  grpc::Status Recommend(grpc::ServerContext*, const v1::RecommendRequest* request,
+                         v1::RecommendResponse* response) override {
+    if (request->workload().model().params() < 0) {
+      return grpc::Status(grpc::StatusCode::INVALID_ARGUMENT, "workload.model.params: must be > 0");
+    }
+    if (request->workload().model().preset() == "slow-backend") {
+      return grpc::Status(grpc::StatusCode::UNAVAILABLE, "sizing backend: connection refused");
+    }
+    for (int rank = 1; rank <= std::max(1, request->max_results()); ++rank) {
+      v1::Recommendation* r = response->add_recommendations();
+      r->set_rank(rank);
+      r->mutable_offer()->set_provider("aws");
+      r->mutable_offer()->set_instance_type(rank == 1 ? "p5.48xlarge" : "p4d.24xlarge");
+      r->mutable_offer()->set_region("us-east-1");
+      r->mutable_offer()->set_gpus_per_node(8);
+      r->mutable_offer()->set_nodes(1);
+      r->mutable_memory()->set_weights_bytes(16000000000);
+      r->mutable_cost()->set_total_usd(100.0 * rank);
+    }
+    response->set_catalog_version(request->workload().model().preset());
+    return grpc::Status::OK;
+  }
+  grpc::Status Estimate(grpc::ServerContext*, const v1::EstimateRequest* request,
+                        v1::EstimateResponse* response) override {
+    response->mutable_estimates()->Add()->set_fits(request->configurations_size() > 0);
+    return grpc::Status::OK;
+  }
+};
+
+class HttpServerTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    absl::StatusOr<StartedServer> started = StartServer(ServerOptions{}, {&fake_});
+    ASSERT_TRUE(started.ok()) << started.status();
+    grpc_ = std::move(started->server);
+    HttpServer::Options options;
+    options.max_body_bytes = 4096;
+    absl::StatusOr<std::unique_ptr<HttpServer>> http =
+        HttpServer::Start(grpc_->InProcessChannel(grpc::ChannelArguments()), options);
+    ASSERT_TRUE(http.ok()) << http.status();
+    http_ = *std::move(http);
+    ASSERT_GT(http_->port(), 0);
+    client_ = std::make_unique<httplib::Client>("127.0.0.1", http_->port());
+  }
+  void TearDown() override {
+    http_->Stop();
+    grpc_->Shutdown();
+  }
+
+  static google::protobuf::Struct Json(const std::string& body) {
+    google::protobuf::Struct s;
+    EXPECT_TRUE(google::protobuf::util::JsonStringToMessage(body, &s).ok()) << body;
+    return s;
+  }
+  static google::protobuf::Struct Error(const std::string& body) {
+    return Json(body).fields().at("error").struct_value();
+  }
+
+  FakeGateway fake_;
+  std::unique_ptr<grpc::Server> grpc_;
+  std::unique_ptr<HttpServer> http_;
+  std::unique_ptr<httplib::Client> client_;
+};
+
+TEST_F(HttpServerTest, RecommendRoundTripsProtoJson) {
+  auto res = client_->Post("/v1/recommend",
+                           R"({"workload": {"model": {"preset": "llama-3.1-8b"}}, "max_results": 2})",
+                           "application/json");
+  ASSERT_TRUE(res);
+  EXPECT_EQ(res->status, 200);
+  EXPECT_THAT(res->get_header_value("Content-Type"), HasSubstr("application/json"));
+  v1::RecommendResponse response;
+  ASSERT_TRUE(google::protobuf::util::JsonStringToMessage(res->body, &response).ok()) << res->body;
+  ASSERT_EQ(response.recommendations_size(), 2);
+  EXPECT_EQ(response.recommendations(1).rank(), 2);
+  EXPECT_EQ(response.catalog_version(), "llama-3.1-8b");
+  // int64 as a string, proto field names, zeros present.
+  EXPECT_THAT(res->body, HasSubstr("\"weights_bytes\":\"16000000000\""));
+  EXPECT_THAT(res->body, HasSubstr("\"candidates_considered\":0"));
+}
+
+TEST_F(HttpServerTest, ServiceErrorsKeepCodeMessageAndField) {
+  auto res = client_->Post("/v1/recommend", R"({"workload": {"model": {"params": -1}}})",
+                           "application/json");
+  ASSERT_TRUE(res);
+  EXPECT_EQ(res->status, 400);
+  google::protobuf::Struct error = Error(res->body);
+  EXPECT_EQ(error.fields().at("status").string_value(), "INVALID_ARGUMENT");
+  EXPECT_EQ(error.fields().at("grpc_code").number_value(), 3);
+  EXPECT_EQ(error.fields().at("field").string_value(), "workload.model.params");
+
+  res = client_->Post("/v1/recommend", R"({"workload": {"model": {"preset": "slow-backend"}}})",
+                      "application/json");
+  ASSERT_TRUE(res);
+  EXPECT_EQ(res->status, 503);
+  EXPECT_EQ(Error(res->body).fields().at("status").string_value(), "UNAVAILABLE");
+}
+
+TEST_F(HttpServerTest, BadBodiesAreRejectedBeforeTheCall) {
+  auto res = client_->Post("/v1/recommend", R"({"workload": {"task": "TASK_NAPPING"}})", "application/json");
+  ASSERT_TRUE(res);
+  EXPECT_EQ(res->status, 400);
+  EXPECT_EQ(Error(res->body).fields().at("field").string_value(), "workload.task");
+
+  res = client_->Post("/v1/recommend?max_results=3", "{}", "application/json");
+  ASSERT_TRUE(res);
+  EXPECT_EQ(res->status, 400);
+  EXPECT_EQ(Error(res->body).fields().at("field").string_value(), "max_results");
+
+  res = client_->Post("/v1/recommend", "workload=x", "application/x-www-form-urlencoded");
+  ASSERT_TRUE(res);
+  EXPECT_EQ(res->status, 400);
+  EXPECT_THAT(Error(res->body).fields().at("message").string_value(), HasSubstr("body: not valid JSON"));
+}
+
+TEST_F(HttpServerTest, JsonBodyIsReadWhateverItsContentType) {
+  // curl -d labels bodies application/x-www-form-urlencoded.
+  auto res = client_->Post("/v1/recommend", R"({"max_results": 2})", "application/x-www-form-urlencoded");
+  ASSERT_TRUE(res);
+  EXPECT_EQ(res->status, 200) << res->body;
+}
+
+TEST_F(HttpServerTest, BodySizeIsBounded) {
+  const std::string big = R"({"workload": {"model": {"name": ")" + std::string(8192, 'x') + R"("}}})";
+  auto res = client_->Post("/v1/recommend", big, "application/json");
+  ASSERT_TRUE(res);
+  EXPECT_EQ(res->status, 413);
+  EXPECT_EQ(Error(res->body).fields().at("status").string_value(), "RESOURCE_EXHAUSTED");
+}
+
+TEST_F(HttpServerTest, ExportsByFormat) {
+  auto res = client_->Post("/v1/recommend?format=skypilot",
+                           R"({"workload": {"model": {"preset": "llama-3.1-8b"}}, "max_results": 2})",
+                           "application/json");
+  ASSERT_TRUE(res);
+  EXPECT_EQ(res->status, 200);
+  EXPECT_THAT(res->get_header_value("Content-Type"), HasSubstr("yaml"));
+  EXPECT_THAT(res->body, HasSubstr("ordered:"));
+  EXPECT_LT(res->body.find("p5.48xlarge"), res->body.find("p4d.24xlarge"));
+
+  res = client_->Post("/v1/recommend?format=terraform", "{}", "application/json");
+  ASSERT_TRUE(res);
+  EXPECT_EQ(res->status, 400);
+  EXPECT_EQ(Error(res->body).fields().at("field").string_value(), "format");
+}
+
+TEST_F(HttpServerTest, EstimatePassesThrough) {
+  auto res = client_->Post("/v1/estimate", R"({"configurations": [{"gpu_model": "H100", "gpus_per_node": 8}]})",
+                           "application/json");
+  ASSERT_TRUE(res);
+  EXPECT_EQ(res->status, 200);
+  EXPECT_THAT(res->body, HasSubstr("\"fits\":true"));
+}
+
+TEST_F(HttpServerTest, HealthFollowsTheGrpcHealthService) {
+  auto res = client_->Get("/v1/health");
+  ASSERT_TRUE(res);
+  EXPECT_EQ(res->status, 503);
+  SetServing(*grpc_, {"gpuadvisor.gateway.v1.GatewayService"}, true);
+  res = client_->Get("/v1/health");
+  ASSERT_TRUE(res);
+  EXPECT_EQ(res->status, 200);
+  EXPECT_EQ(Json(res->body).fields().at("status").string_value(), "SERVING");
+}
+
+TEST_F(HttpServerTest, ServesOpenApiAndThePage) {
+  auto res = client_->Get("/v1/openapi.json");
+  ASSERT_TRUE(res);
+  EXPECT_EQ(res->status, 200);
+  EXPECT_TRUE(Json(res->body).fields().at("paths").struct_value().fields().count("/v1/recommend"));
+  res = client_->Get("/");
+  ASSERT_TRUE(res);
+  EXPECT_EQ(res->status, 200);
+  EXPECT_THAT(res->get_header_value("Content-Type"), HasSubstr("text/html"));
+  EXPECT_THAT(res->body, HasSubstr("GPU Advisor"));
+}
+
+TEST_F(HttpServerTest, UnknownPathIsAJsonNotFound) {
+  auto res = client_->Get("/v1/nothing-here");
+  ASSERT_TRUE(res);
+  EXPECT_EQ(res->status, 404);
+  EXPECT_EQ(Error(res->body).fields().at("status").string_value(), "NOT_FOUND");
+}
+
+TEST(HttpServer, BusyPortIsUnavailable) {
+  httplib::Server holder;
+  const int port = holder.bind_to_any_port("127.0.0.1");
+  ASSERT_GT(port, 0);
+  HttpServer::Options options;
+  options.port = port;
+  absl::StatusOr<std::unique_ptr<HttpServer>> http =
+      HttpServer::Start(grpc::CreateChannel("127.0.0.1:1", grpc::InsecureChannelCredentials()), options);
+  EXPECT_EQ(http.status().code(), absl::StatusCode::kUnavailable);
+}
+
+}  // namespace
+}  // namespace gpuadvisor::gateway::http

@@ -1,0 +1,398 @@
+#include "services/gateway/http/openapi.h"
+
+#include <map>
+#include <set>
+#include <utility>
+
+#include "absl/strings/ascii.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/strip.h"
+#include "google/protobuf/descriptor.pb.h"
+#include "google/protobuf/struct.pb.h"
+#include "google/protobuf/util/json_util.h"
+
+namespace gpuadvisor::gateway::http {
+namespace {
+
+using google::protobuf::Descriptor;
+using google::protobuf::DescriptorPool;
+using google::protobuf::EnumDescriptor;
+using google::protobuf::FieldDescriptor;
+using google::protobuf::ListValue;
+using google::protobuf::Value;
+
+Value Str(const std::string& s) {
+  Value v;
+  v.set_string_value(s);
+  return v;
+}
+Value Num(double d) {
+  Value v;
+  v.set_number_value(d);
+  return v;
+}
+Value Bool(bool b) {
+  Value v;
+  v.set_bool_value(b);
+  return v;
+}
+Value Obj(std::initializer_list<std::pair<std::string, Value>> members) {
+  Value v;
+  auto& fields = *v.mutable_struct_value()->mutable_fields();
+  for (const auto& [key, value] : members) fields[key] = value;
+  return v;
+}
+Value Arr(const std::vector<Value>& items) {
+  Value v;
+  ListValue* list = v.mutable_list_value();
+  for (const Value& item : items) *list->add_values() = item;
+  return v;
+}
+void Set(Value* object, const std::string& key, Value value) {
+  (*object->mutable_struct_value()->mutable_fields())[key] = std::move(value);
+}
+Value Ref(const std::string& name) { return Obj({{"$ref", Str("#/components/schemas/" + name)}}); }
+
+std::string CleanComment(const google::protobuf::SourceLocation& location) {
+  std::string text = location.leading_comments;
+  if (!location.trailing_comments.empty()) {
+    if (!text.empty()) text += "\n";
+    text += location.trailing_comments;
+  }
+  return std::string(absl::StripAsciiWhitespace(text));
+}
+
+std::string FieldComment(const DescriptorPool* documented, const FieldDescriptor* field) {
+  if (documented == nullptr) return "";
+  const FieldDescriptor* doc = documented->FindFieldByName(field->full_name());
+  google::protobuf::SourceLocation location;
+  if (doc == nullptr || !doc->GetSourceLocation(&location)) return "";
+  return CleanComment(location);
+}
+std::string MessageComment(const DescriptorPool* documented, const Descriptor* message) {
+  if (documented == nullptr) return "";
+  const Descriptor* doc = documented->FindMessageTypeByName(message->full_name());
+  google::protobuf::SourceLocation location;
+  if (doc == nullptr || !doc->GetSourceLocation(&location)) return "";
+  return CleanComment(location);
+}
+std::string EnumComment(const DescriptorPool* documented, const EnumDescriptor* e) {
+  if (documented == nullptr) return "";
+  const EnumDescriptor* doc = documented->FindEnumTypeByName(e->full_name());
+  google::protobuf::SourceLocation location;
+  if (doc == nullptr || !doc->GetSourceLocation(&location)) return "";
+  std::string text = CleanComment(location);
+  for (int i = 0; i < doc->value_count(); ++i) {
+    google::protobuf::SourceLocation value_location;
+    if (!doc->value(i)->GetSourceLocation(&value_location)) continue;
+    const std::string value_text = CleanComment(value_location);
+    if (value_text.empty()) continue;
+    absl::StrAppend(&text, text.empty() ? "" : "\n", "- ", doc->value(i)->name(), ": ", value_text);
+  }
+  return text;
+}
+
+// Schemas of well-known types, as their JSON mapping writes them.
+bool WellKnownSchema(const std::string& full_name, Value* schema) {
+  static const std::map<std::string, std::pair<const char*, const char*>> kTypes = {
+      {"google.protobuf.Timestamp", {"string", "date-time"}},
+      {"google.protobuf.Duration", {"string", ""}},
+      {"google.protobuf.FieldMask", {"string", ""}},
+      {"google.protobuf.Struct", {"object", ""}},
+      {"google.protobuf.ListValue", {"array", ""}},
+      {"google.protobuf.Any", {"object", ""}},
+      {"google.protobuf.DoubleValue", {"number", "double"}},
+      {"google.protobuf.FloatValue", {"number", "float"}},
+      {"google.protobuf.Int64Value", {"string", "int64"}},
+      {"google.protobuf.UInt64Value", {"string", "uint64"}},
+      {"google.protobuf.Int32Value", {"integer", "int32"}},
+      {"google.protobuf.UInt32Value", {"integer", "int64"}},
+      {"google.protobuf.BoolValue", {"boolean", ""}},
+      {"google.protobuf.StringValue", {"string", ""}},
+      {"google.protobuf.BytesValue", {"string", "byte"}},
+  };
+  if (full_name == "google.protobuf.Value") {
+    *schema = Obj({});
+    return true;
+  }
+  auto it = kTypes.find(full_name);
+  if (it == kTypes.end()) return false;
+  *schema = Obj({{"type", Str(it->second.first)}});
+  if (*it->second.second) Set(schema, "format", Str(it->second.second));
+  if (std::string(it->second.first) == "array") Set(schema, "items", Obj({}));
+  return true;
+}
+
+class SchemaBuilder {
+ public:
+  explicit SchemaBuilder(const DescriptorPool* documented) : documented_(documented) {}
+
+  // The schema of one value of `field` (not the array around a repeated one).
+  Value Single(const FieldDescriptor* field) {
+    switch (field->type()) {
+      case FieldDescriptor::TYPE_DOUBLE:
+        return Obj({{"type", Str("number")}, {"format", Str("double")}});
+      case FieldDescriptor::TYPE_FLOAT:
+        return Obj({{"type", Str("number")}, {"format", Str("float")}});
+      case FieldDescriptor::TYPE_INT32:
+      case FieldDescriptor::TYPE_SINT32:
+      case FieldDescriptor::TYPE_SFIXED32:
+        return Obj({{"type", Str("integer")}, {"format", Str("int32")}});
+      case FieldDescriptor::TYPE_UINT32:
+      case FieldDescriptor::TYPE_FIXED32:
+        return Obj({{"type", Str("integer")}, {"format", Str("int64")}, {"minimum", Num(0)}});
+      case FieldDescriptor::TYPE_INT64:
+      case FieldDescriptor::TYPE_SINT64:
+      case FieldDescriptor::TYPE_SFIXED64:
+        // Protobuf's JSON mapping writes 64-bit integers as decimal strings.
+        return Obj({{"type", Str("string")}, {"format", Str("int64")}});
+      case FieldDescriptor::TYPE_UINT64:
+      case FieldDescriptor::TYPE_FIXED64:
+        return Obj({{"type", Str("string")}, {"format", Str("uint64")}});
+      case FieldDescriptor::TYPE_BOOL:
+        return Obj({{"type", Str("boolean")}});
+      case FieldDescriptor::TYPE_STRING:
+        return Obj({{"type", Str("string")}});
+      case FieldDescriptor::TYPE_BYTES:
+        return Obj({{"type", Str("string")}, {"format", Str("byte")}});
+      case FieldDescriptor::TYPE_ENUM:
+        AddEnum(field->enum_type());
+        return Ref(field->enum_type()->full_name());
+      case FieldDescriptor::TYPE_MESSAGE:
+      case FieldDescriptor::TYPE_GROUP: {
+        Value wkt;
+        if (WellKnownSchema(field->message_type()->full_name(), &wkt)) return wkt;
+        AddMessage(field->message_type());
+        return Ref(field->message_type()->full_name());
+      }
+    }
+    return Obj({});
+  }
+
+  Value Field(const FieldDescriptor* field) {
+    Value schema;
+    if (field->is_map()) {
+      schema = Obj({{"type", Str("object")},
+                    {"additionalProperties", Single(field->message_type()->map_value())}});
+    } else if (field->is_repeated()) {
+      schema = Obj({{"type", Str("array")}, {"items", Single(field)}});
+    } else {
+      schema = Single(field);
+    }
+    std::string description = FieldComment(documented_, field);
+    if (field->has_presence() && field->cpp_type() != FieldDescriptor::CPPTYPE_MESSAGE) {
+      absl::StrAppend(&description, description.empty() ? "" : "\n",
+                      "Optional: leaving it out differs from sending zero.");
+    }
+    if (!description.empty()) {
+      if (schema.struct_value().fields().count("$ref") > 0) {
+        // OpenAPI 3.0 ignores siblings of $ref; wrap it so the text shows.
+        schema = Obj({{"allOf", Arr({schema})}});
+      }
+      Set(&schema, "description", Str(description));
+    }
+    return schema;
+  }
+
+  void AddMessage(const Descriptor* message) {
+    if (!seen_.insert(message->full_name()).second) return;
+    Value properties = Obj({});
+    for (int i = 0; i < message->field_count(); ++i) {
+      Set(&properties, message->field(i)->name(), Field(message->field(i)));
+    }
+    Value schema = Obj({{"type", Str("object")}, {"properties", properties},
+                        {"additionalProperties", Bool(false)}});
+    const std::string description = MessageComment(documented_, message);
+    if (!description.empty()) Set(&schema, "description", Str(description));
+    schemas_[message->full_name()] = std::move(schema);
+  }
+
+  void AddEnum(const EnumDescriptor* e) {
+    if (!seen_.insert(e->full_name()).second) return;
+    std::vector<Value> names;
+    for (int i = 0; i < e->value_count(); ++i) names.push_back(Str(e->value(i)->name()));
+    Value schema = Obj({{"type", Str("string")}, {"enum", Arr(names)}});
+    const std::string description = EnumComment(documented_, e);
+    if (!description.empty()) Set(&schema, "description", Str(description));
+    schemas_[e->full_name()] = std::move(schema);
+  }
+
+  // One query parameter per scalar leaf of `message`, depth-first.
+  void QueryParameters(const Descriptor* message, const std::string& prefix, int depth,
+                       std::vector<Value>* out) {
+    for (int i = 0; i < message->field_count(); ++i) {
+      const FieldDescriptor* field = message->field(i);
+      const std::string name = prefix + field->name();
+      if (field->cpp_type() == FieldDescriptor::CPPTYPE_MESSAGE) {
+        if (!field->is_repeated() && depth < 4) {
+          QueryParameters(field->message_type(), name + ".", depth + 1, out);
+        }
+        continue;
+      }
+      Value schema = field->is_repeated() ? Obj({{"type", Str("array")}, {"items", Single(field)}})
+                                          : Single(field);
+      Value parameter = Obj({{"name", Str(name)}, {"in", Str("query")}, {"required", Bool(false)},
+                             {"schema", schema}});
+      if (field->is_repeated()) {
+        Set(&parameter, "style", Str("form"));
+        Set(&parameter, "explode", Bool(true));
+      }
+      std::string description = FieldComment(documented_, field);
+      if (field->is_repeated()) {
+        absl::StrAppend(&description, description.empty() ? "" : "\n",
+                        "Repeat the parameter or separate values with commas.");
+      }
+      if (field->type() == FieldDescriptor::TYPE_ENUM) {
+        absl::StrAppend(&description, description.empty() ? "" : "\n",
+                        "Enum values by full name, without their prefix (case-insensitive) or by number.");
+      }
+      if (!description.empty()) Set(&parameter, "description", Str(description));
+      out->push_back(std::move(parameter));
+    }
+  }
+
+  Value Schemas() {
+    Value all = Obj({});
+    for (auto& [name, schema] : schemas_) Set(&all, name, schema);
+    return all;
+  }
+
+ private:
+  const DescriptorPool* documented_;
+  std::set<std::string> seen_;
+  std::map<std::string, Value> schemas_;
+};
+
+Value ErrorSchema() {
+  Value body = Obj({
+      {"type", Str("object")},
+      {"required", Arr({Str("code"), Str("status"), Str("grpc_code"), Str("message")})},
+      {"properties",
+       Obj({{"code", Obj({{"type", Str("integer")}, {"description", Str("HTTP status.")}})},
+            {"status", Obj({{"type", Str("string")},
+                            {"description", Str("gRPC status code name, e.g. INVALID_ARGUMENT.")}})},
+            {"grpc_code", Obj({{"type", Str("integer")}, {"description", Str("gRPC status code number.")}})},
+            {"message", Obj({{"type", Str("string")}})},
+            {"field", Obj({{"type", Str("string")},
+                           {"description", Str("Path of the field at fault, e.g. workload.model.params.")}})}})},
+  });
+  return Obj({{"type", Str("object")}, {"required", Arr({Str("error")})},
+              {"properties", Obj({{"error", body}})}});
+}
+
+Value ErrorResponse(const std::string& description) {
+  return Obj({{"description", Str(description)},
+              {"content", Obj({{"application/json", Obj({{"schema", Ref("Error")}})}})}});
+}
+
+}  // namespace
+
+std::unique_ptr<DescriptorPool> PoolFromDescriptorSet(const std::string& bytes) {
+  google::protobuf::FileDescriptorSet set;
+  if (bytes.empty() || !set.ParseFromString(bytes)) return nullptr;
+  auto pool = std::make_unique<DescriptorPool>();
+  for (const google::protobuf::FileDescriptorProto& file : set.file()) {
+    if (pool->BuildFile(file) == nullptr) return nullptr;  // imports come first in the set
+  }
+  return pool;
+}
+
+std::string OpenApiJson(const std::vector<ApiRoute>& routes,
+                        const std::vector<std::string>& export_formats,
+                        const DescriptorPool* documented) {
+  SchemaBuilder builder(documented);
+  Value paths = Obj({});
+  for (const ApiRoute& route : routes) {
+    const Descriptor* input = route.method->input_type();
+    const Descriptor* output = route.method->output_type();
+    builder.AddMessage(input);
+    builder.AddMessage(output);
+    Value operation = Obj({{"operationId", Str(route.method->name())},
+                           {"summary", Str(route.summary)},
+                           {"tags", Arr({Str("gateway")})}});
+    std::string description = absl::StrCat("Calls gRPC ", route.method->full_name(), " in-process.");
+    google::protobuf::SourceLocation location;
+    const google::protobuf::MethodDescriptor* doc_method =
+        documented ? documented->FindMethodByName(route.method->full_name()) : nullptr;
+    if (doc_method != nullptr && doc_method->GetSourceLocation(&location)) {
+      const std::string comment = CleanComment(location);
+      if (!comment.empty()) absl::StrAppend(&description, " ", comment);
+    }
+    Set(&operation, "description", Str(description));
+    std::vector<Value> parameters;
+    if (route.http_method == "POST") {
+      Set(&operation, "requestBody",
+          Obj({{"required", Bool(true)},
+               {"content", Obj({{"application/json", Obj({{"schema", Ref(input->full_name())}})}})}}));
+    } else {
+      builder.QueryParameters(input, "", 0, &parameters);
+    }
+    Value ok_content = Obj({{"application/json", Obj({{"schema", Ref(output->full_name())}})}});
+    if (route.exports) {
+      std::vector<Value> formats = {Str("json")};
+      for (const std::string& f : export_formats) formats.push_back(Str(f));
+      parameters.push_back(Obj(
+          {{"name", Str("format")},
+           {"in", Str("query")},
+           {"required", Bool(false)},
+           {"description", Str("json (default): the response message. Otherwise the answer as the "
+                               "named orchestrator's YAML, offers in rank order.")},
+           {"schema", Obj({{"type", Str("string")}, {"enum", Arr(formats)}, {"default", Str("json")}})}}));
+      Set(&ok_content, "application/yaml", Obj({{"schema", Obj({{"type", Str("string")}})}}));
+    }
+    if (!parameters.empty()) Set(&operation, "parameters", Arr(parameters));
+    Set(&operation, "responses",
+        Obj({{"200", Obj({{"description", Str("OK")}, {"content", ok_content}})},
+             {"default", ErrorResponse("An error with its gRPC code and the field at fault.")}}));
+    Value item = Obj({});
+    Set(&item, absl::AsciiStrToLower(route.http_method), operation);
+    Set(&paths, route.path, item);
+  }
+  Set(&paths, kHealthPath,
+      Obj({{"get", Obj({{"operationId", Str("Health")},
+                        {"summary", Str("grpc.health.v1 status of the gateway")},
+                        {"tags", Arr({Str("gateway")})},
+                        {"responses",
+                         Obj({{"200", Obj({{"description", Str("SERVING")},
+                                           {"content", Obj({{"application/json",
+                                                             Obj({{"schema", Ref("Health")}})}})}})},
+                              {"503", Obj({{"description", Str("Not serving yet (no catalog replica) or shutting down")},
+                                           {"content", Obj({{"application/json",
+                                                             Obj({{"schema", Ref("Health")}})}})}})}})}})}}));
+  Set(&paths, kOpenApiPath,
+      Obj({{"get", Obj({{"operationId", Str("OpenApi")},
+                        {"summary", Str("This document")},
+                        {"tags", Arr({Str("gateway")})},
+                        {"responses", Obj({{"200", Obj({{"description", Str("OpenAPI 3.0 document")},
+                                                        {"content", Obj({{"application/json",
+                                                                          Obj({{"schema", Obj({{"type", Str("object")}})}})}})}})}})}})}}));
+
+  Value schemas = builder.Schemas();
+  Set(&schemas, "Error", ErrorSchema());
+  Set(&schemas, "Health",
+      Obj({{"type", Str("object")},
+           {"required", Arr({Str("status")})},
+           {"properties", Obj({{"status", Obj({{"type", Str("string")},
+                                               {"enum", Arr({Str("SERVING"), Str("NOT_SERVING"), Str("UNKNOWN")})}})}})}}));
+
+  Value doc = Obj({
+      {"openapi", Str("3.0.3")},
+      {"info", Obj({{"title", Str("GPU Advisor HTTP/JSON API")},
+                    {"version", Str("v1")},
+                    {"description",
+                     Str("The gateway's gRPC contract (gpuadvisor.gateway.v1) over HTTP: bodies are "
+                         "protobuf's JSON mapping of the same messages (proto field names; "
+                         "lowerCamelCase is accepted on input), 64-bit integers are decimal "
+                         "strings, enums are value names. Errors carry the gRPC code, the message "
+                         "and the field at fault.")}})},
+      {"paths", paths},
+      {"components", Obj({{"schemas", schemas}})},
+  });
+  google::protobuf::util::JsonPrintOptions options;
+  options.add_whitespace = true;
+  std::string json;
+  (void)google::protobuf::util::MessageToJsonString(doc.struct_value(), &json, options);
+  return json;
+}
+
+}  // namespace gpuadvisor::gateway::http
