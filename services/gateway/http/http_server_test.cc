@@ -41,6 +41,18 @@ class FakeGateway final : public v1::GatewayService::Service {
     response->set_catalog_version(request->workload().model().preset());
     return grpc::Status::OK;
   }
+  // Echoes the filters it received, so the test sees the query parameters land.
+  grpc::Status ListOffers(grpc::ServerContext*, const catalog::v1::ListOffersRequest* request,
+                          catalog::v1::ListOffersResponse* response) override {
+    for (int i = 0; i < request->page_size(); ++i) {
+      catalog::v1::Offer* offer = response->add_offers();
+      offer->set_provider(request->providers(i % std::max(1, request->providers_size())));
+      offer->set_gpu_model(request->gpu_models_size() > 0 ? request->gpu_models(0) : "any");
+      offer->set_spot_usd_per_hour(request->purchase_option() == catalog::v1::PURCHASE_OPTION_SPOT ? 1 : 0);
+    }
+    response->set_total_size(request->min_gpus());
+    return grpc::Status::OK;
+  }
   grpc::Status Estimate(grpc::ServerContext*, const v1::EstimateRequest* request,
                         v1::EstimateResponse* response) override {
     response->mutable_estimates()->Add()->set_fits(request->configurations_size() > 0);
@@ -171,6 +183,31 @@ TEST_F(HttpServerTest, EstimatePassesThrough) {
   ASSERT_TRUE(res);
   EXPECT_EQ(res->status, 200);
   EXPECT_THAT(res->body, HasSubstr("\"fits\":true"));
+}
+
+TEST_F(HttpServerTest, GetRoutesTakeQueryParameters) {
+  auto res = client_->Get("/v1/offers?providers=aws,lambda&gpu_models=H100&page_size=3&purchase_option=spot&min_gpus=8");
+  ASSERT_TRUE(res);
+  ASSERT_EQ(res->status, 200) << res->body;
+  catalog::v1::ListOffersResponse response;
+  ASSERT_TRUE(google::protobuf::util::JsonStringToMessage(res->body, &response).ok()) << res->body;
+  ASSERT_EQ(response.offers_size(), 3);
+  EXPECT_EQ(response.offers(0).provider(), "aws");
+  EXPECT_EQ(response.offers(1).provider(), "lambda");
+  EXPECT_EQ(response.offers(0).gpu_model(), "H100");
+  EXPECT_EQ(response.offers(0).spot_usd_per_hour(), 1);
+  EXPECT_EQ(response.total_size(), 8);
+
+  res = client_->Get("/v1/offers?page_size=ten");
+  ASSERT_TRUE(res);
+  EXPECT_EQ(res->status, 400);
+  EXPECT_EQ(Error(res->body).fields().at("field").string_value(), "page_size");
+
+  // A method the service does not implement keeps gRPC's code.
+  res = client_->Get("/v1/gpus");
+  ASSERT_TRUE(res);
+  EXPECT_EQ(res->status, 501);
+  EXPECT_EQ(Error(res->body).fields().at("status").string_value(), "UNIMPLEMENTED");
 }
 
 TEST_F(HttpServerTest, HealthFollowsTheGrpcHealthService) {

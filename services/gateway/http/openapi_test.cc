@@ -5,6 +5,7 @@
 #include "gmock/gmock.h"
 #include "google/protobuf/struct.pb.h"
 #include "google/protobuf/util/json_util.h"
+#include "gpuadvisor/catalog/v1/catalog.pb.h"
 #include "gpuadvisor/gateway/v1/gateway.pb.h"
 #include "gtest/gtest.h"
 #include "services/gateway/http/web_assets.h"
@@ -52,6 +53,24 @@ TEST(OpenApi, RoutesCallGatewayMethods) {
   EXPECT_EQ(routes[0].method->name(), "Recommend");
   EXPECT_TRUE(routes[0].exports);
   EXPECT_EQ(routes[1].path, "/v1/estimate");
+  ASSERT_EQ(routes.size(), 5u);
+  EXPECT_EQ(routes[2].path, "/v1/offers");
+  EXPECT_EQ(routes[2].http_method, "GET");
+  EXPECT_EQ(routes[2].method->name(), "ListOffers");
+}
+
+TEST(OpenApi, GetRoutesDocumentEveryRequestFieldAsAQueryParameter) {
+  const Struct doc = Document(nullptr);
+  const Struct& get = Obj(Obj(Obj(doc, "paths"), "/v1/offers"), "get");
+  std::set<std::string> names;
+  for (const auto& p : get.fields().at("parameters").list_value().values()) {
+    names.insert(p.struct_value().fields().at("name").string_value());
+  }
+  const Descriptor* request = catalog::v1::ListOffersRequest::descriptor();
+  ASSERT_GT(request->field_count(), 0);
+  for (int i = 0; i < request->field_count(); ++i) {
+    EXPECT_EQ(names.count(request->field(i)->name()), 1u) << request->field(i)->name();
+  }
 }
 
 TEST(OpenApi, EveryFieldOfEveryRouteMessageIsDocumented) {
