@@ -1,0 +1,568 @@
+// GPU Advisor comparison page: plain JS, no dependencies. Talks to the
+// gateway's HTTP/JSON API (docs/http.md); every validation error shown comes
+// from the service itself, with the field it names highlighted.
+'use strict';
+
+const $ = (sel, root = document) => root.querySelector(sel);
+const $$ = (sel, root = document) => Array.from(root.querySelectorAll(sel));
+
+const GB = 1e9;
+const MEMORY_PARTS = [
+  ['weights', 'weights_bytes', 'Weights'],
+  ['gradients', 'gradients_bytes', 'Gradients'],
+  ['optimizer', 'optimizer_bytes', 'Optimizer'],
+  ['activations', 'activations_bytes', 'Activations'],
+  ['kv', 'kv_cache_bytes', 'KV cache'],
+  ['overhead', 'overhead_bytes', 'Overhead'],
+];
+const COST_PARTS = [
+  ['compute', 'compute_usd', 'compute'],
+  ['storage', 'storage_usd', 'storage'],
+  ['egress', 'egress_usd', 'egress'],
+  ['preemption', 'preemption_usd', 'preemption'],
+];
+const PROVIDER_COLORS = ['#2457d6', '#f79009', '#12b76a', '#d444f1', '#c4320a', '#0e9384',
+                         '#7a5af8', '#667085', '#dc6803', '#155eef', '#099250', '#b42318'];
+const TRAINING = new Set(['TASK_PRETRAIN', 'TASK_FULL_FINETUNE', 'TASK_LORA', 'TASK_QLORA']);
+
+let lastRequest = null;
+let rankedRows = [];
+let offersRows = [];
+let nextOffersToken = '';
+
+// ---------- helpers ----------
+function el(tag, attrs = {}, ...children) {
+  const node = document.createElement(tag);
+  for (const [k, v] of Object.entries(attrs)) {
+    if (k === 'class') node.className = v;
+    else if (k === 'text') node.textContent = v;
+    else if (k === 'style') node.setAttribute('style', v);
+    else node.setAttribute(k, v);
+  }
+  for (const c of children) if (c != null) node.append(c);
+  return node;
+}
+const svgEl = (tag, attrs = {}) => {
+  const node = document.createElementNS('http://www.w3.org/2000/svg', tag);
+  for (const [k, v] of Object.entries(attrs)) node.setAttribute(k, v);
+  return node;
+};
+const usd = (x) => (x >= 100 ? '$' + Math.round(x).toLocaleString('en-US')
+                             : '$' + Number(x).toFixed(2));
+const hours = (h) => (h >= 100 ? Math.round(h).toLocaleString('en-US') : Number(h).toFixed(h < 10 ? 2 : 1));
+const gb = (bytes) => (Number(bytes) / GB).toFixed(1);
+const purchaseName = (p) => ({PURCHASE_OPTION_SPOT: 'spot', PURCHASE_OPTION_RESERVED: 'reserved'}[p] || 'on-demand');
+const list = (text) => text.split(',').map((s) => s.trim()).filter(Boolean);
+// A number when it parses, else the text itself, so the service names the bad field.
+const numberOrText = (text) => (text.trim() !== '' && !Number.isNaN(Number(text)) ? Number(text) : text.trim());
+
+async function api(method, path, body) {
+  const response = await fetch(path, {
+    method,
+    headers: body ? {'Content-Type': 'application/json'} : {},
+    body: body ? JSON.stringify(body) : undefined,
+  });
+  const text = await response.text();
+  let data = null;
+  try { data = JSON.parse(text); } catch (e) { data = text; }
+  return {ok: response.ok, status: response.status, data};
+}
+
+// ---------- Hugging Face config.json -> Model ----------
+function modelFromHfConfig(text) {
+  let cfg;
+  try { cfg = JSON.parse(text); } catch (e) {
+    throw {field: 'workload.model', message: 'workload.model: config.json is not valid JSON (' + e.message + ')'};
+  }
+  if (cfg.text_config) cfg = Object.assign({}, cfg, cfg.text_config);  // multimodal wrappers
+  const pick = (...keys) => { for (const k of keys) if (cfg[k] != null) return cfg[k]; return undefined; };
+  const model = {
+    name: pick('_name_or_path', 'model_type') || 'custom',
+    source: 'config.json pasted in the web page',
+    layers: pick('num_hidden_layers', 'n_layer', 'num_layers'),
+    hidden_size: pick('hidden_size', 'n_embd', 'd_model'),
+    attention_heads: pick('num_attention_heads', 'n_head'),
+    kv_heads: pick('num_key_value_heads'),
+    head_dim: pick('head_dim'),
+    intermediate_size: pick('intermediate_size', 'ffn_dim'),
+    vocab_size: pick('vocab_size'),
+    experts: pick('num_local_experts', 'n_routed_experts', 'num_experts'),
+    active_experts: pick('num_experts_per_tok'),
+    shared_experts: pick('n_shared_experts'),
+    expert_intermediate_size: pick('moe_intermediate_size'),
+    dense_layers: pick('first_k_dense_replace'),
+    max_context_length: pick('max_position_embeddings'),
+    tied_embeddings: pick('tie_word_embeddings'),
+    kv_lora_rank: pick('kv_lora_rank'),
+    qk_rope_head_dim: pick('qk_rope_head_dim'),
+    sliding_window: pick('sliding_window'),
+  };
+  for (const k of Object.keys(model)) if (model[k] == null) delete model[k];
+  return model;
+}
+
+// ---------- the request, from the form ----------
+function buildRequest() {
+  const task = $('#task').value;
+  const workload = {task};
+  if ($('#model-source').value === 'hf') {
+    workload.model = modelFromHfConfig($('#hf-config').value);
+  } else {
+    workload.model = {preset: $('#preset').value.trim()};
+  }
+  if (TRAINING.has(task)) {
+    workload.train_tokens = numberOrText($('#train-tokens').value);
+    workload.sequence_length = numberOrText($('#sequence-length').value);
+  } else {
+    workload.context_length = numberOrText($('#context-length').value);
+    workload.concurrent_sequences = numberOrText($('#concurrency').value);
+    if (task === 'TASK_BATCH_INFERENCE') workload.requests = numberOrText($('#requests').value);
+  }
+  const constraints = {objective: $('#objective').value};
+  const optional = [['#max-total', 'max_total_usd'], ['#max-hourly', 'max_usd_per_hour'], ['#deadline', 'deadline_hours']];
+  for (const [sel, key] of optional) if ($(sel).value.trim() !== '') constraints[key] = numberOrText($(sel).value);
+  if (list($('#providers').value).length) constraints.providers = list($('#providers').value);
+  if (list($('#regions').value).length) constraints.regions = list($('#regions').value);
+  constraints.purchase_options = $('#spot').checked
+    ? ['PURCHASE_OPTION_ON_DEMAND', 'PURCHASE_OPTION_SPOT'] : ['PURCHASE_OPTION_ON_DEMAND'];
+  return {workload, constraints, max_results: numberOrText($('#max-results').value)};
+}
+
+// ---------- errors ----------
+function clearErrors(form) {
+  $$('.invalid', form).forEach((n) => n.classList.remove('invalid'));
+  $$('.field-error', form).forEach((n) => n.remove());
+  const banner = $('.error-banner', form);
+  banner.hidden = true;
+  banner.textContent = '';
+}
+
+// Shows {status, message, field} and marks the input whose data-field is the
+// longest prefix of the field the service named.
+function showError(form, error) {
+  const banner = $('.error-banner', form);
+  banner.hidden = false;
+  banner.replaceChildren(el('strong', {text: (error.status || 'ERROR') + ': '}), document.createTextNode(error.message || ''));
+  if (!error.field) return;
+  let best = null;
+  for (const input of $$('[data-field]', form)) {
+    const f = input.dataset.field;
+    if (input.closest('[hidden]')) continue;
+    if ((error.field === f || error.field.startsWith(f + '.') || error.field.startsWith(f + '['))
+        && (!best || f.length > best.dataset.field.length)) best = input;
+  }
+  if (!best) return;
+  const label = best.closest('label') || best;
+  label.classList.add('invalid');
+  const detail = error.message.startsWith(error.field + ': ') ? error.message.slice(error.field.length + 2) : error.message;
+  label.append(el('span', {class: 'field-error', text: detail}));
+  best.focus();
+}
+
+// ---------- ranked table ----------
+function memoryBar(rec) {
+  const capacity = Number(rec.gpu_memory_bytes) || Number(rec.memory.total_bytes) || 1;
+  const bar = el('div', {class: 'bar'});
+  const tip = [];
+  for (const [cls, key, label] of MEMORY_PARTS) {
+    const bytes = Number(rec.memory[key] || 0);
+    if (bytes <= 0) continue;
+    bar.append(el('span', {class: 'seg-' + cls, style: `width:${Math.min(100, (100 * bytes) / capacity)}%`}));
+    tip.push(`${label} ${gb(bytes)} GB`);
+  }
+  const wrap = el('div', {title: tip.join('\n')}, bar,
+                  el('div', {class: 'bar-caption', text: `${gb(rec.memory.total_bytes)} of ${gb(capacity)} GB`}));
+  return wrap;
+}
+
+function costCell(rec) {
+  const total = rec.cost.total_usd || 1;
+  const bar = el('div', {class: 'bar cost'});
+  const parts = [];
+  for (const [cls, key, label] of COST_PARTS) {
+    const v = rec.cost[key] || 0;
+    if (v <= 0) continue;
+    bar.append(el('span', {class: 'seg-' + cls, style: `width:${(100 * v) / total}%`}));
+    parts.push(`${label} ${usd(v)}`);
+  }
+  return el('div', {title: parts.join('\n')}, bar, el('div', {class: 'bar-caption', text: parts.join(' · ')}));
+}
+
+function rowData(rec) {
+  const o = rec.offer;
+  return {
+    rec,
+    rank: rec.rank,
+    provider: o.provider,
+    instance: o.instance_type,
+    gpus: `${o.gpus_per_node}× ${o.gpu_model}${o.nodes > 1 ? ` × ${o.nodes}` : ''}`,
+    purchase: purchaseName(rec.purchase_option),
+    usd_per_hour: rec.cost.usd_per_hour,
+    hours: rec.estimated_hours,
+    total: rec.cost.total_usd,
+    memory: Number(rec.memory.total_bytes) / (Number(rec.gpu_memory_bytes) || 1),
+    warnings: rec.warnings.length,
+  };
+}
+
+function renderRanked() {
+  const tbody = $('#ranked tbody');
+  tbody.replaceChildren();
+  for (const row of rankedRows) {
+    const r = row.rec;
+    const o = r.offer;
+    const warnings = r.warnings.length
+      ? el('ul', {class: 'warn-list'}, ...r.warnings.map((w) => el('li', {text: w})))
+      : el('span', {class: 'none', text: 'none'});
+    tbody.append(el('tr', {class: r.rank === 1 ? 'top' : '', 'data-rank': String(r.rank)},
+      el('td', {class: 'rank', text: String(r.rank)}),
+      el('td', {}, el('div', {text: o.provider}), el('div', {class: 'sub', text: o.region})),
+      el('td', {}, el('div', {class: 'instance', text: o.instance_type}),
+         el('div', {class: 'reasons', text: r.parallel_plan && r.parallel_plan.description ? r.parallel_plan.description : ''})),
+      el('td', {text: row.gpus}),
+      el('td', {}, el('span', {class: 'pill ' + row.purchase, text: row.purchase})),
+      el('td', {class: 'num', text: usd(r.cost.usd_per_hour)}),
+      el('td', {class: 'num', text: hours(r.estimated_hours)}),
+      el('td', {class: 'num total', text: usd(r.cost.total_usd)}),
+      el('td', {}, memoryBar(r)),
+      el('td', {}, costCell(r)),
+      el('td', {}, warnings)));
+  }
+}
+
+function sortRows(rows, key, type, dir) {
+  rows.sort((a, b) => {
+    const x = a[key], y = b[key];
+    const c = type === 'number' ? x - y : String(x).localeCompare(String(y));
+    return dir === 'asc' ? c : -c;
+  });
+}
+
+function makeSortable(table, getRows, render) {
+  for (const th of $$('th.sortable', table)) {
+    th.addEventListener('click', () => {
+      const dir = th.classList.contains('sorted-asc') ? 'desc' : 'asc';
+      $$('th', table).forEach((h) => h.classList.remove('sorted-asc', 'sorted-desc'));
+      th.classList.add('sorted-' + dir);
+      sortRows(getRows(), th.dataset.key, th.dataset.type, dir);
+      render();
+    });
+  }
+}
+
+// ---------- summary ----------
+function renderSummary(resp) {
+  const recs = resp.recommendations;
+  const summary = $('#summary');
+  summary.replaceChildren();
+  const stat = (label, value, cls = '') => el('div', {class: 'stat ' + cls},
+    el('div', {class: 'label', text: label}), el('div', {class: 'value', text: value}));
+  if (recs.length) {
+    const best = recs[0];
+    summary.append(stat('Best total', usd(best.cost.total_usd), 'best'),
+                   stat('Its time', hours(best.estimated_hours) + ' h'),
+                   stat('Its offer', `${best.offer.provider} ${best.offer.gpus_per_node}× ${best.offer.gpu_model}`));
+  }
+  const excluded = resp.excluded.reduce((n, e) => n + e.count, 0);
+  summary.append(stat('Candidates', `${resp.candidates_considered.toLocaleString('en-US')}`),
+                 stat('Excluded', excluded.toLocaleString('en-US')));
+  const reasons = resp.excluded.filter((e) => e.count > 0)
+    .map((e) => `${e.reason.replace('EXCLUSION_REASON_', '').toLowerCase().replace(/_/g, ' ')} ${e.count}`);
+  $('#excluded').textContent = reasons.length ? 'Excluded: ' + reasons.join(' · ') : '';
+  $('#versions').textContent = `catalog ${resp.catalog_version} · price book ${resp.price_book_version}` +
+    (resp.prices_as_of ? ` · prices as of ${resp.prices_as_of}` : '');
+  if (!recs.length) {
+    summary.prepend(el('div', {class: 'stat'}, el('div', {class: 'label', text: 'Result'}),
+                       el('div', {class: 'value', text: 'Nothing qualifies: loosen a constraint'})));
+  }
+}
+
+// ---------- charts ----------
+function colorFor(provider, providers) {
+  return PROVIDER_COLORS[providers.indexOf(provider) % PROVIDER_COLORS.length];
+}
+
+function niceMax(v) {
+  if (v <= 0) return 1;
+  const p = Math.pow(10, Math.floor(Math.log10(v)));
+  for (const m of [1, 2, 2.5, 5, 10]) if (m * p >= v) return m * p;
+  return 10 * p;
+}
+
+function axes(svg, w, h, m, xMax, yMax, xLabel, yLabel, yFormat) {
+  for (let i = 0; i <= 4; i++) {
+    const y = m.t + (h - m.t - m.b) * (1 - i / 4);
+    svg.append(svgEl('line', {class: 'gridline', x1: m.l, x2: w - m.r, y1: y, y2: y}));
+    const t = svgEl('text', {x: m.l - 6, y: y + 4, 'text-anchor': 'end'});
+    t.textContent = yFormat((yMax * i) / 4);
+    svg.append(t);
+  }
+  if (xMax != null) {
+    for (let i = 0; i <= 4; i++) {
+      const x = m.l + (w - m.l - m.r) * (i / 4);
+      const t = svgEl('text', {x, y: h - m.b + 16, 'text-anchor': 'middle'});
+      t.textContent = hours((xMax * i) / 4);
+      svg.append(t);
+    }
+  }
+  svg.append(svgEl('line', {x1: m.l, x2: w - m.r, y1: h - m.b, y2: h - m.b, stroke: '#c0c6d0'}));
+  const xl = svgEl('text', {x: (w + m.l - m.r) / 2, y: h - 4, 'text-anchor': 'middle'});
+  xl.textContent = xLabel;
+  const yl = svgEl('text', {x: 12, y: (h - m.b + m.t) / 2, transform: `rotate(-90 12 ${(h - m.b + m.t) / 2})`, 'text-anchor': 'middle'});
+  yl.textContent = yLabel;
+  svg.append(xl, yl);
+}
+
+function renderCostHours(recs) {
+  const box = $('#chart-cost-hours');
+  box.replaceChildren();
+  if (!recs.length) return;
+  const w = 560, h = 300, m = {l: 62, r: 16, t: 12, b: 44};
+  const svg = svgEl('svg', {viewBox: `0 0 ${w} ${h}`, role: 'img', 'aria-label': 'Total cost against hours'});
+  const xMax = niceMax(Math.max(...recs.map((r) => r.estimated_hours)) * 1.05);
+  const yMax = niceMax(Math.max(...recs.map((r) => r.cost.total_usd)) * 1.05);
+  axes(svg, w, h, m, xMax, yMax, 'estimated hours', 'total USD', (v) => usd(v));
+  const providers = [...new Set(recs.map((r) => r.offer.provider))];
+  for (const r of recs) {
+    const cx = m.l + ((w - m.l - m.r) * r.estimated_hours) / xMax;
+    const cy = h - m.b - ((h - m.t - m.b) * r.cost.total_usd) / yMax;
+    const dot = svgEl('circle', {cx, cy, r: r.rank === 1 ? 7 : 5, fill: colorFor(r.offer.provider, providers),
+                                 'data-rank': r.rank});
+    const title = svgEl('title');
+    title.textContent = `#${r.rank} ${r.offer.provider} ${r.offer.instance_type} (${purchaseName(r.purchase_option)}): ` +
+                        `${hours(r.estimated_hours)} h, ${usd(r.cost.total_usd)}`;
+    dot.append(title);
+    svg.append(dot);
+  }
+  box.append(svg, legendFor(providers));
+}
+
+function legendFor(providers) {
+  return el('div', {class: 'legend'}, ...providers.map((p) =>
+    el('span', {}, el('i', {style: `background:${colorFor(p, providers)}`}), document.createTextNode(p))));
+}
+
+// Lowest USD per GPU-hour per GPU model, on-demand and spot.
+function renderPriceByGpu(offers) {
+  const box = $('#chart-price-gpu');
+  box.replaceChildren();
+  const best = new Map();
+  for (const o of offers) {
+    const gpus = o.gpus_per_node * Math.max(1, o.nodes);
+    const cur = best.get(o.gpu_model) || {od: Infinity, spot: Infinity};
+    if (o.on_demand_usd_per_hour > 0) cur.od = Math.min(cur.od, o.on_demand_usd_per_hour / gpus);
+    if (o.spot_usd_per_hour > 0) cur.spot = Math.min(cur.spot, o.spot_usd_per_hour / gpus);
+    best.set(o.gpu_model, cur);
+  }
+  const rows = [...best.entries()].filter(([, v]) => Number.isFinite(v.od) || Number.isFinite(v.spot))
+    .sort((a, b) => Math.min(a[1].od, a[1].spot) - Math.min(b[1].od, b[1].spot));
+  if (!rows.length) return;
+  const rowH = 22, m = {l: 110, r: 60, t: 8, b: 30};
+  const w = 560, h = m.t + m.b + rows.length * rowH;
+  const svg = svgEl('svg', {viewBox: `0 0 ${w} ${h}`, role: 'img', 'aria-label': 'Price per GPU-hour by GPU'});
+  const max = niceMax(Math.max(...rows.map(([, v]) => Math.max(Number.isFinite(v.od) ? v.od : 0, Number.isFinite(v.spot) ? v.spot : 0))));
+  const x = (v) => m.l + ((w - m.l - m.r) * v) / max;
+  for (let i = 0; i <= 4; i++) {
+    const gx = x((max * i) / 4);
+    svg.append(svgEl('line', {class: 'gridline', x1: gx, x2: gx, y1: m.t, y2: h - m.b}));
+    const t = svgEl('text', {x: gx, y: h - m.b + 16, 'text-anchor': 'middle'});
+    t.textContent = usd((max * i) / 4);
+    svg.append(t);
+  }
+  rows.forEach(([gpu, v], i) => {
+    const y = m.t + i * rowH;
+    const label = svgEl('text', {x: m.l - 8, y: y + 15, 'text-anchor': 'end'});
+    label.textContent = gpu;
+    svg.append(label);
+    if (Number.isFinite(v.od)) {
+      svg.append(svgEl('rect', {x: m.l, y: y + 3, width: Math.max(1, x(v.od) - m.l), height: 8, fill: '#2457d6', rx: 2}));
+    }
+    if (Number.isFinite(v.spot)) {
+      svg.append(svgEl('rect', {x: m.l, y: y + 12, width: Math.max(1, x(v.spot) - m.l), height: 7, fill: '#f79009', rx: 2}));
+    }
+    const value = svgEl('text', {x: x(Math.max(Number.isFinite(v.od) ? v.od : 0, Number.isFinite(v.spot) ? v.spot : 0)) + 6, y: y + 15});
+    value.textContent = usd(Number.isFinite(v.od) ? v.od : v.spot);
+    svg.append(value);
+  });
+  const axisLabel = svgEl('text', {x: (w + m.l - m.r) / 2, y: h - 4, 'text-anchor': 'middle'});
+  axisLabel.textContent = 'USD per GPU-hour (blue on-demand, orange spot)';
+  svg.append(axisLabel);
+  box.append(svg);
+}
+
+// The catalog's offers for the price chart: /v1/offers when the gateway
+// serves it, else the offers of the ranked answer.
+async function catalogOffers(fallback) {
+  const all = [];
+  let token = '';
+  for (let page = 0; page < 20; page++) {
+    const res = await api('GET', `/v1/offers?page_size=1000${token ? '&page_token=' + encodeURIComponent(token) : ''}`);
+    if (!res.ok) break;
+    all.push(...res.data.offers);
+    token = res.data.next_page_token;
+    if (!token) return {offers: all, whole: true};
+  }
+  return {offers: all.length ? all : fallback, whole: false};
+}
+
+// ---------- compare ----------
+async function compare(event) {
+  event.preventDefault();
+  const form = $('#workload-form');
+  clearErrors(form);
+  let request;
+  try {
+    request = buildRequest();
+  } catch (e) {
+    showError(form, {status: 'INVALID_ARGUMENT', message: e.message, field: e.field});
+    return;
+  }
+  const button = $('#submit');
+  button.disabled = true;
+  button.textContent = 'Comparing…';
+  try {
+    const res = await api('POST', '/v1/recommend', request);
+    if (!res.ok) {
+      showError(form, res.data && res.data.error ? res.data.error : {status: 'HTTP ' + res.status, message: String(res.data)});
+      return;
+    }
+    lastRequest = request;
+    const resp = res.data;
+    $('#results').hidden = false;
+    $('#export-output').hidden = true;
+    renderSummary(resp);
+    rankedRows = resp.recommendations.map(rowData);
+    $$('#ranked th').forEach((h) => h.classList.remove('sorted-asc', 'sorted-desc'));
+    $('#ranked th[data-key="rank"]').classList.add('sorted-asc');
+    renderRanked();
+    renderCostHours(resp.recommendations);
+    const fallback = resp.recommendations.map((r) => r.offer);
+    const {offers, whole} = await catalogOffers(fallback);
+    $('#price-hint').textContent = whole
+      ? 'Lowest USD per GPU-hour of each GPU in the whole catalog.'
+      : 'Lowest USD per GPU-hour among the ranked offers.';
+    renderPriceByGpu(offers);
+  } catch (e) {
+    showError(form, {status: 'UNAVAILABLE', message: 'the gateway did not answer: ' + e.message});
+  } finally {
+    button.disabled = false;
+    button.textContent = 'Compare offers';
+  }
+}
+
+async function showExport(event) {
+  event.preventDefault();
+  if (!lastRequest) return;
+  const format = event.target.dataset.format;
+  const out = $('#export-output');
+  const res = await fetch('/v1/recommend?format=' + format, {
+    method: 'POST', headers: {'Content-Type': 'application/json'}, body: JSON.stringify(lastRequest)});
+  out.hidden = false;
+  out.textContent = await res.text();
+  out.scrollIntoView({behavior: 'smooth', block: 'nearest'});
+}
+
+// ---------- offers browser ----------
+function renderOffers() {
+  const tbody = $('#offers tbody');
+  tbody.replaceChildren();
+  for (const row of offersRows) {
+    const o = row.offer;
+    tbody.append(el('tr', {},
+      el('td', {text: o.provider}),
+      el('td', {class: 'instance', text: o.instance_type}),
+      el('td', {text: o.region}),
+      el('td', {text: o.gpu_model}),
+      el('td', {class: 'num', text: String(o.gpus_per_node)}),
+      el('td', {text: row.link}),
+      el('td', {class: 'num', text: o.on_demand_usd_per_hour > 0 ? usd(o.on_demand_usd_per_hour) : '–'}),
+      el('td', {class: 'num', text: o.spot_usd_per_hour > 0 ? usd(o.spot_usd_per_hour) : '–'}),
+      el('td', {class: 'num', text: Number.isFinite(row.per_gpu) ? usd(row.per_gpu) : '–'})));
+  }
+}
+
+function offerRow(o) {
+  const price = o.on_demand_usd_per_hour > 0 ? o.on_demand_usd_per_hour : o.spot_usd_per_hour;
+  const link = (o.link || '').replace('LINK_TYPE_', '').replace('NONE', '—').replace('_', ' ');
+  const fabric = (o.fabric || '').replace('FABRIC_TYPE_', '');
+  return {
+    offer: o, provider: o.provider, instance: o.instance_type, region: o.region, gpu: o.gpu_model,
+    gpus: o.gpus_per_node,
+    link: fabric && fabric !== 'NONE' && fabric !== 'UNSPECIFIED' ? `${link} + ${fabric}` : link,
+    on_demand: o.on_demand_usd_per_hour || Infinity, spot: o.spot_usd_per_hour || Infinity,
+    per_gpu: price > 0 ? price / o.gpus_per_node : Infinity,
+  };
+}
+
+async function browseOffers(event, append = false) {
+  if (event) event.preventDefault();
+  const form = $('#offers-form');
+  clearErrors(form);
+  const params = new URLSearchParams();
+  for (const input of $$('[name]', form)) {
+    if (input.value.trim() !== '') params.set(input.name, input.value.trim());
+  }
+  params.set('page_size', '50');
+  if (append && nextOffersToken) params.set('page_token', nextOffersToken);
+  const res = await api('GET', '/v1/offers?' + params.toString());
+  if (!res.ok) {
+    const error = res.data && res.data.error ? res.data.error : {status: 'HTTP ' + res.status, message: String(res.data)};
+    if (res.status === 404 && !error.field) error.message = 'this gateway does not serve the offer catalog over HTTP yet';
+    showError(form, error);
+    return;
+  }
+  const rows = res.data.offers.map(offerRow);
+  offersRows = append ? offersRows.concat(rows) : rows;
+  nextOffersToken = res.data.next_page_token;
+  $('#offers-next').hidden = !nextOffersToken;
+  $('#offers-count').textContent = `${offersRows.length} of ${res.data.total_size} offers`;
+  renderOffers();
+}
+
+// ---------- set-up ----------
+function syncTaskFields() {
+  const task = $('#task').value;
+  const training = TRAINING.has(task);
+  $('.row.training').hidden = !training;
+  $('.row.serving').hidden = training;
+  $('.batch-only').hidden = task !== 'TASK_BATCH_INFERENCE';
+}
+
+function syncModelSource() {
+  const hf = $('#model-source').value === 'hf';
+  $('#hf-label').hidden = !hf;
+  $('#preset-label').hidden = hf;
+}
+
+async function loadPresets() {
+  const res = await api('GET', '/v1/models');
+  if (!res.ok || !res.data.models) return;
+  $('#preset-list').replaceChildren(...res.data.models.map((m) =>
+    el('option', {value: m.preset || m.name, text: m.name || m.preset})));
+}
+
+function selectTab(name) {
+  for (const tab of $$('.tab[data-tab]')) tab.classList.toggle('active', tab.dataset.tab === name);
+  $('#panel-compare').hidden = name !== 'compare';
+  $('#panel-offers').hidden = name !== 'offers';
+  if (name === 'offers' && !offersRows.length) browseOffers();
+}
+
+function init() {
+  $('#memory-legend').append(...MEMORY_PARTS.map(([cls, , label]) =>
+    el('span', {}, el('i', {class: 'seg-' + cls}), document.createTextNode(label))));
+  $('#workload-form').addEventListener('submit', compare);
+  $('#task').addEventListener('change', syncTaskFields);
+  $('#model-source').addEventListener('change', syncModelSource);
+  $('#offers-form').addEventListener('submit', (e) => browseOffers(e));
+  $('#offers-next').addEventListener('click', () => browseOffers(null, true));
+  $$('.exports a').forEach((a) => a.addEventListener('click', showExport));
+  $$('.tab[data-tab]').forEach((t) => t.addEventListener('click', () => selectTab(t.dataset.tab)));
+  makeSortable($('#ranked'), () => rankedRows, renderRanked);
+  makeSortable($('#offers'), () => offersRows, renderOffers);
+  syncTaskFields();
+  syncModelSource();
+  loadPresets();
+}
+
+document.addEventListener('DOMContentLoaded', init);

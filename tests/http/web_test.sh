@@ -1,0 +1,19 @@
+#!/usr/bin/env bash
+# The comparison page end to end in headless Chromium against the four real
+# services on ephemeral ports (tests/http/web_test.js):
+#   tests/http/web_test.sh BUILD_DIR [SCREENSHOT.png]
+set -uo pipefail
+ROOT=$(cd "$(dirname "$0")/../.." && pwd)
+BUILD_DIR=${1:?usage: $0 BUILD_DIR [SCREENSHOT.png]}
+SHOT=${2:-}
+command -v chromium >/dev/null || { echo "chromium is missing: run deploy/install-deps.sh"; exit 1; }
+if [[ ! -d "$ROOT/tests/tools/node_modules/playwright-core" ]]; then
+  (cd "$ROOT/tests/tools" && npm ci --no-audit --no-fund --loglevel=error) || exit 1
+fi
+# shellcheck source=deploy/local/stack.sh
+source "$ROOT/deploy/local/stack.sh"
+TMP=$(mktemp -d /tmp/gpu-advisor-web.XXXXXX)
+trap 'stack_stop; rm -rf "$TMP"' EXIT
+stack_start "$BUILD_DIR" "$ROOT/data" ephemeral "$TMP/logs" || exit 1
+# Chromium writes its profile under HOME.
+HOME=$TMP node "$ROOT/tests/http/web_test.js" "http://$GATEWAY_HTTP" $SHOT
