@@ -130,6 +130,8 @@ absl::Status NothingLeft(const char* orchestrator, const v1::RecommendResponse& 
                                           " can run (", absl::StrJoin(skipped, "; "), ")"));
 }
 
+std::string Nodes(int n) { return n == 1 ? "1 node" : absl::StrCat(n, " nodes"); }
+
 std::string Rank(const Recommendation& r) {
   return absl::StrCat("rank ", r.rank(), " ", r.offer().provider(), "/", r.offer().instance_type(), "/",
                       r.offer().region());
@@ -150,7 +152,7 @@ absl::StatusOr<std::string> SkyPilot(const v1::RecommendRequest& request,
     const int n = std::max(1, r.offer().nodes());
     if (nodes == 0) nodes = n;
     if (n != nodes) {
-      skipped.push_back(absl::StrCat(Rank(r), ": ", n, " nodes; this task has ", nodes));
+      skipped.push_back(absl::StrCat(Rank(r), ": ", Nodes(n), "; this task has ", nodes));
       continue;
     }
     kept.push_back(&r);
@@ -186,7 +188,7 @@ absl::StatusOr<std::string> Dstack(const v1::RecommendRequest& request,
     const int n = std::max(1, r.offer().nodes());
     if (nodes == 0) nodes = n;
     if (n != nodes) {
-      skipped.push_back(absl::StrCat(Rank(r), ": ", n, " nodes; this task has ", nodes));
+      skipped.push_back(absl::StrCat(Rank(r), ": ", Nodes(n), "; this task has ", nodes));
       continue;
     }
     kept.push_back(&r);

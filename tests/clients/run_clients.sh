@@ -20,7 +20,7 @@ status=0
 
 echo "== python client -> $ADDRESS"
 if "$ROOT/clients/python/gen_stubs.sh" "$TMP/py" \
-   && GPUADVISOR_PY_STUBS="$TMP/py" /usr/bin/python3 "$ROOT/clients/python/recommend.py" "$ADDRESS"; then
+   && GPUADVISOR_PY_STUBS="$TMP/py" /usr/bin/python3 "$ROOT/clients/python/examples/recommend.py" "$ADDRESS"; then
   python_result=ok
 else
   python_result=FAILED; status=1
@@ -32,7 +32,7 @@ mkdir -p "$TMP/pysrc" && cp -r "$ROOT/clients/python" "$TMP/pysrc/python"
 if /usr/bin/python3 -m venv --system-site-packages "$TMP/venv" \
    && GPUADVISOR_PROTO_DIR="$ROOT/proto" "$TMP/venv/bin/pip" install --no-build-isolation --no-index \
         --quiet "$TMP/pysrc/python" \
-   && (cd "$TMP" && "$TMP/venv/bin/python" "$ROOT/clients/python/check_package.py" "$ADDRESS"); then
+   && (cd "$TMP" && "$TMP/venv/bin/python" "$ROOT/tests/clients/check_python_package.py" "$ADDRESS"); then
   python_package_result=ok
 else
   python_package_result=FAILED; status=1

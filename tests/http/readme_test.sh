@@ -65,8 +65,12 @@ i=0
 while IFS= read -r -d '' block; do
   i=$((i + 1))
   printf '%s' "$block" > "$TMP/install$i.sh"
-  check "README client install $i runs" bash -euo pipefail "$TMP/install$i.sh" > "$TMP/install$i.out" 2>&1 \
-    || tail -20 "$TMP/install$i.out"
+  if bash -euo pipefail "$TMP/install$i.sh" > "$TMP/install$i.out" 2>&1; then
+    check "README client install $i runs" true
+  else
+    tail -20 "$TMP/install$i.out"
+    check "README client install $i runs" false
+  fi
 done < <(blocks "Clients" sh)
 blocks "Clients" python | tr -d '\0' > example.py
 check "README Python example prints ranked offers" bash -c '.venv/bin/python example.py | tee py.out && grep -Eq "^1 [a-z]+ " py.out'

@@ -37,7 +37,11 @@ async function main() {
   });
   const page = await browser.newPage({viewport: {width: 1440, height: 1100}});
   const consoleErrors = [];
-  page.on('console', (m) => { if (m.type() === 'error') consoleErrors.push(m.text()); });
+  // Script errors only: the browser also logs every 4xx answer, which the
+  // validation step provokes on purpose.
+  page.on('console', (m) => {
+    if (m.type() === 'error' && !m.text().startsWith('Failed to load resource')) consoleErrors.push(m.text());
+  });
   page.on('pageerror', (e) => consoleErrors.push(e.message));
   try {
     await page.goto(base + '/', {waitUntil: 'load'});
@@ -75,6 +79,12 @@ async function main() {
     const bars = await page.$$eval('#chart-price-gpu rect', (r) => r.length);
     check('price-by-GPU chart has bars', bars > 0, `${bars} bars`);
 
+    if (screenshot) {
+      await page.waitForTimeout(200);
+      const height = await page.evaluate(() => document.querySelector('.charts').getBoundingClientRect().bottom + 20);
+      await page.screenshot({path: screenshot, fullPage: true, clip: {x: 0, y: 0, width: 1440, height: Math.ceil(height)}});
+    }
+
     // Sort by total, descending (two clicks: ascending, then descending).
     await page.click('#ranked th[data-key="total"]');
     await page.click('#ranked th[data-key="total"]');
@@ -92,8 +102,6 @@ async function main() {
     await page.click('.exports a[data-format="skypilot"]');
     await page.waitForFunction(() => document.querySelector('#export-output').textContent.includes('ordered:'));
     check('SkyPilot export shown', true);
-
-    if (screenshot) await page.screenshot({path: screenshot, fullPage: true});
 
     // A validation error from the service, rendered on the field it names.
     await page.fill('#sequence-length', '0');
@@ -123,16 +131,23 @@ async function main() {
     const offersServed = (await page.evaluate(async () => (await fetch('/v1/offers?page_size=1')).status)) === 200;
     await page.click('#tab-offers');
     if (offersServed) {
+      await page.waitForFunction(() => document.querySelectorAll('#offers tbody tr').length > 0, null, {timeout: 10000});
+      const unfiltered = await page.$$eval('#offers tbody tr', (trs) => trs.length);
+      check('offers browser lists the catalog', unfiltered > 0, `${unfiltered} rows`);
       await page.fill('#offer-gpu', 'H100');
       await page.click('#offers-form button[type="submit"]');
-      await page.waitForFunction(() => document.querySelectorAll('#offers tbody tr').length > 0, null, {timeout: 10000});
+      await page.waitForFunction(() => {
+        const cells = [...document.querySelectorAll('#offers tbody tr td:nth-child(4)')];
+        return cells.length > 0 && cells.every((td) => td.textContent.startsWith('H100'));
+      }, null, {timeout: 10000}).catch(() => {});
       const gpus = await page.$$eval('#offers tbody tr td:nth-child(4)', (tds) => tds.map((td) => td.textContent));
       check('offers browser filters by GPU', gpus.length > 0 && gpus.every((g) => g.startsWith('H100')), gpus.join(','));
     } else {
       await page.waitForSelector('#offers-error:not([hidden])', {timeout: 10000});
       check('offers browser says the catalog is not served yet', true);
     }
-    check('no JavaScript errors', consoleErrors.filter((e) => !/404/.test(e)).length === 0, consoleErrors.join(' | '));
+    if (screenshot) await page.screenshot({path: screenshot.replace(/\.png$/, '-offers.png'), fullPage: false});
+    check('no JavaScript errors', consoleErrors.length === 0, consoleErrors.join(' | '));
   } finally {
     await browser.close();
   }

@@ -29,6 +29,7 @@ let lastRequest = null;
 let rankedRows = [];
 let offersRows = [];
 let nextOffersToken = '';
+let offersSeq = 0;  // a newer browse wins over an older answer still in flight
 
 // ---------- helpers ----------
 function el(tag, attrs = {}, ...children) {
@@ -219,7 +220,7 @@ function renderRanked() {
       el('td', {}, el('div', {text: o.provider}), el('div', {class: 'sub', text: o.region})),
       el('td', {}, el('div', {class: 'instance', text: o.instance_type}),
          el('div', {class: 'reasons', text: r.parallel_plan && r.parallel_plan.description ? r.parallel_plan.description : ''})),
-      el('td', {text: row.gpus}),
+      el('td', {class: 'nowrap', text: row.gpus}),
       el('td', {}, el('span', {class: 'pill ' + row.purchase, text: row.purchase})),
       el('td', {class: 'num', text: usd(r.cost.usd_per_hour)}),
       el('td', {class: 'num', text: hours(r.estimated_hours)}),
@@ -355,7 +356,7 @@ function renderPriceByGpu(offers) {
     best.set(o.gpu_model, cur);
   }
   const rows = [...best.entries()].filter(([, v]) => Number.isFinite(v.od) || Number.isFinite(v.spot))
-    .sort((a, b) => Math.min(a[1].od, a[1].spot) - Math.min(b[1].od, b[1].spot));
+    .sort((a, b) => (Number.isFinite(a[1].od) ? a[1].od : a[1].spot) - (Number.isFinite(b[1].od) ? b[1].od : b[1].spot));
   if (!rows.length) return;
   const rowH = 22, m = {l: 110, r: 60, t: 8, b: 30};
   const w = 560, h = m.t + m.b + rows.length * rowH;
@@ -504,7 +505,9 @@ async function browseOffers(event, append = false) {
   }
   params.set('page_size', '50');
   if (append && nextOffersToken) params.set('page_token', nextOffersToken);
+  const seq = ++offersSeq;
   const res = await api('GET', '/v1/offers?' + params.toString());
+  if (seq !== offersSeq) return;
   if (!res.ok) {
     const error = res.data && res.data.error ? res.data.error : {status: 'HTTP ' + res.status, message: String(res.data)};
     if (res.status === 404 && !error.field) error.message = 'this gateway does not serve the offer catalog over HTTP yet';

@@ -2,7 +2,7 @@
 """Checks the installed gpu-advisor-client package against a live gateway:
 
     pip install clients/python        (see README.md)
-    python check_package.py [GATEWAY_ADDRESS]     # default 127.0.0.1:50050
+    python tests/clients/check_python_package.py [GATEWAY_ADDRESS]   # default 127.0.0.1:50050
 
 Recommend through the helper (ranked, cheapest first), a GatewayError naming
 the field, Estimate, and the catalog pass-throughs. Prints

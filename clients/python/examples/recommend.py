@@ -2,7 +2,7 @@
 """GPU Advisor Python client: a sample Recommend call that also checks the answer.
 
     clients/python/gen_stubs.sh                 # once: stubs into clients/python/gen
-    /usr/bin/python3 clients/python/recommend.py [GATEWAY_ADDRESS]   # default 127.0.0.1:50050
+    /usr/bin/python3 clients/python/examples/recommend.py [GATEWAY_ADDRESS]   # default 127.0.0.1:50050
 
 Waits for grpc.health.v1 to report SERVING, then runs two checks against
 GatewayService:
@@ -20,7 +20,7 @@ import sys
 import time
 
 HERE = os.path.dirname(os.path.abspath(__file__))
-sys.path.insert(0, os.environ.get("GPUADVISOR_PY_STUBS", os.path.join(HERE, "gen")))
+sys.path.insert(0, os.environ.get("GPUADVISOR_PY_STUBS", os.path.join(HERE, "..", "gen")))
 
 import grpc  # noqa: E402
 
