@@ -28,7 +28,7 @@ async function main() {
           totals.every((t, i) => i === 0 || totals[i - 1] <= t) && Math.max(...totals) <= 500, totals.join(' '));
     check('int64 fields are decimal strings', typeof recs[0].memory.total_bytes === 'string');
     try {
-      await advisor.recommend({workload: {task: 'TASK_LORA', model: {params: -1}, sequence_length: 2048}});
+      await advisor.recommend({workload: {task: 'TASK_LORA', model: {params: -1}, train_tokens: 5e7, sequence_length: 2048}});
       check('bad workload rejects', false, 'no error');
     } catch (e) {
       check('bad workload rejects with GatewayError naming the field',

@@ -40,7 +40,7 @@ def main() -> int:
               recs and [r.rank for r in recs] == list(range(1, len(recs) + 1))
               and totals == sorted(totals) and max(totals) <= 500, str(totals))
         try:
-            advisor.recommend(workload("TASK_LORA", model={"params": -1}, sequence_length=2048))
+            advisor.recommend(workload("TASK_LORA", model={"params": -1}, train_tokens=5e7, sequence_length=2048))
             check("bad workload raises GatewayError", False, "no error")
         except GatewayError as e:
             check("bad workload raises GatewayError with code and field",

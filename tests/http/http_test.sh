@@ -52,7 +52,7 @@ check "recommend: sorted by total cost (the default objective)" json "$TMP/rec.j
 code=$(call "$TMP/camel.json" POST /v1/recommend '{"workload": {"task": "TASK_LORA", "model": {"preset": "llama-3.1-8b"}, "trainTokens": 5e7, "sequenceLength": 2048}, "maxResults": 2}')
 check "recommend: lowerCamelCase input accepted" json "$TMP/camel.json" 'len(d["recommendations"]) == 2'
 
-code=$(call "$TMP/err.json" POST /v1/recommend '{"workload": {"task": "TASK_LORA", "model": {"params": -1}}}')
+code=$(call "$TMP/err.json" POST /v1/recommend '{"workload": {"task": "TASK_LORA", "model": {"params": -1}, "train_tokens": 5e7, "sequence_length": 2048}}')
 check "bad workload: 400 INVALID_ARGUMENT naming the field" bash -c '[[ $1 == 400 ]]' _ "$code"
 check "bad workload: error JSON carries code, grpc code, message and field" json "$TMP/err.json" \
   'd["error"]["status"] == "INVALID_ARGUMENT" and d["error"]["grpc_code"] == 3 and d["error"]["code"] == 400 and d["error"]["field"].startswith("workload.model") and d["error"]["message"].startswith(d["error"]["field"])'

@@ -103,21 +103,22 @@ async function main() {
     await page.waitForFunction(() => document.querySelector('#export-output').textContent.includes('ordered:'));
     check('SkyPilot export shown', true);
 
-    // A validation error from the service, rendered on the field it names.
-    await page.fill('#sequence-length', '0');
+    // A validation error from the service, rendered on the field it names:
+    // an unknown provider, which the gateway rejects listing the closest.
+    await page.fill('#providers', 'awz');
     await page.click('#submit');
     await page.waitForSelector('#form-error:not([hidden])', {timeout: 10000});
     const banner = await page.textContent('#form-error');
     check('the error banner shows the gRPC code and message',
-          /INVALID_ARGUMENT/.test(banner) && /workload\.sequence_length/.test(banner), banner);
-    const marked = await page.$eval('#sequence-length', (i) => i.closest('label').classList.contains('invalid'));
+          /INVALID_ARGUMENT/.test(banner) && /constraints\.providers\[0\]/.test(banner), banner);
+    const marked = await page.$eval('#providers', (i) => i.closest('label').classList.contains('invalid'));
     check('the field the service named is highlighted', marked);
     const fieldMessage = await page.textContent('label.invalid .field-error');
-    check('the field shows its message', /must be > 0/.test(fieldMessage), fieldMessage);
+    check('the field shows its message', /unknown provider "awz"/.test(fieldMessage) && /aws/.test(fieldMessage), fieldMessage);
     if (screenshot) await page.screenshot({path: screenshot.replace(/\.png$/, '-error.png'), clip: {x: 0, y: 0, width: 1440, height: 520}});
+    await page.fill('#providers', '');
 
     // A Hugging Face config.json instead of a preset.
-    await page.fill('#sequence-length', '2048');
     await page.selectOption('#model-source', 'hf');
     await page.fill('#hf-config', JSON.stringify({
       _name_or_path: 'example/llama-like-1b', hidden_size: 2048, num_hidden_layers: 16, num_attention_heads: 32,

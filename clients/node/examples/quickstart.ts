@@ -10,7 +10,7 @@ async function main(target: string): Promise<void> {
   const best = answer.recommendations[0];
   console.log(`#1 ${best.offer?.provider} ${best.offer?.instance_type}: ${best.estimated_hours.toFixed(1)} h, $${best.cost?.total_usd.toFixed(2)}`);
   try {
-    await advisor.recommend({ workload: { task: 'TASK_LORA', model: { params: -1 }, sequence_length: 2048 } });
+    await advisor.recommend({ workload: { task: 'TASK_LORA', model: { params: -1 }, train_tokens: 5e7, sequence_length: 2048 } });
   } catch (e) {
     if (e instanceof GatewayError) console.log(`error field: ${e.field}`);
   }
