@@ -73,6 +73,16 @@ async function main() {
     check('every row has a memory bar with segments', rows.every((r) => r.bars >= 2));
     check('every row has a cost breakdown', rows.every((r) => r.cost >= 1 && /compute \$/.test(r.costText)));
     check('summary names the best total', /\$/.test(await page.textContent('.stat.best .value')));
+    const answer = await page.evaluate(async () => (await fetch('/v1/recommend', {method: 'POST', body: JSON.stringify({
+      workload: {task: 'TASK_LORA', model: {preset: 'llama-3.1-8b'}, train_tokens: 5e7, sequence_length: 2048},
+      constraints: {max_total_usd: 500, objective: 'OBJECTIVE_CHEAPEST', purchase_options: ['PURCHASE_OPTION_ON_DEMAND', 'PURCHASE_OPTION_SPOT']},
+      max_results: 8})})).json());
+    const shownAssumptions = await page.$$eval('#assumptions li', (li) => li.length);
+    check('the defaults the service assumed are listed', shownAssumptions === (answer.assumptions || []).length,
+          `${shownAssumptions} shown, ${(answer.assumptions || []).length} in the answer`);
+    const shownWhatIf = await page.$$eval('#what-if li', (li) => li.length);
+    check('what-if alternatives are listed', shownWhatIf === (answer.what_if || []).length,
+          `${shownWhatIf} shown, ${(answer.what_if || []).length} in the answer`);
     const dots = await page.$$eval('#chart-cost-hours circle', (c) => c.length);
     check('cost-vs-hours chart has a point per candidate', dots === rows.length, `${dots} points`);
     await page.waitForSelector('#chart-price-gpu svg rect', {timeout: 10000});

@@ -278,6 +278,23 @@ function renderSummary(resp) {
   }
 }
 
+// What-if alternatives, nearest misses and the defaults the service assumed.
+function renderNotes(resp) {
+  const notes = $('#notes');
+  notes.replaceChildren();
+  const card = (title, id, items) => {
+    if (!items.length) return;
+    notes.append(el('div', {class: 'card', id}, el('h2', {text: title}), el('ul', {}, ...items)));
+  };
+  const delta = (v, fmt) => el('span', {class: v <= 0 ? 'delta-good' : 'delta-bad', text: (v > 0 ? '+' : '') + fmt(v)});
+  card('What if', 'what-if', (resp.what_if || []).map((w) => el('li', {},
+    el('strong', {text: w.axis + ': '}), delta(w.delta_usd, usd), document.createTextNode(', '),
+    delta(w.delta_hours, (h) => hours(h) + ' h'), document.createTextNode(' · ' + w.summary))));
+  card('Nearest misses', 'nearest-misses', (resp.nearest_misses || []).map((m) => el('li', {text: m.summary})));
+  card('Assumed for you', 'assumptions', (resp.assumptions || []).map((a) => el('li', {},
+    el('code', {text: a.field}), document.createTextNode(` = ${a.value}${a.note ? ' (' + a.note + ')' : ''}`))));
+}
+
 // ---------- charts ----------
 function colorFor(provider, providers) {
   return PROVIDER_COLORS[providers.indexOf(provider) % PROVIDER_COLORS.length];
@@ -432,6 +449,7 @@ async function compare(event) {
     $('#results').hidden = false;
     $('#export-output').hidden = true;
     renderSummary(resp);
+    renderNotes(resp);
     rankedRows = resp.recommendations.map(rowData);
     $$('#ranked th').forEach((h) => h.classList.remove('sorted-asc', 'sorted-desc'));
     $('#ranked th[data-key="rank"]').classList.add('sorted-asc');
