@@ -23,7 +23,7 @@ std::unique_ptr<gateway::v1::GatewayService::Stub> Stack::GatewayStub() const {
 absl::StatusOr<std::unique_ptr<ServiceProcess>> Stack::StartGateway() const {
   absl::StatusOr<std::unique_ptr<ServiceProcess>> gw = ServiceProcess::Start(
       BinaryPath("gateway", "gateway_server"),
-      {"--port=0", "--metrics_port=0", "--catalog_address=" + catalog->grpc_address(),
+      {"--port=0", "--metrics_port=0", "--http_port=0", "--catalog_address=" + catalog->grpc_address(),
        "--sizing_address=" + sizing->grpc_address(), "--pricing_address=" + pricing->grpc_address(),
        "--catalog_cache_file=" + cache_file, "--backend_timeout_ms=3000", "--data_dir=" + DataDir()});
   if (!gw.ok()) return gw.status();
