@@ -105,9 +105,7 @@ code=$(call "$TMP/index.html" GET /)
 check "GET /: the comparison page" bash -c '[[ $1 == 200 ]] && grep -q "<title>GPU Advisor" "$2"' _ "$code" "$TMP/index.html"
 
 # OpenAPI: valid OpenAPI 3 (swagger-parser), and every proto field present.
-if [[ ! -d "$ROOT/tests/tools/node_modules/@apidevtools/swagger-parser" ]]; then
-  (cd "$ROOT/tests/tools" && npm ci --no-audit --no-fund --loglevel=error) || exit 1
-fi
+bash "$ROOT/tests/tools/ensure.sh" || exit 1
 check "openapi.json is a valid OpenAPI 3 document" node "$ROOT/tests/http/validate_openapi.js" "$TMP/openapi.json"
 protoc --proto_path="$ROOT/proto" --include_imports --descriptor_set_out="$TMP/contract.binpb" \
   gpuadvisor/gateway/v1/gateway.proto

@@ -7,9 +7,7 @@ ROOT=$(cd "$(dirname "$0")/../.." && pwd)
 BUILD_DIR=${1:?usage: $0 BUILD_DIR [SCREENSHOT.png]}
 SHOT=${2:-}
 command -v chromium >/dev/null || { echo "chromium is missing: run deploy/install-deps.sh"; exit 1; }
-if [[ ! -d "$ROOT/tests/tools/node_modules/playwright-core" ]]; then
-  (cd "$ROOT/tests/tools" && npm ci --no-audit --no-fund --loglevel=error) || exit 1
-fi
+bash "$ROOT/tests/tools/ensure.sh" || exit 1
 # shellcheck source=deploy/local/stack.sh
 source "$ROOT/deploy/local/stack.sh"
 TMP=$(mktemp -d /tmp/gpu-advisor-web.XXXXXX)

@@ -6,9 +6,7 @@
 set -euo pipefail
 ROOT=$(cd "$(dirname "$0")/../.." && pwd)
 cd "$ROOT/tests/tools"
-if [[ ! -x node_modules/.bin/buf ]]; then
-  npm ci --no-audit --no-fund --loglevel=error
-fi
+bash "$ROOT/tests/tools/ensure.sh"
 BUF=$ROOT/tests/tools/node_modules/.bin/buf
 cd "$ROOT"
 "$BUF" lint
