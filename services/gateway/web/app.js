@@ -409,8 +409,16 @@ function renderPriceByGpu(offers) {
 }
 
 // The catalog's offers for the price chart: /v1/offers when the gateway
-// serves it, else the offers of the ranked answer.
+// serves it (fetched once per page load), else the offers of the ranked answer.
+let catalogCache = null;
 async function catalogOffers(fallback) {
+  if (!catalogCache) catalogCache = fetchCatalog();
+  const {offers, whole} = await catalogCache;
+  if (!whole) catalogCache = null;  // try again next time
+  return offers.length ? {offers, whole, fromCatalog: true} : {offers: fallback, whole: false, fromCatalog: false};
+}
+
+async function fetchCatalog() {
   const all = [];
   let token = '';
   for (let page = 0; page < 20; page++) {
@@ -420,7 +428,7 @@ async function catalogOffers(fallback) {
     token = res.data.next_page_token;
     if (!token) return {offers: all, whole: true};
   }
-  return {offers: all.length ? all : fallback, whole: false};
+  return {offers: all, whole: false};
 }
 
 // ---------- compare ----------
@@ -456,9 +464,9 @@ async function compare(event) {
     renderRanked();
     renderCostHours(resp.recommendations);
     const fallback = resp.recommendations.map((r) => r.offer);
-    const {offers, whole} = await catalogOffers(fallback);
-    $('#price-hint').textContent = whole
-      ? 'Lowest USD per GPU-hour of each GPU in the whole catalog.'
+    const {offers, whole, fromCatalog} = await catalogOffers(fallback);
+    $('#price-hint').textContent = whole ? 'Lowest USD per GPU-hour of each GPU in the whole catalog.'
+      : fromCatalog ? `Lowest USD per GPU-hour among the first ${offers.length.toLocaleString('en-US')} catalog offers.`
       : 'Lowest USD per GPU-hour among the ranked offers.';
     renderPriceByGpu(offers);
   } catch (e) {
