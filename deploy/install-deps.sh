@@ -26,6 +26,8 @@ PACKAGES=(
   libcpp-httplib-dev
   # load benchmark (bench/load_test.sh): h2load
   nghttp2-client
+  # the CLI's subcommands and flags
+  libcli11-dev
   # misc
   curl ca-certificates
 )

@@ -2,8 +2,10 @@
 # One command to run GPU Advisor on this machine (Debian 12, as root):
 # installs what is missing, builds (Release), starts the four services on
 # localhost with the embedded data, waits until they are ready, prints where
-# they listen and a sample recommendation, then runs until Ctrl-C and stops
-# all four cleanly. Safe to run again: the build is incremental.
+# they listen and a sample recommendation, then runs until Ctrl-C (or
+# SIGTERM) and stops all four cleanly, leaving no process behind; if a service
+# dies on its own it says which and stops the rest. Safe to run again: the
+# build is incremental.
 #
 # Environment: BUILD_DIR (default build), PORTS=default|ephemeral.
 set -euo pipefail
@@ -34,14 +36,21 @@ GPU Advisor is running (logs in $LOG_DIR):
   sizing   grpc $SIZING_ADDR   metrics http://$SIZING_METRICS/metrics
   pricing  grpc $PRICING_ADDR   metrics http://$PRICING_METRICS/metrics
 
-Sample: QLoRA fine-tune of Llama-3.1-70B on 50M tokens
-  $BUILD_DIR/services/cli/gpu-advisor recommend --gateway=$GATEWAY_ADDR \\
-      --model=llama-3.1-70b --task=qlora --train_tokens=5e7 --seq_len=2048 --max_results=5
+Try it (every command talks to the gateway; GPUADVISOR_GATEWAY names it):
+  export GPUADVISOR_GATEWAY=$GATEWAY_ADDR
+  $BUILD_DIR/services/cli/gpu-advisor recommend --model=llama-3.1-70b --task=qlora \\
+      --train_tokens=50M --seq_len=2048 --max_results=5
+  $BUILD_DIR/services/cli/gpu-advisor --help
 
 MSG
 "$BUILD_DIR/services/cli/gpu-advisor" recommend --gateway="$GATEWAY_ADDR" \
-  --model=llama-3.1-70b --task=qlora --train_tokens=5e7 --seq_len=2048 --max_results=5
+  --model=llama-3.1-70b --task=qlora --train_tokens=50M --seq_len=2048 --max_results=5 ||
+  echo "(the sample recommendation failed: exit $?)"
 
 echo
 echo "Press Ctrl-C to stop."
-while true; do sleep 3600 & wait $!; done
+# Wait on the services themselves (no helper process to leave behind): a
+# signal interrupts `wait` and the traps above stop the stack.
+wait -n "${STACK_PIDS[@]}" || true
+echo "a service exited on its own; logs in $LOG_DIR" >&2
+exit 1

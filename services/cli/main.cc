@@ -1,135 +1,235 @@
-// gpu-advisor: the command-line client of GPU Advisor (see kUsage below).
-// Talks to the gateway (recommend, estimate), the catalog (offers, gpus) and
-// the sizing service (models). Prints an aligned table, or JSON with --json.
-// Errors are one line on stderr and a non-zero exit code.
+// gpu-advisor: the command-line client of GPU Advisor. Every command talks to
+// the gateway alone (--gateway, or $GPUADVISOR_GATEWAY). CLI11 dispatches the
+// subcommands; the flags of recommend, estimate and offers are generated from
+// the request messages' descriptors (services/cli/proto_flags.h), so a field
+// added to Workload, Constraints, GpuConfiguration or ListOffersRequest gets
+// its flag without a change here.
+//
+// Exit codes: 0 ok; 1 the server or the network failed; 2 bad input (flags,
+// files, or the server's INVALID_ARGUMENT / NOT_FOUND); 3 nothing matched
+// (no offer qualifies, or filters that leave no offer). Errors are one line
+// on stderr, or under --json one JSON object on stdout:
+// {"error": {"code": "INVALID_ARGUMENT", "message": "...", "exit_code": 2}}.
 
-#include <cmath>
+#include <chrono>
 #include <cstdio>
+#include <cstdlib>
+#include <deque>
 #include <iostream>
+#include <map>
 #include <string>
+#include <utility>
 #include <vector>
 
-#include "absl/flags/flag.h"
-#include "absl/flags/parse.h"
-#include "absl/flags/usage.h"
+#include "CLI/CLI.hpp"
+#include "absl/strings/ascii.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
+#include "absl/strings/str_join.h"
+#include "absl/strings/str_replace.h"
 #include "common/io/text_proto.h"
 #include "common/status/grpc_status.h"
+#include "common/status/status_macros.h"
 #include "google/protobuf/util/json_util.h"
-#include "grpc/health/v1/health.grpc.pb.h"
-#include "gpuadvisor/catalog/v1/catalog.grpc.pb.h"
 #include "gpuadvisor/gateway/v1/gateway.grpc.pb.h"
-#include "gpuadvisor/sizing/v1/sizing.grpc.pb.h"
+#include "grpc/health/v1/health.grpc.pb.h"
 #include "grpcpp/create_channel.h"
 #include "grpcpp/security/credentials.h"
-#include "services/cli/workload_flags.h"
-
-constexpr char kUsage[] = R"(which cloud GPU to rent, how long it runs, what it costs.
-
-Usage: gpu-advisor COMMAND [flags]
-
-Commands:
-  recommend   ranked, explained offers for a workload (gateway)
-  estimate    memory, plan, throughput and hours on one GPU configuration (gateway)
-  offers      cloud offers in the catalog, filtered (catalog)
-  gpus        GPU models and their specs (catalog)
-  models      model presets known to sizing (sizing)
-  health      grpc.health.v1 status of --target (default: the gateway); exit 0 if SERVING
-
-Examples:
-  gpu-advisor recommend --model=llama-3.1-70b --task=qlora --train_tokens=5e7
-  gpu-advisor recommend --model=llama-3.1-8b --task=inference --context=4096 --concurrency=16 --objective=cheapest
-  gpu-advisor recommend --request_file=request.json --json
-  gpu-advisor estimate --model=llama-3.1-8b --task=full_finetune --gpu=H100-SXM --gpus=8
-  gpu-advisor offers --gpu=H100-SXM --max_usd_per_hour=40
-  gpu-advisor gpus
-  gpu-advisor models
-
-Servers:   --gateway=HOST:PORT (127.0.0.1:50050) --catalog=... (50051) --sizing=... (50052)
-           --timeout_seconds=10
-Workload:  --model=PRESET --task=pretrain|full_finetune|lora|qlora|inference|batch_inference
-           --precision=fp32|bf16|fp16|fp8|int8|int4|nf4 --optimizer=adamw|adamw_8bit|sgd|adafactor
-           --params=N (explicit model size instead of, or on top of, a preset)
-           --train_tokens=N --seq_len=N --batch=N --lora_rank=N --gradient_checkpointing
-           --context=N --concurrency=N --output_tokens=N --requests=N --serving_hours=H
-           --dataset_gb=N --checkpoint_interval_minutes=N --restartable=true|false
-           --request_file=FILE (a RecommendRequest in protobuf JSON; flags above are ignored)
-Limits:    --objective=cheapest|fastest|best_value|deadline --deadline_hours=H
-           --max_usd_per_hour=N --max_total_usd=N --min_tokens_per_second=N
-           --providers=a,b --regions=a,b
-           --purchase=on_demand,spot,reserved --single_node --max_gpus=N --max_nodes=N
-           --vram_margin=0.1 --gpus_filter=H100-SXM,A100-80GB --max_results=10
-Estimate:  --gpu=NAME --gpus=N --nodes=N --link=nvlink|pcie|none
-Offers:    --gpu=NAME --min_vram_gb=N --providers=... --regions=... --max_usd_per_hour=N --page_size=N
-Health:    --target=HOST:PORT --service=NAME ("" = the whole server)
-Output:    --json (machine-readable protobuf JSON)
-)";
-
-ABSL_FLAG(std::string, gateway, "127.0.0.1:50050", "Gateway address.");
-ABSL_FLAG(std::string, catalog, "127.0.0.1:50051", "Catalog service address.");
-ABSL_FLAG(std::string, sizing, "127.0.0.1:50052", "Sizing service address.");
-ABSL_FLAG(double, timeout_seconds, 10, "Deadline of each call.");
-ABSL_FLAG(bool, json, false, "Print protobuf JSON instead of a table.");
-ABSL_FLAG(std::string, request_file, "", "RecommendRequest in protobuf JSON.");
-ABSL_FLAG(std::string, model, "", "Model preset, e.g. llama-3.1-70b.");
-ABSL_FLAG(double, params, 0, "Total parameters (explicit model or override).");
-ABSL_FLAG(std::string, task, "inference", "Workload task.");
-ABSL_FLAG(std::string, precision, "", "Precision (default: bf16; nf4 for qlora).");
-ABSL_FLAG(std::string, optimizer, "", "Optimizer for training (default adamw).");
-ABSL_FLAG(double, train_tokens, 0, "Tokens to train on.");
-ABSL_FLAG(int, seq_len, 0, "Training sequence length.");
-ABSL_FLAG(int, batch, 0, "Micro-batch size per GPU.");
-ABSL_FLAG(int, lora_rank, 0, "LoRA rank.");
-ABSL_FLAG(bool, gradient_checkpointing, false, "Force full gradient checkpointing.");
-ABSL_FLAG(int, context, 0, "Serving context length (prompt + output).");
-ABSL_FLAG(int, concurrency, 0, "Concurrent sequences served.");
-ABSL_FLAG(int, output_tokens, 0, "Output tokens per request.");
-ABSL_FLAG(double, requests, 0, "Requests in a batch-inference job.");
-ABSL_FLAG(double, serving_hours, 0, "Lifetime of an inference endpoint.");
-ABSL_FLAG(double, dataset_gb, 0, "Dataset size stored during the job.");
-ABSL_FLAG(double, checkpoint_interval_minutes, 0, "Checkpoint interval.");
-ABSL_FLAG(std::string, restartable, "", "true/false: can the job resume from a checkpoint.");
-ABSL_FLAG(std::string, objective, "cheapest", "Ranking objective.");
-ABSL_FLAG(double, deadline_hours, 0, "Must finish within.");
-ABSL_FLAG(double, max_usd_per_hour, 0, "Hourly budget.");
-ABSL_FLAG(double, max_total_usd, 0, "Total budget.");
-ABSL_FLAG(double, min_tokens_per_second, 0, "Throughput floor (training, or summed decode).");
-ABSL_FLAG(std::string, providers, "", "Comma-separated providers.");
-ABSL_FLAG(std::string, regions, "", "Comma-separated regions.");
-ABSL_FLAG(std::string, purchase, "", "Comma-separated purchase options.");
-ABSL_FLAG(bool, single_node, false, "Only single-node configurations.");
-ABSL_FLAG(int, max_gpus, 0, "Most GPUs in total.");
-ABSL_FLAG(int, max_nodes, 0, "Most nodes.");
-ABSL_FLAG(double, vram_margin, -1, "Fraction of GPU memory kept free (default 0.1).");
-ABSL_FLAG(std::string, gpus_filter, "", "Only these GPU models (recommend).");
-ABSL_FLAG(int, max_results, 10, "Recommendations to return.");
-ABSL_FLAG(std::string, gpu, "", "GPU model (estimate, offers).");
-ABSL_FLAG(int, gpus, 1, "GPUs per node (estimate).");
-ABSL_FLAG(int, nodes, 1, "Nodes (estimate).");
-ABSL_FLAG(std::string, link, "nvlink", "Intra-node link (estimate).");
-ABSL_FLAG(double, min_vram_gb, 0, "Minimum GPU memory (offers).");
-ABSL_FLAG(int, page_size, 50, "Offers per page (offers).");
-ABSL_FLAG(std::string, target, "", "Server to check (health); default --gateway.");
-ABSL_FLAG(std::string, service, "", "Service name to check (health); empty = overall.");
+#include "services/cli/proto_flags.h"
+#include "services/cli/table.h"
 
 namespace gpuadvisor::cli {
 namespace {
 
-// Exits with one line on stderr.
-[[noreturn]] void Fail(const absl::Status& status) {
-  std::fprintf(stderr, "gpu-advisor: %s: %s\n", absl::StatusCodeToString(status.code()).c_str(),
-               std::string(status.message()).c_str());
-  std::exit(status.code() == absl::StatusCode::kInvalidArgument ? 2 : 1);
+namespace gw = gateway::v1;
+using google::protobuf::Message;
+
+constexpr char kDescription[] =
+    "gpu-advisor: which cloud GPU to rent for an ML workload, how long it runs, what it costs.\n"
+    "Every command talks to the gateway only (--gateway or $GPUADVISOR_GATEWAY).\n"
+    "Numbers take suffixes (70B, 5e7, 1T); byte sizes take units (40GB); enums their short\n"
+    "names (qlora, on_demand). `gpu-advisor COMMAND --help` lists a command's flags.";
+
+// Every example below is run by tests/integration/cli_test.sh against a live
+// stack (from the repository root, with $GPUADVISOR_GATEWAY set).
+const std::map<std::string, std::vector<std::string>>& Examples() {
+  static const auto* examples = new std::map<std::string, std::vector<std::string>>{
+      {"recommend",
+       {"gpu-advisor recommend --model=llama-3.1-70b --task=qlora --train_tokens=50M --seq_len=2048",
+        "gpu-advisor recommend --model=llama-3.1-8b --task=inference --context=4096 --concurrency=16 "
+        "--objective=cheapest",
+        "gpu-advisor recommend --model=llama-3.1-8b --task=full_finetune --train_tokens=1B --seq_len=4096 "
+        "--purchase=on_demand --max_nodes=2 --providers=aws,gcp",
+        "gpu-advisor recommend --params=13B --task=lora --dataset_tokens=200M --epochs=3 --seq_len=2048 "
+        "--global_batch=64 --dataset_gb=5GB --max_results=3",
+        "gpu-advisor recommend --request_file=docs/examples/request.json --json"}},
+      {"estimate",
+       {"gpu-advisor estimate --model=llama-3.1-8b --task=full_finetune --train_tokens=1e9 --seq_len=4096 "
+        "--gpu=H100-SXM --gpus=8",
+        "gpu-advisor estimate --model=llama-3.1-70b --task=full_finetune --train_tokens=1B --seq_len=4096 "
+        "--gpu=H100-SXM --gpus=8 --nodes=2 --tp=8 --zero=3 --offload=optimizer_cpu",
+        "gpu-advisor estimate --request_file=docs/examples/request.json --gpu=A100-80GB --gpus=2"}},
+      {"offers",
+       {"gpu-advisor offers --gpu=H100-SXM --max_usd_per_hour=40",
+        "gpu-advisor offers --min_vram=80GB --purchase=spot --page_size=20",
+        "gpu-advisor offers --providers=vast --regions='France\\, FR\\, EU'"}},
+      {"gpus", {"gpu-advisor gpus"}},
+      {"models", {"gpu-advisor models"}},
+      {"health", {"gpu-advisor health"}},
+  };
+  return *examples;
 }
 
-template <typename T>
-T OrFail(absl::StatusOr<T> value) {
-  if (!value.ok()) Fail(value.status());
-  return *std::move(value);
+std::string Footer(const std::string& command) {
+  std::string out = "Examples:\n";
+  for (const std::string& e : Examples().at(command)) absl::StrAppend(&out, "  ", e, "\n");
+  return out;
 }
 
-void PrintJson(const google::protobuf::Message& message) {
+// Readable help and short names for the fields people type most; every other
+// field still gets a flag, named after it, with generated help.
+WalkOptions WorkloadDocs() {
+  WalkOptions o;
+  o.root_group = "Output";
+  o.flatten = {"workload", "constraints"};
+  o.docs = {
+      {"workload.task", {{}, "what the GPUs do", "Workload"}},
+      {"workload.model.preset", {{"model"}, "model preset (see `gpu-advisor models`), e.g. llama-3.1-70b", ""}},
+      {"workload.model.params", {{"params"}, "total parameters, e.g. 70B (explicit model, or preset override)", ""}},
+      {"workload.precision", {{}, "weights/compute precision (default bf16; nf4 for qlora)", ""}},
+      {"workload.optimizer", {{}, "training optimizer (default adamw)", ""}},
+      {"workload.micro_batch_size", {{"batch"}, "sequences per GPU per micro-step", ""}},
+      {"workload.sequence_length", {{"seq_len"}, "training sequence length (tokens)", ""}},
+      {"workload.gradient_checkpointing", {{}, "activation checkpointing (default: chosen by sizing)", ""}},
+      {"workload.train_tokens", {{}, "tokens to train on in total, e.g. 50M", ""}},
+      {"workload.dataset_tokens", {{}, "dataset size in tokens (with --epochs instead of --train_tokens)", ""}},
+      {"workload.epochs", {{}, "passes over --dataset_tokens", ""}},
+      {"workload.lora_rank", {{}, "LoRA rank (default 16; 64 for qlora)", ""}},
+      {"workload.context_length", {{"context"}, "serving: prompt + output tokens per sequence", ""}},
+      {"workload.concurrent_sequences", {{"concurrency"}, "serving: sequences decoded at once", ""}},
+      {"workload.output_tokens", {{}, "serving: output tokens per request", ""}},
+      {"workload.requests", {{}, "batch inference: number of requests", ""}},
+      {"workload.dataset_gb", {{}, "dataset stored during the job, e.g. 40GB", ""}},
+      {"workload.checkpoint_interval_minutes", {{}, "minutes between checkpoints", ""}},
+      {"workload.restartable", {{}, "the job resumes from a checkpoint (default: training yes, serving no)", ""}},
+      {"workload.global_batch_size", {{"global_batch"}, "sequences per optimizer step", ""}},
+      {"workload.prompt_tokens", {{}, "serving: prompt tokens per request", ""}},
+      {"workload.serving_hours", {{}, "inference endpoint lifetime in hours (default 720)", ""}},
+      {"workload.kv_cache_precision", {{}, "KV-cache precision (default: serving precision, at most 16-bit)", ""}},
+      {"workload.lora_target_modules", {{}, "LoRA target modules: q,k,v,o,gate,up,down (default all)", ""}},
+      {"workload.chunked_loss", {{}, "loss computed in chunks/fused with the LM head", ""}},
+      {"workload.parallelism.zero_stage", {{"zero"}, "ZeRO stage 0-3 (FSDP FULL_SHARD = 3)", ""}},
+      {"workload.parallelism.tensor_parallel", {{"tp"}, "tensor-parallel degree", ""}},
+      {"workload.parallelism.pipeline_parallel", {{"pp"}, "pipeline-parallel degree", ""}},
+      {"workload.parallelism.offload", {{"offload"}, "offload optimizer/params to CPU or NVMe", ""}},
+      {"workload.parallelism.master_weights", {{}, "keep an fp32 master copy", ""}},
+      {"constraints.objective", {{}, "ranking: cheapest total (default), fastest, best_value, deadline", ""}},
+      {"constraints.max_usd_per_hour", {{}, "hourly budget, whole cluster", ""}},
+      {"constraints.max_total_usd", {{}, "budget for the whole job", ""}},
+      {"constraints.deadline_hours", {{}, "must finish within this many hours", ""}},
+      {"constraints.providers", {{}, "only these providers, e.g. aws,gcp", ""}},
+      {"constraints.regions", {{}, "only these regions", ""}},
+      {"constraints.purchase_options", {{"purchase"}, "how to buy (default on_demand,spot)", ""}},
+      {"constraints.single_node", {{}, "only single-node configurations", ""}},
+      {"constraints.max_gpus", {{}, "most GPUs in total", ""}},
+      {"constraints.vram_margin", {{}, "fraction of GPU memory kept free (default 0.1)", ""}},
+      {"constraints.max_nodes", {{}, "most nodes per cluster", ""}},
+      {"constraints.gpu_models", {{"gpu"}, "only these GPU models, e.g. H100-SXM,A100-80GB", ""}},
+      {"constraints.min_tokens_per_second", {{}, "throughput floor (training tokens/s or summed decode)", ""}},
+      {"max_results", {{}, "recommendations to return (default 10)", "Output"}},
+      {"vram_margin", {{}, "fraction of GPU memory kept free (default 0.1)", "Workload"}},
+  };
+  return o;
+}
+
+WalkOptions ConfigurationDocs() {
+  WalkOptions o;
+  o.root_group = "GPU configuration";
+  o.docs = {
+      {"gpu_model", {{"gpu"}, "GPU model or alias, e.g. H100-SXM (required)", ""}},
+      {"gpus_per_node", {{"gpus"}, "GPUs per node (default 1)", ""}},
+      {"nodes", {{}, "nodes (default 1)", ""}},
+      {"link", {{}, "intra-node link (default nvlink when --gpus > 1)", ""}},
+      {"fabric", {{}, "inter-node fabric (default infiniband when --nodes > 1)", ""}},
+  };
+  return o;
+}
+
+WalkOptions OfferDocs() {
+  WalkOptions o;
+  o.root_group = "Filters";
+  o.docs = {
+      {"gpu_models", {{"gpu"}, "GPU models or aliases, e.g. H100-SXM,A100", ""}},
+      {"min_gpu_memory_bytes", {{"min_vram"}, "at least this much memory per GPU, e.g. 80GB", ""}},
+      {"min_gpus", {{}, "at least this many GPUs per node", ""}},
+      {"max_gpus", {{}, "at most this many GPUs per node", ""}},
+      {"providers", {{}, "only these providers", ""}},
+      {"regions", {{}, "only these regions", ""}},
+      {"links", {{}, "intra-node links", ""}},
+      {"fabrics", {{}, "inter-node fabrics", ""}},
+      {"max_usd_per_hour", {{}, "at most this price per hour at --purchase", ""}},
+      {"purchase_option", {{"purchase"}, "only offers sold this way", ""}},
+      {"page_size", {{}, "offers per page (default 100, max 1000)", "Output"}},
+      {"page_token", {{}, "next page, as printed by the previous one", "Output"}},
+  };
+  return o;
+}
+
+// ---------------------------------------------------------------------------
+// Errors and output.
+
+struct Globals {
+  std::string gateway = "127.0.0.1:50050";
+  double timeout_seconds = 10;
+  bool json = false;
+};
+
+int ExitCode(absl::StatusCode code) {
+  switch (code) {
+    case absl::StatusCode::kOk: return 0;
+    case absl::StatusCode::kInvalidArgument:
+    case absl::StatusCode::kNotFound:
+    case absl::StatusCode::kFailedPrecondition:
+    case absl::StatusCode::kOutOfRange:
+      return 2;
+    default:
+      return 1;
+  }
+}
+
+std::string JsonString(const std::string& s) {
+  std::string out = "\"";
+  for (const char c : s) {
+    switch (c) {
+      case '"': out += "\\\""; break;
+      case '\\': out += "\\\\"; break;
+      case '\n': out += "\\n"; break;
+      case '\t': out += "\\t"; break;
+      default:
+        if (static_cast<unsigned char>(c) < 0x20) {
+          out += absl::StrFormat("\\u%04x", c);
+        } else {
+          out += c;
+        }
+    }
+  }
+  return out + "\"";
+}
+
+int Report(const absl::Status& status, bool json, int exit_code = -1) {
+  if (exit_code < 0) exit_code = ExitCode(status.code());
+  const std::string code = absl::StatusCodeToString(status.code());
+  const std::string message(status.message());
+  if (json) {
+    std::cout << absl::StrFormat("{\"error\": {\"code\": %s, \"message\": %s, \"exit_code\": %d}}\n",
+                                 JsonString(code), JsonString(message), exit_code);
+  } else {
+    std::cerr << "gpu-advisor: " << code << ": " << message << "\n";
+  }
+  return exit_code;
+}
+
+void PrintJson(const Message& message) {
   std::string json;
   google::protobuf::util::JsonPrintOptions options;
   options.add_whitespace = true;
@@ -138,88 +238,8 @@ void PrintJson(const google::protobuf::Message& message) {
   std::cout << json;
 }
 
-std::unique_ptr<grpc::ClientContext> Context() {
-  auto context = std::make_unique<grpc::ClientContext>();
-  context->set_deadline(std::chrono::system_clock::now() +
-                        std::chrono::milliseconds(
-                            static_cast<int64_t>(absl::GetFlag(FLAGS_timeout_seconds) * 1000)));
-  return context;
-}
-
-std::shared_ptr<grpc::Channel> Channel(const std::string& target) {
-  return grpc::CreateChannel(target, grpc::InsecureChannelCredentials());
-}
-
-void Check(const grpc::Status& status, const std::string& target) {
-  if (status.ok()) return;
-  absl::Status s = FromGrpcStatus(status);
-  if (s.code() == absl::StatusCode::kUnavailable || s.code() == absl::StatusCode::kDeadlineExceeded) {
-    s = absl::Status(s.code(), absl::StrCat(target, ": ", s.message(),
-                                            " (is it running? deploy/local/run.sh starts all four)"));
-  }
-  Fail(s);
-}
-
-sizing::v1::Workload WorkloadFromFlags() {
-  sizing::v1::Workload w;
-  w.set_task(OrFail(ParseTask(absl::GetFlag(FLAGS_task))));
-  std::string precision = absl::GetFlag(FLAGS_precision);
-  if (precision.empty()) precision = w.task() == sizing::v1::TASK_QLORA ? "nf4" : "bf16";
-  w.set_precision(OrFail(ParsePrecision(precision)));
-  if (!absl::GetFlag(FLAGS_optimizer).empty()) {
-    w.set_optimizer(OrFail(ParseOptimizer(absl::GetFlag(FLAGS_optimizer))));
-  }
-  w.mutable_model()->set_preset(absl::GetFlag(FLAGS_model));
-  w.mutable_model()->set_params(absl::GetFlag(FLAGS_params));
-  w.set_train_tokens(absl::GetFlag(FLAGS_train_tokens));
-  w.set_sequence_length(absl::GetFlag(FLAGS_seq_len));
-  w.set_micro_batch_size(absl::GetFlag(FLAGS_batch));
-  w.set_lora_rank(absl::GetFlag(FLAGS_lora_rank));
-  if (absl::GetFlag(FLAGS_gradient_checkpointing)) {
-    w.set_gradient_checkpointing(sizing::v1::GRADIENT_CHECKPOINTING_FULL);
-  }
-  w.set_context_length(absl::GetFlag(FLAGS_context));
-  w.set_concurrent_sequences(absl::GetFlag(FLAGS_concurrency));
-  w.set_output_tokens(absl::GetFlag(FLAGS_output_tokens));
-  w.set_requests(absl::GetFlag(FLAGS_requests));
-  w.set_serving_hours(absl::GetFlag(FLAGS_serving_hours));
-  w.set_dataset_gb(absl::GetFlag(FLAGS_dataset_gb));
-  w.set_checkpoint_interval_minutes(absl::GetFlag(FLAGS_checkpoint_interval_minutes));
-  const std::string restartable = absl::GetFlag(FLAGS_restartable);
-  if (restartable == "true") w.set_restartable(true);
-  if (restartable == "false") w.set_restartable(false);
-  if (!restartable.empty() && restartable != "true" && restartable != "false") {
-    Fail(absl::InvalidArgumentError("--restartable: use true or false"));
-  }
-  return w;
-}
-
-gateway::v1::RecommendRequest RequestFromFlags() {
-  const std::string file = absl::GetFlag(FLAGS_request_file);
-  if (!file.empty()) return OrFail(ParseRequestJson(OrFail(ReadFile(file)), file));
-  gateway::v1::RecommendRequest request;
-  *request.mutable_workload() = WorkloadFromFlags();
-  gateway::v1::Constraints* c = request.mutable_constraints();
-  c->set_objective(OrFail(ParseObjective(absl::GetFlag(FLAGS_objective))));
-  c->set_deadline_hours(absl::GetFlag(FLAGS_deadline_hours));
-  c->set_max_usd_per_hour(absl::GetFlag(FLAGS_max_usd_per_hour));
-  c->set_max_total_usd(absl::GetFlag(FLAGS_max_total_usd));
-  c->set_min_tokens_per_second(absl::GetFlag(FLAGS_min_tokens_per_second));
-  for (const std::string& p : SplitList(absl::GetFlag(FLAGS_providers))) c->add_providers(p);
-  for (const std::string& r : SplitList(absl::GetFlag(FLAGS_regions))) c->add_regions(r);
-  for (const std::string& g : SplitList(absl::GetFlag(FLAGS_gpus_filter))) c->add_gpu_models(g);
-  for (const std::string& o : SplitList(absl::GetFlag(FLAGS_purchase))) {
-    c->add_purchase_options(OrFail(ParsePurchaseOption(o)));
-  }
-  c->set_single_node(absl::GetFlag(FLAGS_single_node));
-  c->set_max_gpus(absl::GetFlag(FLAGS_max_gpus));
-  c->set_max_nodes(absl::GetFlag(FLAGS_max_nodes));
-  if (absl::GetFlag(FLAGS_vram_margin) >= 0) c->set_vram_margin(absl::GetFlag(FLAGS_vram_margin));
-  request.set_max_results(absl::GetFlag(FLAGS_max_results));
-  return request;
-}
-
 std::string Money(double usd) { return absl::StrFormat("%.2f", usd); }
+std::string Gb(int64_t bytes) { return absl::StrFormat("%.2f GB", bytes / 1e9); }
 
 std::string Shape(const catalog::v1::Offer& offer) {
   return offer.nodes() > 1
@@ -227,214 +247,482 @@ std::string Shape(const catalog::v1::Offer& offer) {
              : absl::StrFormat("%dx %s", offer.gpus_per_node(), offer.gpu_model());
 }
 
-const char* ExclusionName(gateway::v1::ExclusionReason reason) {
-  switch (reason) {
-    case gateway::v1::EXCLUSION_REASON_DOES_NOT_FIT: return "does not fit";
-    case gateway::v1::EXCLUSION_REASON_OVER_BUDGET: return "over budget";
-    case gateway::v1::EXCLUSION_REASON_MISSES_DEADLINE: return "misses deadline";
-    case gateway::v1::EXCLUSION_REASON_NO_FABRIC: return "needs multi-node, no fabric";
-    case gateway::v1::EXCLUSION_REASON_UNAVAILABLE: return "unavailable";
-    case gateway::v1::EXCLUSION_REASON_FILTERED: return "filtered out";
-    case gateway::v1::EXCLUSION_REASON_TOO_MANY_GPUS: return "too many GPUs";
-    case gateway::v1::EXCLUSION_REASON_NOT_PRICED: return "no price";
-    case gateway::v1::EXCLUSION_REASON_TOO_SLOW: return "too slow";
-    default: return "other";
-  }
+template <typename Enum>
+std::string Short(const google::protobuf::EnumDescriptor* type, Enum value) {
+  const std::string name = EnumShortName(type, static_cast<int>(value));
+  return name.empty() ? "-" : absl::StrReplaceAll(name, {{"_", "-"}});
 }
 
-int Recommend() {
-  const gateway::v1::RecommendRequest request = RequestFromFlags();
-  const std::string target = absl::GetFlag(FLAGS_gateway);
-  auto stub = gateway::v1::GatewayService::NewStub(Channel(target));
-  gateway::v1::RecommendResponse response;
-  Check(stub->Recommend(Context().get(), request, &response), target);
-  if (absl::GetFlag(FLAGS_json)) {
-    PrintJson(response);
+// ---------------------------------------------------------------------------
+// Flags bound to CLI11 options.
+
+class ProtoFlags {
+ public:
+  // Adds one option per flag to `app`; a name taken already (by an earlier
+  // set of flags on the same command) falls back to the field's full path.
+  void Add(CLI::App* app, std::vector<FlagSpec> specs) {
+    for (FlagSpec& spec : specs) {
+      std::vector<std::string> names = {Taken(app, spec.name) ? spec.path : spec.name};
+      for (const std::string& alias : spec.aliases) {
+        if (!Taken(app, alias)) names.push_back(alias);
+      }
+      std::string joined;
+      for (const std::string& n : names) absl::StrAppend(&joined, joined.empty() ? "" : ",", "--", n);
+      // No variable: the raw strings are read back in Apply (an lvalue
+      // string argument here would be taken as the storage, not the help).
+      CLI::Option* option = spec.is_bool ? app->add_flag(joined) : app->add_option(joined);
+      option->description(spec.help)->group(spec.group);
+      if (!spec.is_bool) {
+        option->type_name(spec.type_name)->expected(1)->allow_extra_args(false);
+        option->multi_option_policy(spec.repeated ? CLI::MultiOptionPolicy::TakeAll
+                                                  : CLI::MultiOptionPolicy::TakeLast);
+      }
+      flags_.emplace_back(std::move(spec), option);
+    }
+  }
+
+  // Sets every field whose flag was given; later flags override the file.
+  absl::Status Apply(Message* root) const {
+    for (const auto& [spec, option] : flags_) {
+      if (option->count() == 0) continue;
+      RETURN_IF_ERROR(ApplyFlag(root, spec, option->results()));
+    }
+    return absl::OkStatus();
+  }
+
+  // "--providers=AWS --regions=eu" for the flags that were given.
+  std::string Given() const {
+    std::vector<std::string> given;
+    for (const auto& [spec, option] : flags_) {
+      if (option->count() > 0) {
+        given.push_back(absl::StrCat("--", spec.name, "=", absl::StrJoin(option->results(), ",")));
+      }
+    }
+    return absl::StrJoin(given, " ");
+  }
+
+  bool WasGiven(const std::string& name) const {
+    for (const auto& [spec, option] : flags_) {
+      if (spec.name == name) return option->count() > 0;
+    }
+    return false;
+  }
+
+ private:
+  static bool Taken(CLI::App* app, const std::string& name) {
+    return app->get_option_no_throw("--" + name) != nullptr;
+  }
+
+  std::deque<std::pair<FlagSpec, CLI::Option*>> flags_;
+};
+
+// ---------------------------------------------------------------------------
+// Commands.
+
+class Commands {
+ public:
+  explicit Commands(Globals* globals) : g_(*globals) {}
+
+  std::shared_ptr<grpc::Channel> Channel() const {
+    return grpc::CreateChannel(g_.gateway, grpc::InsecureChannelCredentials());
+  }
+
+  std::unique_ptr<grpc::ClientContext> Context() const {
+    auto context = std::make_unique<grpc::ClientContext>();
+    context->set_deadline(std::chrono::system_clock::now() +
+                          std::chrono::milliseconds(static_cast<int64_t>(g_.timeout_seconds * 1000)));
+    return context;
+  }
+
+  absl::Status Rpc(const grpc::Status& status) const {
+    if (status.ok()) return absl::OkStatus();
+    absl::Status s = FromGrpcStatus(status);
+    if (s.code() == absl::StatusCode::kUnavailable || s.code() == absl::StatusCode::kDeadlineExceeded) {
+      return absl::Status(s.code(), absl::StrCat("gateway ", g_.gateway, ": ", s.message(),
+                                                 " (is it running? deploy/local/run.sh starts the stack; "
+                                                 "set --gateway or GPUADVISOR_GATEWAY)"));
+    }
+    return s;
+  }
+
+  absl::Status ReadRequestFile(const std::string& file, Message* request) const {
+    absl::StatusOr<std::string> text = ReadFile(file);
+    if (!text.ok()) return absl::InvalidArgumentError(absl::StrCat("--request_file: ", text.status().message()));
+    return ParseJson(*text, file, request);
+  }
+
+  // Returns the exit code.
+  absl::StatusOr<int> Recommend(const std::string& request_file, const ProtoFlags& flags) {
+    gw::RecommendRequest request;
+    if (!request_file.empty()) RETURN_IF_ERROR(ReadRequestFile(request_file, &request));
+    RETURN_IF_ERROR(flags.Apply(&request));
+    auto stub = gw::GatewayService::NewStub(Channel());
+    gw::RecommendResponse response;
+    RETURN_IF_ERROR(Rpc(stub->Recommend(Context().get(), request, &response)));
+    const int code = response.recommendations().empty() ? 3 : 0;
+    if (g_.json) {
+      PrintJson(response);
+      return code;
+    }
+    std::vector<std::vector<std::string>> rows = {{"RANK", "PROVIDER", "INSTANCE", "REGION", "GPUS", "BUY",
+                                                   "USD/H", "HOURS", "TOTAL USD", "MEM FREE", "TOP WARNING"}};
+    for (const gw::Recommendation& r : response.recommendations()) {
+      rows.push_back({absl::StrCat(r.rank()), r.offer().provider(), r.offer().instance_type(),
+                      r.offer().region(), Shape(r.offer()),
+                      Short(catalog::v1::PurchaseOption_descriptor(), r.purchase_option()),
+                      Money(r.cost().usd_per_hour()), absl::StrFormat("%.1f", r.estimated_hours()),
+                      Money(r.cost().total_usd()), absl::StrFormat("%.0f%%", 100 * r.memory_margin()),
+                      r.warnings().empty() ? "" : r.warnings(0)});
+    }
+    if (response.recommendations().empty()) {
+      std::cout << "No offer qualifies";
+      if (!flags.Given().empty()) std::cout << " for " << flags.Given();
+      std::cout << ".\n";
+    } else {
+      std::cout << RenderTable(rows);
+      const gw::Recommendation& best = response.recommendations(0);
+      std::cout << "\n#1 because:\n";
+      for (const std::string& reason : best.reasons()) std::cout << "  - " << reason << "\n";
+      for (const std::string& warning : best.warnings()) std::cout << "  ! " << warning << "\n";
+    }
+    std::cout << "\nExcluded:";
+    if (response.excluded().empty()) std::cout << " none";
+    for (const gw::Exclusion& e : response.excluded()) {
+      std::cout << absl::StrFormat(" %s %d (e.g. %s);",
+                                   Short(gw::ExclusionReason_descriptor(), e.reason()), e.count(), e.example());
+    }
+    std::cout << absl::StrFormat("\nCatalog %s (age %ds), prices %s as of %s\n", response.catalog_version(),
+                                 response.catalog_age_seconds(),
+                                 response.price_book_version().empty() ? "-" : response.price_book_version(),
+                                 response.prices_as_of().empty() ? "-" : response.prices_as_of());
+    return code;
+  }
+
+  absl::StatusOr<int> Estimate(const std::string& request_file, const ProtoFlags& workload_flags,
+                               const ProtoFlags& config_flags) {
+    gw::EstimateRequest request;
+    if (!request_file.empty()) {
+      // An EstimateRequest, or a RecommendRequest whose workload is sized.
+      absl::StatusOr<std::string> text = ReadFile(request_file);
+      if (!text.ok()) return absl::InvalidArgumentError(absl::StrCat("--request_file: ", text.status().message()));
+      if (!ParseJson(*text, request_file, &request).ok()) {
+        gw::RecommendRequest recommend;
+        RETURN_IF_ERROR(ParseJson(*text, request_file, &recommend));
+        *request.mutable_workload() = recommend.workload();
+        if (recommend.constraints().has_vram_margin()) {
+          request.set_vram_margin(recommend.constraints().vram_margin());
+        }
+      }
+    }
+    RETURN_IF_ERROR(workload_flags.Apply(&request));
+    std::vector<std::string> assumed;
+    if (request.configurations().empty() || config_flags.WasGiven("gpu_model")) {
+      sizing::v1::GpuConfiguration config;
+      RETURN_IF_ERROR(config_flags.Apply(&config));
+      if (config.gpu_model().empty()) return absl::InvalidArgumentError("--gpu: required (e.g. --gpu=H100-SXM)");
+      if (config.gpus_per_node() == 0) config.set_gpus_per_node(1);
+      if (config.nodes() == 0) config.set_nodes(1);
+      if (config.link() == catalog::v1::LINK_TYPE_UNSPECIFIED && config.gpus_per_node() > 1 &&
+          !config.has_scale_up()) {
+        config.set_link(catalog::v1::LINK_TYPE_NVLINK);
+        assumed.push_back("--link=nvlink");
+      }
+      if (config.fabric() == catalog::v1::FABRIC_TYPE_UNSPECIFIED && config.nodes() > 1 && !config.has_scale_out()) {
+        config.set_fabric(catalog::v1::FABRIC_TYPE_INFINIBAND);
+        assumed.push_back("--fabric=infiniband");
+      }
+      request.clear_configurations();
+      *request.add_configurations() = config;
+    }
+    auto stub = gw::GatewayService::NewStub(Channel());
+    gw::EstimateResponse response;
+    RETURN_IF_ERROR(Rpc(stub->Estimate(Context().get(), request, &response)));
+    if (g_.json) {
+      PrintJson(response);
+      return 0;
+    }
+    for (int i = 0; i < response.estimates_size(); ++i) {
+      PrintEstimate(response, response.estimates(i));
+    }
+    if (!assumed.empty()) std::cout << "assumed: " << absl::StrJoin(assumed, " ") << "\n";
+    const sizing::v1::WorkloadTotals& t = response.totals();
+    std::cout << absl::StrFormat("workload: %.3g FLOPs, %.3g tokens, checkpoint %s, single-GPU minimum %s\n",
+                                 t.total_flops(), t.total_tokens(), Gb(t.checkpoint_bytes()),
+                                 Gb(t.min_vram_bytes_single_gpu()));
     return 0;
   }
-  std::vector<std::vector<std::string>> rows = {
-      {"RANK", "PROVIDER", "INSTANCE", "REGION", "GPUS", "BUY", "USD/H", "HOURS", "TOTAL USD",
-       "MEM FREE", "TOP WARNING"}};
-  for (const gateway::v1::Recommendation& r : response.recommendations()) {
-    rows.push_back({absl::StrCat(r.rank()), r.offer().provider(), r.offer().instance_type(),
-                    r.offer().region(), Shape(r.offer()), PurchaseOptionName(r.purchase_option()),
-                    Money(r.cost().usd_per_hour()), absl::StrFormat("%.1f", r.estimated_hours()),
-                    Money(r.cost().total_usd()), absl::StrFormat("%.0f%%", 100 * r.memory_margin()),
-                    r.warnings().empty() ? "" : r.warnings(0)});
+
+  void PrintEstimate(const gw::EstimateResponse& response, const sizing::v1::ConfigurationEstimate& e) {
+    const sizing::v1::GpuConfiguration& c = e.configuration();
+    const sizing::v1::MemoryBreakdown& m = e.memory();
+    const std::string model = response.model().name().empty() ? response.model().preset() : response.model().name();
+    std::cout << absl::StrFormat("%s on %dx%d %s: %s\n", model.empty() ? "model" : model, c.nodes(),
+                                 c.gpus_per_node(), c.gpu_model(), e.fits() ? "fits" : "does NOT fit");
+    std::cout << RenderTable({{"MEMORY PER GPU", "BYTES"},
+                              {"weights", Gb(m.weights_bytes())},
+                              {"gradients", Gb(m.gradients_bytes())},
+                              {"optimizer", Gb(m.optimizer_bytes())},
+                              {"activations", Gb(m.activations_bytes())},
+                              {"kv cache", Gb(m.kv_cache_bytes())},
+                              {"overhead", Gb(m.overhead_bytes())},
+                              {"total", Gb(m.total_bytes())},
+                              {"capacity", Gb(e.gpu_memory_bytes())}});
+    const sizing::v1::ParallelPlan& p = e.plan();
+    std::cout << absl::StrFormat("plan: %s\n", p.description());
+    std::cout << absl::StrFormat("  data %d, tensor %d, pipeline %d, ZeRO %d, offload %s, checkpointing %s%s\n",
+                                 p.data_parallel(), p.tensor_parallel(), p.pipeline_parallel(), p.zero_stage(),
+                                 Short(sizing::v1::Offload_descriptor(), p.offload()),
+                                 Short(sizing::v1::GradientCheckpointing_descriptor(), p.gradient_checkpointing()),
+                                 p.replicas() > 0 ? absl::StrCat(", replicas ", p.replicas()) : "");
+    std::cout << absl::StrFormat("throughput: %.0f tokens/s (MFU %.0f%%, %.0f%% in communication)\n"
+                                 "estimated hours: %.2f\n",
+                                 e.tokens_per_second(), 100 * e.utilization(), 100 * e.communication_fraction(),
+                                 e.estimated_hours());
+    if (!e.not_fit_reason().empty()) std::cout << "why not: " << e.not_fit_reason() << "\n";
+    for (const std::string& note : e.notes()) std::cout << "  - " << note << "\n";
+    // Whatever else the estimate carries (serving latencies, a runner-up
+    // plan, ...), so new outputs show up without a change here.
+    const std::vector<std::string> other = OtherFields(
+        e, {"configuration", "fits", "memory", "plan", "tokens_per_second", "estimated_hours", "gpu_memory_bytes",
+            "utilization", "communication_fraction", "notes", "not_fit_reason"});
+    for (const std::string& line : other) std::cout << line << "\n";
   }
-  if (response.recommendations().empty()) {
-    std::cout << "No offer qualifies.\n";
-  } else {
+
+  absl::StatusOr<int> Offers(const ProtoFlags& flags) {
+    catalog::v1::ListOffersRequest request;
+    RETURN_IF_ERROR(flags.Apply(&request));
+    auto stub = gw::GatewayService::NewStub(Channel());
+    catalog::v1::ListOffersResponse response;
+    RETURN_IF_ERROR(Rpc(stub->ListOffers(Context().get(), request, &response)));
+    const int code = response.offers().empty() ? 3 : 0;
+    if (g_.json) {
+      PrintJson(response);
+      return code;
+    }
+    if (response.offers().empty()) {
+      std::cerr << "gpu-advisor: no offer matches " << (flags.Given().empty() ? "(no filters)" : flags.Given())
+                << " in catalog " << response.catalog_version()
+                << "; `gpu-advisor offers` lists every provider, region and GPU\n";
+      return code;
+    }
+    std::vector<std::vector<std::string>> rows = {
+        {"PROVIDER", "INSTANCE", "REGION", "GPUS", "LINK", "FABRIC", "MAX NODES", "ON-DEMAND", "SPOT"}};
+    for (const catalog::v1::Offer& o : response.offers()) {
+      rows.push_back({o.provider(), o.instance_type(), o.region(), Shape(o),
+                      Short(catalog::v1::LinkType_descriptor(), o.link()),
+                      Short(catalog::v1::FabricType_descriptor(), o.fabric()), absl::StrCat(o.max_nodes()),
+                      o.on_demand_usd_per_hour() > 0 ? Money(o.on_demand_usd_per_hour()) : "-",
+                      o.spot_usd_per_hour() > 0 ? Money(o.spot_usd_per_hour()) : "-"});
+    }
+    std::cout << RenderTable(rows)
+              << absl::StrFormat("%d of %d offers (catalog %s)\n", response.offers_size(), response.total_size(),
+                                 response.catalog_version());
+    if (!response.next_page_token().empty()) {
+      std::cout << "more: --page_token=" << response.next_page_token() << " (same filters)\n";
+    }
+    return code;
+  }
+
+  absl::StatusOr<int> Gpus() {
+    auto stub = gw::GatewayService::NewStub(Channel());
+    catalog::v1::ListGpusResponse response;
+    RETURN_IF_ERROR(Rpc(stub->ListGpus(Context().get(), catalog::v1::ListGpusRequest(), &response)));
+    if (g_.json) {
+      PrintJson(response);
+      return 0;
+    }
+    std::vector<std::vector<std::string>> rows = {
+        {"GPU", "VENDOR", "MEMORY", "TYPE", "BW TB/S", "BF16 TFLOPS", "FP8 TFLOPS", "ALIASES"}};
+    for (const catalog::v1::Gpu& g : response.gpus()) {
+      rows.push_back({g.name(), g.vendor(), absl::StrFormat("%.0f GB", g.memory_bytes() / 1e9),
+                      absl::AsciiStrToUpper(Short(catalog::v1::MemoryType_descriptor(), g.memory_type())),
+                      absl::StrFormat("%.2f", g.memory_bandwidth_bytes_per_second() / 1e12),
+                      g.bf16_flops() > 0 ? absl::StrFormat("%.0f", g.bf16_flops() / 1e12) : "-",
+                      g.fp8_flops() > 0 ? absl::StrFormat("%.0f", g.fp8_flops() / 1e12) : "-",
+                      absl::StrJoin(g.aliases(), ",")});
+    }
     std::cout << RenderTable(rows);
-    const gateway::v1::Recommendation& best = response.recommendations(0);
-    std::cout << "\n#1 because:\n";
-    for (const std::string& reason : best.reasons()) std::cout << "  - " << reason << "\n";
-    for (const std::string& warning : best.warnings()) std::cout << "  ! " << warning << "\n";
+    return response.gpus().empty() ? 3 : 0;
   }
-  std::cout << "\nExcluded:";
-  if (response.excluded().empty()) std::cout << " none";
-  for (const gateway::v1::Exclusion& e : response.excluded()) {
-    std::cout << absl::StrFormat(" %s %d;", ExclusionName(e.reason()), e.count());
+
+  absl::StatusOr<int> Models() {
+    auto stub = gw::GatewayService::NewStub(Channel());
+    sizing::v1::ListModelsResponse response;
+    RETURN_IF_ERROR(Rpc(stub->ListModels(Context().get(), sizing::v1::ListModelsRequest(), &response)));
+    if (g_.json) {
+      PrintJson(response);
+      return 0;
+    }
+    std::vector<std::vector<std::string>> rows = {
+        {"PRESET", "PARAMS", "ACTIVE", "LAYERS", "HIDDEN", "KV HEADS", "CONTEXT", "KIND"}};
+    for (const sizing::v1::Model& m : response.models()) {
+      rows.push_back({m.preset(), absl::StrFormat("%.2fB", m.params() / 1e9),
+                      m.active_params() > 0 ? absl::StrFormat("%.2fB", m.active_params() / 1e9) : "-",
+                      absl::StrCat(m.layers()), absl::StrCat(m.hidden_size()), absl::StrCat(m.kv_heads()),
+                      absl::StrCat(m.max_context_length()),
+                      m.kind() == sizing::v1::MODEL_KIND_UNSPECIFIED ? "decoder"
+                                                                     : Short(sizing::v1::ModelKind_descriptor(), m.kind())});
+    }
+    std::cout << RenderTable(rows);
+    return response.models().empty() ? 3 : 0;
   }
-  std::cout << absl::StrFormat("\nCatalog %s (age %ds), prices %s as of %s\n", response.catalog_version(),
-                               response.catalog_age_seconds(), response.price_book_version(),
-                               response.prices_as_of());
-  return 0;
+
+  absl::StatusOr<int> Health(const std::string& target, const std::string& service) {
+    const std::string address = target.empty() ? g_.gateway : target;
+    auto stub = grpc::health::v1::Health::NewStub(grpc::CreateChannel(address, grpc::InsecureChannelCredentials()));
+    grpc::health::v1::HealthCheckRequest request;
+    request.set_service(service);
+    grpc::health::v1::HealthCheckResponse response;
+    const grpc::Status status = stub->Check(Context().get(), request, &response);
+    if (!status.ok()) {
+      const absl::Status s = FromGrpcStatus(status);
+      return absl::Status(s.code(), absl::StrCat(address, ": ", s.message()));
+    }
+    const std::string name = grpc::health::v1::HealthCheckResponse::ServingStatus_Name(response.status());
+    if (g_.json) {
+      std::cout << absl::StrFormat("{\"target\": %s, \"service\": %s, \"status\": %s}\n", JsonString(address),
+                                   JsonString(service), JsonString(name));
+    } else {
+      std::cout << address << ": " << name << "\n";
+    }
+    return response.status() == grpc::health::v1::HealthCheckResponse::SERVING ? 0 : 1;
+  }
+
+ private:
+  const Globals& g_;
+};
+
+void AddGlobals(CLI::App* app, Globals* g) {
+  const std::string group = "Output";
+  // Not CLI11's envname(): the commands share this variable, and every
+  // command's option would read the environment over a flag given to another.
+  app->add_option("--gateway", g->gateway, "gateway address HOST:PORT (default: $GPUADVISOR_GATEWAY, else 127.0.0.1:50050)")
+      ->group(group);
+  app->add_option("--timeout_seconds", g->timeout_seconds, "deadline of the call")
+      ->capture_default_str()
+      ->group(group);
+  app->add_flag("--json", g->json, "print protobuf JSON (errors as {\"error\": ...})")->group(group);
 }
 
-int Estimate() {
-  gateway::v1::EstimateRequest request;
-  *request.mutable_workload() = WorkloadFromFlags();
-  sizing::v1::GpuConfiguration* config = request.add_configurations();
-  if (absl::GetFlag(FLAGS_gpu).empty()) Fail(absl::InvalidArgumentError("--gpu: required for estimate"));
-  config->set_gpu_model(absl::GetFlag(FLAGS_gpu));
-  config->set_gpus_per_node(absl::GetFlag(FLAGS_gpus));
-  config->set_nodes(absl::GetFlag(FLAGS_nodes));
-  config->set_link(OrFail(ParseLink(absl::GetFlag(FLAGS_link))));
-  if (config->nodes() > 1) config->set_fabric(catalog::v1::FABRIC_TYPE_INFINIBAND);
-  if (absl::GetFlag(FLAGS_vram_margin) >= 0) request.set_vram_margin(absl::GetFlag(FLAGS_vram_margin));
-  const std::string target = absl::GetFlag(FLAGS_gateway);
-  auto stub = gateway::v1::GatewayService::NewStub(Channel(target));
-  gateway::v1::EstimateResponse response;
-  Check(stub->Estimate(Context().get(), request, &response), target);
-  if (absl::GetFlag(FLAGS_json)) {
-    PrintJson(response);
+bool WantsJson(int argc, char** argv) {
+  for (int i = 1; i < argc; ++i) {
+    const std::string arg = argv[i];
+    if (arg == "--json" || arg == "--json=true" || arg == "--json=1") return true;
+  }
+  return false;
+}
+
+int Main(int argc, char** argv) {
+  Globals globals;
+  if (const char* env = std::getenv("GPUADVISOR_GATEWAY"); env != nullptr && *env != '\0') globals.gateway = env;
+  Commands commands(&globals);
+  CLI::App app(kDescription, "gpu-advisor");
+  app.require_subcommand(0, 1);
+  app.get_formatter()->column_width(40);
+  std::string all_examples = "Examples:\n";
+  for (const char* c : {"recommend", "estimate", "offers", "gpus", "models", "health"}) {
+    for (const std::string& e : Examples().at(c)) absl::StrAppend(&all_examples, "  ", e, "\n");
+  }
+  app.footer(all_examples);
+
+  std::string request_file;
+  CLI::App* recommend = app.add_subcommand("recommend", "ranked, explained offers for a workload");
+  ProtoFlags recommend_flags;
+  recommend->add_option("--request_file", request_file,
+                        "a RecommendRequest in protobuf JSON; flags given as well override its fields")
+      ->check(CLI::ExistingFile)
+      ->group("Workload");
+  recommend_flags.Add(recommend, WalkFlags(gw::RecommendRequest::descriptor(), WorkloadDocs()));
+  AddGlobals(recommend, &globals);
+  recommend->footer(Footer("recommend"));
+
+  CLI::App* estimate =
+      app.add_subcommand("estimate", "memory, parallel plan, throughput and hours on one GPU configuration");
+  ProtoFlags estimate_flags, config_flags;
+  estimate->add_option("--request_file", request_file,
+                       "an EstimateRequest, or a RecommendRequest's workload, in protobuf JSON; flags override")
+      ->check(CLI::ExistingFile)
+      ->group("Workload");
+  estimate_flags.Add(estimate, WalkFlags(gw::EstimateRequest::descriptor(), WorkloadDocs()));
+  config_flags.Add(estimate, WalkFlags(sizing::v1::GpuConfiguration::descriptor(), ConfigurationDocs()));
+  AddGlobals(estimate, &globals);
+  estimate->footer(Footer("estimate"));
+
+  CLI::App* offers = app.add_subcommand("offers", "cloud offers in the catalog, filtered (like `sky show-gpus`)");
+  ProtoFlags offer_flags;
+  offer_flags.Add(offers, WalkFlags(catalog::v1::ListOffersRequest::descriptor(), OfferDocs()));
+  AddGlobals(offers, &globals);
+  offers->footer(Footer("offers"));
+
+  CLI::App* gpus = app.add_subcommand("gpus", "GPU models, their specs and aliases");
+  AddGlobals(gpus, &globals);
+  gpus->footer(Footer("gpus"));
+  CLI::App* models = app.add_subcommand("models", "model presets known to sizing");
+  AddGlobals(models, &globals);
+  models->footer(Footer("models"));
+
+  CLI::App* health = app.add_subcommand("health", "grpc.health.v1 status; exit 0 if SERVING");
+  std::string target, service;
+  health->add_option("--target", target, "server to check (default: the gateway)");
+  health->add_option("--service", service, "service name; empty = the whole server");
+  AddGlobals(health, &globals);
+  health->footer(Footer("health"));
+
+  CLI::App* help = app.add_subcommand("help", "this help, or a command's: gpu-advisor help COMMAND");
+  std::string help_command;
+  help->add_option("command", help_command, "a command");
+
+  const bool json = WantsJson(argc, argv);
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::CallForHelp&) {
+    std::cout << app.help();  // the help of the command whose --help it was
     return 0;
+  } catch (const CLI::ParseError& e) {
+    std::string message = e.what();
+    if (app.get_subcommands().empty() && argc > 1 && argv[1][0] != '-') {
+      message = absl::StrCat("unknown command \"", argv[1],
+                             "\"; commands: recommend, estimate, offers, gpus, models, health, help");
+    } else if (!app.get_subcommands().empty()) {
+      message = absl::StrCat(app.get_subcommands()[0]->get_name(), ": ", message,
+                             " (see gpu-advisor ", app.get_subcommands()[0]->get_name(), " --help)");
+    }
+    return Report(absl::InvalidArgumentError(message), json, 2);
   }
-  const sizing::v1::ConfigurationEstimate& e = response.estimates(0);
-  const sizing::v1::MemoryBreakdown& m = e.memory();
-  auto gb = [](int64_t bytes) { return absl::StrFormat("%.2f GB", bytes / 1e9); };
-  std::cout << absl::StrFormat("%s on %dx%d %s: %s\n", response.model().name().empty() ? response.model().preset() : response.model().name(),
-                               config->nodes(), config->gpus_per_node(), config->gpu_model(),
-                               e.fits() ? "fits" : "does NOT fit");
-  std::cout << RenderTable({{"MEMORY PER GPU", "BYTES"},
-                            {"weights", gb(m.weights_bytes())},
-                            {"gradients", gb(m.gradients_bytes())},
-                            {"optimizer", gb(m.optimizer_bytes())},
-                            {"activations", gb(m.activations_bytes())},
-                            {"kv cache", gb(m.kv_cache_bytes())},
-                            {"overhead", gb(m.overhead_bytes())},
-                            {"total", gb(m.total_bytes())},
-                            {"capacity", gb(e.gpu_memory_bytes())}});
-  std::cout << absl::StrFormat("plan: %s\nthroughput: %.0f tokens/s (MFU %.0f%%, %.0f%% in communication)\n"
-                               "estimated hours: %.2f\n",
-                               e.plan().description(), e.tokens_per_second(), 100 * e.utilization(),
-                               100 * e.communication_fraction(), e.estimated_hours());
-  if (!e.not_fit_reason().empty()) std::cout << "why not: " << e.not_fit_reason() << "\n";
-  for (const std::string& note : e.notes()) std::cout << "  - " << note << "\n";
-  std::cout << absl::StrFormat("workload: %.3g FLOPs, checkpoint %s, single-GPU minimum %s\n",
-                               response.totals().total_flops(), gb(response.totals().checkpoint_bytes()),
-                               gb(response.totals().min_vram_bytes_single_gpu()));
-  return 0;
-}
 
-int Offers() {
-  catalog::v1::ListOffersRequest request;
-  if (!absl::GetFlag(FLAGS_gpu).empty()) {
-    for (const std::string& g : SplitList(absl::GetFlag(FLAGS_gpu))) request.add_gpu_models(g);
-  }
-  request.set_min_gpu_memory_bytes(static_cast<int64_t>(absl::GetFlag(FLAGS_min_vram_gb) * 1e9));
-  for (const std::string& p : SplitList(absl::GetFlag(FLAGS_providers))) request.add_providers(p);
-  for (const std::string& r : SplitList(absl::GetFlag(FLAGS_regions))) request.add_regions(r);
-  request.set_max_usd_per_hour(absl::GetFlag(FLAGS_max_usd_per_hour));
-  request.set_page_size(absl::GetFlag(FLAGS_page_size));
-  const std::string target = absl::GetFlag(FLAGS_catalog);
-  auto stub = catalog::v1::CatalogService::NewStub(Channel(target));
-  catalog::v1::ListOffersResponse response;
-  Check(stub->ListOffers(Context().get(), request, &response), target);
-  if (absl::GetFlag(FLAGS_json)) {
-    PrintJson(response);
+  absl::StatusOr<int> code = 0;
+  if (recommend->parsed()) {
+    code = commands.Recommend(request_file, recommend_flags);
+  } else if (estimate->parsed()) {
+    code = commands.Estimate(request_file, estimate_flags, config_flags);
+  } else if (offers->parsed()) {
+    code = commands.Offers(offer_flags);
+  } else if (gpus->parsed()) {
+    code = commands.Gpus();
+  } else if (models->parsed()) {
+    code = commands.Models();
+  } else if (health->parsed()) {
+    code = commands.Health(target, service);
+  } else if (help->parsed()) {
+    if (help_command.empty()) {
+      std::cout << app.get_formatter()->make_help(&app, "gpu-advisor", CLI::AppFormatMode::Normal);
+      return 0;
+    }
+    try {
+      std::cout << app.get_subcommand(help_command)->help("gpu-advisor");
+    } catch (const CLI::Error&) {
+      return Report(absl::InvalidArgumentError(absl::StrCat("unknown command \"", help_command, "\"")), json, 2);
+    }
     return 0;
+  } else {
+    std::cerr << app.help();
+    return 2;
   }
-  std::vector<std::vector<std::string>> rows = {
-      {"PROVIDER", "INSTANCE", "REGION", "GPUS", "LINK", "FABRIC", "MAX NODES", "ON-DEMAND", "SPOT"}};
-  for (const catalog::v1::Offer& o : response.offers()) {
-    rows.push_back({o.provider(), o.instance_type(), o.region(), Shape(o), LinkName(o.link()),
-                    FabricName(o.fabric()), absl::StrCat(o.max_nodes()),
-                    o.on_demand_usd_per_hour() > 0 ? Money(o.on_demand_usd_per_hour()) : "-",
-                    o.spot_usd_per_hour() > 0 ? Money(o.spot_usd_per_hour()) : "-"});
-  }
-  std::cout << RenderTable(rows)
-            << absl::StrFormat("%d of %d offers%s\n", response.offers_size(), response.total_size(),
-                               response.next_page_token().empty() ? "" : " (more: raise --page_size)");
-  return 0;
-}
-
-int Gpus() {
-  const std::string target = absl::GetFlag(FLAGS_catalog);
-  auto stub = catalog::v1::CatalogService::NewStub(Channel(target));
-  catalog::v1::ListGpusResponse response;
-  Check(stub->ListGpus(Context().get(), catalog::v1::ListGpusRequest(), &response), target);
-  if (absl::GetFlag(FLAGS_json)) {
-    PrintJson(response);
-    return 0;
-  }
-  std::vector<std::vector<std::string>> rows = {{"GPU", "VENDOR", "MEMORY", "TYPE", "BW TB/S", "BF16 TFLOPS", "FP8 TFLOPS"}};
-  for (const catalog::v1::Gpu& g : response.gpus()) {
-    rows.push_back({g.name(), g.vendor(), absl::StrFormat("%.0f GB", g.memory_bytes() / 1e9),
-                    g.memory_type() == catalog::v1::MEMORY_TYPE_HBM ? "HBM" : "GDDR",
-                    absl::StrFormat("%.2f", g.memory_bandwidth_bytes_per_second() / 1e12),
-                    g.bf16_flops() > 0 ? absl::StrFormat("%.0f", g.bf16_flops() / 1e12) : "-",
-                    g.fp8_flops() > 0 ? absl::StrFormat("%.0f", g.fp8_flops() / 1e12) : "-"});
-  }
-  std::cout << RenderTable(rows);
-  return 0;
-}
-
-int Models() {
-  const std::string target = absl::GetFlag(FLAGS_sizing);
-  auto stub = sizing::v1::SizingService::NewStub(Channel(target));
-  sizing::v1::ListModelsResponse response;
-  Check(stub->ListModels(Context().get(), sizing::v1::ListModelsRequest(), &response), target);
-  if (absl::GetFlag(FLAGS_json)) {
-    PrintJson(response);
-    return 0;
-  }
-  std::vector<std::vector<std::string>> rows = {{"PRESET", "PARAMS", "ACTIVE", "LAYERS", "HIDDEN", "KV HEADS", "CONTEXT"}};
-  for (const sizing::v1::Model& m : response.models()) {
-    rows.push_back({m.preset(), absl::StrFormat("%.2fB", m.params() / 1e9),
-                    m.active_params() > 0 ? absl::StrFormat("%.2fB", m.active_params() / 1e9) : "-",
-                    absl::StrCat(m.layers()), absl::StrCat(m.hidden_size()), absl::StrCat(m.kv_heads()),
-                    absl::StrCat(m.max_context_length())});
-  }
-  std::cout << RenderTable(rows);
-  return 0;
-}
-
-int Health() {
-  std::string target = absl::GetFlag(FLAGS_target);
-  if (target.empty()) target = absl::GetFlag(FLAGS_gateway);
-  auto stub = grpc::health::v1::Health::NewStub(Channel(target));
-  grpc::health::v1::HealthCheckRequest request;
-  request.set_service(absl::GetFlag(FLAGS_service));
-  grpc::health::v1::HealthCheckResponse response;
-  Check(stub->Check(Context().get(), request, &response), target);
-  const bool serving = response.status() == grpc::health::v1::HealthCheckResponse::SERVING;
-  std::cout << target << ": " << grpc::health::v1::HealthCheckResponse::ServingStatus_Name(response.status())
-            << "\n";
-  return serving ? 0 : 1;
+  if (!code.ok()) return Report(code.status(), globals.json || json);
+  return *code;
 }
 
 }  // namespace
 }  // namespace gpuadvisor::cli
 
-int main(int argc, char** argv) {
-  absl::SetProgramUsageMessage(kUsage);
-  std::vector<char*> args = absl::ParseCommandLine(argc, argv);
-  const std::string command = args.size() > 1 ? args[1] : "";
-  if (args.size() > 2) {
-    gpuadvisor::cli::Fail(absl::InvalidArgumentError(absl::StrCat("unexpected argument \"", args[2], "\"")));
-  }
-  if (command == "recommend") return gpuadvisor::cli::Recommend();
-  if (command == "estimate") return gpuadvisor::cli::Estimate();
-  if (command == "offers") return gpuadvisor::cli::Offers();
-  if (command == "gpus") return gpuadvisor::cli::Gpus();
-  if (command == "models") return gpuadvisor::cli::Models();
-  if (command == "health") return gpuadvisor::cli::Health();
-  if (command.empty() || command == "help") {
-    std::fputs(kUsage, command.empty() ? stderr : stdout);
-    return command.empty() ? 2 : 0;
-  }
-  gpuadvisor::cli::Fail(absl::InvalidArgumentError(
-      absl::StrCat("unknown command \"", command, "\"; try: gpu-advisor help")));
-}
+int main(int argc, char** argv) { return gpuadvisor::cli::Main(argc, argv); }

@@ -1,16 +1,25 @@
 #!/usr/bin/env bash
-# The gpu-advisor CLI against the four real services on ephemeral ports:
-# tables by default, JSON with --json, one-line errors with a non-zero exit.
+# The gpu-advisor CLI against the four real services on ephemeral ports, with
+# only the gateway's address given (GPUADVISOR_GATEWAY):
+#   - every example in the CLI's help and in README.md runs, exits 0 and
+#     prints something sane (JSON where it asks for --json);
+#   - tables by default, JSON with --json, errors as one line (or JSON under
+#     --json) with exit 2 for bad input, 1 for an unreachable server, 3 when
+#     nothing matches;
+#   - subcommands have their own flags: a flag of another command is an error;
+#   - offers and gpus keep answering from the gateway's replica when the
+#     catalog service is gone.
 set -uo pipefail
 ROOT=$(cd "$(dirname "$0")/../.." && pwd)
-BUILD_DIR=${1:?usage: $0 BUILD_DIR}
+BUILD_DIR=$(cd "${1:?usage: $0 BUILD_DIR}" && pwd)
 CLI=$BUILD_DIR/services/cli/gpu-advisor
 # shellcheck source=deploy/local/stack.sh
 source "$ROOT/deploy/local/stack.sh"
 LOG_DIR=$(mktemp -d /tmp/gpu-advisor-cli.XXXXXX)
 trap 'stack_stop; rm -rf "$LOG_DIR"' EXIT
 stack_start "$BUILD_DIR" "$ROOT/data" ephemeral "$LOG_DIR" || exit 1
-SERVERS=(--gateway="$GATEWAY_ADDR" --catalog="$CATALOG_ADDR" --sizing="$SIZING_ADDR")
+export GPUADVISOR_GATEWAY=$GATEWAY_ADDR
+cd "$ROOT"  # examples name files relative to the repository root
 
 passed=0 failed=0
 check() {  # name, then a command that must succeed
@@ -26,37 +35,130 @@ json() {  # python expression over `d` (the parsed JSON on stdin) that must be t
   /usr/bin/python3 -c "import json,sys; d=json.load(sys.stdin); sys.exit(0 if ($1) else 1)"
 }
 
-out=$("$CLI" recommend "${SERVERS[@]}" --model=llama-3.1-8b --task=lora --train_tokens=5e7 \
-        --seq_len=2048 --max_results=4)
-echo "$out" | head -8
+# ---------------------------------------------------------------------------
+# Every example of the help and of the README.
+help_examples() {  # lines "  gpu-advisor ..." of the top-level and per-command help
+  { "$CLI" --help; for c in recommend estimate offers gpus models health; do "$CLI" "$c" --help; done; } |
+    sed -n 's/^  \(gpu-advisor .*\)$/\1/p' | sort -u
+}
+readme_examples() {  # gpu-advisor command lines inside ``` blocks, continuations joined
+  /usr/bin/python3 - "$ROOT/README.md" <<'PY'
+import re, sys
+text = open(sys.argv[1]).read()
+for block in re.findall(r"```(?:sh|bash|console)?\n(.*?)```", text, re.S):
+    for line in block.replace("\\\n", " ").splitlines():
+        line = re.sub(r"\s+", " ", line.strip())
+        line = re.sub(r"^\$ ", "", line)
+        if re.match(r"^(build/services/cli/)?gpu-advisor ", line):
+            print(re.sub(r"\s+#.*$", "", line))
+PY
+}
+mapfile -t HELP_EXAMPLES < <(help_examples)
+mapfile -t README_EXAMPLES < <(readme_examples)
+check "the help has examples (${#HELP_EXAMPLES[@]})" test "${#HELP_EXAMPLES[@]}" -ge 10
+check "the README has examples (${#README_EXAMPLES[@]})" test "${#README_EXAMPLES[@]}" -ge 3
+run_example() {  # one example line: exit 0, output, JSON if asked
+  local line=$1 out code
+  line=${line#build/services/cli/}
+  line=${line#gpu-advisor }
+  out=$(eval "\"\$CLI\" $line" 2>&1); code=$?
+  if [[ $code != 0 ]]; then echo "  exit $code: $out" | head -5; return 1; fi
+  if [[ -z "$out" ]]; then echo "  no output"; return 1; fi
+  if [[ "$line" == *--json* ]]; then json 'True' <<<"$out" || { echo "  not JSON"; return 1; }; fi
+  if grep -q "No flags matched" <<<"$out"; then echo "  absl's help"; return 1; fi
+  return 0
+}
+for e in "${HELP_EXAMPLES[@]}"; do check "help example: $e" run_example "$e"; done
+for e in "${README_EXAMPLES[@]}"; do check "README example: $e" run_example "$e"; done
+
+# ---------------------------------------------------------------------------
+# Output.
+out=$("$CLI" recommend --model=llama-3.1-8b --task=lora --train_tokens=50M --seq_len=2048 --max_results=4)
+echo "$out" | head -6
 check "recommend prints the table header" grep -q "^RANK  PROVIDER  INSTANCE .*USD/H  HOURS  TOTAL USD  MEM FREE  TOP WARNING" <<<"$out"
 check "recommend ranks 1..4" bash -c '[[ "$(awk "/^[0-9]+ /{print \$1}" <<<"$1" | tr "\n" " ")" == "1 2 3 4 " ]]' _ "$out"
 check "recommend explains #1" grep -q "^#1 because:" <<<"$out"
 check "recommend names the versions it used" grep -q "^Catalog .* prices .* as of 20" <<<"$out"
 
-js=$("$CLI" recommend "${SERVERS[@]}" --model=llama-3.1-8b --task=lora --train_tokens=5e7 --seq_len=2048 --json)
+js=$("$CLI" recommend --model=llama-3.1-8b --task=lora --train_tokens=5e7 --seq_len=2048 --json)
 check "recommend --json is the RecommendResponse, sorted by total cost" json \
   'len(d["recommendations"]) > 1 and all(a["cost"]["total_usd"] <= b["cost"]["total_usd"] for a, b in zip(d["recommendations"], d["recommendations"][1:]))' <<<"$js"
 
-est=$("$CLI" estimate "${SERVERS[@]}" --model=llama-3.1-8b --task=full_finetune --train_tokens=1e9 \
-        --seq_len=4096 --gpu=H100-SXM --gpus=8)
+est=$("$CLI" estimate --model=llama-3.1-8b --task=full_finetune --train_tokens=1B --seq_len=4096 --gpu=H100-SXM --gpus=8)
 echo "$est" | head -3
 check "estimate prints the memory breakdown" grep -q "^optimizer" <<<"$est"
 check "estimate prints plan, throughput and hours" bash -c 'grep -q "^plan: " <<<"$1" && grep -q "^throughput: " <<<"$1" && grep -q "^estimated hours: " <<<"$1"' _ "$est"
+check "estimate states what it assumed" grep -q "^assumed: --link=nvlink" <<<"$est"
 
-offers=$("$CLI" offers "${SERVERS[@]}" --gpu=H100 --page_size=200)
+# Size suffixes, parallel hints, offload, epochs and global batch reach the request.
+js=$("$CLI" estimate --model=llama-3.1-70b --task=full_finetune --dataset_tokens=500M --epochs=2 --seq_len=4K \
+       --global_batch=64 --gpu=H100-SXM --gpus=8 --nodes=2 --tp=8 --zero=3 --offload=optimizer_cpu --json)
+check "suffixes, epochs and hints: tokens = 500M x 2, plan TP8 ZeRO-3 with CPU offload" json \
+  'd["totals"]["total_tokens"] == 1e9 and d["estimates"][0]["plan"]["tensor_parallel"] == 8 and d["estimates"][0]["plan"]["zero_stage"] == 3 and d["estimates"][0]["plan"]["offload"] == "OFFLOAD_OPTIMIZER_CPU"' <<<"$js"
+
+# --request_file for estimate, with a flag overriding the file.
+js=$("$CLI" estimate --request_file=docs/examples/request.json --gpu=A100-80GB --gpus=2 --json)
+check "estimate --request_file sizes the file's workload" json \
+  'd["model"]["preset"] == "llama-3.1-70b" and d["totals"]["total_tokens"] == 5e7' <<<"$js"
+js=$("$CLI" estimate --request_file=docs/examples/request.json --train_tokens=1e8 --gpu=A100-80GB --json)
+check "a flag overrides the request file" json 'd["totals"]["total_tokens"] == 1e8' <<<"$js"
+js=$("$CLI" recommend --request_file=docs/examples/request.json --max_results=2 --json)
+check "recommend --request_file with --max_results=2" json 'len(d["recommendations"]) == 2' <<<"$js"
+
+offers=$("$CLI" offers --gpu=H100 --page_size=200)
 check "offers filters by GPU alias" bash -c '[[ -n "$(awk "NR>1 && /H100/" <<<"$1")" && -z "$(awk "NR>1 && !/H100|offers/ && NF" <<<"$1")" ]]' _ "$offers"
-check "gpus lists the datasheet specs" bash -c "'$CLI' gpus ${SERVERS[*]} | grep -Eq '^H100-SXM +NVIDIA +80 GB +HBM +3.35 +989'"
-check "models lists the presets" bash -c "'$CLI' models ${SERVERS[*]} | grep -q '^llama-3.1-70b '"
-check "health reports SERVING" bash -c "'$CLI' health --target=$GATEWAY_ADDR | grep -q SERVING"
+check "gpus lists the datasheet specs" bash -c "'$CLI' gpus | grep -Eq '^H100-SXM +NVIDIA +80 GB +HBM +3.35 +989'"
+check "models lists the presets" bash -c "'$CLI' models | grep -q '^llama-3.1-70b '"
+check "health reports SERVING" bash -c "'$CLI' health | grep -q SERVING"
 
-err=$("$CLI" recommend "${SERVERS[@]}" --task=lora --params=-1 --train_tokens=1e9 2>&1 >/dev/null); code=$?
+# ---------------------------------------------------------------------------
+# Errors and exit codes.
+err=$("$CLI" recommend --task=lora --params=-1 --seq_len=2048 --train_tokens=1M 2>&1 >/dev/null); code=$?
 check "bad workload: one line naming the field, exit 2" bash -c '[[ $2 == 2 && $(wc -l <<<"$1") == 1 ]] && grep -q "INVALID_ARGUMENT: workload.model.params" <<<"$1"' _ "$err" "$code"
+out=$("$CLI" recommend --task=lora --params=-1 --seq_len=2048 --train_tokens=1M --json 2>/dev/null); code=$?
+check "bad workload under --json: a JSON error on stdout, exit 2" json \
+  'd["error"]["code"] == "INVALID_ARGUMENT" and "workload.model.params" in d["error"]["message"] and d["error"]["exit_code"] == 2' <<<"$out"
+err=$("$CLI" recommend --task=lroa 2>&1 >/dev/null); code=$?
+check "bad enum: the choices come from the proto, exit 2" bash -c '[[ $2 == 2 ]] && grep -q "unknown task \"lroa\"; use one of: pretrain, full_finetune, lora, qlora, inference, batch_inference" <<<"$1"' _ "$err" "$code"
+out=$("$CLI" estimate --gpus=8x --json); code=$?
+check "bad number under --json: exit 2" test "$code" == 2
+check "bad number under --json: a JSON error naming the flag" json '"--gpus_per_node" in d["error"]["message"]' <<<"$out"
 err=$("$CLI" frobnicate 2>&1 >/dev/null); code=$?
 check "unknown command: one line, exit 2" bash -c '[[ $2 == 2 && $(wc -l <<<"$1") == 1 ]] && grep -q "unknown command" <<<"$1"' _ "$err" "$code"
+err=$("$CLI" gpus --task=lora 2>&1 >/dev/null); code=$?
+check "a flag of another command is an error, not ignored" bash -c '[[ $2 == 2 ]] && grep -q "gpus: .*--task" <<<"$1"' _ "$err" "$code"
 err=$("$CLI" recommend --gateway=127.0.0.1:1 --timeout_seconds=2 --model=llama-3.1-8b --task=lora 2>&1 >/dev/null); code=$?
-check "unreachable gateway: UNAVAILABLE, exit 1" bash -c '[[ $2 == 1 ]] && grep -q "UNAVAILABLE" <<<"$1"' _ "$err" "$code"
+echo "$err"
+check "unreachable gateway: exit 1" test "$code" == 1
+check "unreachable gateway: UNAVAILABLE naming the address" grep -q "UNAVAILABLE: gateway 127.0.0.1:1" <<<"$err"
+out=$("$CLI" models --gateway=127.0.0.1:1 --timeout_seconds=2 --json 2>/dev/null); code=$?
+check "unreachable gateway under --json: a JSON error, exit 1" json 'd["error"]["code"] == "UNAVAILABLE" and d["error"]["exit_code"] == 1' <<<"$out"
+check "--gateway overrides GPUADVISOR_GATEWAY" bash -c "GPUADVISOR_GATEWAY=127.0.0.1:1 '$CLI' health --gateway=$GATEWAY_ADDR | grep -q SERVING"
+check "GPUADVISOR_GATEWAY is used" bash -c "! GPUADVISOR_GATEWAY=127.0.0.1:1 '$CLI' health --timeout_seconds=2 >/dev/null 2>&1"
+
+# Filters that match nothing say so and do not exit 0 (3 = nothing matched;
+# 2 once the server rejects the unknown name itself).
+err=$("$CLI" offers --providers=no-such-cloud 2>&1 >/dev/null); code=$?
+check "offers matching nothing: exit 2 or 3 with a message naming the filter" \
+  bash -c '[[ $2 == 2 || $2 == 3 ]] && grep -q "no-such-cloud" <<<"$1"' _ "$err" "$code"
+out=$("$CLI" recommend --model=llama-3.1-8b --task=lora --train_tokens=50M --seq_len=2048 --regions=no-such-region 2>&1); code=$?
+check "recommend matching nothing: exit 2 or 3 with a message naming the filter" \
+  bash -c '[[ $2 == 2 || $2 == 3 ]] && grep -q "no-such-region" <<<"$1"' _ "$out" "$code"
+
+# ---------------------------------------------------------------------------
+# Help: per command, no absl "No flags matched", every field has a flag.
 check "help lists the commands" bash -c "'$CLI' help | grep -q '^  recommend '"
+check "help never says No flags matched" bash -c "! { '$CLI' --help; '$CLI' recommend --help; '$CLI' help offers; } | grep -q 'No flags matched'"
+rhelp=$("$CLI" recommend --help)
+check "recommend --help has parallel hints, offload, epochs, global batch, dataset size" bash -c \
+  'for f in --tp --pp --zero --offload --epochs --global_batch --dataset_tokens --dataset_gb --restartable --regions; do grep -q -- "$f" <<<"$1" || { echo "missing $f"; exit 1; }; done' _ "$rhelp"
+check "offers --help has no workload flags" bash -c "! '$CLI' offers --help | grep -q -- '--task'"
+
+# ---------------------------------------------------------------------------
+# The gateway alone: offers and GPUs from its replica after the catalog dies.
+kill -TERM "${STACK_PIDS[0]}"; wait "${STACK_PIDS[0]}" 2>/dev/null
+check "offers answer with the catalog service gone" bash -c "'$CLI' offers --gpu=H100-SXM | grep -q H100-SXM"
+check "gpus answer with the catalog service gone" bash -c "'$CLI' gpus | grep -q '^H100-SXM '"
 
 echo "cli: $passed passed, $failed failed"
 [[ $failed == 0 ]]

@@ -1,0 +1,125 @@
+#!/usr/bin/python3
+"""deploy/local/run.sh as a user runs it: it starts the stack, prints the sample
+and waits; Ctrl-C (SIGINT) or SIGTERM stops it, and afterwards no process it
+started is left (the old version left a `sleep 3600` behind). Also: when a
+service dies on its own, run.sh says so, stops the rest and exits non-zero.
+
+usage: run_sh_test.py BUILD_DIR
+"""
+import os
+import signal
+import subprocess
+import sys
+import threading
+import time
+
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+BUILD_DIR = os.path.abspath(sys.argv[1])
+passed = failed = 0
+T0 = time.monotonic()
+
+
+def check(name, ok, detail=""):
+    global passed, failed
+    stamp = f"{time.monotonic() - T0:6.1f}s"
+    if ok:
+        passed += 1
+        print("PASS ", stamp, name)
+    else:
+        failed += 1
+        print("FAIL ", stamp, name, detail)
+
+
+def session_processes(sid):
+    """(pid, command) of every live process in session `sid`."""
+    found = []
+    for entry in os.listdir("/proc"):
+        if not entry.isdigit():
+            continue
+        try:
+            with open(f"/proc/{entry}/stat") as f:
+                stat = f.read()
+            fields = stat[stat.rindex(")") + 2:].split()
+            state, session = fields[0], int(fields[3])
+            if session == sid and state != "Z":
+                with open(f"/proc/{entry}/cmdline", "rb") as f:
+                    found.append((int(entry), f.read().replace(b"\0", b" ").decode().strip()))
+        except (OSError, ValueError):
+            continue
+    return found
+
+
+def start():
+    env = dict(os.environ, BUILD_DIR=BUILD_DIR, PORTS="ephemeral")
+    # A session of its own, as a terminal would give it; SIGINT not ignored.
+    proc = subprocess.Popen(["bash", os.path.join(ROOT, "deploy/local/run.sh")], cwd=ROOT, env=env,
+                            stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+                            start_new_session=True, text=True,
+                            preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
+    lines = []
+    ready = threading.Event()
+
+    def read():
+        for line in proc.stdout:
+            lines.append(line)
+            if "Press Ctrl-C to stop." in line:
+                ready.set()
+
+    threading.Thread(target=read, daemon=True).start()
+    if not ready.wait(600):
+        proc.kill()
+        raise SystemExit("run.sh did not get ready:\n" + "".join(lines[-40:]))
+    return proc, lines
+
+
+def stop_and_check(sig, label):
+    proc, lines = start()
+    sid = proc.pid  # session leader
+    check(f"{label}: run.sh printed a sample recommendation",
+          any(line.startswith("1 ") for line in lines), "".join(lines[-30:]))
+    before = session_processes(sid)
+    check(f"{label}: the four services run in run.sh's session",
+          sum(1 for _, cmd in before if "_server" in cmd) == 4, before)
+    proc.send_signal(sig)
+    try:
+        code = proc.wait(60)
+    except subprocess.TimeoutExpired:
+        code = None
+    check(f"{label}: run.sh exits 0", code == 0, f"exit {code}")
+    left = []
+    for _ in range(50):
+        left = session_processes(sid)
+        if not left:
+            break
+        time.sleep(0.1)
+    check(f"{label}: no process left behind", not left, left)
+    for pid, _ in left:
+        os.kill(pid, signal.SIGKILL)
+    check(f"{label}: says it stopped", any("stopped" in line for line in lines))
+
+
+stop_and_check(signal.SIGINT, "Ctrl-C")
+stop_and_check(signal.SIGTERM, "SIGTERM")
+
+# A service that dies on its own ends run.sh with an error, the rest stopped.
+proc, lines = start()
+sid = proc.pid
+gateway = [pid for pid, cmd in session_processes(sid) if "gateway_server" in cmd]
+check("crash: gateway found", len(gateway) == 1, session_processes(sid))
+for pid in gateway:
+    os.kill(pid, signal.SIGKILL)
+try:
+    code = proc.wait(60)
+except subprocess.TimeoutExpired:
+    proc.kill()
+    code = None
+time.sleep(0.5)
+check("crash: run.sh exits non-zero", code not in (0, None), f"exit {code}")
+check("crash: says a service exited", any("exited on its own" in line for line in lines), "".join(lines[-5:]))
+left = session_processes(sid)
+check("crash: no process left behind", not left, left)
+for pid, _ in left:
+    os.kill(pid, signal.SIGKILL)
+
+print(f"run_sh: {passed} passed, {failed} failed")
+sys.exit(1 if failed else 0)
