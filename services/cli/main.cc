@@ -60,6 +60,8 @@ const std::map<std::string, std::vector<std::string>>& Examples() {
         "--objective=cheapest",
         "gpu-advisor recommend --model=llama-3.1-8b --task=full_finetune --train_tokens=1B --seq_len=4096 "
         "--purchase=on_demand --max_nodes=2 --providers=aws,gcp",
+        "gpu-advisor recommend --model=llama-3.1-8b --task=lora --train_tokens=100M --seq_len=4096 --regions=eu "
+        "--purchase=on_demand",
         "gpu-advisor recommend --params=13B --task=lora --dataset_tokens=200M --epochs=3 --seq_len=2048 "
         "--global_batch=64 --dataset_gb=5GB --max_results=3",
         "gpu-advisor recommend --request_file=docs/examples/request.json --json"}},
@@ -385,13 +387,15 @@ class Commands {
       for (const std::string& reason : best.reasons()) std::cout << "  - " << reason << "\n";
       for (const std::string& warning : best.warnings()) std::cout << "  ! " << warning << "\n";
     }
+    PrintAssumptions(response.assumptions());
     std::cout << "\nExcluded:";
     if (response.excluded().empty()) std::cout << " none";
+    std::cout << "\n";
     for (const gw::Exclusion& e : response.excluded()) {
-      std::cout << absl::StrFormat(" %s %d (e.g. %s);",
-                                   Short(gw::ExclusionReason_descriptor(), e.reason()), e.count(), e.example());
+      std::cout << absl::StrFormat("  %s: %d, e.g. %s%s\n", Short(gw::ExclusionReason_descriptor(), e.reason()),
+                                   e.count(), e.example(), e.detail().empty() ? "" : absl::StrCat(" (", e.detail(), ")"));
     }
-    std::cout << absl::StrFormat("\nCatalog %s (age %ds), prices %s as of %s\n", response.catalog_version(),
+    std::cout << absl::StrFormat("Catalog %s (age %ds), prices %s as of %s\n", response.catalog_version(),
                                  response.catalog_age_seconds(),
                                  response.price_book_version().empty() ? "-" : response.price_book_version(),
                                  response.prices_as_of().empty() ? "-" : response.prices_as_of());
@@ -445,6 +449,7 @@ class Commands {
       PrintEstimate(response, response.estimates(i));
     }
     if (!assumed.empty()) std::cout << "assumed: " << absl::StrJoin(assumed, " ") << "\n";
+    PrintAssumptions(response.assumptions());
     const sizing::v1::WorkloadTotals& t = response.totals();
     std::cout << absl::StrFormat("workload: %.3g FLOPs, %.3g tokens, checkpoint %s, single-GPU minimum %s\n",
                                  t.total_flops(), t.total_tokens(), Gb(t.checkpoint_bytes()),
@@ -452,12 +457,23 @@ class Commands {
     return 0;
   }
 
+  // The defaults the gateway applied, as it stated them.
+  static void PrintAssumptions(const google::protobuf::RepeatedPtrField<gw::Assumption>& assumptions) {
+    if (assumptions.empty()) return;
+    std::cout << "\nAssumed:\n";
+    for (const gw::Assumption& a : assumptions) {
+      std::cout << "  " << a.field() << " = " << a.value() << (a.note().empty() ? "" : absl::StrCat(" (", a.note(), ")"))
+                << "\n";
+    }
+  }
+
   void PrintEstimate(const gw::EstimateResponse& response, const sizing::v1::ConfigurationEstimate& e) {
     const sizing::v1::GpuConfiguration& c = e.configuration();
     const sizing::v1::MemoryBreakdown& m = e.memory();
     const std::string model = response.model().name().empty() ? response.model().preset() : response.model().name();
-    std::cout << absl::StrFormat("%s on %dx%d %s: %s\n", model.empty() ? "model" : model, c.nodes(),
-                                 c.gpus_per_node(), c.gpu_model(), e.fits() ? "fits" : "does NOT fit");
+    std::cout << absl::StrFormat("%s on %dx%d %s: %s (%.0f%% of GPU memory free)\n", model.empty() ? "model" : model,
+                                 c.nodes(), c.gpus_per_node(), c.gpu_model(), e.fits() ? "fits" : "does NOT fit",
+                                 100 * e.memory_margin());
     std::cout << RenderTable({{"MEMORY PER GPU", "BYTES"},
                               {"weights", Gb(m.weights_bytes())},
                               {"gradients", Gb(m.gradients_bytes())},
@@ -484,7 +500,7 @@ class Commands {
     // plan, ...), so new outputs show up without a change here.
     const std::vector<std::string> other = OtherFields(
         e, {"configuration", "fits", "memory", "plan", "tokens_per_second", "estimated_hours", "gpu_memory_bytes",
-            "utilization", "communication_fraction", "notes", "not_fit_reason"});
+            "utilization", "communication_fraction", "notes", "not_fit_reason", "memory_margin"});
     for (const std::string& line : other) std::cout << line << "\n";
   }
 
