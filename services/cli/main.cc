@@ -58,6 +58,8 @@ const std::map<std::string, std::vector<std::string>>& Examples() {
        {"gpu-advisor recommend --model=llama-3.1-70b --task=qlora --train_tokens=50M --seq_len=2048",
         "gpu-advisor recommend --model=llama-3.1-8b --task=inference --context=4096 --concurrency=16 "
         "--objective=cheapest",
+        "gpu-advisor recommend --model=llama-3.1-8b --task=inference --context=4K --concurrency=32 "
+        "--max_ttft=2 --min_user_tps=20 --max_results=3",
         "gpu-advisor recommend --model=llama-3.1-8b --task=full_finetune --train_tokens=1B --seq_len=4096 "
         "--purchase=on_demand --max_nodes=2 --providers=aws,gcp",
         "gpu-advisor recommend --model=llama-3.1-8b --task=lora --train_tokens=100M --seq_len=4096 --regions=eu "
@@ -138,6 +140,8 @@ WalkOptions WorkloadDocs() {
       {"constraints.max_nodes", {{}, "most nodes per cluster", ""}},
       {"constraints.gpu_models", {{"gpu"}, "only these GPU models, e.g. H100-SXM,A100-80GB", ""}},
       {"constraints.min_tokens_per_second", {{}, "throughput floor (training tokens/s or summed decode)", ""}},
+      {"constraints.max_time_to_first_token_seconds", {{"max_ttft"}, "serving SLO: most seconds to the first token", ""}},
+      {"constraints.min_tokens_per_second_per_user", {{"min_user_tps"}, "serving SLO: least output tokens/s per user", ""}},
       {"max_results", {{}, "recommendations to return (default 10)", "Output"}},
       {"vram_margin", {{}, "fraction of GPU memory kept free (default 0.1)", "Workload"}},
   };
@@ -386,6 +390,17 @@ class Commands {
       std::cout << "\n#1 because:\n";
       for (const std::string& reason : best.reasons()) std::cout << "  - " << reason << "\n";
       for (const std::string& warning : best.warnings()) std::cout << "  ! " << warning << "\n";
+      if (!response.what_if().empty()) {
+        std::cout << "\nWhat if:\n";
+        for (const gw::WhatIf& w : response.what_if()) {
+          std::cout << "  " << (w.summary().empty() ? w.axis() : w.summary())
+                    << (w.qualifies() ? "" : " (misses a constraint)") << "\n";
+        }
+      }
+    }
+    if (!response.nearest_misses().empty()) {
+      std::cout << "\nNearest misses:\n";
+      for (const gw::NearestMiss& m : response.nearest_misses()) std::cout << "  " << m.summary() << "\n";
     }
     PrintAssumptions(response.assumptions());
     std::cout << "\nExcluded:";
