@@ -56,6 +56,7 @@ def slices(block):
     for n in (1, 2, 4):
         b = re.sub(r"((?<![\w])gpus_per_node: )8", r"\g<1>%d" % n, block)
         for name, integer in (("on_demand_usd_per_hour", False), ("spot_usd_per_hour", False),
+                              ("spot_min_usd_per_hour", False), ("spot_max_usd_per_hour", False),
                               ("reserved_usd_per_hour", False), ("vcpus", True),
                               ("ram_bytes", True), ("local_disk_bytes", True)):
             b = scale_number(b, name, n / 8.0, integer)
@@ -79,7 +80,9 @@ def variant(block, copy, rng):
     b = set_string(b, "region", region)
     b = scale_number(b, "on_demand_usd_per_hour", rng.uniform(0.85, 1.25))
     b = scale_number(b, "reserved_usd_per_hour", rng.uniform(0.85, 1.25))
-    b = scale_number(b, "spot_usd_per_hour", rng.uniform(0.85, 1.25))
+    spot = rng.uniform(0.85, 1.25)  # the zone statistics move with the median
+    for name in ("spot_usd_per_hour", "spot_min_usd_per_hour", "spot_max_usd_per_hour"):
+        b = scale_number(b, name, spot)
     return b
 
 

@@ -12,6 +12,7 @@
 #include "google/protobuf/io/coded_stream.h"
 #include "google/protobuf/io/zero_copy_stream_impl_lite.h"
 #include "services/catalog/fingerprint.h"
+#include "services/catalog/topology.h"
 
 namespace gpuadvisor::catalog {
 namespace {
@@ -114,6 +115,9 @@ absl::Status ValidateGpu(const Gpu& gpu) {
   if (gpu.memory_bytes() <= 0) {
     return FieldError("memory_bytes", absl::StrCat("must be > 0, got ", gpu.memory_bytes()));
   }
+  if (!v1::AcceleratorKind_IsValid(gpu.accelerator_kind())) {
+    return FieldError("accelerator_kind", absl::StrCat("unknown value ", gpu.accelerator_kind()));
+  }
   if (!MemoryType_IsValid(gpu.memory_type())) {
     return FieldError("memory_type", absl::StrCat("unknown value ", gpu.memory_type()));
   }
@@ -125,6 +129,7 @@ absl::Status ValidateGpu(const Gpu& gpu) {
       {"int8_ops", gpu.int8_ops()},
       {"fp32_flops", gpu.fp32_flops()},
       {"nvlink_bytes_per_second", gpu.nvlink_bytes_per_second()},
+      {"pcie_bytes_per_second", gpu.pcie_bytes_per_second()},
   };
   for (const auto& [field, value] : figures) {
     if (absl::Status s = CheckNonNegative(field, value); !s.ok()) return s;
@@ -150,8 +155,10 @@ absl::Status ValidateAndNormalizeOffer(const GpuNameResolver& gpus, Offer& offer
   if (offer.nodes() != 1) {
     return FieldError("nodes", absl::StrCat("must be 1 in the catalog, got ", offer.nodes()));
   }
+  // 0 = not given: the topology rules decide (ApplyTopology), 1 until then.
+  if (offer.max_nodes() == 0) offer.set_max_nodes(1);
   if (offer.max_nodes() < 1) {
-    return FieldError("max_nodes", absl::StrCat("must be >= 1, got ", offer.max_nodes()));
+    return FieldError("max_nodes", absl::StrCat("must be >= 0, got ", offer.max_nodes()));
   }
   if (offer.vcpus() < 0)
     return FieldError("vcpus", absl::StrCat("must be >= 0, got ", offer.vcpus()));
@@ -189,7 +196,29 @@ absl::Status ValidateAndNormalizeOffer(const GpuNameResolver& gpus, Offer& offer
       offer.reserved_usd_per_hour() == 0) {
     return FieldError("on_demand_usd_per_hour", "no price: on-demand, spot and reserved are all 0");
   }
-  return absl::OkStatus();
+  for (const auto& [field, value] :
+       {std::pair<const char*, double>{"spot_min_usd_per_hour", offer.spot_min_usd_per_hour()},
+        std::pair<const char*, double>{"spot_max_usd_per_hour", offer.spot_max_usd_per_hour()}}) {
+    if (absl::Status s = CheckNonNegative(field, value); !s.ok()) return s;
+  }
+  if (offer.spot_min_usd_per_hour() > 0 && offer.spot_usd_per_hour() > 0 &&
+      offer.spot_min_usd_per_hour() > offer.spot_usd_per_hour()) {
+    return FieldError("spot_min_usd_per_hour",
+                      absl::StrCat("must be <= spot_usd_per_hour (the median, ",
+                                   offer.spot_usd_per_hour(), "), got ",
+                                   offer.spot_min_usd_per_hour()));
+  }
+  if (offer.spot_max_usd_per_hour() > 0 &&
+      offer.spot_max_usd_per_hour() < offer.spot_usd_per_hour()) {
+    return FieldError("spot_max_usd_per_hour",
+                      absl::StrCat("must be >= spot_usd_per_hour (the median, ",
+                                   offer.spot_usd_per_hour(), "), got ",
+                                   offer.spot_max_usd_per_hour()));
+  }
+  if (offer.spot_zones() < 0) {
+    return FieldError("spot_zones", absl::StrCat("must be >= 0, got ", offer.spot_zones()));
+  }
+  return ValidateOfferTopology(offer);
 }
 
 Catalog::Catalog(CatalogSnapshot snapshot)

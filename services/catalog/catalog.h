@@ -37,10 +37,11 @@ absl::Status ValidateGpu(const gpuadvisor::catalog::v1::Gpu& gpu);
 // to the offer, e.g. `gpu_model: unknown GPU "X"`. Rules:
 //   id, provider, instance_type, gpu_model non-empty; gpu_model known;
 //   gpus_per_node >= 1; nodes 0 or 1 (the catalog lists single nodes);
-//   max_nodes >= 1, and 1 when fabric is FABRIC_TYPE_NONE;
+//   max_nodes >= 0 (0 becomes 1), and 1 when fabric is FABRIC_TYPE_NONE;
 //   enums hold declared values; counts, sizes, bandwidths and prices finite
 //   and >= 0; at least one of the three prices > 0 (an offer nobody can buy
-//   is not an offer).
+//   is not an offer); spot_min <= spot (the median) <= spot_max where set;
+//   scale_up / scale_out, when present, pass ValidateOfferTopology.
 absl::Status ValidateAndNormalizeOffer(const GpuNameResolver& gpus,
                                        gpuadvisor::catalog::v1::Offer& offer);
 

@@ -1,7 +1,7 @@
 // Checks the embedded default data under data/catalog/: it loads, and it
-// covers what issue 4 promises (providers, GPUs, shapes, interconnect).
+// covers what issue 9 promises (providers, GPUs and other accelerators,
+// shapes, topology per offer, spot statistics, a source and a date per row).
 
-#include <fstream>
 #include <map>
 #include <set>
 #include <string>
@@ -21,10 +21,29 @@ using ::gpuadvisor::catalog::v1::CatalogSnapshot;
 using ::gpuadvisor::catalog::v1::Offer;
 
 CatalogSources DefaultSources() {
-  CatalogSources sources;
-  sources.gpus_path = GPUADVISOR_SOURCE_DIR "/data/catalog/gpus.textproto";
-  sources.offer_paths = {GPUADVISOR_SOURCE_DIR "/data/catalog/offers.textproto"};
-  return sources;
+  return CatalogSourcesFor(GPUADVISOR_SOURCE_DIR "/data", "", "");
+}
+
+std::map<std::string, const Offer*> ById(const CatalogSnapshot& snapshot) {
+  std::map<std::string, const Offer*> by_id;
+  for (const Offer& o : snapshot.offers()) by_id[o.id()] = &o;
+  return by_id;
+}
+
+v1::LinkType ExpectedLink(const Offer& o) {
+  if (o.gpus_per_node() == 1) return v1::LINK_TYPE_NONE;
+  switch (o.scale_up().kind()) {
+    case v1::SCALE_UP_KIND_NVSWITCH:
+    case v1::SCALE_UP_KIND_NVLINK_BRIDGE_PAIRS:
+      return v1::LINK_TYPE_NVLINK;
+    case v1::SCALE_UP_KIND_PCIE_P2P:
+    case v1::SCALE_UP_KIND_PCIE_NO_P2P:
+      return v1::LINK_TYPE_PCIE;
+    case v1::SCALE_UP_KIND_INFINITY_FABRIC:
+      return v1::LINK_TYPE_INFINITY_FABRIC;
+    default:
+      return v1::LINK_TYPE_UNSPECIFIED;
+  }
 }
 
 TEST(EmbeddedData, LoadsAndCoversTheIssue) {
@@ -32,57 +51,161 @@ TEST(EmbeddedData, LoadsAndCoversTheIssue) {
   ASSERT_OK(snapshot);
   EXPECT_EQ(snapshot->prices_as_of(), "2026-11-29");
   EXPECT_THAT(snapshot->version(), ::testing::MatchesRegex("[0-9a-f]{16}"));
-  EXPECT_GE(snapshot->offers_size(), 100);
-  EXPECT_LE(snapshot->offers_size(), 250);
+  ASSERT_GE(snapshot->offers_size(), 250);
 
   std::map<std::string, std::set<std::string>> regions_by_provider;
   std::map<std::string, std::set<int>> shapes_by_gpu;
   int multi_node = 0;
+  int spot_with_zones = 0;
   for (const Offer& o : snapshot->offers()) {
     EXPECT_EQ(o.id(), absl::StrCat(o.provider(), "/", o.instance_type(), "/", o.region()));
     EXPECT_FALSE(o.source().empty()) << o.id();
-    EXPECT_NE(o.link(), v1::LINK_TYPE_UNSPECIFIED) << o.id();
-    if (o.gpus_per_node() == 1) {
-      EXPECT_EQ(o.link(), v1::LINK_TYPE_NONE) << o.id();
+    EXPECT_THAT(o.as_of(), ::testing::MatchesRegex("20[0-9][0-9]-[01][0-9]-[0-3][0-9]")) << o.id();
+    // Topology on every offer, the legacy fields consistent with it.
+    ASSERT_TRUE(o.has_scale_up()) << o.id();
+    ASSERT_TRUE(o.has_scale_out()) << o.id();
+    EXPECT_NE(o.scale_up().kind(), v1::SCALE_UP_KIND_UNSPECIFIED) << o.id();
+    EXPECT_FALSE(o.scale_up().source().empty()) << o.id();
+    EXPECT_FALSE(o.scale_out().source().empty()) << o.id();
+    EXPECT_GE(o.scale_up().domain_size(), 1) << o.id();
+    EXPECT_LE(o.scale_up().domain_size(), o.gpus_per_node()) << o.id();
+    if (o.gpus_per_node() > 1) {
+      EXPECT_GT(o.scale_up().bytes_per_second_per_gpu(), 0) << o.id();
     }
-    if (o.fabric() == v1::FABRIC_TYPE_NONE) {
-      EXPECT_EQ(o.max_nodes(), 1) << o.id();
+    EXPECT_EQ(o.link(), ExpectedLink(o)) << o.id();
+    EXPECT_EQ(o.fabric(), o.scale_out().type()) << o.id();
+    EXPECT_EQ(o.fabric_gbps(), o.scale_out().gbps_per_node()) << o.id();
+    EXPECT_EQ(o.max_nodes(), o.scale_out().max_nodes()) << o.id();
+    if (o.max_nodes() > 1) {
+      ++multi_node;
+      // Multi-node needs a real fabric with a sourced bandwidth, never a default.
+      EXPECT_NE(o.fabric(), v1::FABRIC_TYPE_NONE) << o.id();
+      EXPECT_NE(o.fabric(), v1::FABRIC_TYPE_UNSPECIFIED) << o.id();
+      EXPECT_GE(o.fabric_gbps(), 100) << o.id();
     }
-    if (o.max_nodes() > 1) ++multi_node;
+    // Spot statistics: min <= median <= max.
+    if (o.spot_min_usd_per_hour() > 0) {
+      EXPECT_LE(o.spot_min_usd_per_hour(), o.spot_usd_per_hour()) << o.id();
+      EXPECT_GE(o.spot_max_usd_per_hour(), o.spot_usd_per_hour()) << o.id();
+    }
+    if (o.spot_zones() > 1) ++spot_with_zones;
     regions_by_provider[o.provider()].insert(o.region());
     shapes_by_gpu[o.gpu_model()].insert(o.gpus_per_node());
   }
-  for (const char* provider : {"aws", "gcp", "azure", "lambda", "coreweave", "nebius", "runpod",
-                               "vast", "oci", "hyperstack", "crusoe"}) {
+  EXPECT_GE(regions_by_provider.size(), 12u);
+  for (const char* provider :
+       {"aws", "gcp", "azure", "lambda", "coreweave", "nebius", "runpod", "vast", "oci",
+        "hyperstack", "crusoe", "massedcompute", "scaleway", "paperspace"}) {
     EXPECT_TRUE(regions_by_provider.count(provider)) << provider;
   }
-  // Several regions for the hyperscalers PRICES.md prices in more than one
-  // region (Azure is quoted for East US only).
-  EXPECT_GE(regions_by_provider["aws"].size(), 5u);
-  EXPECT_GE(regions_by_provider["gcp"].size(), 2u);
-  EXPECT_GE(regions_by_provider["nebius"].size(), 3u);
-  for (const char* gpu : {"B200", "H200", "H100-SXM", "H100-PCIE", "A100-40GB", "A100-80GB", "L40S",
-                          "L4", "A10G", "T4", "V100", "RTX-4090", "RTX-A6000", "MI300X"}) {
+  EXPECT_GE(regions_by_provider["aws"].size(), 10u);
+  EXPECT_GE(regions_by_provider["gcp"].size(), 8u);
+  EXPECT_GE(regions_by_provider["lambda"].size(), 4u);
+  for (const char* gpu :
+       {"B200", "B300", "H200", "H100-SXM", "H100-PCIE", "A100-40GB", "A100-80GB", "L40S", "L4",
+        "A10G", "T4", "V100", "RTX-4090", "RTX-5090", "RTX-PRO-6000", "A40", "RTX-A6000", "MI300X",
+        "MI355X", "TPU-V5E", "TPU-V5P", "TPU-V6E"}) {
     EXPECT_TRUE(shapes_by_gpu.count(gpu)) << gpu;
+  }
+  // 2- and 4-GPU shapes, not only 1 and 8.
+  for (const char* gpu : {"H100-SXM", "A100-40GB", "L40S", "RTX-A6000", "RTX-5090"}) {
+    EXPECT_TRUE(shapes_by_gpu[gpu].count(2)) << gpu;
+    EXPECT_TRUE(shapes_by_gpu[gpu].count(4)) << gpu;
   }
   for (const char* gpu : {"B200", "H200", "H100-SXM", "A100-40GB", "A100-80GB", "L40S", "L4",
                           "A10G", "V100", "MI300X"}) {
     EXPECT_TRUE(shapes_by_gpu[gpu].count(8)) << gpu;
   }
-  for (const char* gpu : {"H100-SXM", "L40S", "L4", "A10G", "T4", "V100", "RTX-4090", "RTX-A6000",
-                          "A100-80GB", "A100-40GB"}) {
-    EXPECT_TRUE(shapes_by_gpu[gpu].count(1)) << gpu;
-  }
-  EXPECT_GE(multi_node, 15);
+  EXPECT_GE(multi_node, 20);
+  EXPECT_GE(spot_with_zones, 8);
 
   absl::StatusOr<std::shared_ptr<const Catalog>> catalog = Catalog::Create(*snapshot);
   ASSERT_OK(catalog);
-  std::printf("embedded catalog: %d offers, %zu providers\n", snapshot->offers_size(),
-              regions_by_provider.size());
+  std::printf("embedded catalog: %d offers, %zu providers, %d multi-node\n",
+              snapshot->offers_size(), regions_by_provider.size(), multi_node);
 }
 
-// The embedded offers plus every SkyPilot fixture (when ../shared is present):
-// overlapping ids refresh prices, the rest are added, and the whole validates.
+// The facts the issue's audit found wrong, checked on the loaded data.
+TEST(EmbeddedData, TopologyFacts) {
+  absl::StatusOr<CatalogSnapshot> snapshot = LoadCatalogSnapshot(DefaultSources());
+  ASSERT_OK(snapshot);
+  std::map<std::string, const Offer*> by_id = ById(*snapshot);
+  auto at = [&](const std::string& id) -> const Offer& {
+    auto it = by_id.find(id);
+    if (it == by_id.end()) ADD_FAILURE() << id << " missing";
+    static const Offer& kEmpty = *new Offer();
+    return it == by_id.end() ? kEmpty : *it->second;
+  };
+
+  // InfiniBand per node, not per GPU: Crusoe's 400 Gb/s is per GPU rail.
+  const Offer& crusoe = at("crusoe/h100-80gb-sxm-ib.8x/global");
+  EXPECT_EQ(crusoe.scale_out().type(), v1::FABRIC_TYPE_INFINIBAND);
+  EXPECT_EQ(crusoe.scale_out().gbps_per_node(), 3200);
+  // AWS p5: EFA 3200 per node with GPUDirect RDMA, 64 nodes per Capacity Block;
+  // NVSwitch at half the 900 GB/s bidirectional figure, one way.
+  const Offer& p5 = at("aws/p5.48xlarge/us-east-1");
+  EXPECT_EQ(p5.scale_out().type(), v1::FABRIC_TYPE_EFA);
+  EXPECT_EQ(p5.scale_out().gbps_per_node(), 3200);
+  EXPECT_TRUE(p5.scale_out().gpudirect_rdma());
+  EXPECT_EQ(p5.scale_out().max_nodes(), 64);
+  EXPECT_EQ(p5.scale_up().kind(), v1::SCALE_UP_KIND_NVSWITCH);
+  EXPECT_EQ(p5.scale_up().domain_size(), 8);
+  EXPECT_EQ(p5.scale_up().bytes_per_second_per_gpu(), 450e9);
+  EXPECT_EQ(p5.link_bytes_per_second(), 900e9);
+  // The fabric that used to be 0: p6-b200.
+  EXPECT_EQ(at("aws/p6-b200.48xlarge/us-east-1").fabric_gbps(), 3200);
+  // Providers selling RDMA clusters now have a fabric.
+  for (const char* id : {"nebius/gpu-h100-sxm_8gpu-128vcpu-1600gb/eu-north1",
+                         "nebius/gpu-b200-sxm_8gpu-160vcpu-1792gb/us-central1",
+                         "oci/BM.GPU.H100.8/global", "coreweave/hgx-h100-8x/global",
+                         "azure/Standard_ND96isr_H100_v5/eastus"}) {
+    EXPECT_GT(at(id).max_nodes(), 1) << id;
+    EXPECT_EQ(at(id).fabric_gbps(), 3200) << id;
+  }
+  // Lambda on-demand has no cluster network (1-Click Clusters are separate).
+  EXPECT_EQ(at("lambda/gpu_8x_h100_sxm5/us-east-1").scale_out().type(), v1::FABRIC_TYPE_NONE);
+  // NVLink bridge pairs are a domain of 2, crossing PCIe beyond it.
+  for (const char* id :
+       {"hyperstack/n3-H100x8-NVLink/CANADA-1", "runpod/4x_H100_NVL_SECURE/global"}) {
+    const Offer& o = at(id);
+    EXPECT_EQ(o.scale_up().kind(), v1::SCALE_UP_KIND_NVLINK_BRIDGE_PAIRS) << id;
+    EXPECT_EQ(o.scale_up().domain_size(), 2) << id;
+    EXPECT_GT(o.scale_up().cross_domain_bytes_per_second_per_gpu(), 0) << id;
+    EXPECT_LT(o.scale_up().cross_domain_bytes_per_second_per_gpu(),
+              o.scale_up().bytes_per_second_per_gpu())
+        << id;
+  }
+  // GeForce: no peer-to-peer; datacenter PCIe cards: P2P.
+  EXPECT_EQ(at("vast/8x-RTX_4090-32-65536/United States, US, NA").scale_up().kind(),
+            v1::SCALE_UP_KIND_PCIE_NO_P2P);
+  EXPECT_EQ(at("aws/g6e.48xlarge/us-east-1").scale_up().kind(), v1::SCALE_UP_KIND_PCIE_P2P);
+  EXPECT_EQ(at("aws/g6e.48xlarge/us-east-1").scale_up().bytes_per_second_per_gpu(), 32e9);
+  // TPUs: their own kind, joined by ICI.
+  const Offer& tpu = at("gcp/v6e-8/us-east1");
+  EXPECT_EQ(tpu.scale_up().kind(), v1::SCALE_UP_KIND_TPU_ICI);
+  EXPECT_EQ(tpu.on_demand_usd_per_hour(), 8 * 2.7);
+  EXPECT_EQ(tpu.link(), v1::LINK_TYPE_UNSPECIFIED);
+  for (const auto& gpu : snapshot->gpus()) {
+    if (gpu.name().rfind("TPU-", 0) == 0) {
+      EXPECT_EQ(gpu.accelerator_kind(), v1::ACCELERATOR_KIND_TPU) << gpu.name();
+    }
+  }
+  // Spot: the median zone, with the cheapest and dearest kept (C-AWS excerpt:
+  // 7 zones of p5.48xlarge in us-east-1, two of them at the on-demand price).
+  EXPECT_DOUBLE_EQ(p5.spot_usd_per_hour(), 21.1543);
+  EXPECT_DOUBLE_EQ(p5.spot_min_usd_per_hour(), 10.2397);
+  EXPECT_DOUBLE_EQ(p5.spot_max_usd_per_hour(), 55.04);
+  EXPECT_EQ(p5.spot_zones(), 7);
+  // Rows known to be about half the real price are not shipped.
+  for (const char* id : {"gcp/a3-highgpu-8g/us-central1", "gcp/a2-ultragpu-1g/us-central1",
+                         "gcp/a2-ultragpu-8g/us-central1"}) {
+    EXPECT_EQ(by_id.count(id), 0u) << id;
+  }
+}
+
+// The embedded offers plus every SkyPilot fixture: overlapping ids refresh
+// prices, the rest are added, topology rules apply to the imported rows too,
+// and the whole validates.
 TEST(EmbeddedData, LoadsTogetherWithTheSkyPilotFixtures) {
   const std::string fixtures =
       GPUADVISOR_SOURCE_DIR "/../shared/fixtures/skypilot-catalog/catalogs/v8";
@@ -96,15 +219,21 @@ TEST(EmbeddedData, LoadsTogetherWithTheSkyPilotFixtures) {
                                 fixtures + "/shadeform/vms.csv"};
   absl::StatusOr<CatalogSnapshot> snapshot = LoadCatalogSnapshot(sources);
   ASSERT_OK(snapshot);
-  // 130 embedded + 575 imported - the ids both have.
-  EXPECT_GT(snapshot->offers_size(), 600);
-  std::map<std::string, const Offer*> by_id;
-  for (const Offer& o : snapshot->offers()) by_id[o.id()] = &o;
+  EXPECT_GT(snapshot->offers_size(), 700);
+  std::map<std::string, const Offer*> by_id = ById(*snapshot);
   const Offer& p5 = *by_id.at("aws/p5.48xlarge/us-east-1");
-  EXPECT_EQ(p5.fabric(), v1::FABRIC_TYPE_EFA);   // curated
+  EXPECT_EQ(p5.fabric(), v1::FABRIC_TYPE_EFA);
+  EXPECT_EQ(p5.fabric_gbps(), 3200);
   EXPECT_EQ(p5.reserved_usd_per_hour(), 39.33);  // curated
-  EXPECT_EQ(p5.spot_usd_per_hour(), 10.2397);    // refreshed from the CSV
+  EXPECT_GT(p5.spot_usd_per_hour(), 0);          // refreshed from the CSV
   EXPECT_THAT(p5.source(), ::testing::HasSubstr("prices skypilot:"));
+  // An imported-only row gets its topology from the rules as well.
+  const Offer& lambda_us_west_3 = *by_id.at("lambda/gpu_8x_h100_sxm5/us-west-3");
+  EXPECT_EQ(lambda_us_west_3.scale_up().kind(), v1::SCALE_UP_KIND_NVSWITCH);
+  EXPECT_EQ(lambda_us_west_3.scale_out().type(), v1::FABRIC_TYPE_NONE);
+  for (const Offer& o : snapshot->offers()) {
+    EXPECT_NE(o.scale_up().kind(), v1::SCALE_UP_KIND_UNSPECIFIED) << o.id();
+  }
   std::printf("embedded + fixtures: %d offers\n", snapshot->offers_size());
 }
 

@@ -19,7 +19,9 @@
 #include "services/catalog/catalog.h"
 #include "services/catalog/fingerprint.h"
 #include "services/catalog/gpu_name_resolver.h"
+#include "services/catalog/located_text_proto.h"
 #include "services/catalog/skypilot_import.h"
+#include "services/catalog/topology.h"
 
 namespace gpuadvisor::catalog {
 namespace {
@@ -32,61 +34,6 @@ using ::gpuadvisor::catalog::v1::CatalogSnapshot;
 using ::gpuadvisor::catalog::v1::GpuList;
 using ::gpuadvisor::catalog::v1::Offer;
 using ::gpuadvisor::catalog::v1::OfferList;
-
-class FirstError : public google::protobuf::io::ErrorCollector {
- public:
-  void AddError(int line, google::protobuf::io::ColumnNumber column,
-                const std::string& message) override {
-    if (error_.empty()) error_ = absl::StrCat(line + 1, ":", column + 1, ": ", message);
-  }
-  const std::string& error() const { return error_; }
-
- private:
-  std::string error_;
-};
-
-// Parses text format, keeping the positions of every field for error messages.
-absl::Status ParseWithLocations(const std::string& text, const std::string& path, Message* message,
-                                TextFormat::ParseInfoTree* tree) {
-  FirstError errors;
-  TextFormat::Parser parser;
-  parser.RecordErrorsTo(&errors);
-  parser.WriteLocationsTo(tree);
-  if (!parser.ParseFromString(text, message)) {
-    return absl::InvalidArgumentError(
-        absl::StrCat(path, ":", errors.error().empty() ? "0:0: parse error" : errors.error()));
-  }
-  return absl::OkStatus();
-}
-
-// "file:line:col: <list>[i].<message>" where the position is that of the
-// field the message names ("gpu_model: ...", "aliases[2]: ...") if it appears
-// in the text, else that of the element.
-absl::Status Located(const std::string& path, const TextFormat::ParseInfoTree& tree,
-                     const FieldDescriptor* list, int index, const absl::Status& status) {
-  TextFormat::ParseLocation where = tree.GetLocation(list, index);
-  const absl::string_view message = status.message();
-  const size_t end = message.find_first_of(":[");
-  if (end != absl::string_view::npos) {
-    const std::string field_name(message.substr(0, end));
-    const FieldDescriptor* field = list->message_type()->FindFieldByName(field_name);
-    const TextFormat::ParseInfoTree* nested = tree.GetTreeForNested(list, index);
-    if (field != nullptr && nested != nullptr) {
-      int field_index = -1;
-      if (field->is_repeated()) {
-        field_index = 0;
-        if (message[end] == '[') {
-          const size_t close = message.find(']', end);
-          (void)absl::SimpleAtoi(message.substr(end + 1, close - end - 1), &field_index);
-        }
-      }
-      TextFormat::ParseLocation at = nested->GetLocation(field, field_index);
-      if (at.line >= 0) where = at;
-    }
-  }
-  return absl::Status(status.code(), absl::StrCat(path, ":", where.line + 1, ":", where.column + 1,
-                                                  ": ", list->name(), "[", index, "].", message));
-}
 
 struct CsvSource {
   std::string cloud;
@@ -178,6 +125,9 @@ absl::StatusOr<CatalogSnapshot> LoadCatalogSnapshot(const CatalogSources& source
       if (absl::Status s = ValidateAndNormalizeOffer(resolver, offer); !s.ok()) {
         return Located(path, tree, list, i, s);
       }
+      if (offer.as_of().empty() && !offers.prices_as_of().empty()) {
+        offer.set_as_of(offers.prices_as_of());
+      }
       const int line = tree.GetLocation(list, i).line + 1;
       auto [it, inserted] = index_by_id.emplace(offer.id(), snapshot.offers_size());
       if (!inserted) {
@@ -222,6 +172,9 @@ absl::StatusOr<CatalogSnapshot> LoadCatalogSnapshot(const CatalogSources& source
       Offer& curated = *snapshot.mutable_offers(it->second);
       curated.set_on_demand_usd_per_hour(offer.on_demand_usd_per_hour());
       curated.set_spot_usd_per_hour(offer.spot_usd_per_hour());
+      curated.set_spot_min_usd_per_hour(offer.spot_min_usd_per_hour());
+      curated.set_spot_max_usd_per_hour(offer.spot_max_usd_per_hour());
+      curated.set_spot_zones(offer.spot_zones());
       if (curated.vcpus() == 0) curated.set_vcpus(offer.vcpus());
       if (curated.ram_bytes() == 0) curated.set_ram_bytes(offer.ram_bytes());
       curated.set_source(absl::StrCat(curated.source(), "; prices ", offer.source()));
@@ -246,7 +199,12 @@ absl::StatusOr<CatalogSnapshot> LoadCatalogSnapshot(const CatalogSources& source
       }
       Offer& known = *snapshot.mutable_offers(it->second);
       known.set_on_demand_usd_per_hour(offer.on_demand_usd_per_hour());
-      if (imported->has_spot_prices) known.set_spot_usd_per_hour(offer.spot_usd_per_hour());
+      if (imported->has_spot_prices) {
+        known.set_spot_usd_per_hour(offer.spot_usd_per_hour());
+        known.set_spot_min_usd_per_hour(offer.spot_min_usd_per_hour());
+        known.set_spot_max_usd_per_hour(offer.spot_max_usd_per_hour());
+        known.set_spot_zones(offer.spot_zones());
+      }
       if (offer.reserved_usd_per_hour() > 0) {
         known.set_reserved_usd_per_hour(offer.reserved_usd_per_hour());
       }
@@ -255,6 +213,20 @@ absl::StatusOr<CatalogSnapshot> LoadCatalogSnapshot(const CatalogSources& source
       known.set_source(absl::StrCat(known.source(), "; prices ", offer.source()));
     }
     source_names.push_back(imported->report.Summary());
+  }
+
+  // Topology as data: every offer gets its scale-up domain and scale-out
+  // fabric, and the legacy link/fabric fields follow them.
+  {
+    absl::StatusOr<v1::TopologyRules> rules = LoadTopologyRules(sources.topology_path, resolver);
+    if (!rules.ok()) return rules.status();
+    absl::flat_hash_map<std::string, const v1::Gpu*> gpu_by_name;
+    for (const v1::Gpu& gpu : snapshot.gpus()) gpu_by_name.emplace(gpu.name(), &gpu);
+    for (Offer& offer : *snapshot.mutable_offers()) {
+      auto it = gpu_by_name.find(offer.gpu_model());
+      if (it != gpu_by_name.end()) ApplyTopology(*rules, *it->second, offer);
+    }
+    if (!sources.topology_path.empty()) source_names.push_back(sources.topology_path);
   }
 
   snapshot.set_source(absl::StrJoin(source_names, "; "));
@@ -275,6 +247,7 @@ CatalogSources CatalogSourcesFor(const std::string& data_dir, absl::string_view 
                                  absl::string_view skypilot_csvs) {
   CatalogSources sources;
   sources.gpus_path = data_dir + "/catalog/gpus.textproto";
+  sources.topology_path = data_dir + "/catalog/topology.textproto";
   sources.offer_paths = absl::StrSplit(offer_files, ',', absl::SkipEmpty());
   if (sources.offer_paths.empty()) sources.offer_paths = {data_dir + "/catalog/offers.textproto"};
   sources.skypilot_csv_paths = absl::StrSplit(skypilot_csvs, ',', absl::SkipEmpty());

@@ -35,9 +35,15 @@ struct CatalogSources {
   // Which Billing SKUs price which GCP machine types
   // (<data_dir>/catalog/gcp_billing_families.csv).
   std::string gcp_families_path;
+  // A gpuadvisor.catalog.v1.TopologyRules text file
+  // (data/catalog/topology.textproto); empty = no rules. After all offers are
+  // read, every offer gets its scale_up / scale_out from it (ApplyTopology),
+  // and the legacy link/fabric fields are rewritten to match.
+  std::string topology_path;
 };
 
 // The sources a server reads from its flags: <data_dir>/catalog/gpus.textproto,
+// <data_dir>/catalog/topology.textproto,
 // the comma-separated `offer_files` (default <data_dir>/catalog/offers.textproto)
 // and the comma-separated `skypilot_csvs`.
 CatalogSources CatalogSourcesFor(const std::string& data_dir, absl::string_view offer_files,

@@ -207,8 +207,32 @@ TEST(CatalogCreate, ValidationErrorsNameTheField) {
        "offers[1].id: must not be empty"},
       {"zero gpus", [](CatalogSnapshot& s) { s.mutable_offers(0)->set_gpus_per_node(0); },
        "offers[0].gpus_per_node: must be >= 1"},
-      {"zero max nodes", [](CatalogSnapshot& s) { s.mutable_offers(0)->set_max_nodes(0); },
-       "offers[0].max_nodes: must be >= 1"},
+      {"negative max nodes", [](CatalogSnapshot& s) { s.mutable_offers(0)->set_max_nodes(-1); },
+       "offers[0].max_nodes: must be >= 0"},
+      {"spot median below its minimum",
+       [](CatalogSnapshot& s) {
+         s.mutable_offers(0)->set_spot_usd_per_hour(2);
+         s.mutable_offers(0)->set_spot_min_usd_per_hour(3);
+       },
+       "offers[0].spot_min_usd_per_hour: must be <= spot_usd_per_hour"},
+      {"spot median above its maximum",
+       [](CatalogSnapshot& s) {
+         s.mutable_offers(0)->set_spot_usd_per_hour(2);
+         s.mutable_offers(0)->set_spot_max_usd_per_hour(1);
+       },
+       "offers[0].spot_max_usd_per_hour: must be >= spot_usd_per_hour"},
+      {"scale-up domain larger than the node",
+       [](CatalogSnapshot& s) {
+         s.mutable_offers(0)->mutable_scale_up()->set_domain_size(
+             s.offers(0).gpus_per_node() + 1);
+       },
+       "offers[0].scale_up.domain_size: must be <= gpus_per_node"},
+      {"multi-node on no fabric",
+       [](CatalogSnapshot& s) {
+         s.mutable_offers(0)->mutable_scale_out()->set_type(v1::FABRIC_TYPE_NONE);
+         s.mutable_offers(0)->mutable_scale_out()->set_max_nodes(4);
+       },
+       "offers[0].scale_out.max_nodes: must be 1 with FABRIC_TYPE_NONE"},
       {"no fabric but multi-node",
        [](CatalogSnapshot& s) { s.mutable_offers(0)->set_max_nodes(4); },
        "offers[0].max_nodes: must be 1 with FABRIC_TYPE_NONE"},

@@ -258,16 +258,20 @@ TEST(SkyPilotExcerpts, LambdaNebiusHyperstackShadeformVast) {
        6,
        1,
        {{"A100-80GB-PCIE", 1}, {"H100-PCIE", 1}, {"H100-SXM", 2}, {"RTX-A6000", 1}}},
-      {"shadeform", 8, 2, {{"A100-80GB", 2}, {"GAUDI2", 1}, {"RTX-6000-ADA", 2}, {"RTX-A6000", 1}}},
+      {"shadeform",
+       8,
+       0,
+       {{"A100-80GB", 2}, {"GAUDI2", 1}, {"RTX-6000-ADA", 2}, {"RTX-A6000", 1}, {"RTX-PRO-6000", 2}}},
       {"vast",
        10,
-       1,
+       0,
        {{"A100-40GB", 1},
         {"A100-80GB-PCIE", 1},
         {"B200", 1},
         {"H100-NVL", 1},
         {"H200", 2},
-        {"RTX-4090", 3}}},
+        {"RTX-4090", 3},
+        {"RTX-5090", 1}}},
   };
   for (const Case& c : cases) {
     absl::StatusOr<SkyPilotImport> imported =
@@ -358,18 +362,21 @@ TEST(SkyPilotFixtures, EveryFile) {
       {"vast/vms.csv",
        "vast",
        67,
-       24,
-       43,
+       10,
+       57,
        {{"A100-40GB", 4},
         {"A100-80GB-PCIE", 1},
+        {"A40", 2},
         {"B200", 2},
         {"H100-NVL", 2},
         {"H100-SXM", 5},
         {"H200", 6},
         {"RTX-3090", 2},
         {"RTX-4090", 13},
+        {"RTX-5090", 11},
         {"RTX-6000-ADA", 1},
         {"RTX-A6000", 2},
+        {"RTX-PRO-6000", 1},
         {"L40S", 4},
         {"V100", 1}}},
       {"hyperstack/vms.csv",
@@ -381,8 +388,8 @@ TEST(SkyPilotFixtures, EveryFile) {
       {"shadeform/vms.csv",
        "shadeform",
        118,
-       12,
-       106,
+       7,
+       111,
        {{"A10", 2},
         {"A100-40GB", 9},
         {"A100-80GB", 17},
@@ -394,6 +401,7 @@ TEST(SkyPilotFixtures, EveryFile) {
         {"L40S", 13},
         {"RTX-6000-ADA", 6},
         {"RTX-A6000", 27},
+        {"RTX-PRO-6000", 5},
         {"V100", 1},
         {"V100-32GB", 3}}},
   };
@@ -460,7 +468,8 @@ TEST(SkyPilotFixtures, Quirks) {
   EXPECT_EQ(by_id.at("vast/1x-H200-32-65536/France, FR, EU")->spot_usd_per_hour(), 0);
   EXPECT_EQ(by_id.at("vast/2x-A100_SXM4-32-65536/Slovenia, SI, EU")->gpu_model(), "A100-40GB");
   EXPECT_EQ(by_id.at("vast/1x-A100_PCIE-32-65536/Oklahoma, US, NA")->gpu_model(), "A100-80GB-PCIE");
-  EXPECT_EQ(vast->skipped_by_reason.at("unknown GPU \"RTX5090\""), 11);
+  EXPECT_EQ(vast->skipped_by_reason.count("unknown GPU \"RTX5090\""), 0u);  // in gpus.textproto
+  EXPECT_EQ(by_id.at("vast/1x-RTX_5090-32-65536/Texas, US, NA")->gpu_model(), "RTX-5090");
 
   // Hyperstack: JSON null, LF endings, PCIe-NVLink bridges.
   absl::StatusOr<SkyPilotImport> hyperstack =

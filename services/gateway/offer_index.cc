@@ -1,9 +1,11 @@
 #include "services/gateway/offer_index.h"
 
+#include <string>
 #include <tuple>
 #include <utility>
 
 #include "absl/strings/ascii.h"
+#include "absl/strings/str_cat.h"
 
 namespace gpuadvisor::gateway {
 namespace {
@@ -36,8 +38,22 @@ const std::vector<int>& Lookup(const absl::flat_hash_map<std::string, std::vecto
 
 }  // namespace
 
+void OfferShape::FillConfiguration(int32_t nodes, sizing::v1::GpuConfiguration* config) const {
+  config->set_gpu_model(gpu_model);
+  config->set_gpus_per_node(gpus_per_node);
+  config->set_nodes(nodes);
+  config->set_link(link);
+  config->set_link_bytes_per_second(link_bytes_per_second);
+  config->set_fabric(fabric);
+  config->set_fabric_gbps(fabric_gbps);
+  if (has_topology) {
+    *config->mutable_scale_up() = scale_up;
+    *config->mutable_scale_out() = scale_out;
+  }
+}
+
 OfferIndex::OfferIndex(std::shared_ptr<const catalog::Catalog> catalog) : catalog_(std::move(catalog)) {
-  using ShapeKey = std::tuple<std::string, int32_t, int, double, int, double>;
+  using ShapeKey = std::tuple<std::string, int32_t, int, double, int, double, std::string>;
   absl::flat_hash_map<ShapeKey, int> shape_ids;
   const auto& offers = catalog_->snapshot().offers();
   offers_.reserve(offers.size());
@@ -51,9 +67,22 @@ OfferIndex::OfferIndex(std::shared_ptr<const catalog::Catalog> catalog) : catalo
     shape.link_bytes_per_second = offer.link_bytes_per_second();
     shape.fabric = multi_node ? offer.fabric() : catalog::v1::FABRIC_TYPE_NONE;
     shape.fabric_gbps = multi_node ? offer.fabric_gbps() : 0;
+    // Offers share a shape only when their topology is the same too.
+    std::string topology_key;
+    if (offer.has_scale_up() || offer.has_scale_out()) {
+      shape.has_topology = true;
+      shape.scale_up = offer.scale_up();
+      shape.scale_out = offer.scale_out();
+      shape.scale_up.clear_source();  // sources do not change the hardware
+      shape.scale_out.clear_source();
+      std::string up, out;
+      shape.scale_up.SerializeToString(&up);
+      shape.scale_out.SerializeToString(&out);
+      topology_key = absl::StrCat(up.size(), ":", up, out);
+    }
     auto [it, inserted] = shape_ids.try_emplace(
         ShapeKey{shape.gpu_model, shape.gpus_per_node, shape.link, shape.link_bytes_per_second,
-                 shape.fabric, shape.fabric_gbps},
+                 shape.fabric, shape.fabric_gbps, std::move(topology_key)},
         static_cast<int>(shapes_.size()));
     if (inserted) shapes_.push_back(std::move(shape));
 

@@ -15,6 +15,7 @@
 #include "absl/container/flat_hash_map.h"
 #include "absl/strings/string_view.h"
 #include "absl/synchronization/mutex.h"
+#include "gpuadvisor/sizing/v1/sizing.pb.h"
 #include "services/catalog/catalog.h"
 
 namespace gpuadvisor::gateway {
@@ -28,6 +29,17 @@ struct OfferShape {
   double link_bytes_per_second = 0;
   catalog::v1::FabricType fabric = catalog::v1::FABRIC_TYPE_UNSPECIFIED;  // NONE when single-node
   double fabric_gbps = 0;
+  // The offer's topology as the catalog states it (Offer.scale_up /
+  // scale_out); sizing honours it over the legacy fields above. Unset when
+  // the catalog gave none.
+  catalog::v1::ScaleUpDomain scale_up;
+  catalog::v1::ScaleOutFabric scale_out;
+  bool has_topology = false;
+
+  // Writes this shape, at `nodes` nodes, into a sizing GPU configuration:
+  // model, GPUs per node, the legacy link/fabric fields and scale_up /
+  // scale_out when the catalog has them.
+  void FillConfiguration(int32_t nodes, sizing::v1::GpuConfiguration* config) const;
 };
 
 struct OfferFacts {

@@ -1,6 +1,7 @@
 #include "services/gateway/offer_index.h"
 
 #include "gmock/gmock.h"
+#include "services/catalog/catalog_loader.h"
 #include "gtest/gtest.h"
 #include "tests/testing/status_matchers.h"
 
@@ -87,6 +88,54 @@ TEST(OfferIndexCache, RebuildsOnlyForANewCatalog) {
   std::shared_ptr<const OfferIndex> b = cache.Get(ThreeOffers());
   EXPECT_NE(b, a);
   EXPECT_EQ(&a->catalog(), first.get());  // a request holding the old index keeps its catalog
+}
+
+
+// The topology the catalog states per offer reaches sizing: the embedded data
+// (topology.textproto applied) through the index into a GpuConfiguration.
+TEST(OfferIndex, PassesTheOfferTopologyIntoTheSizingConfiguration) {
+  absl::StatusOr<catalog::v1::CatalogSnapshot> snapshot = catalog::LoadCatalogSnapshot(
+      catalog::CatalogSourcesFor(GPUADVISOR_SOURCE_DIR "/data", "", ""));
+  ASSERT_TRUE(snapshot.ok()) << snapshot.status();
+  absl::StatusOr<std::shared_ptr<const catalog::Catalog>> catalog =
+      catalog::Catalog::Create(*snapshot);
+  ASSERT_TRUE(catalog.ok()) << catalog.status();
+  const OfferIndex index(*catalog);
+  auto config_of = [&](const std::string& id, int nodes) {
+    sizing::v1::GpuConfiguration config;
+    for (size_t i = 0; i < index.offers().size(); ++i) {
+      if (index.catalog().snapshot().offers(static_cast<int>(i)).id() == id) {
+        index.shapes()[static_cast<size_t>(index.offers()[i].shape)].FillConfiguration(nodes,
+                                                                                       &config);
+      }
+    }
+    return config;
+  };
+  const sizing::v1::GpuConfiguration p5 = config_of("aws/p5.48xlarge/us-east-1", 4);
+  EXPECT_EQ(p5.gpu_model(), "H100-SXM");
+  EXPECT_EQ(p5.nodes(), 4);
+  EXPECT_EQ(p5.scale_up().kind(), catalog::v1::SCALE_UP_KIND_NVSWITCH);
+  EXPECT_EQ(p5.scale_up().domain_size(), 8);
+  EXPECT_EQ(p5.scale_out().type(), catalog::v1::FABRIC_TYPE_EFA);
+  EXPECT_EQ(p5.scale_out().gbps_per_node(), 3200);
+  EXPECT_EQ(p5.scale_out().max_nodes(), 64);
+  EXPECT_EQ(p5.fabric_gbps(), 3200);
+
+  const sizing::v1::GpuConfiguration pairs = config_of("hyperstack/n3-H100x8-NVLink/CANADA-1", 1);
+  EXPECT_EQ(pairs.scale_up().kind(), catalog::v1::SCALE_UP_KIND_NVLINK_BRIDGE_PAIRS);
+  EXPECT_EQ(pairs.scale_up().domain_size(), 2);
+  EXPECT_GT(pairs.scale_up().cross_domain_bytes_per_second_per_gpu(), 0);
+
+  // Same GPU, count and legacy link but another topology: another shape.
+  int bridged = -1, plain = -1;
+  for (size_t i = 0; i < index.offers().size(); ++i) {
+    const std::string& id = index.catalog().snapshot().offers(static_cast<int>(i)).id();
+    if (id == "hyperstack/n3-H100x8-NVLink/CANADA-1") bridged = index.offers()[i].shape;
+    if (id == "hyperstack/n3-H100x8/CANADA-1") plain = index.offers()[i].shape;
+  }
+  ASSERT_GE(bridged, 0);
+  ASSERT_GE(plain, 0);
+  EXPECT_NE(bridged, plain);
 }
 
 }  // namespace

@@ -350,14 +350,7 @@ absl::Status RecommendationRun::Enumerate(const RegionGroups* groups) {
       if (steps == static_cast<int>(configs.size())) {
         const OfferShape& shape = index_->shapes()[f.shape];
         configs.push_back(estimate_request_.configurations_size());
-        sizing::v1::GpuConfiguration* config = estimate_request_.add_configurations();
-        config->set_gpu_model(shape.gpu_model);
-        config->set_gpus_per_node(shape.gpus_per_node);
-        config->set_nodes(nodes);
-        config->set_link(shape.link);
-        config->set_link_bytes_per_second(shape.link_bytes_per_second);
-        config->set_fabric(shape.fabric);
-        config->set_fabric_gbps(shape.fabric_gbps);
+        shape.FillConfiguration(nodes, estimate_request_.add_configurations());
       }
     }
     plans_.push_back(OfferPlan{index, f.shape, steps});

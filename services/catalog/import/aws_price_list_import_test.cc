@@ -52,7 +52,8 @@ TEST(AwsPriceListImport, P4dOnDemandKeptCapacityBlockRejected) {
   EXPECT_EQ(p4d.ram_bytes(), 1152LL * 1024 * 1024 * 1024);
   EXPECT_EQ(p4d.gpu_model(), "A100-40GB");  // from the catalog: the file says "NA"
   EXPECT_EQ(p4d.gpus_per_node(), 8);
-  EXPECT_EQ(p4d.fabric(), v1::FABRIC_TYPE_EFA);
+  // Topology is not the importer's: the loader applies topology.textproto.
+  EXPECT_FALSE(p4d.has_scale_out());
   EXPECT_THAT(p4d.source(), HasSubstr("sku H7NGEAC6UEHNTKSJ, offer version 20240528203522 (2024-05-28)"));
 }
 

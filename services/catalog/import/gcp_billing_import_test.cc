@@ -81,7 +81,7 @@ TEST(GcpBillingImport, A3MachinesAssembledFromGpuCoreAndRamSkus) {
               8 * 6.798808570 + 208 * 0.017732476 + ram_gib * 0.001544125, 1e-6);
   EXPECT_EQ(a3.gpu_model(), "H100-SXM");  // shape and topology from the catalog
   EXPECT_EQ(a3.gpus_per_node(), 8);
-  EXPECT_EQ(a3.fabric(), v1::FABRIC_TYPE_ETHERNET);
+  EXPECT_FALSE(a3.has_scale_out());  // the loader applies topology.textproto
   EXPECT_THAT(a3.source(), HasSubstr("effective 2024-09-16"));
   // Netherlands prices differ; us-east4 (Virginia) has its own SKUs.
   EXPECT_NEAR(by_id.at("gcp/a3-highgpu-8g/europe-west4")->on_demand_usd_per_hour(),
