@@ -37,6 +37,7 @@
 #include "grpcpp/security/credentials.h"
 #include "services/cli/proto_flags.h"
 #include "services/cli/table.h"
+#include "services/gateway/export.h"
 
 namespace gpuadvisor::cli {
 namespace {
@@ -66,7 +67,9 @@ const std::map<std::string, std::vector<std::string>>& Examples() {
         "--purchase=on_demand",
         "gpu-advisor recommend --params=13B --task=lora --dataset_tokens=200M --epochs=3 --seq_len=2048 "
         "--global_batch=64 --dataset_gb=5GB --max_results=3",
-        "gpu-advisor recommend --request_file=docs/examples/request.json --json"}},
+        "gpu-advisor recommend --request_file=docs/examples/request.json --json",
+        "gpu-advisor recommend --model=llama-3.1-8b --task=lora --train_tokens=50M --seq_len=2048 "
+        "--export=skypilot"}},
       {"estimate",
        {"gpu-advisor estimate --model=llama-3.1-8b --task=full_finetune --train_tokens=1e9 --seq_len=4096 "
         "--gpu=H100-SXM --gpus=8",
@@ -358,7 +361,9 @@ class Commands {
   }
 
   // Returns the exit code.
-  absl::StatusOr<int> Recommend(const std::string& request_file, const ProtoFlags& flags) {
+  // `export_format`: "" for the table (or --json), else an ExportFormat name.
+  absl::StatusOr<int> Recommend(const std::string& request_file, const ProtoFlags& flags,
+                                const std::string& export_format) {
     gw::RecommendRequest request;
     if (!request_file.empty()) RETURN_IF_ERROR(ReadRequestFile(request_file, &request));
     RETURN_IF_ERROR(flags.Apply(&request));
@@ -366,6 +371,18 @@ class Commands {
     gw::RecommendResponse response;
     RETURN_IF_ERROR(Rpc(stub->Recommend(Context().get(), request, &response)));
     const int code = response.recommendations().empty() ? 3 : 0;
+    if (!export_format.empty()) {
+      // The same library as the HTTP API's ?format= (services/gateway/export.h).
+      ASSIGN_OR_RETURN(const gateway::ExportFormat format, gateway::ParseExportFormat(export_format));
+      absl::StatusOr<std::string> yaml = gateway::ExportRecommendations(format, request, response);
+      if (!yaml.ok() && response.recommendations().empty()) {
+        std::cerr << "gpu-advisor: " << yaml.status().message() << "\n";
+        return 3;  // nothing matches, as without --export
+      }
+      if (!yaml.ok()) return yaml.status();
+      std::cout << *yaml;
+      return code;
+    }
     if (g_.json) {
       PrintJson(response);
       return code;
@@ -664,6 +681,12 @@ int Main(int argc, char** argv) {
       ->check(CLI::ExistingFile)
       ->group("Workload");
   recommend_flags.Add(recommend, WalkFlags(gw::RecommendRequest::descriptor(), WorkloadDocs()));
+  std::string export_format;
+  recommend->add_option("--export", export_format,
+                        "print the answer as the orchestrator's YAML, offers in rank order: SkyPilot task "
+                        "(resources.ordered), dstack task, or Karpenter NodePools (docs/http.md)")
+      ->check(CLI::IsMember(gateway::ExportFormatNames(), CLI::ignore_case))
+      ->group("Output");
   AddGlobals(recommend, &globals);
   recommend->footer(Footer("recommend"));
 
@@ -723,7 +746,7 @@ int Main(int argc, char** argv) {
 
   absl::StatusOr<int> code = 0;
   if (recommend->parsed()) {
-    code = commands.Recommend(request_file, recommend_flags);
+    code = commands.Recommend(request_file, recommend_flags, export_format);
   } else if (estimate->parsed()) {
     code = commands.Estimate(request_file, estimate_flags, config_flags);
   } else if (offers->parsed()) {

@@ -146,6 +146,23 @@ check "recommend matching nothing: exit 2 or 3 with a message naming the filter"
   bash -c '[[ $2 == 2 || $2 == 3 ]] && grep -q "no-such-region" <<<"$1"' _ "$out" "$code"
 
 # ---------------------------------------------------------------------------
+# --export: the orchestrators' YAML from the same library as HTTP ?format=,
+# parsed and checked against their schemas and the JSON answer's rank order.
+EXPORT_TMP=$(mktemp -d /tmp/gpu-advisor-cli-export.XXXXXX)
+EXPORT_ARGS=(--model=llama-3.1-8b --task=full_finetune --train_tokens=1B --seq_len=4096 --max_results=8)
+"$CLI" recommend "${EXPORT_ARGS[@]}" --json > "$EXPORT_TMP/answer.json"
+for format in skypilot dstack karpenter; do
+  "$CLI" recommend "${EXPORT_ARGS[@]}" --export=$format > "$EXPORT_TMP/$format.yaml"; code=$?
+  check "recommend --export=$format: exit 0, YAML in the $format schema, offers in rank order" bash -c \
+    '[[ $1 == 0 ]] && /usr/bin/python3 "$2/tests/http/export_check.py" "$3" "$4" "$5"' \
+    _ "$code" "$ROOT" "$format" "$EXPORT_TMP/$format.yaml" "$EXPORT_TMP/answer.json"
+done
+err=$("$CLI" recommend "${EXPORT_ARGS[@]}" --export=terraform 2>&1 >/dev/null); code=$?
+check "recommend --export=terraform: exit 2 listing the formats" \
+  bash -c '[[ $2 == 2 ]] && grep -q "skypilot,dstack,karpenter" <<<"$1"' _ "$err" "$code"
+rm -rf "$EXPORT_TMP"
+
+# ---------------------------------------------------------------------------
 # Help: per command, no absl "No flags matched", every field has a flag.
 check "help lists the commands" bash -c "'$CLI' help | grep -q '^  recommend '"
 check "help never says No flags matched" bash -c "! { '$CLI' --help; '$CLI' recommend --help; '$CLI' help offers; } | grep -q 'No flags matched'"
