@@ -110,7 +110,8 @@ absl::StatusOr<pricing::v1::QuoteResponse> GatewayServiceImpl::CallQuote(
 absl::StatusOr<v1::RecommendResponse> GatewayServiceImpl::DoRecommend(
     grpc::ServerContext* context, const v1::RecommendRequest& request) {
   absl::StatusOr<RecommendationRun> run =
-      RecommendationRun::Start(index_cache_.Get(replica_->Current()), request, options_.region_groups);
+      RecommendationRun::Start(index_cache_.Get(replica_->Current()), request, options_.region_groups,
+                               options_.overheads);
   if (!run.ok()) return run.status();
   absl::StatusOr<sizing::v1::EstimateResponse> sized = CallEstimate(context, run->estimate_request());
   if (!sized.ok()) return sized.status();

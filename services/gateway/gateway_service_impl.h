@@ -32,6 +32,7 @@
 #include "services/catalog/catalog_replica.h"
 #include "services/gateway/offer_index.h"
 #include "services/gateway/response_cache.h"
+#include "services/gateway/overheads.h"
 #include "services/gateway/region_groups.h"
 
 namespace gpuadvisor::gateway {
@@ -47,6 +48,9 @@ class GatewayServiceImpl final : public v1::GatewayService::Service {
     // Region groups for Constraints.regions; must outlive the service. Null:
     // region names only.
     const RegionGroups* region_groups = nullptr;
+    // Start-up and data-movement overheads; must outlive the service. Null:
+    // none added.
+    const OverheadModel* overheads = nullptr;
   };
 
   // `replica` and `metrics` must outlive the service.

@@ -36,7 +36,7 @@ ABSL_FLAG(std::string, catalog_address, "127.0.0.1:50051", "Catalog service targ
 ABSL_FLAG(std::string, sizing_address, "127.0.0.1:50052", "Sizing service target.");
 ABSL_FLAG(std::string, pricing_address, "127.0.0.1:50053", "Pricing service target.");
 ABSL_FLAG(int, backend_timeout_ms, 2000, "Deadline for each backend call, capped by the caller's.");
-ABSL_FLAG(std::string, data_dir, "data", "Data directory: reads <data_dir>/gateway/regions.textproto.");
+ABSL_FLAG(std::string, data_dir, "data", "Data directory: reads <data_dir>/gateway/regions.textproto and overheads.textproto.");
 ABSL_FLAG(int, http_port, 8080, "HTTP/JSON API and web page port; 0 picks a free port, -1 turns HTTP off.");
 ABSL_FLAG(int64_t, http_max_body_bytes, 1 << 20, "Largest HTTP request body; larger ones get 413.");
 ABSL_FLAG(std::string, catalog_cache_file, "", "Where to keep the catalog replica across restarts; empty = none.");
@@ -51,6 +51,12 @@ int main(int argc, char** argv) {
       gpuadvisor::gateway::RegionGroups::FromFile(absl::GetFlag(FLAGS_data_dir) + "/gateway/regions.textproto");
   if (!region_groups.ok()) {
     std::fprintf(stderr, "gateway: %s\n", std::string(region_groups.status().message()).c_str());
+    return 1;
+  }
+  absl::StatusOr<gpuadvisor::gateway::OverheadModel> overheads =
+      gpuadvisor::gateway::OverheadModel::FromFile(absl::GetFlag(FLAGS_data_dir) + "/gateway/overheads.textproto");
+  if (!overheads.ok()) {
+    std::fprintf(stderr, "gateway: %s\n", std::string(overheads.status().message()).c_str());
     return 1;
   }
 
@@ -81,7 +87,8 @@ int main(int argc, char** argv) {
       {.backend_timeout = absl::Milliseconds(absl::GetFlag(FLAGS_backend_timeout_ms)),
        .response_cache = &response_cache,
        .price_book_version = [&prices] { return prices.Current(); },
-       .region_groups = &*region_groups});
+       .region_groups = &*region_groups,
+       .overheads = &*overheads});
 
   gpuadvisor::ServiceMainOptions options = gpuadvisor::ServiceMainOptionsFromFlags(
       "gateway", 50050, 9460, {"gpuadvisor.gateway.v1.GatewayService"});

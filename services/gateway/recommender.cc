@@ -162,14 +162,15 @@ const char* OptionName(PurchaseOption option) {
 
 absl::StatusOr<RecommendationRun> RecommendationRun::Start(
     std::shared_ptr<const catalog::Catalog> catalog, const v1::RecommendRequest& request,
-    const RegionGroups* groups) {
+    const RegionGroups* groups, const OverheadModel* overheads) {
   return Start(catalog == nullptr ? nullptr : std::make_shared<const OfferIndex>(std::move(catalog)),
-               request, groups);
+               request, groups, overheads);
 }
 
 absl::StatusOr<RecommendationRun> RecommendationRun::Start(std::shared_ptr<const OfferIndex> index,
                                                            const v1::RecommendRequest& request,
-                                                           const RegionGroups* groups) {
+                                                           const RegionGroups* groups,
+                                                           const OverheadModel* overheads) {
   if (absl::Status s = ValidateConstraints(request); !s.ok()) return s;
   if (index == nullptr) return absl::UnavailableError("no catalog replica yet; retry");
   RecommendationRun run;
@@ -199,6 +200,7 @@ absl::StatusOr<RecommendationRun> RecommendationRun::Start(std::shared_ptr<const
   const sizing::v1::Workload& w = run.request_.workload();
   run.training_ = IsTraining(w.task());
   run.serving_ = IsServing(w.task());
+  run.overheads_ = overheads;
   run.always_on_ = w.task() == sizing::v1::TASK_INFERENCE;
   run.restartable_ = w.has_restartable() ? w.restartable() : !run.always_on_;
   RETURN_IF_ERROR(run.Enumerate(groups));
@@ -531,7 +533,7 @@ absl::StatusOr<pricing::v1::QuoteRequest> RecommendationRun::ApplyEstimates(
     pricing::v1::QuoteItem* item = quote.add_items();
     item->set_offer_id(candidate.offer->id());
     item->set_nodes(candidate.nodes + candidate.spare_nodes);
-    item->set_hours(estimates_.estimates(candidate.config).estimated_hours());
+    item->set_hours(estimates_.estimates(candidate.config).estimated_hours() + OverheadsOf(candidate).total_hours());
     item->set_purchase_option(candidate.option);
   }
   return quote;
@@ -647,6 +649,20 @@ void RecommendationRun::Track(std::map<std::string, Miss>& misses, const std::st
   if (!std::isfinite(miss.value)) return;
   auto [it, inserted] = misses.try_emplace(key, miss);
   if (!inserted && (lower ? miss.value < it->second.value : miss.value > it->second.value)) it->second = miss;
+}
+
+v1::Overheads RecommendationRun::OverheadsOf(const Candidate& candidate) const {
+  if (overheads_ == nullptr) return v1::Overheads();
+  const sizing::v1::Workload& w = request_.workload();
+  const sizing::v1::WorkloadTotals& totals = estimates_.totals();
+  RunData run;
+  run.run_hours = estimates_.estimates(candidate.config).estimated_hours();
+  run.weights_gb = totals.weights_bytes() / 1e9;
+  run.dataset_gb = w.dataset_gb();
+  run.checkpoint_gb = training_ ? totals.checkpoint_bytes() / 1e9 : 0;
+  run.checkpoint_interval_minutes = w.checkpoint_interval_minutes();
+  run.checkpoints_priced_elsewhere = candidate.option == catalog::v1::PURCHASE_OPTION_SPOT;
+  return overheads_->For(candidate.offer->provider(), run);
 }
 
 v1::ServingEstimate RecommendationRun::Serving(const sizing::v1::ConfigurationEstimate& e, int32_t spare_nodes,
@@ -921,6 +937,15 @@ v1::Recommendation RecommendationRun::Explain(const Candidate& candidate,
   r.set_memory_margin(e.memory_margin());
   r.set_gpu_memory_bytes(e.gpu_memory_bytes());
   r.set_optimal_checkpoint_interval_minutes(quote.optimal_checkpoint_interval_minutes());
+  *r.mutable_overheads() = OverheadsOf(candidate);
+  r.mutable_overheads()->set_usd(r.overheads().total_hours() * quote.cost().usd_per_hour());
+  if (r.overheads().total_hours() > 0) {
+    const v1::Overheads& o = r.overheads();
+    r.add_reasons(absl::StrFormat(
+        "overheads %.2f h, $%.2f: start-up %.2f h, image pull %.2f h, model and data download %.2f h, "
+        "checkpoint writes %.2f h (included)",
+        o.total_hours(), o.usd(), o.startup_hours(), o.image_pull_hours(), o.download_hours(), o.checkpoint_hours()));
+  }
   if (serving_) {
     *r.mutable_serving() = Serving(e, candidate.spare_nodes, quote.cost().usd_per_hour());
     const v1::ServingEstimate& s = r.serving();

@@ -32,6 +32,7 @@
 #include "gpuadvisor/sizing/v1/sizing.pb.h"
 #include "services/catalog/catalog.h"
 #include "services/gateway/offer_index.h"
+#include "services/gateway/overheads.h"
 #include "services/gateway/region_groups.h"
 
 namespace gpuadvisor::gateway {
@@ -66,13 +67,16 @@ class RecommendationRun {
   // candidates. The workload's numbers are validated by the sizing service.
   // `index` is the catalog's OfferIndex (kUnavailable when null: no catalog
   // yet); `groups` may be null (then no region groups).
+  // `overheads` may be null (then none are added).
   static absl::StatusOr<RecommendationRun> Start(std::shared_ptr<const OfferIndex> index,
                                                  const v1::RecommendRequest& request,
-                                                 const RegionGroups* groups = nullptr);
+                                                 const RegionGroups* groups = nullptr,
+                                                 const OverheadModel* overheads = nullptr);
   // Builds the index first: for callers that run one request per catalog.
   static absl::StatusOr<RecommendationRun> Start(std::shared_ptr<const catalog::Catalog> catalog,
                                                  const v1::RecommendRequest& request,
-                                                 const RegionGroups* groups = nullptr);
+                                                 const RegionGroups* groups = nullptr,
+                                                 const OverheadModel* overheads = nullptr);
 
   // The distinct configurations to size (at least one, so that sizing checks
   // the workload even when no offer passed the filters).
@@ -136,6 +140,7 @@ class RecommendationRun {
   double PreRankKey(const Candidate& candidate) const;
   v1::Recommendation Explain(const Candidate& candidate, const pricing::v1::Quote& quote) const;
   // Serving numbers of a configuration (all zero for training).
+  v1::Overheads OverheadsOf(const Candidate& candidate) const;
   v1::ServingEstimate Serving(const sizing::v1::ConfigurationEstimate& e, int32_t spare_nodes,
                               double usd_per_hour) const;
   void AddWhatIfs(int top, const std::vector<int>& survivors, const pricing::v1::QuoteResponse& quotes,
@@ -157,6 +162,7 @@ class RecommendationRun {
   bool restartable_ = true;
   bool training_ = false;
   bool serving_ = false;
+  const OverheadModel* overheads_ = nullptr;
   // Per constraint ("deadline", "total_usd", ...): the closest miss.
   std::map<std::string, Miss> misses_;
 

@@ -285,5 +285,26 @@ TEST_F(Answers, WhatIfForTheTopAnswerAndNearestMissWhenNothingQualifies) {
   EXPECT_THAT(none.nearest_misses(0).summary(), HasSubstr("over your max_total_usd of $0.01"));
 }
 
+// Was: short jobs ignored start-up, image pull and model download; long
+// ones ignored checkpoint writes.
+TEST_F(Answers, OverheadsAreIncludedAndShownInHoursAndDollars) {
+  RecommendRequest request = Lora();
+  request.mutable_workload()->set_dataset_gb(20);
+  request.mutable_constraints()->add_purchase_options(catalog::v1::PURCHASE_OPTION_ON_DEMAND);
+  const RecommendResponse response = MustRecommend(request);
+  ASSERT_FALSE(response.recommendations().empty());
+  for (const auto& r : response.recommendations()) {
+    const gateway::v1::Overheads& o = r.overheads();
+    EXPECT_GT(o.startup_hours(), 0) << r.offer().id();
+    EXPECT_GT(o.image_pull_hours(), 0) << r.offer().id();
+    EXPECT_GT(o.download_hours(), 0) << r.offer().id();
+    EXPECT_NEAR(o.total_hours(), o.startup_hours() + o.image_pull_hours() + o.download_hours() + o.checkpoint_hours(),
+                1e-9);
+    EXPECT_NEAR(o.usd(), o.total_hours() * r.cost().usd_per_hour(), 1e-9);
+    EXPECT_GT(r.estimated_hours(), o.total_hours());  // the run itself plus its overheads
+    EXPECT_FALSE(o.source().empty());
+  }
+}
+
 }  // namespace
 }  // namespace gpuadvisor::testing

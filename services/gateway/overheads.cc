@@ -1,0 +1,75 @@
+#include "services/gateway/overheads.h"
+
+#include <cmath>
+#include <tuple>
+#include <utility>
+
+#include "absl/strings/match.h"
+#include "absl/strings/str_cat.h"
+#include "common/io/text_proto.h"
+#include "common/status/status_macros.h"
+
+namespace gpuadvisor::gateway {
+
+absl::StatusOr<OverheadModel> OverheadModel::FromProto(const v1::OverheadRules& rules) {
+  OverheadModel model;
+  int default_index = -1;
+  for (int i = 0; i < rules.rules_size(); ++i) {
+    const v1::OverheadRule& r = rules.rules(i);
+    for (const auto& [name, value, positive] :
+         {std::tuple<const char*, double, bool>{"startup_minutes", r.startup_minutes(), false},
+          {"image_gb", r.image_gb(), false},
+          {"download_gbps", r.download_gbps(), true},
+          {"checkpoint_write_gb_per_second", r.checkpoint_write_gb_per_second(), true},
+          {"checkpoint_interval_minutes", r.checkpoint_interval_minutes(), true}}) {
+      if (!std::isfinite(value) || value < 0 || (positive && value == 0)) {
+        return absl::InvalidArgumentError(
+            absl::StrCat("rules[", i, "].", name, positive ? ": must be finite and > 0" : ": must be finite and >= 0"));
+      }
+    }
+    for (int j = 0; j < i; ++j) {
+      if (absl::EqualsIgnoreCase(rules.rules(j).provider(), r.provider())) {
+        return absl::InvalidArgumentError(absl::StrCat("rules[", i, "].provider: duplicate \"", r.provider(), "\""));
+      }
+    }
+    if (r.provider().empty()) default_index = i;
+  }
+  if (default_index < 0) return absl::InvalidArgumentError("rules: needs a default rule (provider \"\")");
+  model.rules_.push_back(rules.rules(default_index));
+  for (int i = 0; i < rules.rules_size(); ++i) {
+    if (i != default_index) model.rules_.push_back(rules.rules(i));
+  }
+  return model;
+}
+
+absl::StatusOr<OverheadModel> OverheadModel::FromFile(const std::string& path) {
+  v1::OverheadRules rules;
+  RETURN_IF_ERROR(LoadTextProtoFile(path, &rules));
+  absl::StatusOr<OverheadModel> model = FromProto(rules);
+  if (!model.ok()) return absl::Status(model.status().code(), absl::StrCat(path, ": ", model.status().message()));
+  return model;
+}
+
+v1::Overheads OverheadModel::For(absl::string_view provider, const RunData& run) const {
+  v1::Overheads o;
+  if (rules_.empty()) return o;
+  const v1::OverheadRule* rule = &rules_[0];
+  for (const v1::OverheadRule& r : rules_) {
+    if (!r.provider().empty() && absl::EqualsIgnoreCase(r.provider(), provider)) rule = &r;
+  }
+  const double gb_per_hour = rule->download_gbps() / 8.0 * 3600.0;
+  o.set_startup_hours(rule->startup_minutes() / 60.0);
+  o.set_image_pull_hours(rule->image_gb() / gb_per_hour);
+  o.set_download_hours((run.weights_gb + run.dataset_gb) / gb_per_hour);
+  if (run.checkpoint_gb > 0 && !run.checkpoints_priced_elsewhere && run.run_hours > 0) {
+    const double interval_hours = (run.checkpoint_interval_minutes > 0 ? run.checkpoint_interval_minutes
+                                                                       : rule->checkpoint_interval_minutes()) / 60.0;
+    const double writes = std::floor(run.run_hours / interval_hours);
+    o.set_checkpoint_hours(writes * run.checkpoint_gb / rule->checkpoint_write_gb_per_second() / 3600.0);
+  }
+  o.set_total_hours(o.startup_hours() + o.image_pull_hours() + o.download_hours() + o.checkpoint_hours());
+  o.set_source(rule->source());
+  return o;
+}
+
+}  // namespace gpuadvisor::gateway

@@ -1,0 +1,51 @@
+#ifndef GPUADVISOR_SERVICES_GATEWAY_OVERHEADS_H_
+#define GPUADVISOR_SERVICES_GATEWAY_OVERHEADS_H_
+
+// Start-up, image pull, model and dataset download and checkpoint writes, from
+// data/gateway/overheads.textproto (gpuadvisor.gateway.v1.OverheadRules): the
+// hours a run spends outside the model's own computation, added to every
+// candidate's hours before pricing.
+//
+//   absl::StatusOr<OverheadModel> model = OverheadModel::FromFile("data/gateway/overheads.textproto");
+//   v1::Overheads o = model->For("aws", {.run_hours = 10, .weights_gb = 16});
+//
+// Immutable after construction; thread-safe.
+
+#include <string>
+#include <vector>
+
+#include "absl/status/statusor.h"
+#include "absl/strings/string_view.h"
+#include "gpuadvisor/gateway/v1/gateway.pb.h"
+
+namespace gpuadvisor::gateway {
+
+struct RunData {
+  double run_hours = 0;       // the computation alone
+  double weights_gb = 0;      // downloaded before the run
+  double dataset_gb = 0;      // downloaded before the run
+  double checkpoint_gb = 0;   // one checkpoint; 0 = none written
+  double checkpoint_interval_minutes = 0;  // 0 = the rule's default
+  bool checkpoints_priced_elsewhere = false;  // spot: pricing's preemption model counts them
+};
+
+class OverheadModel {
+ public:
+  OverheadModel() = default;  // no overheads
+
+  // kInvalidArgument naming the field for a negative or non-finite value, a
+  // zero bandwidth, a duplicate provider or no default rule (provider "").
+  static absl::StatusOr<OverheadModel> FromProto(const v1::OverheadRules& rules);
+  static absl::StatusOr<OverheadModel> FromFile(const std::string& path);
+
+  bool empty() const { return rules_.empty(); }
+  // Hours only (usd = 0); all zero for an empty model.
+  v1::Overheads For(absl::string_view provider, const RunData& run) const;
+
+ private:
+  std::vector<v1::OverheadRule> rules_;  // rules_[0] is the default
+};
+
+}  // namespace gpuadvisor::gateway
+
+#endif  // GPUADVISOR_SERVICES_GATEWAY_OVERHEADS_H_

@@ -1,0 +1,53 @@
+#include "services/gateway/overheads.h"
+
+#include "gmock/gmock.h"
+#include "google/protobuf/text_format.h"
+#include "gtest/gtest.h"
+#include "tests/testing/status_matchers.h"
+
+namespace gpuadvisor::gateway {
+namespace {
+
+using ::gpuadvisor::testing::StatusIs;
+using ::testing::HasSubstr;
+
+TEST(Overheads, DataFileLoadsAndComputesEachPart) {
+  absl::StatusOr<OverheadModel> model =
+      OverheadModel::FromFile(GPUADVISOR_SOURCE_DIR "/data/gateway/overheads.textproto");
+  ASSERT_OK(model);
+  ASSERT_FALSE(model->empty());
+  // Default rule: 5 min start-up, 10 GB image at 10 Gbps (8 s), hourly
+  // checkpoints at 2 GB/s.
+  RunData run{.run_hours = 10.5, .weights_gb = 16, .dataset_gb = 9, .checkpoint_gb = 100};
+  const v1::Overheads o = model->For("aws", run);
+  EXPECT_DOUBLE_EQ(o.startup_hours(), 5.0 / 60);
+  EXPECT_DOUBLE_EQ(o.image_pull_hours(), 10.0 / (10.0 / 8 * 3600));
+  EXPECT_DOUBLE_EQ(o.download_hours(), 25.0 / (10.0 / 8 * 3600));
+  EXPECT_DOUBLE_EQ(o.checkpoint_hours(), 10 * 100.0 / 2 / 3600);  // 10 writes
+  EXPECT_DOUBLE_EQ(o.total_hours(), o.startup_hours() + o.image_pull_hours() + o.download_hours() + o.checkpoint_hours());
+  EXPECT_FALSE(o.source().empty());
+  // A provider with its own rule, matched ignoring case; spot leaves the
+  // checkpoint writes to pricing.
+  run.checkpoints_priced_elsewhere = true;
+  const v1::Overheads vast = model->For("Vast", run);
+  EXPECT_GT(vast.download_hours(), o.download_hours());
+  EXPECT_EQ(vast.checkpoint_hours(), 0);
+  EXPECT_EQ(OverheadModel().For("aws", run).total_hours(), 0);
+}
+
+TEST(Overheads, RejectsBadRulesNamingTheField) {
+  auto parse = [](const std::string& text) {
+    v1::OverheadRules rules;
+    EXPECT_TRUE(google::protobuf::TextFormat::ParseFromString(text, &rules));
+    return OverheadModel::FromProto(rules);
+  };
+  EXPECT_THAT(parse(R"(rules { provider: "aws" download_gbps: 1 checkpoint_write_gb_per_second: 1 checkpoint_interval_minutes: 60 })"),
+              StatusIs(absl::StatusCode::kInvalidArgument, HasSubstr("default rule")));
+  EXPECT_THAT(parse(R"(rules { download_gbps: 0 checkpoint_write_gb_per_second: 1 checkpoint_interval_minutes: 60 })"),
+              StatusIs(absl::StatusCode::kInvalidArgument, HasSubstr("rules[0].download_gbps")));
+  EXPECT_THAT(parse(R"(rules { startup_minutes: -1 download_gbps: 1 checkpoint_write_gb_per_second: 1 checkpoint_interval_minutes: 60 })"),
+              StatusIs(absl::StatusCode::kInvalidArgument, HasSubstr("rules[0].startup_minutes")));
+}
+
+}  // namespace
+}  // namespace gpuadvisor::gateway
