@@ -50,6 +50,10 @@ TEST(RegionGroups, DataFileLoadsAndDistinguishesEuFromEurope) {
   EXPECT_FALSE(RegionGroups::Contains(*us, "hyperstack", "CANADA-1"));
   EXPECT_FALSE(RegionGroups::Contains(*us, "aws", "eu-central-1"));
   EXPECT_TRUE(RegionGroups::Contains(*de, "gcp", "europe-west3"));
+  // "<city>-<country>-<n>" names, whichever neocloud uses them.
+  EXPECT_TRUE(RegionGroups::Contains(*eu, "scaleway", "paris-france-1"));
+  EXPECT_TRUE(RegionGroups::Contains(*us, "crusoe", "houston-usa-2"));
+  EXPECT_FALSE(RegionGroups::Contains(*us, "denvr", "calgary-canada-1"));
   // A pattern for one provider does not match another's region of that name.
   EXPECT_FALSE(RegionGroups::Contains(*eu, "crusoe", "eu-central-1"));
   EXPECT_EQ(groups->Find("global"), nullptr);
