@@ -14,6 +14,8 @@
 #include "common/status/status_macros.h"
 #include "services/sizing/estimator.h"
 #include "services/sizing/hf_config.h"
+#include "services/sizing/job.h"
+#include "services/sizing/profiles.h"
 #include "services/sizing/workload_validation.h"
 
 namespace gpuadvisor::sizing {
@@ -26,6 +28,7 @@ struct SizingModel::Data {
   absl::flat_hash_map<std::string, int> preset_index;  // lower-case name
   std::vector<GpuSpec> gpus;
   absl::flat_hash_map<std::string, int> gpu_index;     // normalized name and aliases
+  Profiles profiles;
 };
 
 namespace {
@@ -53,7 +56,8 @@ absl::Status CheckSpecFigure(const std::string& path, const char* field, double 
   return absl::OkStatus();
 }
 
-absl::StatusOr<GpuSpec> BuildGpuSpec(const cv1::Gpu& g, const std::string& path) {
+absl::StatusOr<GpuSpec> BuildGpuSpec(const cv1::Gpu& g, const std::string& path,
+                                     const Profiles& profiles) {
   if (g.name().empty()) return absl::InvalidArgumentError(absl::StrCat(path, ".name: must be set"));
   RETURN_IF_ERROR(CheckSpecFigure(path, "memory_bytes", static_cast<double>(g.memory_bytes()), true));
   RETURN_IF_ERROR(CheckSpecFigure(path, "memory_bandwidth_bytes_per_second",
@@ -75,6 +79,7 @@ absl::StatusOr<GpuSpec> BuildGpuSpec(const cv1::Gpu& g, const std::string& path)
   GpuSpec s;
   s.name = g.name();
   s.vendor = g.vendor();
+  s.architecture = g.architecture();
   s.memory_bytes = static_cast<double>(g.memory_bytes());
   s.memory_bandwidth = g.memory_bandwidth_bytes_per_second();
   s.bf16_flops = g.bf16_flops();
@@ -82,24 +87,58 @@ absl::StatusOr<GpuSpec> BuildGpuSpec(const cv1::Gpu& g, const std::string& path)
   s.fp8_flops = g.supports_fp8() ? g.fp8_flops() : 0.0;
   s.fp32_flops = g.fp32_flops();
   s.nvlink_bytes_per_second = g.nvlink_bytes_per_second();
-  // Utilization model (docs/sizing.md): 0.65 of the 16-bit peak on an
+  // Utilization model (docs/sizing.md): the generation's base on an
   // A100-balanced GPU; GPUs with less memory bandwidth per FLOP feed their
-  // tensor cores less well (H100: ~0.53), scaled by bytes/FLOP^0.3; AMD and
-  // Intel software stacks reach less of their peak in published runs.
+  // tensor cores less well (H100: ~0.82 of the base), scaled by
+  // (bytes/FLOP)^0.3.
   const double peak16 = s.bf16_flops > 0 ? s.bf16_flops : s.fp16_flops;
   const double balance = (s.memory_bandwidth / peak16) / (2.039e12 / 312e12);
-  double vendor = 1.0;
-  const std::string v = absl::AsciiStrToLower(s.vendor);
-  if (v == "amd") vendor = 0.8;
-  if (v == "intel") vendor = 0.85;
-  s.compute_efficiency = 0.65 * std::min(1.0, std::pow(std::max(balance, 0.2), 0.3)) * vendor;
+  const v1::EfficiencyBase* base = profiles.Efficiency(s.vendor, s.architecture);
+  const double training = base != nullptr ? base->training() : 0.65;
+  s.decode_bandwidth_efficiency = base != nullptr ? base->decode_bandwidth() : 0.72;
+  s.compute_efficiency = training * std::min(1.0, std::pow(std::max(balance, 0.2), 0.3));
   return s;
+}
+
+// A parallelism hint that fits none of the configurations is a request error
+// (a hint that fits only some makes the others not fit, with the reason).
+absl::Status CheckHintsDivideSomeConfiguration(const Job& j, const v1::EstimateRequest& request) {
+  struct Hint {
+    const char* field;
+    int value;
+  };
+  const int tp = std::max(1, j.tp_hint), pp = std::max(1, j.pp_hint);
+  const Hint hints[] = {{"tensor_parallel", j.tp_hint},
+                        {"pipeline_parallel", j.pp_hint},
+                        {"expert_parallel", j.ep_hint}};
+  for (const Hint& h : hints) {
+    if (h.value <= 1) continue;
+    bool divides_one = false;
+    for (const v1::GpuConfiguration& c : request.configurations()) {
+      const int gpus = c.gpus_per_node() * c.nodes();
+      const bool ok = h.field[0] == 'e' ? gpus % (tp * pp) == 0 && (gpus / (tp * pp)) % h.value == 0
+                                        : gpus % (tp * pp) == 0 && tp <= c.gpus_per_node();
+      divides_one = divides_one || ok;
+    }
+    if (!divides_one) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          "workload.parallelism.", h.field, ": ", h.value,
+          " does not divide the GPUs of any configuration (tensor x pipeline x expert degrees must "
+          "divide GPUs per node x nodes, and tensor_parallel must fit in a node)"));
+    }
+  }
+  if (j.zero_hint > 3 || j.zero_hint < -1) {
+    return absl::InvalidArgumentError("workload.parallelism.zero_stage_hint: must be 0-3");
+  }
+  return absl::OkStatus();
 }
 
 }  // namespace
 
-absl::StatusOr<SizingModel> SizingModel::Create(v1::ModelList models, cv1::GpuList gpus) {
+absl::StatusOr<SizingModel> SizingModel::Create(v1::ModelList models, cv1::GpuList gpus,
+                                                v1::SizingProfiles profiles) {
   auto data = std::make_shared<Data>();
+  ASSIGN_OR_RETURN(data->profiles, Profiles::Build(std::move(profiles)));
   data->presets.reserve(models.models_size());
   for (int i = 0; i < models.models_size(); ++i) {
     const v1::Model& m = models.models(i);
@@ -122,7 +161,7 @@ absl::StatusOr<SizingModel> SizingModel::Create(v1::ModelList models, cv1::GpuLi
   for (int i = 0; i < gpus.gpus_size(); ++i) {
     const cv1::Gpu& g = gpus.gpus(i);
     const std::string path = absl::StrCat("gpus[", i, "]");
-    ASSIGN_OR_RETURN(GpuSpec spec, BuildGpuSpec(g, path));
+    ASSIGN_OR_RETURN(GpuSpec spec, BuildGpuSpec(g, path, data->profiles));
     auto add = [&](const std::string& name, const char* field) -> absl::Status {
       const std::string key = NormalizeGpuName(name);
       if (key.empty()) {
@@ -143,19 +182,26 @@ absl::StatusOr<SizingModel> SizingModel::Create(v1::ModelList models, cv1::GpuLi
 }
 
 absl::StatusOr<SizingModel> SizingModel::FromDataDir(const std::string& data_dir) {
-  return FromFiles(data_dir + "/sizing/models.textproto", data_dir + "/catalog/gpus.textproto");
+  return FromFiles(data_dir + "/sizing/models.textproto", data_dir + "/catalog/gpus.textproto",
+                   data_dir + "/sizing/profiles.textproto");
 }
 
 absl::StatusOr<SizingModel> SizingModel::FromFiles(const std::string& models_path,
-                                                   const std::string& gpus_path) {
+                                                   const std::string& gpus_path,
+                                                   const std::string& profiles_path) {
   v1::ModelList models;
   RETURN_IF_ERROR(LoadTextProtoFile(models_path, &models));
   cv1::GpuList gpus;
   RETURN_IF_ERROR(LoadTextProtoFile(gpus_path, &gpus));
-  absl::StatusOr<SizingModel> model = Create(std::move(models), std::move(gpus));
+  v1::SizingProfiles profiles;
+  if (!profiles_path.empty()) RETURN_IF_ERROR(LoadTextProtoFile(profiles_path, &profiles));
+  absl::StatusOr<SizingModel> model =
+      Create(std::move(models), std::move(gpus), std::move(profiles));
   if (!model.ok()) {
     return absl::Status(model.status().code(),
-                        absl::StrCat(models_path, " / ", gpus_path, ": ", model.status().message()));
+                        absl::StrCat(models_path, " / ", gpus_path,
+                                     profiles_path.empty() ? "" : " / ", profiles_path, ": ",
+                                     model.status().message()));
   }
   return model;
 }
@@ -225,8 +271,10 @@ absl::StatusOr<v1::EstimateResponse> SizingModel::Estimate(const v1::EstimateReq
 
   v1::EstimateResponse response;
   const double margin = request.has_vram_margin() ? request.vram_margin() : kDefaultVramMargin;
-  ASSIGN_OR_RETURN(Job job, BuildJob(w, spec, margin, response.mutable_totals()));
+  ASSIGN_OR_RETURN(Job job, BuildJob(w, spec, data_->profiles, margin, request.has_vram_margin(),
+                                     response.mutable_totals()));
   job.model = &spec;
+  RETURN_IF_ERROR(CheckHintsDivideSomeConfiguration(job, request));
   response.mutable_estimates()->Reserve(request.configurations_size());
   for (int i = 0; i < request.configurations_size(); ++i) {
     v1::ConfigurationEstimate* out = response.add_estimates();

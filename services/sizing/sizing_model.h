@@ -26,6 +26,7 @@ namespace gpuadvisor::sizing {
 struct GpuSpec {
   std::string name;
   std::string vendor;
+  std::string architecture;
   double memory_bytes = 0;
   double memory_bandwidth = 0;
   double bf16_flops = 0;  // 0 when unsupported
@@ -34,8 +35,12 @@ struct GpuSpec {
   double fp32_flops = 0;  // vector FP32; 0 when not published
   double nvlink_bytes_per_second = 0;
   // Fraction of the 16-bit peak that dense transformer GEMM work reaches on
-  // this GPU before model-size and batch effects (docs/sizing.md, "MFU").
+  // this GPU before model-size, batch and framework effects: the generation's
+  // efficiency base (data/sizing/profiles.textproto) scaled by memory
+  // bandwidth per FLOP relative to A100 (docs/sizing.md, "MFU").
   double compute_efficiency = 0;
+  // Achieved fraction of memory bandwidth in 16-bit decode.
+  double decode_bandwidth_efficiency = 0;
 };
 
 class SizingModel {
@@ -43,21 +48,32 @@ class SizingModel {
   // Validates presets and GPU specs: kInvalidArgument naming the entry
   // ("models[3].attention_heads: ...", "gpus[2].memory_bytes: ..."), also for
   // duplicate names or aliases.
+  // `profiles` (framework profiles, efficiency bases, goodput) may be empty:
+  // then every framework factor is 1, no goodput is applied and GPUs use a
+  // generic efficiency base (0.65 of peak, 0.72 of bandwidth).
   static absl::StatusOr<SizingModel> Create(gpuadvisor::sizing::v1::ModelList models,
-                                            gpuadvisor::catalog::v1::GpuList gpus);
+                                            gpuadvisor::catalog::v1::GpuList gpus,
+                                            gpuadvisor::sizing::v1::SizingProfiles profiles = {});
 
-  // Loads a data/sizing/models.textproto-style ModelList and a
-  // data/catalog/gpus.textproto-style GpuList (file:line:col parse errors).
+  // Loads a data/sizing/models.textproto-style ModelList, a
+  // data/catalog/gpus.textproto-style GpuList and, when `profiles_path` is
+  // not empty, a data/sizing/profiles.textproto-style SizingProfiles
+  // (file:line:col parse errors).
   static absl::StatusOr<SizingModel> FromFiles(const std::string& models_path,
-                                               const std::string& gpus_path);
+                                               const std::string& gpus_path,
+                                               const std::string& profiles_path = "");
 
-  // FromFiles on the layout of data/: <data_dir>/sizing/models.textproto and
-  // <data_dir>/catalog/gpus.textproto.
+  // FromFiles on the layout of data/: <data_dir>/sizing/models.textproto,
+  // <data_dir>/catalog/gpus.textproto and <data_dir>/sizing/profiles.textproto.
   static absl::StatusOr<SizingModel> FromDataDir(const std::string& data_dir);
 
-  // Sizes one workload on every configuration, in request order.
+  // Sizes one workload on every configuration, in request order: for each,
+  // the fastest plan that fits (tie: less memory) and the runner-up.
   // Errors: kInvalidArgument with the field path ("workload.model.params: must
   // be > 0", "configurations[1].nodes: must be in [1, 100000]");
+  // a parallelism hint that divides none of the configurations names its
+  // field ("workload.parallelism.tensor_parallel: ..."); an unknown framework
+  // "workload.framework";
   // kNotFound for an unknown preset ("workload.model.preset") or GPU
   // ("configurations[i].gpu_model"). A configuration the workload does not
   // fit is not an error: its estimate has fits = false and not_fit_reason.

@@ -357,13 +357,23 @@ TEST(PlanSelection, ServingShardsWhenOneGpuIsTooSmall) {
   v1::EstimateRequest r = Request(v1::TASK_INFERENCE, "llama-3.1-70b");
   r.mutable_workload()->set_context_length(8192);
   *r.mutable_configurations(0) = Config("H100-SXM", 8);
-  const v1::ConfigurationEstimate e = One(r);
-  // 141 GB of bf16 weights: TP2 leaves 70.6 GB per 80 GB GPU, over the 10%
-  // margin once KV cache and runtime are added, so TP4 with 2 replicas.
+  v1::ConfigurationEstimate e = One(r);
+  // 141 GB of bf16 weights do not fit one 80 GB GPU. For one user the
+  // fastest layout is one TP8 replica (lowest inter-token latency); TP4 x 2
+  // replicas is the runner-up.
   EXPECT_TRUE(e.fits());
-  EXPECT_EQ(e.plan().tensor_parallel(), 4);
-  EXPECT_EQ(e.plan().replicas(), 2);
+  EXPECT_EQ(e.plan().tensor_parallel(), 8);
+  EXPECT_EQ(e.plan().replicas(), 1);
   EXPECT_TRUE(e.plan().needs_nvlink());
+  EXPECT_EQ(e.runner_up().tensor_parallel(), 4);
+  EXPECT_THAT(e.runner_up_reason(), HasSubstr("ms"));
+  EXPECT_GT(e.serving().max_concurrency_per_replica(), 1);
+  // 64 users: TP2 does not fit the weights with room for KV; more replicas
+  // share the users.
+  r.mutable_workload()->set_concurrent_sequences(64);
+  e = One(r);
+  EXPECT_TRUE(e.fits()) << e.not_fit_reason();
+  EXPECT_EQ(e.serving().concurrency_per_replica() * e.serving().replicas(), 64);
 }
 
 TEST(Throughput, BatchInferenceHoursAndMoeActiveCompute) {

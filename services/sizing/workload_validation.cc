@@ -105,6 +105,13 @@ absl::Status ValidateWorkload(const v1::Workload& w) {
   }
   if (absl::Status s = CheckCount("workload.parallelism.tensor_parallel", p.tensor_parallel(), 1024); !s.ok()) return s;
   if (absl::Status s = CheckCount("workload.parallelism.pipeline_parallel", p.pipeline_parallel(), 4096); !s.ok()) return s;
+  if (p.has_zero_stage_hint() && (p.zero_stage_hint() < 0 || p.zero_stage_hint() > 3)) {
+    return Invalid("workload.parallelism.zero_stage_hint", "must be 0-3 (0 = plain DDP)");
+  }
+  if (p.has_expert_parallel() && (p.expert_parallel() < 1 || p.expert_parallel() > 65536)) {
+    return Invalid("workload.parallelism.expert_parallel", "must be in [1, 65536]");
+  }
+  if (w.framework().size() > 64) return Invalid("workload.framework", "at most 64 characters");
   if (!v1::Offload_IsValid(p.offload())) {
     return Invalid("workload.parallelism.offload", "unknown value");
   }

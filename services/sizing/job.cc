@@ -1,0 +1,84 @@
+#include "services/sizing/job.h"
+
+#include <algorithm>
+
+#include "absl/status/status.h"
+#include "absl/strings/str_cat.h"
+#include "services/sizing/precision.h"
+#include "services/sizing/profiles.h"
+
+namespace gpuadvisor::sizing {
+
+namespace v1 = ::gpuadvisor::sizing::v1;
+
+double QuantizedWeightBytes(const ModelSpec& m, v1::Precision p) {
+  const double n = m.params;
+  const double q = WeightBytesPerParam(p);
+  if (!IsQuantized(p)) return n * q;
+  const double sixteen_bit = std::min(m.embedding_params + m.lm_head_params, n);
+  return (n - sixteen_bit) * q + sixteen_bit * 2.0;
+}
+
+absl::StatusOr<Job> BuildJob(const v1::Workload& w, const ModelSpec& m, const Profiles& profiles,
+                             double vram_margin, bool vram_margin_given,
+                             v1::WorkloadTotals* totals) {
+  Job j;
+  j.model = &m;
+  j.profiles = &profiles;
+  j.task = w.task();
+  j.vram_margin = vram_margin;
+  j.vram_margin_given = vram_margin_given;
+  j.lora = j.task == v1::TASK_LORA || j.task == v1::TASK_QLORA;
+  j.qlora = j.task == v1::TASK_QLORA;
+  j.training = j.lora || j.task == v1::TASK_PRETRAIN || j.task == v1::TASK_FULL_FINETUNE;
+  j.batch = j.task == v1::TASK_BATCH_INFERENCE;
+  j.moe = m.routed_expert_params > 0;
+  if (j.moe) {
+    j.moe_layers = m.layers - m.resolved.dense_layers();
+    j.moe_dispatch_elements_per_token = m.hidden * std::max(1, m.resolved.active_experts());
+    j.expert_flops_fraction =
+        std::min(1.0, m.routed_expert_params * m.active_expert_fraction / std::max(m.compute_params, 1.0));
+  }
+  j.precision = w.precision() == v1::PRECISION_UNSPECIFIED ? v1::PRECISION_BF16 : w.precision();
+
+  const v1::JobKind kind = j.training ? v1::JOB_KIND_TRAINING : v1::JOB_KIND_SERVING;
+  if (!w.framework().empty()) {
+    j.framework = profiles.Find(w.framework());
+    if (j.framework == nullptr) {
+      return absl::InvalidArgumentError(absl::StrCat("workload.framework: unknown framework \"",
+                                                     w.framework(), "\" (one of: ",
+                                                     profiles.Names(kind), ")"));
+    }
+    if (j.framework->job() != kind) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          "workload.framework: \"", w.framework(), "\" is a ",
+          j.training ? "serving engine" : "training framework", "; for this task use one of: ",
+          profiles.Names(kind)));
+    }
+  } else {
+    j.framework = &profiles.DefaultFor(j.task);
+    j.notes.push_back(absl::StrCat("Framework not given: the estimate assumes ",
+                                   j.framework->display_name(), " (\"", j.framework->name(),
+                                   "\"), the default for ", v1::Task_Name(j.task), "."));
+  }
+
+  const v1::Parallelism& par = w.parallelism();
+  j.zero_hint = par.has_zero_stage_hint() ? par.zero_stage_hint()
+                                          : (par.zero_stage() > 0 ? par.zero_stage() : -1);
+  j.tp_hint = par.tensor_parallel();
+  j.pp_hint = par.pipeline_parallel();
+  j.ep_hint = par.has_expert_parallel() ? par.expert_parallel() : 0;
+  if (j.ep_hint > 1 && !j.moe) {
+    return absl::InvalidArgumentError(
+        "workload.parallelism.expert_parallel: the model has no routed experts");
+  }
+
+  absl::Status s = j.training ? BuildTrainingJob(w, &j, totals) : BuildServingJob(w, &j, totals);
+  if (!s.ok()) return s;
+  totals->set_params(m.params);
+  totals->set_trainable_params(j.TrainableParams());
+  totals->set_total_tokens(j.total_tokens);
+  return j;
+}
+
+}  // namespace gpuadvisor::sizing

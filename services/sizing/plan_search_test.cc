@@ -1,0 +1,291 @@
+// Plan search, hints with presence, framework profiles, expert parallelism,
+// topology, goodput and serving outputs, through SizingModel::Estimate on
+// the real data files.
+
+#include <string>
+
+#include "gmock/gmock.h"
+#include "gtest/gtest.h"
+#include "services/sizing/sizing_model.h"
+#include "tests/testing/status_matchers.h"
+
+namespace gpuadvisor::sizing {
+namespace {
+
+namespace v1 = ::gpuadvisor::sizing::v1;
+namespace cv1 = ::gpuadvisor::catalog::v1;
+using ::gpuadvisor::testing::StatusIs;
+using ::testing::Contains;
+using ::testing::HasSubstr;
+
+const SizingModel& Model() {
+  static const SizingModel* model = [] {
+    auto m = SizingModel::FromDataDir(GPUADVISOR_SOURCE_DIR "/data");
+    EXPECT_TRUE(m.ok()) << m.status();
+    return new SizingModel(*std::move(m));
+  }();
+  return *model;
+}
+
+v1::GpuConfiguration Config(const std::string& gpu, int gpus_per_node, int nodes = 1) {
+  v1::GpuConfiguration c;
+  c.set_gpu_model(gpu);
+  c.set_gpus_per_node(gpus_per_node);
+  c.set_nodes(nodes);
+  c.set_link(gpus_per_node > 1 ? cv1::LINK_TYPE_NVLINK : cv1::LINK_TYPE_NONE);
+  if (nodes > 1) {
+    c.set_fabric(cv1::FABRIC_TYPE_INFINIBAND);
+    c.set_fabric_gbps(3200);
+  }
+  return c;
+}
+
+v1::EstimateRequest Train(v1::Task task, const std::string& preset, const v1::GpuConfiguration& c) {
+  v1::EstimateRequest r;
+  v1::Workload* w = r.mutable_workload();
+  w->set_task(task);
+  w->mutable_model()->set_preset(preset);
+  w->set_sequence_length(4096);
+  w->set_train_tokens(1e10);
+  *r.add_configurations() = c;
+  return r;
+}
+
+v1::ConfigurationEstimate One(const v1::EstimateRequest& r) {
+  auto resp = Model().Estimate(r);
+  EXPECT_TRUE(resp.ok()) << resp.status();
+  return resp.ok() ? resp->estimates(0) : v1::ConfigurationEstimate();
+}
+
+bool HasNote(const v1::ConfigurationEstimate& e, const std::string& part) {
+  for (const std::string& n : e.notes()) {
+    if (n.find(part) != std::string::npos) return true;
+  }
+  return false;
+}
+
+TEST(PlanSearch, ChoosesTheFastestPlanAndExplainsTheRunnerUp) {
+  const v1::ConfigurationEstimate e =
+      One(Train(v1::TASK_PRETRAIN, "llama-3.1-70b", Config("H100-SXM", 8, 4)));
+  ASSERT_TRUE(e.fits()) << e.not_fit_reason();
+  ASSERT_FALSE(e.runner_up().description().empty());
+  EXPECT_THAT(e.runner_up_reason(), ::testing::AnyOf(HasSubstr("slower"), HasSubstr("as fast")));
+  EXPECT_GT(e.plan().step_seconds(), 0);
+  EXPECT_GT(e.plan().global_batch_size(), 0);
+  EXPECT_NE(e.plan().description(), e.runner_up().description());
+  // Hinting the runner-up's layout gives a plan that is not faster.
+  v1::EstimateRequest r = Train(v1::TASK_PRETRAIN, "llama-3.1-70b", Config("H100-SXM", 8, 4));
+  v1::Parallelism* p = r.mutable_workload()->mutable_parallelism();
+  p->set_tensor_parallel(e.runner_up().tensor_parallel());
+  p->set_pipeline_parallel(e.runner_up().pipeline_parallel());
+  p->set_zero_stage_hint(e.runner_up().zero_stage());
+  r.mutable_workload()->set_gradient_checkpointing(e.runner_up().gradient_checkpointing());
+  const v1::ConfigurationEstimate hinted = One(r);
+  EXPECT_LE(hinted.tokens_per_second(), e.tokens_per_second() * 1.001);
+}
+
+TEST(PlanSearch, PlainDdpIsExpressibleAndHonoured) {
+  v1::EstimateRequest r = Train(v1::TASK_FULL_FINETUNE, "llama-3.2-3b", Config("H100-SXM", 8));
+  r.mutable_workload()->mutable_parallelism()->set_zero_stage_hint(0);
+  v1::ConfigurationEstimate e = One(r);
+  EXPECT_EQ(e.plan().zero_stage(), 0);
+  EXPECT_THAT(e.plan().description(), HasSubstr("DDP"));
+  r.mutable_workload()->mutable_parallelism()->set_zero_stage_hint(3);
+  e = One(r);
+  EXPECT_EQ(e.plan().zero_stage(), 3);
+}
+
+TEST(PlanSearch, HintThatDividesNoConfigurationIsInvalid) {
+  v1::EstimateRequest r = Train(v1::TASK_PRETRAIN, "llama-3.1-8b", Config("H100-SXM", 8));
+  r.mutable_workload()->mutable_parallelism()->set_tensor_parallel(3);
+  EXPECT_THAT(Model().Estimate(r), StatusIs(absl::StatusCode::kInvalidArgument,
+                                            HasSubstr("workload.parallelism.tensor_parallel")));
+  // A hint that fits one configuration makes only the others not fit.
+  r.mutable_workload()->mutable_parallelism()->set_tensor_parallel(4);
+  *r.add_configurations() = Config("H100-SXM", 2);
+  auto resp = Model().Estimate(r);
+  ASSERT_TRUE(resp.ok()) << resp.status();
+  EXPECT_EQ(resp->estimates(0).plan().tensor_parallel(), 4);
+  EXPECT_FALSE(resp->estimates(1).fits());
+  EXPECT_THAT(resp->estimates(1).not_fit_reason(), HasSubstr("tensor_parallel"));
+}
+
+TEST(Frameworks, UnknownOrWrongKindIsInvalidAndTheDefaultIsStated) {
+  v1::EstimateRequest r = Train(v1::TASK_LORA, "llama-3.1-8b", Config("A100-80GB", 1));
+  r.mutable_workload()->set_framework("no-such-framework");
+  EXPECT_THAT(Model().Estimate(r),
+              StatusIs(absl::StatusCode::kInvalidArgument, HasSubstr("workload.framework")));
+  r.mutable_workload()->set_framework("vllm");
+  EXPECT_THAT(Model().Estimate(r),
+              StatusIs(absl::StatusCode::kInvalidArgument, HasSubstr("serving engine")));
+  r.mutable_workload()->clear_framework();
+  const v1::ConfigurationEstimate e = One(r);
+  EXPECT_EQ(e.framework(), "hf-trainer");
+  EXPECT_TRUE(HasNote(e, "Framework not given"));
+}
+
+TEST(Frameworks, LoraRunsBelowDenseEfficiencyAndUnslothIsFaster) {
+  v1::EstimateRequest full = Train(v1::TASK_FULL_FINETUNE, "llama-3.2-3b", Config("A100-80GB", 1));
+  v1::EstimateRequest lora = Train(v1::TASK_LORA, "llama-3.2-3b", Config("A100-80GB", 1));
+  const double mfu_full = One(full).utilization();
+  const v1::ConfigurationEstimate hf = One(lora);
+  EXPECT_LT(hf.utilization(), 0.8 * mfu_full);
+  EXPECT_LT(hf.utilization(), 0.40);
+  lora.mutable_workload()->set_framework("unsloth");
+  EXPECT_GT(One(lora).tokens_per_second(), 1.2 * hf.tokens_per_second());
+}
+
+TEST(Frameworks, QloraPaysForDequantizationMostAtSmallBatches) {
+  auto speed = [](v1::Task task, int seq) {
+    v1::EstimateRequest r = Train(task, "llama-2-7b", Config("A100-80GB", 1));
+    r.mutable_workload()->set_sequence_length(seq);
+    r.mutable_workload()->set_gradient_checkpointing(v1::GRADIENT_CHECKPOINTING_FULL);
+    return One(r).tokens_per_second();
+  };
+  const double short_ratio = speed(v1::TASK_QLORA, 256) / speed(v1::TASK_LORA, 256);
+  const double long_ratio = speed(v1::TASK_QLORA, 4096) / speed(v1::TASK_LORA, 4096);
+  EXPECT_LT(short_ratio, 0.75);
+  EXPECT_LT(short_ratio, long_ratio);
+  EXPECT_LT(long_ratio, 1.0);
+}
+
+TEST(ExpertParallel, MoeTrainingShardsExpertsAcrossNodes) {
+  const v1::ConfigurationEstimate e =
+      One(Train(v1::TASK_PRETRAIN, "mixtral-8x7b", Config("H100-SXM", 8, 8)));
+  ASSERT_TRUE(e.fits()) << e.not_fit_reason();
+  EXPECT_GT(e.plan().expert_parallel(), 1);
+  EXPECT_THAT(e.plan().description(), HasSubstr("EP"));
+  // An EP hint that does not divide the experts is rejected by name.
+  v1::EstimateRequest r = Train(v1::TASK_PRETRAIN, "mixtral-8x7b", Config("H100-SXM", 8, 8));
+  r.mutable_workload()->mutable_parallelism()->set_expert_parallel(16);
+  const v1::ConfigurationEstimate bad = One(r);
+  EXPECT_FALSE(bad.fits());
+  EXPECT_THAT(bad.not_fit_reason(), HasSubstr("expert_parallel"));
+}
+
+TEST(Batch, PipelineBubbleWarnsAndShrinksWithMoreMicroBatches) {
+  v1::EstimateRequest r = Train(v1::TASK_PRETRAIN, "llama-3.1-70b", Config("H100-SXM", 8, 8));
+  v1::Parallelism* p = r.mutable_workload()->mutable_parallelism();
+  p->set_tensor_parallel(8);
+  p->set_pipeline_parallel(8);
+  r.mutable_workload()->set_global_batch_size(4);
+  const v1::ConfigurationEstimate small = One(r);
+  EXPECT_EQ(small.plan().micro_batches(), 4);
+  EXPECT_GT(small.plan().bubble_fraction(), 0.10);
+  EXPECT_TRUE(HasNote(small, "Pipeline bubble"));
+  r.mutable_workload()->set_global_batch_size(512);
+  const v1::ConfigurationEstimate large = One(r);
+  EXPECT_LT(large.plan().bubble_fraction(), small.plan().bubble_fraction());
+  EXPECT_GT(large.tokens_per_second(), small.tokens_per_second());
+}
+
+TEST(Goodput, LongRunsOnManyGpusLoseTimeToInterruptions) {
+  v1::EstimateRequest r = Train(v1::TASK_PRETRAIN, "llama-3.1-8b", Config("H100-SXM", 8, 1024));
+  const v1::ConfigurationEstimate big = One(r);
+  EXPECT_LT(big.goodput(), 0.97);
+  EXPECT_GT(big.goodput(), 0.85);
+  EXPECT_TRUE(HasNote(big, "interruptions"));
+  EXPECT_NEAR(big.estimated_hours() * big.goodput(), 1e10 / big.tokens_per_second() / 3600.0,
+              1e-6 * big.estimated_hours());
+  const v1::ConfigurationEstimate one =
+      One(Train(v1::TASK_PRETRAIN, "llama-3.2-3b", Config("H100-SXM", 1)));
+  EXPECT_GT(one.goodput(), 0.999);
+}
+
+TEST(Topology, ScaleUpDomainSupersedesTheLegacyLink) {
+  v1::EstimateRequest r = Train(v1::TASK_FULL_FINETUNE, "llama-3.1-8b", Config("RTX-A6000", 4));
+  r.mutable_workload()->mutable_parallelism()->set_tensor_parallel(4);
+  v1::GpuConfiguration& c = *r.mutable_configurations(0);
+  c.mutable_scale_up()->set_kind(cv1::SCALE_UP_KIND_NVLINK_BRIDGE_PAIRS);
+  c.mutable_scale_up()->set_domain_size(2);
+  c.mutable_scale_up()->set_bytes_per_second_per_gpu(56e9);
+  const v1::ConfigurationEstimate bridged = One(r);
+  EXPECT_TRUE(HasNote(bridged, "TP over a bridged/PCIe domain"));
+  c.mutable_scale_up()->set_kind(cv1::SCALE_UP_KIND_NVSWITCH);
+  c.mutable_scale_up()->set_domain_size(4);
+  c.mutable_scale_up()->set_bytes_per_second_per_gpu(300e9);
+  const v1::ConfigurationEstimate switched = One(r);
+  EXPECT_FALSE(HasNote(switched, "bridged"));
+  EXPECT_GT(switched.tokens_per_second(), bridged.tokens_per_second());
+}
+
+TEST(Topology, MultiNodeNeedsAFabricAndNonGpuAcceleratorsAreNotGuessed) {
+  v1::EstimateRequest r = Train(v1::TASK_PRETRAIN, "llama-3.1-8b", Config("H100-SXM", 8, 2));
+  r.mutable_configurations(0)->mutable_scale_out()->set_type(cv1::FABRIC_TYPE_NONE);
+  v1::ConfigurationEstimate e = One(r);
+  EXPECT_FALSE(e.fits());
+  EXPECT_THAT(e.not_fit_reason(), HasSubstr("fabric"));
+  r = Train(v1::TASK_PRETRAIN, "llama-3.1-8b", Config("H100-SXM", 8));
+  r.mutable_configurations(0)->mutable_scale_up()->set_kind(cv1::SCALE_UP_KIND_TPU_ICI);
+  e = One(r);
+  EXPECT_FALSE(e.fits());
+  EXPECT_THAT(e.not_fit_reason(), HasSubstr("not modelled"));
+}
+
+v1::EstimateRequest Serve(v1::Task task, const std::string& preset, v1::Precision p,
+                          const v1::GpuConfiguration& c) {
+  v1::EstimateRequest r;
+  v1::Workload* w = r.mutable_workload();
+  w->set_task(task);
+  w->mutable_model()->set_preset(preset);
+  w->set_precision(p);
+  w->set_context_length(4096);
+  w->set_output_tokens(512);
+  *r.add_configurations() = c;
+  return r;
+}
+
+TEST(Serving, SeventyBFp8OnOne80GbGpuSaysWhyAndH200ReportsMaxConcurrency) {
+  v1::EstimateRequest r =
+      Serve(v1::TASK_INFERENCE, "llama-3.1-70b", v1::PRECISION_FP8, Config("H100-SXM", 1));
+  *r.add_configurations() = Config("H200", 1);
+  auto resp = Model().Estimate(r);
+  ASSERT_TRUE(resp.ok()) << resp.status();
+  const v1::ConfigurationEstimate& h100 = resp->estimates(0);
+  EXPECT_FALSE(h100.fits());
+  EXPECT_THAT(h100.not_fit_reason(), HasSubstr("gpu_memory_utilization"));
+  const v1::ConfigurationEstimate& h200 = resp->estimates(1);
+  EXPECT_TRUE(h200.fits()) << h200.not_fit_reason();
+  EXPECT_GT(h200.serving().max_concurrency_per_replica(), 16);
+  EXPECT_TRUE(HasNote(h200, "KV cache: up to"));
+  EXPECT_GT(h200.serving().time_to_first_token_seconds(), h200.serving().inter_token_latency_seconds());
+  EXPECT_NEAR(h200.serving().tokens_per_second_per_user(),
+              1.0 / h200.serving().inter_token_latency_seconds(), 1e-9);
+}
+
+TEST(Serving, EndpointConcurrencyIsSplitOverReplicas) {
+  v1::EstimateRequest r =
+      Serve(v1::TASK_INFERENCE, "llama-3.1-8b", v1::PRECISION_BF16, Config("H100-SXM", 8));
+  r.mutable_workload()->set_concurrent_sequences(500);
+  const v1::ConfigurationEstimate e = One(r);
+  ASSERT_TRUE(e.fits()) << e.not_fit_reason();
+  EXPECT_GE(e.serving().replicas() * e.serving().concurrency_per_replica(), 500);
+  EXPECT_NEAR(e.serving().output_tokens_per_second(),
+              e.serving().replicas() * e.serving().output_tokens_per_second_per_replica(), 1e-6);
+  EXPECT_DOUBLE_EQ(e.tokens_per_second(), e.serving().output_tokens_per_second());
+}
+
+TEST(Serving, BatchThroughputIsRequestsTimesOutputOverHours) {
+  v1::EstimateRequest r = Serve(v1::TASK_BATCH_INFERENCE, "llama-3.1-8b", v1::PRECISION_BF16,
+                                Config("A100-80GB", 8));
+  r.mutable_workload()->set_requests(1e5);
+  const v1::ConfigurationEstimate e = One(r);
+  ASSERT_TRUE(e.fits());
+  EXPECT_NEAR(1e5 * 512 / (e.estimated_hours() * 3600.0), e.tokens_per_second(),
+              1e-6 * e.tokens_per_second());
+  EXPECT_NEAR(e.serving().requests_per_second() * e.estimated_hours() * 3600.0, 1e5, 1.0);
+}
+
+TEST(Serving, EngineProfilesChangeKvCapacity) {
+  v1::EstimateRequest r =
+      Serve(v1::TASK_INFERENCE, "llama-3.1-8b", v1::PRECISION_BF16, Config("H100-SXM", 1));
+  r.mutable_workload()->set_framework("sglang");
+  const int sglang = One(r).serving().max_concurrency_per_replica();
+  r.mutable_workload()->set_framework("tensorrt-llm");
+  const int trt = One(r).serving().max_concurrency_per_replica();
+  EXPECT_GT(trt, sglang);
+  EXPECT_GT(sglang, 0);
+}
+
+}  // namespace
+}  // namespace gpuadvisor::sizing

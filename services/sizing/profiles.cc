@@ -1,0 +1,162 @@
+#include "services/sizing/profiles.h"
+
+#include <cmath>
+#include <utility>
+
+#include "absl/container/flat_hash_set.h"
+#include "absl/status/status.h"
+#include "absl/strings/ascii.h"
+#include "absl/strings/match.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
+
+namespace gpuadvisor::sizing {
+namespace {
+
+namespace v1 = ::gpuadvisor::sizing::v1;
+
+absl::Status Range(const std::string& path, const char* field, double value, double lo,
+                   double hi, bool lo_open = true) {
+  const bool ok = std::isfinite(value) && (lo_open ? value > lo : value >= lo) && value <= hi;
+  if (ok) return absl::OkStatus();
+  return absl::InvalidArgumentError(absl::StrCat(path, ".", field, ": must be in ",
+                                                 lo_open ? "(" : "[", lo, ", ", hi, "]"));
+}
+
+absl::Status CheckFramework(const v1::FrameworkProfile& f, const std::string& path) {
+  if (f.name().empty()) return absl::InvalidArgumentError(absl::StrCat(path, ".name: must be set"));
+  if (f.source().empty()) {
+    return absl::InvalidArgumentError(absl::StrCat(path, ".source: must be set"));
+  }
+  if (f.job() == v1::JOB_KIND_TRAINING) {
+    if (auto s = Range(path, "training_efficiency", f.training_efficiency(), 0, 2); !s.ok()) return s;
+    if (auto s = Range(path, "lora_efficiency", f.lora_efficiency(), 0, 2); !s.ok()) return s;
+    if (auto s = Range(path, "moe_efficiency", f.moe_efficiency(), 0, 2); !s.ok()) return s;
+    if (auto s = Range(path, "qlora_dequant_bytes_per_param", f.qlora_dequant_bytes_per_param(), 0,
+                       64, false);
+        !s.ok()) {
+      return s;
+    }
+  } else if (f.job() == v1::JOB_KIND_SERVING) {
+    if (auto s = Range(path, "gpu_memory_utilization", f.gpu_memory_utilization(), 0, 1); !s.ok()) return s;
+    if (auto s = Range(path, "decode_efficiency", f.decode_efficiency(), 0, 2); !s.ok()) return s;
+    if (auto s = Range(path, "prefill_efficiency", f.prefill_efficiency(), 0, 2); !s.ok()) return s;
+    if (f.max_batched_tokens() <= 0) {
+      return absl::InvalidArgumentError(absl::StrCat(path, ".max_batched_tokens: must be > 0"));
+    }
+    if (auto s = Range(path, "cuda_graph_bytes", f.cuda_graph_bytes(), 0, 1e12, false); !s.ok()) return s;
+  } else {
+    return absl::InvalidArgumentError(absl::StrCat(path, ".job: must be set"));
+  }
+  return Range(path, "workspace_bytes", f.workspace_bytes(), 0, 1e12, false);
+}
+
+v1::FrameworkProfile Neutral(v1::JobKind job) {
+  v1::FrameworkProfile f;
+  f.set_name(job == v1::JOB_KIND_TRAINING ? "generic-training" : "generic-serving");
+  f.set_display_name("generic (no profile data)");
+  f.set_job(job);
+  f.set_training_efficiency(1.0);
+  f.set_lora_efficiency(1.0);
+  f.set_moe_efficiency(1.0);
+  f.set_qlora_dequant_bytes_per_param(0.0);
+  f.set_loss(v1::LOSS_HANDLING_FP32_UPCAST);
+  f.set_workspace_bytes(536870912.0);
+  f.set_gpu_memory_utilization(0.9);
+  f.set_max_batched_tokens(4096);
+  f.set_cuda_graph_bytes(0);
+  f.set_decode_efficiency(1.0);
+  f.set_prefill_efficiency(1.0);
+  f.set_source("built-in neutral profile");
+  return f;
+}
+
+}  // namespace
+
+absl::StatusOr<Profiles> Profiles::Build(v1::SizingProfiles data) {
+  absl::flat_hash_set<std::string> names;
+  absl::flat_hash_set<int> defaults;
+  for (int i = 0; i < data.frameworks_size(); ++i) {
+    const v1::FrameworkProfile& f = data.frameworks(i);
+    const std::string path = absl::StrCat("frameworks[", i, "]");
+    if (auto s = CheckFramework(f, path); !s.ok()) return s;
+    if (!names.insert(absl::AsciiStrToLower(f.name())).second) {
+      return absl::InvalidArgumentError(absl::StrCat(path, ".name: duplicate \"", f.name(), "\""));
+    }
+    for (int t : f.default_for()) {
+      const bool serving_task = t == v1::TASK_INFERENCE || t == v1::TASK_BATCH_INFERENCE;
+      if (serving_task != (f.job() == v1::JOB_KIND_SERVING)) {
+        return absl::InvalidArgumentError(
+            absl::StrCat(path, ".default_for: ", v1::Task_Name(t), " is not a task of this job kind"));
+      }
+      if (!defaults.insert(t).second) {
+        return absl::InvalidArgumentError(
+            absl::StrCat(path, ".default_for: another profile is already the default of ",
+                         v1::Task_Name(t)));
+      }
+    }
+  }
+  for (int i = 0; i < data.efficiency_size(); ++i) {
+    const v1::EfficiencyBase& e = data.efficiency(i);
+    const std::string path = absl::StrCat("efficiency[", i, "]");
+    if (e.vendor().empty()) return absl::InvalidArgumentError(absl::StrCat(path, ".vendor: must be set"));
+    if (auto s = Range(path, "training", e.training(), 0, 1); !s.ok()) return s;
+    if (auto s = Range(path, "decode_bandwidth", e.decode_bandwidth(), 0, 1); !s.ok()) return s;
+    if (e.source().empty()) return absl::InvalidArgumentError(absl::StrCat(path, ".source: must be set"));
+  }
+  const v1::GoodputModel& g = data.goodput();
+  if (auto s = Range("goodput", "interruptions_per_gpu_hour", g.interruptions_per_gpu_hour(), 0, 1, false); !s.ok()) return s;
+  if (auto s = Range("goodput", "restart_minutes", g.restart_minutes(), 0, 10000, false); !s.ok()) return s;
+  if (auto s = Range("goodput", "default_checkpoint_interval_minutes",
+                     g.default_checkpoint_interval_minutes(), 0, 100000, false);
+      !s.ok()) {
+    return s;
+  }
+  Profiles p;
+  p.data_ = std::move(data);
+  p.neutral_training_ = Neutral(v1::JOB_KIND_TRAINING);
+  p.neutral_serving_ = Neutral(v1::JOB_KIND_SERVING);
+  return p;
+}
+
+const v1::FrameworkProfile* Profiles::Find(const std::string& name) const {
+  const std::string key = absl::AsciiStrToLower(name);
+  for (const v1::FrameworkProfile& f : data_.frameworks()) {
+    if (absl::AsciiStrToLower(f.name()) == key) return &f;
+  }
+  return nullptr;
+}
+
+const v1::FrameworkProfile& Profiles::DefaultFor(v1::Task task) const {
+  for (const v1::FrameworkProfile& f : data_.frameworks()) {
+    for (int t : f.default_for()) {
+      if (t == task) return f;
+    }
+  }
+  const bool serving = task == v1::TASK_INFERENCE || task == v1::TASK_BATCH_INFERENCE;
+  return serving ? neutral_serving_ : neutral_training_;
+}
+
+const v1::EfficiencyBase* Profiles::Efficiency(const std::string& vendor,
+                                               const std::string& architecture) const {
+  const v1::EfficiencyBase* any = nullptr;
+  for (const v1::EfficiencyBase& e : data_.efficiency()) {
+    if (!absl::EqualsIgnoreCase(e.vendor(), vendor)) continue;
+    if (e.architecture().empty()) {
+      if (any == nullptr) any = &e;
+    } else if (absl::EqualsIgnoreCase(e.architecture(), architecture)) {
+      return &e;
+    }
+  }
+  return any;
+}
+
+std::string Profiles::Names(v1::JobKind job) const {
+  std::vector<std::string> names;
+  for (const v1::FrameworkProfile& f : data_.frameworks()) {
+    if (f.job() == job) names.push_back(f.name());
+  }
+  return absl::StrJoin(names, ", ");
+}
+
+}  // namespace gpuadvisor::sizing

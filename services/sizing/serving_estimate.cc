@@ -1,0 +1,313 @@
+// Serving on one configuration: candidates -> choose -> fill.
+
+#include <algorithm>
+#include <array>
+#include <cmath>
+#include <cstdint>
+#include <limits>
+#include <string>
+
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
+#include "services/sizing/estimator.h"
+#include "services/sizing/precision.h"
+#include "services/sizing/serving_plan.h"
+#include "services/sizing/sizing_model.h"
+
+namespace gpuadvisor::sizing {
+namespace {
+
+namespace v1 = ::gpuadvisor::sizing::v1;
+
+constexpr int kMaxCandidates = 96;
+// Batch jobs without concurrent_sequences run as many sequences as fit, up
+// to vLLM's default max_num_seqs.
+constexpr double kMaxBatch = 256;
+
+struct Candidate {
+  ServePlan plan;
+  Memory mem;
+  ServeSpeed speed;
+  double usable = 0;        // bytes per GPU the engine claims
+  double max_concurrency = 0;  // per replica
+  double target = 0;        // sequences per replica the workload asks for
+  bool weights_fit = false;
+  bool fits = false;
+  bool valid = false;
+};
+
+// The fastest plan: lowest inter-token latency for an endpoint, highest
+// throughput for a batch job; a tie goes to less memory.
+bool Faster(const Job& j, const Candidate& a, const Candidate& b) {
+  const double x = j.batch ? -a.plan.replicas * a.speed.output_tokens_per_second : a.speed.step_seconds;
+  const double y = j.batch ? -b.plan.replicas * b.speed.output_tokens_per_second : b.speed.step_seconds;
+  if (x < y - 1e-3 * std::fabs(y)) return true;
+  if (y < x - 1e-3 * std::fabs(x)) return false;
+  return a.mem.Total() < b.mem.Total();
+}
+
+std::string Describe(const ServePlan& p) {
+  std::string d = p.tp * p.pp == 1
+                      ? absl::StrCat(p.replicas, p.replicas == 1 ? " replica" : " replicas", " on 1 GPU each")
+                      : absl::StrCat(p.replicas, p.replicas == 1 ? " replica" : " replicas", " of TP",
+                                     p.tp, " x PP", p.pp);
+  if (p.ep > 1) absl::StrAppend(&d, " with experts over EP", p.ep);
+  absl::StrAppend(&d, ", ", static_cast<int64_t>(p.batch), " concurrent sequences per replica");
+  return d;
+}
+
+void FillPlan(const Candidate& c, v1::ParallelPlan* plan) {
+  const ServePlan& p = c.plan;
+  plan->set_data_parallel(p.replicas);
+  plan->set_tensor_parallel(p.tp);
+  plan->set_pipeline_parallel(p.pp);
+  plan->set_expert_parallel(p.ep);
+  plan->set_zero_stage(0);
+  plan->set_offload(v1::OFFLOAD_NONE);
+  plan->set_needs_nvlink(p.tp > 1);
+  plan->set_needs_fabric(p.pp > 1);
+  plan->set_replicas(p.replicas);
+  plan->set_description(Describe(p));
+  plan->set_step_seconds(c.speed.step_seconds);
+  plan->set_communication_fraction(c.speed.communication_fraction);
+}
+
+Candidate Evaluate(const Job& j, const GpuSpec& gpu, const Links& links, int gpn, double capacity,
+                   double margin_usable, ServePlan p) {
+  Candidate c;
+  c.plan = p;
+  c.valid = true;
+  const v1::FrameworkProfile& e = *j.framework;
+  p.batch = 1;
+  const Memory fixed = ServingMemory(j, p);
+  const double base = fixed.Total() - fixed.kv;
+  c.usable = e.utilization_of_free_memory()
+                 ? base + e.gpu_memory_utilization() * std::max(capacity - base, 0.0)
+                 : e.gpu_memory_utilization() * capacity;
+  c.usable = std::min(c.usable, margin_usable);
+  const double per_seq = KvBytesPerSequencePerGpu(j, p);
+  c.weights_fit = base < c.usable;
+  c.max_concurrency = c.weights_fit && per_seq > 0 ? std::floor((c.usable - base) / per_seq) : 0.0;
+  if (per_seq <= 0 && c.weights_fit) c.max_concurrency = kMaxBatch;
+  c.target = j.concurrency > 0 ? std::ceil(j.concurrency / p.replicas)
+                               : std::min(kMaxBatch, c.max_concurrency);
+  c.fits = c.weights_fit && c.target >= 1 && c.max_concurrency >= c.target;
+  p.batch = std::max(1.0, c.fits ? c.target : std::min(c.target, std::max(c.max_concurrency, 1.0)));
+  c.plan = p;
+  c.mem = ServingMemory(j, p);
+  c.speed = ServingSpeed(j, gpu, links, gpn, p);
+  return c;
+}
+
+std::string RunnerUpReason(const Job& j, const Candidate& best, const Candidate& r) {
+  if (j.batch) {
+    const double tb = best.plan.replicas * best.speed.output_tokens_per_second;
+    const double tr = r.plan.replicas * r.speed.output_tokens_per_second;
+    if (tr >= tb * 0.999) return "as fast, but needs more memory per GPU";
+    return absl::StrFormat("%.0f%% less throughput (%.0f against %.0f output tokens/s)",
+                           100.0 * (1.0 - tr / tb), tr, tb);
+  }
+  if (r.speed.step_seconds <= best.speed.step_seconds * 1.001) {
+    return "as fast, but needs more memory per GPU";
+  }
+  return absl::StrFormat("slower per token: %.1f ms against %.1f ms between tokens%s",
+                         1e3 * r.speed.step_seconds, 1e3 * best.speed.step_seconds,
+                         r.speed.communication_fraction > best.speed.communication_fraction + 0.05
+                             ? " (more time in collectives)"
+                             : (r.plan.tp < best.plan.tp ? " (fewer GPUs share the weight reads)" : ""));
+}
+
+}  // namespace
+
+void EstimateServing(const Job& j, const GpuSpec& gpu, const v1::GpuConfiguration& config,
+                     v1::ConfigurationEstimate* out) {
+  const ModelSpec& m = *j.model;
+  const int gpn = config.gpus_per_node();
+  const int nodes = config.nodes();
+  const int gpus = gpn * nodes;
+  const Links links = ResolveLinks(gpu, config);
+  const double capacity = gpu.memory_bytes;
+  const double margin_usable = capacity * (1.0 - j.vram_margin);
+  out->set_gpu_memory_bytes(static_cast<int64_t>(capacity));
+  for (const std::string& note : j.notes) out->add_notes(note);
+  if (!links.unsupported.empty()) return NotFit(links.unsupported, out);
+  if (j.tp_hint > 0 && (gpn % j.tp_hint != 0 && j.tp_hint % gpn != 0)) {
+    return NotFit(absl::StrCat("workload.parallelism.tensor_parallel: ", j.tp_hint,
+                               " does not divide the ", gpn, " GPUs of a node"),
+                  out);
+  }
+  if (j.tp_hint > gpn) {
+    return NotFit(absl::StrCat("workload.parallelism.tensor_parallel: ", j.tp_hint,
+                               " exceeds the ", gpn, " GPUs of one node"),
+                  out);
+  }
+  if (j.pp_hint > 0 && gpus % (std::max(1, j.tp_hint) * j.pp_hint) != 0) {
+    return NotFit(absl::StrCat("workload.parallelism.pipeline_parallel: ", j.pp_hint,
+                               " x tensor_parallel does not divide the ", gpus, " GPUs"),
+                  out);
+  }
+
+  // Candidates: TP inside a node, PP across nodes, EP over the TP group.
+  int tps[12], n_tp = 0, pps[12], n_pp = 0;
+  if (j.tp_hint > 0) {
+    tps[n_tp++] = j.tp_hint;
+  } else {
+    for (int tp = 1; tp <= gpn && n_tp < 12; tp *= 2) {
+      if (gpn % tp == 0) tps[n_tp++] = tp;
+    }
+  }
+  if (j.pp_hint > 0) {
+    pps[n_pp++] = j.pp_hint;
+  } else {
+    pps[n_pp++] = 1;
+    for (int pp = 2; pp <= nodes && pp <= m.layers && n_pp < 12; pp *= 2) {
+      if (nodes % pp == 0) pps[n_pp++] = pp;
+    }
+  }
+  std::array<Candidate, kMaxCandidates> cands;
+  int n = 0;
+  const int experts = m.resolved.experts();
+  for (int ti = 0; ti < n_tp; ++ti) {
+    for (int pi = 0; pi < n_pp; ++pi) {
+      const int tp = tps[ti], pp = pps[pi];
+      if (gpus % (tp * pp) != 0) continue;
+      int eps[2], n_ep = 0;
+      if (j.ep_hint > 0) {
+        if (j.ep_hint == 1 || (tp % j.ep_hint == 0 && experts % j.ep_hint == 0)) eps[n_ep++] = j.ep_hint;
+      } else {
+        eps[n_ep++] = 1;
+        if (j.moe && tp > 1 && experts % tp == 0) eps[n_ep++] = tp;
+      }
+      for (int ei = 0; ei < n_ep && n < kMaxCandidates; ++ei) {
+        ServePlan p;
+        p.tp = tp;
+        p.pp = pp;
+        p.ep = eps[ei];
+        p.replicas = gpus / (tp * pp);
+        cands[n++] = Evaluate(j, gpu, links, gpn, capacity, margin_usable, p);
+      }
+    }
+  }
+  if (n == 0) {
+    return NotFit(absl::StrCat("workload.parallelism: no serving layout matches the hints on ",
+                               gpus, " GPUs"),
+                  out);
+  }
+
+  const Candidate* best = nullptr;
+  const Candidate* runner = nullptr;
+  for (int i = 0; i < n; ++i) {
+    const Candidate& c = cands[i];
+    if (!c.fits) continue;
+    if (best == nullptr || Faster(j, c, *best)) {
+      runner = best;
+      best = &c;
+    } else if (runner == nullptr || Faster(j, c, *runner)) {
+      runner = &c;
+    }
+  }
+  const bool found = best != nullptr;
+  if (!found) {
+    // Nothing holds the requested concurrency: show the layout that holds the
+    // most sequences (or, if the weights fit nowhere, the most sharded one).
+    for (int i = 0; i < n; ++i) {
+      const Candidate& c = cands[i];
+      if (best == nullptr || c.max_concurrency > best->max_concurrency ||
+          (c.max_concurrency == best->max_concurrency && c.mem.Total() < best->mem.Total())) {
+        best = &c;
+      }
+    }
+  }
+  const Candidate& c = *best;
+  FillPlan(c, out->mutable_plan());
+  SetMemory(c.mem.weights, c.mem.grads, c.mem.optimizer, c.mem.activations, c.mem.kv,
+            c.mem.overhead, out->mutable_memory());
+  out->set_memory_margin(1.0 - c.mem.Total() / capacity);
+  if (found && runner != nullptr) {
+    FillPlan(*runner, out->mutable_runner_up());
+    out->set_runner_up_reason(RunnerUpReason(j, c, *runner));
+  }
+
+  const v1::FrameworkProfile& e = *j.framework;
+  const int shards = c.plan.tp * c.plan.pp;
+  std::string reason;
+  if (!c.weights_fit) {
+    reason = absl::StrCat("needs ", Gb(c.mem.Total() - c.mem.kv), " per GPU before any KV cache with ",
+                          shards, "-way sharding; ", gpu.name, " has ", Gb(capacity), ", of which ",
+                          e.display_name(), " claims ", Gb(c.usable), " (gpu_memory_utilization ",
+                          e.gpu_memory_utilization(), ")");
+  } else if (!found) {
+    reason = absl::StrCat("KV cache holds only ", static_cast<int64_t>(c.max_concurrency), " of the ",
+                          static_cast<int64_t>(c.target), " concurrent sequences of ",
+                          static_cast<int64_t>(j.context), " tokens per replica (",
+                          Gb(c.usable - (c.mem.Total() - c.mem.kv)), " left for KV cache per GPU)");
+  } else if (c.plan.pp > 1 && !links.fabric) {
+    reason = "pipeline stages across nodes need an inter-node fabric; this configuration has none";
+  } else if (links.max_nodes > 0 && nodes > links.max_nodes) {
+    reason = absl::StrCat("the fabric of this offer spans at most ", links.max_nodes, " nodes");
+  }
+  out->set_fits(reason.empty());
+  if (!reason.empty()) {
+    out->set_not_fit_reason(reason);
+    out->add_notes(reason);
+  }
+  if (c.weights_fit) {
+    out->add_notes(absl::StrCat("KV cache: up to ", static_cast<int64_t>(c.max_concurrency),
+                                " concurrent sequences of ", static_cast<int64_t>(j.context),
+                                " tokens per replica with ", e.display_name(),
+                                " (gpu_memory_utilization ", e.gpu_memory_utilization(), ")."));
+  }
+  if (c.plan.tp > 1 && (links.bridged_or_pcie || c.plan.tp > links.domain_size)) {
+    out->add_notes("TP over a bridged/PCIe domain: per-layer all-reduces are slow; an NVLink/NVSwitch node serves faster.");
+  }
+  if (!j.precision_note.empty()) out->add_notes(j.precision_note);
+  std::string peak_note;
+  PeakFlops(gpu, j.precision, false, &peak_note);
+  if (!peak_note.empty()) out->add_notes(peak_note);
+  if (m.kind == v1::MODEL_KIND_DIFFUSION || m.kind == v1::MODEL_KIND_ENCODER) {
+    out->add_notes("Not an autoregressive model: token rates are indicative only.");
+  }
+
+  // Outputs: per replica at its concurrency, and for the cluster.
+  const ServeSpeed& s = c.speed;
+  const int replicas = c.plan.replicas;
+  v1::ServingEstimate* se = out->mutable_serving();
+  se->set_time_to_first_token_seconds(s.ttft_seconds);
+  se->set_inter_token_latency_seconds(s.step_seconds);
+  se->set_tokens_per_second_per_user(s.step_seconds > 0 ? 1.0 / s.step_seconds : 0.0);
+  se->set_output_tokens_per_second_per_replica(s.output_tokens_per_second);
+  se->set_output_tokens_per_second(replicas * s.output_tokens_per_second);
+  se->set_requests_per_second(replicas * s.requests_per_second);
+  se->set_replicas(replicas);
+  se->set_concurrency_per_replica(static_cast<int>(c.plan.batch));
+  se->set_max_concurrency_per_replica(static_cast<int>(c.max_concurrency));
+  const ServePlan one{c.plan.tp, c.plan.pp, c.plan.ep, 1, 1};
+  const double per_seq = KvBytesPerSequencePerGpu(j, one);
+  se->set_kv_cache_capacity_tokens_per_replica(
+      per_seq > 0 ? static_cast<int64_t>(c.max_concurrency * std::min(j.context, m.sliding_window > 0 ? m.sliding_window : j.context)) : 0);
+  se->set_gpu_memory_utilization(c.usable / capacity);
+  se->set_prefill_tokens_per_second_per_replica(s.prefill_tokens_per_second);
+
+  // tokens_per_second: output tokens/s of the whole configuration, so that
+  // a batch job's requests x output_tokens / tokens_per_second = its hours.
+  out->set_tokens_per_second(se->output_tokens_per_second());
+  out->set_prefill_tokens_per_second(replicas * s.prefill_tokens_per_second);
+  std::string ignored;
+  const double peak = PeakFlops(gpu, j.precision, false, &ignored);
+  out->set_utilization(peak > 0 ? se->output_tokens_per_second() * 2.0 * m.compute_params /
+                                      (gpus * peak)
+                                : 0.0);
+  out->set_communication_fraction(s.communication_fraction);
+  out->set_goodput(1.0);
+  if (j.batch) {
+    if (j.requests > 0 && se->requests_per_second() > 0) {
+      out->set_estimated_hours(j.requests / se->requests_per_second() / 3600.0);
+    } else {
+      out->add_notes("No requests given: estimated_hours is 0.");
+    }
+  } else {
+    out->set_estimated_hours(j.serving_hours);
+  }
+}
+
+}  // namespace gpuadvisor::sizing
