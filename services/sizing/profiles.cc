@@ -32,6 +32,9 @@ absl::Status CheckFramework(const v1::FrameworkProfile& f, const std::string& pa
     if (auto s = Range(path, "training_efficiency", f.training_efficiency(), 0, 2); !s.ok()) return s;
     if (auto s = Range(path, "lora_efficiency", f.lora_efficiency(), 0, 2); !s.ok()) return s;
     if (auto s = Range(path, "moe_efficiency", f.moe_efficiency(), 0, 2); !s.ok()) return s;
+    if (f.max_zero_stage() < 0 || f.max_zero_stage() > 3) {
+      return absl::InvalidArgumentError(absl::StrCat(path, ".max_zero_stage: must be 0-3"));
+    }
     if (auto s = Range(path, "qlora_dequant_bytes_per_param", f.qlora_dequant_bytes_per_param(), 0,
                        64, false);
         !s.ok()) {
@@ -67,6 +70,8 @@ v1::FrameworkProfile Neutral(v1::JobKind job) {
   f.set_cuda_graph_bytes(0);
   f.set_decode_efficiency(1.0);
   f.set_prefill_efficiency(1.0);
+  f.set_max_zero_stage(3);
+  f.set_model_parallel(true);
   f.set_source("built-in neutral profile");
   return f;
 }

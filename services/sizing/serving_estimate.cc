@@ -30,6 +30,7 @@ struct Candidate {
   ServeSpeed speed;
   double usable = 0;        // bytes per GPU the engine claims
   double max_concurrency = 0;  // per replica
+  double kv_tokens = 0;        // KV-cache capacity of a replica, tokens
   double target = 0;        // sequences per replica the workload asks for
   bool weights_fit = false;
   bool fits = false;
@@ -81,10 +82,14 @@ Candidate Evaluate(const Job& j, const GpuSpec& gpu, const Links& links, int gpn
   p.batch = 1;
   const Memory fixed = ServingMemory(j, p);
   const double base = fixed.Total() - fixed.kv;
+  // A vram_margin the request sets is the engine's memory setting
+  // (gpu_memory_utilization = 1 - margin); else the profile's default.
   c.usable = e.utilization_of_free_memory()
                  ? base + e.gpu_memory_utilization() * std::max(capacity - base, 0.0)
                  : e.gpu_memory_utilization() * capacity;
-  c.usable = std::min(c.usable, margin_usable);
+  if (j.vram_margin_given) c.usable = margin_usable;
+  const double per_token = KvBytesPerTokenPerGpu(j, p);
+  c.kv_tokens = c.usable > base && per_token > 0 ? std::floor((c.usable - base) / per_token) : 0.0;
   const double per_seq = KvBytesPerSequencePerGpu(j, p);
   c.weights_fit = base < c.usable;
   c.max_concurrency = c.weights_fit && per_seq > 0 ? std::floor((c.usable - base) / per_seq) : 0.0;
@@ -281,10 +286,7 @@ void EstimateServing(const Job& j, const GpuSpec& gpu, const v1::GpuConfiguratio
   se->set_replicas(replicas);
   se->set_concurrency_per_replica(static_cast<int>(c.plan.batch));
   se->set_max_concurrency_per_replica(static_cast<int>(c.max_concurrency));
-  const ServePlan one{c.plan.tp, c.plan.pp, c.plan.ep, 1, 1};
-  const double per_seq = KvBytesPerSequencePerGpu(j, one);
-  se->set_kv_cache_capacity_tokens_per_replica(
-      per_seq > 0 ? static_cast<int64_t>(c.max_concurrency * std::min(j.context, m.sliding_window > 0 ? m.sliding_window : j.context)) : 0);
+  se->set_kv_cache_capacity_tokens_per_replica(static_cast<int64_t>(c.kv_tokens));
   se->set_gpu_memory_utilization(c.usable / capacity);
   se->set_prefill_tokens_per_second_per_replica(s.prefill_tokens_per_second);
 

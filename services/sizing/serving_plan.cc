@@ -31,6 +31,10 @@ double KvSplit(const Job& j, const ServePlan& p) {
 
 }  // namespace
 
+double KvBytesPerTokenPerGpu(const Job& j, const ServePlan& p) {
+  return j.kv_bytes_per_token / KvSplit(j, p);
+}
+
 double KvBytesPerSequencePerGpu(const Job& j, const ServePlan& p) {
   return ServingContext(j) * j.kv_bytes_per_token / KvSplit(j, p);
 }
@@ -105,7 +109,17 @@ ServeSpeed ServingSpeed(const Job& j, const GpuSpec& gpu, const Links& links, in
                                     j.prompt / (j.prompt + 64.0) * e.prefill_efficiency();
   const double one_prompt_rate = p.tp * peak * prefill_efficiency / j.prefill_flops_per_token;
   s.prefill_tokens_per_second = one_prompt_rate * p.pp;
-  s.ttft_seconds = j.prompt / one_prompt_rate + s.step_seconds;
+  // Time to first token at light load: the prefill produces it. Short
+  // prompts are bound by reading the weights once; every layer adds kernel
+  // latency and, under TP, two all-reduces of prompt x h.
+  double t_prefill_comm = 0;
+  if (p.tp > 1) {
+    const double bytes = j.prompt * m.hidden * 2.0;
+    t_prefill_comm = 2.0 * m.layers *
+                     (links.IntraLatency(p.tp) + AllReduceSeconds(bytes, p.tp, links.IntraBus(p.tp)));
+  }
+  s.ttft_seconds = std::max(j.prompt / one_prompt_rate, (j.dense_read_bytes + j.expert_read_bytes) / p.tp / bw) +
+                   m.layers * kPerLayerStepSeconds + t_prefill_comm;
   // A request costs its prefill plus its share of the batched decode steps.
   const double per_request = j.prompt / s.prefill_tokens_per_second + j.output * s.step_seconds / b;
   s.requests_per_second = 1.0 / per_request;

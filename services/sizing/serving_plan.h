@@ -20,6 +20,9 @@ struct ServePlan {
 // Per GPU at `p.batch` sequences of the job's context.
 Memory ServingMemory(const Job& j, const ServePlan& p);
 
+// KV-cache bytes one token takes on one GPU of the replica.
+double KvBytesPerTokenPerGpu(const Job& j, const ServePlan& p);
+
 // KV-cache bytes one sequence of the job's context takes on one GPU.
 double KvBytesPerSequencePerGpu(const Job& j, const ServePlan& p);
 

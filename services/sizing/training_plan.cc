@@ -372,9 +372,9 @@ int EnumerateTrainingPlans(const TrainContext& c, TrainPlan* out, int cap) {
       } else if (dp == 1) {
         zeros[n_zero++] = 0;
       } else if (pp > 1) {
-        zeros[n_zero++] = 1;  // Megatron's distributed optimizer
+        zeros[n_zero++] = std::min(1, j.framework->max_zero_stage());  // distributed optimizer
       } else {
-        for (int z = 0; z <= 3; ++z) zeros[n_zero++] = z;
+        for (int z = 0; z <= j.framework->max_zero_stage(); ++z) zeros[n_zero++] = z;
       }
       for (int ei = 0; ei < n_ep; ++ei) {
         if (dp % eps[ei] != 0) continue;
