@@ -1,10 +1,10 @@
 // End to end: the four real binaries on ephemeral loopback ports, the
 // embedded data, and the generated C++ stubs a client would use.
 
-#include <algorithm>
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <csignal>
 #include <string>
 
@@ -69,10 +69,17 @@ TEST_F(EndToEnd, QLoraOf70BGetsAtLeast48GBAndNever24GB) {
   ASSERT_TRUE(stub->Recommend(Deadline().get(), QLora70B(), &response).ok());
   ASSERT_THAT(response.recommendations(), Not(::testing::IsEmpty()));
   for (const gateway::v1::Recommendation& r : response.recommendations()) {
-    EXPECT_GE(r.gpu_memory_bytes(), 48'000'000'000) << r.offer().id();
-    EXPECT_NE(r.offer().gpu_model(), "RTX-4090");
-    EXPECT_NE(r.offer().gpu_model(), "L4");
-    EXPECT_NE(r.offer().gpu_model(), "A10G");
+    // One GPU holds the whole 4-bit base: at least 48 GB. Smaller GPUs are
+    // only recommended several at a time with the base sharded (FSDP-QLoRA,
+    // ZeRO-3), which the plan search may choose.
+    if (r.offer().gpus_per_node() * std::max(1, r.offer().nodes()) == 1) {
+      EXPECT_GE(r.gpu_memory_bytes(), 48'000'000'000) << r.offer().id();
+      EXPECT_NE(r.offer().gpu_model(), "RTX-4090");
+      EXPECT_NE(r.offer().gpu_model(), "L4");
+      EXPECT_NE(r.offer().gpu_model(), "A10G");
+    } else if (r.gpu_memory_bytes() < 48'000'000'000) {
+      EXPECT_EQ(r.parallel_plan().zero_stage(), 3) << r.offer().id();
+    }
     EXPECT_LE(r.memory().total_bytes(), r.gpu_memory_bytes());
     EXPECT_GT(r.cost().total_usd(), 0);
     EXPECT_GT(r.estimated_hours(), 0);
