@@ -15,6 +15,8 @@
 namespace gpuadvisor {
 
 inline constexpr int kMaxBackendMessageBytes = 64 << 20;
+inline constexpr int kKeepaliveSeconds = 10;
+inline constexpr int kKeepaliveTimeoutSeconds = 5;
 
 std::shared_ptr<grpc::Channel> BackendChannel(const std::string& target);
 

@@ -9,8 +9,11 @@
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "common/io/text_proto.h"
+#include "google/protobuf/descriptor.h"
+#include "grpc/grpc.h"
 #include "grpcpp/ext/proto_server_reflection_plugin.h"
 #include "grpcpp/health_check_service_interface.h"
+#include "grpcpp/resource_quota.h"
 #include "grpcpp/security/server_credentials.h"
 #include "grpcpp/server_builder.h"
 
@@ -24,8 +27,19 @@ absl::StatusOr<StartedServer> StartServer(const ServerOptions& options,
   StartedServer started;
   const std::string address = absl::StrCat(options.host, ":", options.port);
   builder.AddListeningPort(address, grpc::InsecureServerCredentials(), &started.port);
-  builder.SetMaxReceiveMessageSize(options.max_message_bytes);
-  builder.SetMaxSendMessageSize(options.max_message_bytes);
+  builder.SetMaxReceiveMessageSize(options.max_receive_bytes);
+  builder.SetMaxSendMessageSize(options.max_send_bytes);
+  grpc::ResourceQuota quota(absl::StrCat("server:", address));
+  quota.Resize(static_cast<size_t>(options.memory_quota_bytes));
+  quota.SetMaxThreads(options.max_threads);
+  builder.SetResourceQuota(quota);
+  builder.AddChannelArgument(GRPC_ARG_MAX_CONCURRENT_STREAMS, options.max_concurrent_streams);
+  builder.AddChannelArgument(GRPC_ARG_KEEPALIVE_TIME_MS, options.keepalive_seconds * 1000);
+  builder.AddChannelArgument(GRPC_ARG_KEEPALIVE_TIMEOUT_MS, options.keepalive_timeout_seconds * 1000);
+  builder.AddChannelArgument(GRPC_ARG_KEEPALIVE_PERMIT_WITHOUT_CALLS, 1);
+  builder.AddChannelArgument(GRPC_ARG_HTTP2_MIN_RECV_PING_INTERVAL_WITHOUT_DATA_MS,
+                             options.min_client_ping_seconds * 1000);
+  builder.AddChannelArgument(GRPC_ARG_HTTP2_MAX_PINGS_WITHOUT_DATA, 0);
   for (grpc::Service* service : services) builder.RegisterService(service);
   started.server = builder.BuildAndStart();
   if (started.server == nullptr || started.port == 0) {
@@ -41,6 +55,14 @@ void SetServing(grpc::Server& server, const std::vector<std::string>& service_na
   if (health == nullptr) return;
   for (const std::string& name : service_names) health->SetServingStatus(name, serving);
   health->SetServingStatus(serving);
+}
+
+int MethodIndex(const std::string& service, const std::string& method) {
+  const google::protobuf::ServiceDescriptor* descriptor =
+      google::protobuf::DescriptorPool::generated_pool()->FindServiceByName(service);
+  if (descriptor == nullptr) return -1;
+  const google::protobuf::MethodDescriptor* found = descriptor->FindMethodByName(method);
+  return found == nullptr ? -1 : found->index();
 }
 
 absl::Status CheckAdminToken(const grpc::ServerContext& context, const std::string& token) {

@@ -2,24 +2,41 @@
 #define GPUADVISOR_COMMON_GRPC_SERVER_H_
 
 // Starting a gRPC server the same way in every binary and test: default
-// health service (grpc.health.v1), server reflection, and the bound port.
+// health service (grpc.health.v1), server reflection, the bound port, and
+// bounded resources: a receive limit sized to the largest request the
+// server's RPCs take (see common/grpc/limits.h), a ResourceQuota (memory and
+// threads: past max_threads a call gets RESOURCE_EXHAUSTED instead of a new
+// thread), a cap on concurrent streams per connection, and keepalive (idle
+// connections are pinged; clients may ping every min_client_ping_seconds).
 
+#include <cstdint>
+#include <functional>
 #include <memory>
 #include <string>
 #include <vector>
 
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
+#include "common/status/grpc_status.h"
 #include "grpcpp/server.h"
 #include "grpcpp/server_context.h"
+#include "grpcpp/support/method_handler.h"
 #include "grpcpp/support/status.h"
+#include "grpcpp/support/sync_stream.h"
 
 namespace gpuadvisor {
 
 struct ServerOptions {
   std::string host = "127.0.0.1";  // "0.0.0.0" to listen on every interface
   int port = 0;                    // 0 lets the kernel pick a free port
-  int max_message_bytes = 64 << 20;  // catalog snapshots can be large (kMaxBackendMessageBytes)
+  int max_receive_bytes = 1 << 20;   // largest request any RPC of the server takes
+  int max_send_bytes = 64 << 20;     // catalog snapshots can be large (kMaxBackendMessageBytes)
+  int64_t memory_quota_bytes = 256 << 20;  // gRPC's own buffers (ResourceQuota)
+  int max_threads = 128;             // sync handler threads (ResourceQuota)
+  int max_concurrent_streams = 100;  // per HTTP/2 connection
+  int keepalive_seconds = 20;        // ping a connection idle this long
+  int keepalive_timeout_seconds = 10;  // and close it if the ping is not answered
+  int min_client_ping_seconds = 5;   // clients may ping this often (followers' keepalive)
 };
 
 struct StartedServer {
@@ -41,6 +58,35 @@ void SetServing(grpc::Server& server, const std::vector<std::string>& service_na
 // header is missing, kPermissionDenied when the token is wrong or no token is
 // configured (admin disabled).
 absl::Status CheckAdminToken(const grpc::ServerContext& context, const std::string& token);
+
+// Index of `method` in the generated service `service` (full proto name), for
+// Service::Mark* calls; -1 if unknown.
+int MethodIndex(const std::string& service, const std::string& method);
+
+// A handler for a unary admin method that runs `authorize` on the call's
+// metadata BEFORE the request body is read: an unauthenticated caller is
+// answered at once and its body is never buffered whole or decoded. Install
+// it from the service's constructor with
+//   MarkMethodStreamed(MethodIndex(kService, "UpdatePrices"),
+//                      AuthorizeBeforeRead<Req, Resp>(authorize, handler));
+template <typename Request, typename Response>
+grpc::internal::MethodHandler* AuthorizeBeforeRead(
+    std::function<absl::Status(const grpc::ServerContext&)> authorize,
+    std::function<grpc::Status(grpc::ServerContext*, const Request*, Response*)> handler) {
+  return new grpc::internal::StreamedUnaryHandler<Request, Response>(
+      [authorize = std::move(authorize), handler = std::move(handler)](
+          grpc::ServerContext* context, grpc::ServerUnaryStreamer<Request, Response>* stream) {
+        if (absl::Status allowed = authorize(*context); !allowed.ok()) return ToGrpcStatus(allowed);
+        Request request;
+        if (!stream->Read(&request)) {
+          return grpc::Status(grpc::StatusCode::INVALID_ARGUMENT, "request: missing or unparsable");
+        }
+        Response response;
+        grpc::Status status = handler(context, &request, &response);
+        if (status.ok()) stream->Write(response);
+        return status;
+      });
+}
 
 // Reads the admin token: the file at `path` when given (trailing whitespace
 // trimmed), else the environment variable `env_var`; empty if neither.

@@ -4,6 +4,7 @@
 
 #include "absl/flags/flag.h"
 #include "absl/strings/str_cat.h"
+#include "common/grpc/limits.h"
 
 ABSL_FLAG(std::string, host, "127.0.0.1", "Address to listen on (0.0.0.0 for all interfaces).");
 ABSL_FLAG(int, port, -1,
@@ -12,6 +13,12 @@ ABSL_FLAG(int, port, -1,
 ABSL_FLAG(int, metrics_port, -1,
           "Prometheus /metrics port; 0 picks a free port. Default: gateway 9460, catalog 9461, "
           "sizing 9462, pricing 9463.");
+
+ABSL_FLAG(int, max_receive_bytes, -1,
+          "Largest request accepted; -1 = the service's contract size (common/grpc/limits.h).");
+ABSL_FLAG(int, max_threads, 128, "Most gRPC handler threads; past it calls get RESOURCE_EXHAUSTED.");
+ABSL_FLAG(int, max_concurrent_streams, 100, "Most concurrent calls per client connection.");
+ABSL_FLAG(int, memory_quota_mb, 256, "gRPC ResourceQuota for transport buffers, in MiB.");
 
 namespace gpuadvisor {
 
@@ -26,6 +33,11 @@ ServiceMainOptions ServiceMainOptionsFromFlags(std::string name, int default_por
   options.server.port = port >= 0 ? port : default_port;
   options.metrics_port = metrics_port >= 0 ? metrics_port : default_metrics_port;
   options.health_names = std::move(health_names);
+  const int max_receive = absl::GetFlag(FLAGS_max_receive_bytes);
+  options.server.max_receive_bytes = max_receive > 0 ? max_receive : MaxRequestBytesFor(options.name.c_str());
+  options.server.max_threads = absl::GetFlag(FLAGS_max_threads);
+  options.server.max_concurrent_streams = absl::GetFlag(FLAGS_max_concurrent_streams);
+  options.server.memory_quota_bytes = int64_t{absl::GetFlag(FLAGS_memory_quota_mb)} << 20;
   return options;
 }
 

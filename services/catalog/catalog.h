@@ -27,6 +27,8 @@ namespace gpuadvisor::catalog {
 // key with the current snapshot version, so a follower knows it is current
 // even when nothing has changed since its known_version.
 inline constexpr char kWatchVersionHeader[] = "x-catalog-version";
+// Initial metadata of a watch that asked for heartbeats: the accepted interval in ms.
+inline constexpr char kWatchHeartbeatHeader[] = "x-catalog-heartbeat-ms";
 
 // Checks one GPU on its own. Errors are kInvalidArgument and name the field
 // relative to the GPU ("memory_bytes: must be > 0"); callers prefix the path.

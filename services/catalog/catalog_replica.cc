@@ -1,12 +1,116 @@
 #include "services/catalog/catalog_replica.h"
 
+#include <fcntl.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cerrno>
 #include <cstdio>
+#include <cstring>
 #include <utility>
 
+#include "absl/strings/numbers.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_split.h"
 #include "absl/time/clock.h"
 #include "common/io/text_proto.h"
+#include "services/catalog/fingerprint.h"
 
 namespace gpuadvisor::catalog {
+namespace {
+
+constexpr char kCacheMagic[] = "gpuadvisor-catalog-cache";
+
+absl::Status Errno(const std::string& what) {
+  return absl::UnavailableError(absl::StrCat(what, ": ", std::strerror(errno)));
+}
+
+// Writes `contents` to `path` durably: temp file in the same directory,
+// fsync, rename over `path`, fsync of the directory.
+absl::Status WriteFileDurably(const std::string& path, const std::string& contents) {
+  const std::string tmp = absl::StrCat(path, ".tmp.", getpid());
+  const int fd = ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+  if (fd < 0) return Errno(tmp);
+  size_t written = 0;
+  while (written < contents.size()) {
+    const ssize_t n = ::write(fd, contents.data() + written, contents.size() - written);
+    if (n < 0) {
+      if (errno == EINTR) continue;
+      const absl::Status status = Errno(tmp);
+      ::close(fd);
+      ::unlink(tmp.c_str());
+      return status;
+    }
+    written += static_cast<size_t>(n);
+  }
+  if (::fsync(fd) != 0) {
+    const absl::Status status = Errno(absl::StrCat(tmp, ": fsync"));
+    ::close(fd);
+    ::unlink(tmp.c_str());
+    return status;
+  }
+  ::close(fd);
+  if (std::rename(tmp.c_str(), path.c_str()) != 0) {
+    const absl::Status status = Errno(absl::StrCat(path, ": rename"));
+    ::unlink(tmp.c_str());
+    return status;
+  }
+  const size_t slash = path.rfind('/');
+  const std::string dir = slash == std::string::npos ? "." : (slash == 0 ? "/" : path.substr(0, slash));
+  const int dir_fd = ::open(dir.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+  if (dir_fd < 0) return Errno(dir);
+  const int synced = ::fsync(dir_fd);
+  ::close(dir_fd);
+  if (synced != 0) return Errno(absl::StrCat(dir, ": fsync"));
+  return absl::OkStatus();
+}
+
+}  // namespace
+
+std::string CatalogReplica::EncodeCache(const v1::CatalogSnapshot& snapshot) {
+  std::string body;
+  snapshot.SerializeToString(&body);
+  return absl::StrCat(kCacheMagic, " 1 offers=", snapshot.offers_size(), " gpus=", snapshot.gpus_size(),
+                      " bytes=", body.size(), " fnv1a64=", FingerprintHex(body),
+                      " version=", snapshot.version(), "\n", body);
+}
+
+absl::StatusOr<v1::CatalogSnapshot> CatalogReplica::DecodeCache(const std::string& bytes) {
+  if (bytes.empty()) return absl::DataLossError("cache: empty file");
+  const size_t newline = bytes.find('\n');
+  if (newline == std::string::npos || newline > 4096) return absl::DataLossError("cache: no header line");
+  const std::vector<std::string> fields = absl::StrSplit(bytes.substr(0, newline), ' ');
+  if (fields.size() < 6 || fields[0] != kCacheMagic || fields[1] != "1") {
+    return absl::DataLossError("cache: not a gpuadvisor catalog cache (version 1)");
+  }
+  int64_t offers = -1, gpus = -1, size = -1;
+  std::string checksum;
+  for (size_t i = 2; i < fields.size(); ++i) {
+    std::pair<std::string, std::string> kv = absl::StrSplit(fields[i], absl::MaxSplits('=', 1));
+    if (kv.first == "offers" && !absl::SimpleAtoi(kv.second, &offers)) offers = -1;
+    if (kv.first == "gpus" && !absl::SimpleAtoi(kv.second, &gpus)) gpus = -1;
+    if (kv.first == "bytes" && !absl::SimpleAtoi(kv.second, &size)) size = -1;
+    if (kv.first == "fnv1a64") checksum = kv.second;
+  }
+  if (offers < 0 || gpus < 0 || size < 0 || checksum.empty()) {
+    return absl::DataLossError("cache: header lacks offers, gpus, bytes or fnv1a64");
+  }
+  const std::string body = bytes.substr(newline + 1);
+  if (static_cast<int64_t>(body.size()) != size) {
+    return absl::DataLossError(absl::StrCat("cache: ", body.size(), " bytes after the header, expected ", size,
+                                            " (truncated or appended)"));
+  }
+  if (FingerprintHex(body) != checksum) return absl::DataLossError("cache: checksum mismatch");
+  v1::CatalogSnapshot snapshot;
+  if (!snapshot.ParseFromString(body)) return absl::DataLossError("cache: unparsable snapshot");
+  if (snapshot.offers_size() != offers || snapshot.gpus_size() != gpus) {
+    return absl::DataLossError(absl::StrCat("cache: holds ", snapshot.offers_size(), " offers and ",
+                                            snapshot.gpus_size(), " GPUs, header says ", offers, " and ",
+                                            gpus));
+  }
+  if (offers == 0) return absl::DataLossError("cache: no offers");
+  return snapshot;
+}
 
 CatalogReplica::CatalogReplica(std::unique_ptr<v1::CatalogService::StubInterface> stub,
                                Options options)
@@ -17,14 +121,19 @@ CatalogReplica::~CatalogReplica() { Stop(); }
 void CatalogReplica::Start() {
   if (!options_.cache_path.empty()) {
     absl::StatusOr<std::string> bytes = ReadFile(options_.cache_path);
-    v1::CatalogSnapshot cached;
-    if (bytes.ok() && cached.ParseFromString(*bytes)) {
-      Apply(std::move(cached), /*from_cache=*/true);
-    } else if (bytes.ok()) {
-      std::fprintf(stderr, "catalog replica: ignoring unreadable cache %s\n", options_.cache_path.c_str());
+    if (bytes.ok()) {
+      absl::StatusOr<v1::CatalogSnapshot> cached = DecodeCache(*bytes);
+      if (cached.ok()) {
+        Apply(*std::move(cached), /*from_cache=*/true);
+      } else {
+        std::fprintf(stderr, "catalog replica: ignoring cache %s: %s\n", options_.cache_path.c_str(),
+                     cached.status().ToString().c_str());
+        if (options_.on_rejected) options_.on_rejected(cached.status());
+      }
     }
   }
   follower_ = std::thread([this] { Follow(); });
+  if (options_.heartbeat_interval > absl::ZeroDuration()) watchdog_ = std::thread([this] { Watchdog(); });
 }
 
 void CatalogReplica::Stop() {
@@ -35,6 +144,7 @@ void CatalogReplica::Stop() {
     if (active_call_ != nullptr) active_call_->TryCancel();
   }
   if (follower_.joinable()) follower_.join();
+  if (watchdog_.joinable()) watchdog_.join();
 }
 
 std::shared_ptr<const Catalog> CatalogReplica::Current() const {
@@ -45,8 +155,13 @@ std::shared_ptr<const Catalog> CatalogReplica::Current() const {
 double CatalogReplica::AgeSeconds() const {
   absl::MutexLock lock(&mu_);
   if (current_ == nullptr) return -1;
-  if (connected_) return 0;
-  return absl::ToDoubleSeconds(absl::Now() - synced_at_);
+  const absl::Time now = absl::Now();
+  if (connected_) {
+    if (call_heartbeat_ <= absl::ZeroDuration()) return 0;  // no heartbeats: an open stream is current
+    const absl::Duration silent = now - last_heard_;
+    return silent <= 2 * call_heartbeat_ ? 0 : absl::ToDoubleSeconds(silent);
+  }
+  return absl::ToDoubleSeconds(now - synced_at_);
 }
 
 bool CatalogReplica::WaitUntilLoaded(absl::Duration timeout) const {
@@ -59,7 +174,7 @@ bool CatalogReplica::WaitUntilLoaded(absl::Duration timeout) const {
 
 void CatalogReplica::Apply(v1::CatalogSnapshot snapshot, bool from_cache) {
   std::string bytes;
-  if (!from_cache && !options_.cache_path.empty()) snapshot.SerializeToString(&bytes);
+  if (!from_cache && !options_.cache_path.empty()) bytes = EncodeCache(snapshot);
   const absl::Time loaded_at = absl::FromUnixSeconds(snapshot.loaded_at_unix_seconds());
   absl::StatusOr<std::shared_ptr<const Catalog>> catalog =
       Catalog::Create(std::move(snapshot));
@@ -77,8 +192,28 @@ void CatalogReplica::Apply(v1::CatalogSnapshot snapshot, bool from_cache) {
   }
   if (options_.on_snapshot) options_.on_snapshot(*catalog);
   if (!bytes.empty()) {
-    if (absl::Status s = WriteFileAtomically(options_.cache_path, bytes); !s.ok()) {
+    if (absl::Status s = WriteFileDurably(options_.cache_path, bytes); !s.ok()) {
       std::fprintf(stderr, "catalog replica: cannot write cache: %s\n", s.ToString().c_str());
+    }
+  }
+}
+
+void CatalogReplica::Watchdog() {
+  absl::MutexLock lock(&mu_);
+  const absl::Duration tick = std::min(absl::Milliseconds(100), options_.heartbeat_interval);
+  while (!stopping_) {
+    mu_.AwaitWithTimeout(absl::Condition(&stopping_), tick);
+    if (stopping_ || active_call_ == nullptr) continue;
+    // Before the server accepted the call, allow the requested interval; after,
+    // the interval it accepted. A server that sends no heartbeats is not timed.
+    const absl::Duration interval = connected_ ? call_heartbeat_ : options_.heartbeat_interval;
+    if (interval <= absl::ZeroDuration()) continue;
+    const absl::Duration silent = absl::Now() - last_heard_;
+    if (silent > options_.missed_heartbeats * interval + absl::Seconds(connected_ ? 0 : 2)) {
+      std::fprintf(stderr, "catalog replica: nothing heard from the catalog for %s; reconnecting\n",
+                   absl::FormatDuration(silent).c_str());
+      active_call_->TryCancel();
+      last_heard_ = absl::Now();  // one cancel per silence
     }
   }
 }
@@ -87,10 +222,18 @@ void CatalogReplica::Follow() {
   while (true) {
     grpc::ClientContext context;
     v1::WatchCatalogRequest request;
+    if (options_.heartbeat_interval > absl::ZeroDuration()) {
+      request.set_heartbeat_interval_millis(
+          static_cast<int32_t>(absl::ToInt64Milliseconds(options_.heartbeat_interval)));
+    }
+    absl::Time previous_heard;
     {
       absl::MutexLock lock(&mu_);
       if (stopping_) return;
       active_call_ = &context;
+      previous_heard = last_heard_;
+      last_heard_ = absl::Now();
+      call_heartbeat_ = absl::ZeroDuration();
       if (current_ != nullptr) request.set_known_version(current_->snapshot().version());
     }
     std::unique_ptr<grpc::ClientReaderInterface<v1::WatchCatalogResponse>> reader =
@@ -98,19 +241,43 @@ void CatalogReplica::Follow() {
     // The catalog service accepts a watch by sending initial metadata that
     // names its current version; a failed call returns without it.
     reader->WaitForInitialMetadata();
-    const bool accepted = context.GetServerInitialMetadata().count(kWatchVersionHeader) > 0;
+    const auto& metadata = context.GetServerInitialMetadata();
+    const bool accepted = metadata.count(kWatchVersionHeader) > 0;
+    absl::Duration heartbeat = absl::ZeroDuration();
+    if (auto it = metadata.find(kWatchHeartbeatHeader); it != metadata.end()) {
+      int64_t millis = 0;
+      if (absl::SimpleAtoi(absl::string_view(it->second.data(), it->second.size()), &millis) && millis > 0) {
+        heartbeat = absl::Milliseconds(millis);
+      }
+    }
     {
       absl::MutexLock lock(&mu_);
       connected_ = accepted;
+      call_heartbeat_ = heartbeat;
+      if (accepted) {
+        last_heard_ = absl::Now();
+      } else {
+        last_heard_ = previous_heard;
+      }
     }
     v1::WatchCatalogResponse update;
     while (accepted && reader->Read(&update)) {
-      Apply(std::move(*update.mutable_snapshot()), /*from_cache=*/false);
+      {
+        absl::MutexLock lock(&mu_);
+        last_heard_ = absl::Now();
+      }
+      if (update.has_snapshot()) Apply(std::move(*update.mutable_snapshot()), /*from_cache=*/false);
+      update.Clear();
     }
     reader->Finish();
     absl::MutexLock lock(&mu_);
-    if (connected_) synced_at_ = absl::Now();
+    if (connected_) {
+      // Current until the last message heard (with heartbeats), else until
+      // the stream ended.
+      synced_at_ = call_heartbeat_ > absl::ZeroDuration() ? last_heard_ : absl::Now();
+    }
     connected_ = false;
+    call_heartbeat_ = absl::ZeroDuration();
     active_call_ = nullptr;
     if (stopping_) return;
     mu_.AwaitWithTimeout(absl::Condition(&stopping_), options_.retry_interval);

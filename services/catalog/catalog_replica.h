@@ -6,7 +6,20 @@
 // catalog round trip; the pricing service takes each new snapshot's list
 // prices from it. When the catalog service is down the replica keeps its last
 // snapshot and reports how stale it is; with a cache file it also survives a
-// restart while the catalog service is down. Thread-safe.
+// restart while the catalog service is down.
+//
+// Staleness: the replica asks for heartbeats (Options::heartbeat_interval).
+// A stream that stays silent for `missed_heartbeats` intervals (a hung,
+// SIGSTOPped or partitioned catalog) is cancelled and re-dialled, and
+// AgeSeconds() counts from the last message heard, so the age rises within
+// seconds of a hang instead of staying 0 while a dead stream looks open.
+//
+// Cache file: a one-line header ("gpuadvisor-catalog-cache 1 offers=N gpus=G
+// bytes=B fnv1a64=H version=V") then B bytes of the binary CatalogSnapshot;
+// written to a temp file, fsync'd, renamed over the old one and the directory
+// fsync'd. A cache that is empty, cut short, fails its checksum or whose
+// offer/GPU counts differ from the header is ignored (and reported through
+// on_rejected), never served. Thread-safe.
 
 #include <atomic>
 #include <functional>
@@ -20,6 +33,7 @@
 #include "grpcpp/client_context.h"
 #include "services/catalog/catalog.h"
 #include "absl/status/status.h"
+#include "absl/status/statusor.h"
 
 namespace gpuadvisor::catalog {
 
@@ -28,6 +42,11 @@ class CatalogReplica {
   struct Options {
     std::string cache_path;  // binary CatalogSnapshot; "" = no cache
     absl::Duration retry_interval = absl::Seconds(1);  // between reconnects
+    // Heartbeats asked of the catalog (zero: none, the replica then counts an
+    // open stream as current, as before). Silence for missed_heartbeats
+    // intervals ends the stream.
+    absl::Duration heartbeat_interval = absl::Seconds(1);
+    int missed_heartbeats = 3;
     // Called from the follower thread with each accepted snapshot (also the
     // cached one at Start), and with the reason a snapshot was rejected.
     // Either may be null.
@@ -47,19 +66,27 @@ class CatalogReplica {
   std::shared_ptr<const Catalog> Current() const;
 
   // Seconds since the replica was last known to be current: 0 while the watch
-  // stream is up; -1 before any snapshot.
+  // stream is up and heard from within two heartbeat intervals; -1 before any
+  // snapshot.
   double AgeSeconds() const;
+
+  // The cache file format (see the top of this file).
+  static std::string EncodeCache(const v1::CatalogSnapshot& snapshot);
+  // kDataLoss naming what is wrong for an empty, truncated or corrupt cache.
+  static absl::StatusOr<v1::CatalogSnapshot> DecodeCache(const std::string& bytes);
 
   // True once a snapshot is held, waiting at most `timeout`.
   bool WaitUntilLoaded(absl::Duration timeout) const;
 
  private:
   void Follow();
+  void Watchdog();
   void Apply(v1::CatalogSnapshot snapshot, bool from_cache);
 
   std::unique_ptr<v1::CatalogService::StubInterface> stub_;
   const Options options_;
   std::thread follower_;
+  std::thread watchdog_;
 
   mutable absl::Mutex mu_;
   std::shared_ptr<const Catalog> current_ ABSL_GUARDED_BY(mu_);
@@ -67,6 +94,8 @@ class CatalogReplica {
   absl::Time synced_at_ ABSL_GUARDED_BY(mu_) = absl::InfinitePast();
   bool stopping_ ABSL_GUARDED_BY(mu_) = false;
   grpc::ClientContext* active_call_ ABSL_GUARDED_BY(mu_) = nullptr;
+  absl::Time last_heard_ ABSL_GUARDED_BY(mu_) = absl::InfinitePast();  // any message on the stream
+  absl::Duration call_heartbeat_ ABSL_GUARDED_BY(mu_) = absl::ZeroDuration();  // accepted by the server
 };
 
 }  // namespace gpuadvisor::catalog

@@ -7,7 +7,10 @@
 #include "absl/time/clock.h"
 #include "absl/time/time.h"
 #include "common/grpc/server.h"
+#include "prometheus/collectable.h"
+#include "prometheus/metric_family.h"
 #include "common/status/grpc_status.h"
+#include "grpcpp/impl/codegen/server_callback_handlers.h"
 
 namespace gpuadvisor::catalog {
 namespace {
@@ -18,6 +21,41 @@ grpc::Status NotLoaded() {
   return grpc::Status(grpc::StatusCode::UNAVAILABLE, "catalog not loaded yet; retry");
 }
 
+// Watch streams, read at scrape time.
+class WatchCollector final : public prometheus::Collectable {
+ public:
+  explicit WatchCollector(std::shared_ptr<const WatchHub::Stats> stats) : stats_(std::move(stats)) {}
+  std::vector<prometheus::MetricFamily> Collect() const override {
+    std::vector<prometheus::MetricFamily> families;
+    auto add = [&](const char* name, const char* help, prometheus::MetricType type, double value) {
+      prometheus::MetricFamily family;
+      family.name = name;
+      family.help = help;
+      family.type = type;
+      prometheus::ClientMetric metric;
+      if (type == prometheus::MetricType::Counter) {
+        metric.counter.value = value;
+      } else {
+        metric.gauge.value = value;
+      }
+      family.metric.push_back(std::move(metric));
+      families.push_back(std::move(family));
+    };
+    add("gpuadvisor_catalog_watchers", "Open WatchCatalog streams.", prometheus::MetricType::Gauge,
+        static_cast<double>(stats_->watchers.load()));
+    add("gpuadvisor_catalog_watchers_dropped_total",
+        "WatchCatalog streams ended with RESOURCE_EXHAUSTED because the follower stopped reading.",
+        prometheus::MetricType::Counter, static_cast<double>(stats_->dropped_slow.load()));
+    add("gpuadvisor_catalog_watchers_refused_total",
+        "WatchCatalog streams refused (watcher cap reached, shutting down, bad request).",
+        prometheus::MetricType::Counter, static_cast<double>(stats_->refused.load()));
+    return families;
+  }
+
+ private:
+  std::shared_ptr<const WatchHub::Stats> stats_;
+};
+
 }  // namespace
 
 CatalogServiceImpl::CatalogServiceImpl(CatalogStore* store, Metrics* metrics, Options options)
@@ -27,7 +65,25 @@ CatalogServiceImpl::CatalogServiceImpl(CatalogStore* store, Metrics* metrics, Op
       offers_per_provider_(prometheus::BuildGauge()
                                .Name("gpuadvisor_catalog_offers")
                                .Help("Offers in the serving catalog snapshot, by provider.")
-                               .Register(metrics->registry())) {
+                               .Register(metrics->registry())),
+      hub_(store, options_.watch) {
+  MarkMethodRawCallback(
+      MethodIndex(kService, "WatchCatalog"),
+      new grpc::internal::CallbackServerStreamingHandler<grpc::ByteBuffer, grpc::ByteBuffer>(
+          [this](grpc::CallbackServerContext* context, const grpc::ByteBuffer* request) {
+            return hub_.Open(context, request);
+          }));
+  // The admin token is checked before the request body is read.
+  MarkMethodStreamed(MethodIndex(kService, "ReloadCatalog"),
+                     AuthorizeBeforeRead<v1::ReloadCatalogRequest, v1::ReloadCatalogResponse>(
+                         [this](const grpc::ServerContext& context) {
+                           return CheckAdminToken(context, options_.admin_token);
+                         },
+                         [this](grpc::ServerContext* context, const v1::ReloadCatalogRequest* request,
+                                v1::ReloadCatalogResponse* response) {
+                           return ReloadCatalog(context, request, response);
+                         }));
+  metrics_->AddCollectable(std::make_shared<WatchCollector>(hub_.stats()));
   metrics_->InitializeMethods(kService, {{"ListGpus", "unary"}, {"ListOffers", "unary"},
                                         {"WatchCatalog", "server_stream"}, {"ReloadCatalog", "unary"}});
 }
@@ -46,6 +102,7 @@ absl::Status CatalogServiceImpl::Reload() {
 
 void CatalogServiceImpl::Shutdown() {
   shutting_down_ = true;
+  hub_.Shutdown();
   store_->Shutdown();
 }
 
@@ -68,31 +125,6 @@ grpc::Status CatalogServiceImpl::ListOffers(grpc::ServerContext*,
   absl::StatusOr<v1::ListOffersResponse> offers = catalog->ListOffers(*request);
   if (!offers.ok()) return rpc.Finish(ToGrpcStatus(offers.status()));
   *response = std::move(*offers);
-  return rpc.Finish(grpc::Status::OK);
-}
-
-grpc::Status CatalogServiceImpl::WatchCatalog(grpc::ServerContext* context,
-                                              const v1::WatchCatalogRequest* request,
-                                              grpc::ServerWriter<v1::WatchCatalogResponse>* writer) {
-  RpcScope rpc(metrics_, kService, "WatchCatalog", "server_stream");
-  std::string known = request->known_version();
-  // Accept the watch at once, naming the current version, so a follower knows
-  // it is current even when nothing has changed since its known_version.
-  std::shared_ptr<const Catalog> current = store_->Current();
-  context->AddInitialMetadata(kWatchVersionHeader, current ? current->snapshot().version() : "");
-  writer->SendInitialMetadata();
-  while (!context->IsCancelled()) {
-    std::shared_ptr<const Catalog> catalog = store_->WaitForChange(
-        known, absl::Now() + absl::Seconds(options_.watch_poll_seconds));
-    if (catalog == nullptr || catalog->snapshot().version() == known) {
-      if (shutting_down_) break;
-      continue;
-    }
-    v1::WatchCatalogResponse update;
-    *update.mutable_snapshot() = catalog->snapshot();
-    if (!writer->Write(update)) break;  // the client went away
-    known = catalog->snapshot().version();
-  }
   return rpc.Finish(grpc::Status::OK);
 }
 

@@ -3,7 +3,10 @@
 
 // gRPC adapter for gpuadvisor.catalog.v1.CatalogService over a CatalogStore.
 // Every RPC answers from one snapshot (a shared_ptr taken at the start), so no
-// call ever sees half of a reload. Thread-safe.
+// call ever sees half of a reload. WatchCatalog runs on gRPC's callback API
+// through a WatchHub (one shared encoding per version, no thread per watcher,
+// slow watchers dropped with RESOURCE_EXHAUSTED, heartbeats on request).
+// ReloadCatalog checks the admin token before it reads the request. Thread-safe.
 
 #include <atomic>
 #include <string>
@@ -13,6 +16,7 @@
 #include "prometheus/family.h"
 #include "prometheus/gauge.h"
 #include "services/catalog/catalog_store.h"
+#include "services/catalog/watch_hub.h"
 
 namespace gpuadvisor::catalog {
 
@@ -20,7 +24,8 @@ class CatalogServiceImpl final : public v1::CatalogService::Service {
  public:
   struct Options {
     std::string admin_token;  // empty disables ReloadCatalog
-    double watch_poll_seconds = 1.0;  // how often a watcher checks for cancellation
+    double watch_poll_seconds = 1.0;  // unused; kept for callers' designated initializers
+    WatchHub::Options watch;
   };
 
   // `store` and `metrics` must outlive the service.
@@ -31,15 +36,16 @@ class CatalogServiceImpl final : public v1::CatalogService::Service {
   // snapshot keeps serving and the error (file/line/field) is returned.
   absl::Status Reload();
 
-  // Wakes and ends WatchCatalog streams (before server shutdown).
+  // Ends WatchCatalog streams (before server shutdown).
   void Shutdown();
+
+  const WatchHub& watch_hub() const { return hub_; }
 
   grpc::Status ListGpus(grpc::ServerContext* context, const v1::ListGpusRequest* request,
                         v1::ListGpusResponse* response) override;
   grpc::Status ListOffers(grpc::ServerContext* context, const v1::ListOffersRequest* request,
                           v1::ListOffersResponse* response) override;
-  grpc::Status WatchCatalog(grpc::ServerContext* context, const v1::WatchCatalogRequest* request,
-                            grpc::ServerWriter<v1::WatchCatalogResponse>* writer) override;
+  // WatchCatalog is served by the WatchHub (callback API), not a sync handler.
   grpc::Status ReloadCatalog(grpc::ServerContext* context, const v1::ReloadCatalogRequest* request,
                              v1::ReloadCatalogResponse* response) override;
 
@@ -49,6 +55,7 @@ class CatalogServiceImpl final : public v1::CatalogService::Service {
   const Options options_;
   prometheus::Family<prometheus::Gauge>& offers_per_provider_;
   std::atomic<bool> shutting_down_{false};
+  WatchHub hub_;
 };
 
 }  // namespace gpuadvisor::catalog

@@ -5,13 +5,17 @@
 #include <unistd.h>
 
 #include <fstream>
+#include <future>
 #include <string>
+#include <vector>
 
 #include "absl/strings/str_cat.h"
 #include "common/grpc/server.h"
 #include "common/io/text_proto.h"
 #include "gmock/gmock.h"
 #include "grpcpp/create_channel.h"
+#include "grpcpp/generic/generic_stub.h"
+#include "grpcpp/support/byte_buffer.h"
 #include "grpcpp/security/credentials.h"
 #include "gtest/gtest.h"
 #include "tests/testing/status_matchers.h"
@@ -51,11 +55,14 @@ class CatalogServiceTest : public ::testing::Test {
     sources.offer_paths = {offers_path_};
     store_ = std::make_unique<CatalogStore>(sources);
     service_ = std::make_unique<CatalogServiceImpl>(
-        store_.get(), &metrics_, CatalogServiceImpl::Options{.admin_token = "secret", .watch_poll_seconds = 0.05});
+        store_.get(), &metrics_,
+        CatalogServiceImpl::Options{.admin_token = "secret",
+                                    .watch = {.max_watchers = 3, .slow_watcher = absl::Seconds(30)}});
     ASSERT_OK(service_->Reload());
     absl::StatusOr<StartedServer> started = StartServer(ServerOptions(), {service_.get()});
     ASSERT_OK(started);
     server_ = std::move(started->server);
+    port_ = started->port;
     stub_ = v1::CatalogService::NewStub(grpc::CreateChannel(absl::StrCat("127.0.0.1:", started->port),
                                                             grpc::InsecureChannelCredentials()));
   }
@@ -70,6 +77,7 @@ class CatalogServiceTest : public ::testing::Test {
     return stub_->ReloadCatalog(&context, v1::ReloadCatalogRequest(), response);
   }
 
+  int port_ = 0;
   std::string offers_path_;
   Metrics metrics_{"catalog"};
   std::unique_ptr<CatalogStore> store_;
@@ -141,6 +149,87 @@ TEST_F(CatalogServiceTest, WatchStreamsTheCurrentSnapshotThenEachReload) {
   ASSERT_TRUE(reader->Read(&second));
   EXPECT_EQ(second.snapshot().version(), reloaded.catalog_version());
   EXPECT_NE(second.snapshot().version(), first.snapshot().version());
+  context.TryCancel();
+}
+
+TEST_F(CatalogServiceTest, WatchMethodIndexFollowsTheProto) {
+  EXPECT_EQ(MethodIndex("gpuadvisor.catalog.v1.CatalogService", "WatchCatalog"), 2);
+  EXPECT_EQ(MethodIndex("gpuadvisor.catalog.v1.CatalogService", "ReloadCatalog"), 3);
+  EXPECT_EQ(MethodIndex("gpuadvisor.catalog.v1.CatalogService", "Nope"), -1);
+}
+
+// The token is checked before the body is read: a body that is not even a
+// valid message gets UNAUTHENTICATED, not a parse error (it is never decoded).
+TEST_F(CatalogServiceTest, ReloadChecksTheTokenBeforeReadingTheBody) {
+  auto channel = grpc::CreateChannel(absl::StrCat("127.0.0.1:", port_), grpc::InsecureChannelCredentials());
+  grpc::GenericStub stub(channel);
+  const std::string garbage(100'000, '\xff');
+  auto call = [&](const std::string& token) {
+    grpc::ClientContext context;
+    if (!token.empty()) context.AddMetadata("authorization", "Bearer " + token);
+    grpc::Slice slice(garbage);
+    grpc::ByteBuffer request(&slice, 1), response;
+    std::promise<grpc::Status> done;
+    stub.UnaryCall(&context, "/gpuadvisor.catalog.v1.CatalogService/ReloadCatalog", grpc::StubOptions(),
+                   &request, &response, [&](grpc::Status s) { done.set_value(std::move(s)); });
+    return done.get_future().get();
+  };
+  EXPECT_EQ(call("").error_code(), grpc::StatusCode::UNAUTHENTICATED);
+  EXPECT_EQ(call("wrong").error_code(), grpc::StatusCode::PERMISSION_DENIED);
+  // Authenticated, the body is read and found bad.
+  EXPECT_EQ(call("secret").error_code(), grpc::StatusCode::INVALID_ARGUMENT);
+}
+
+TEST_F(CatalogServiceTest, WatchersAreCappedAndShareOneEncodingPerVersion) {
+  std::vector<std::unique_ptr<grpc::ClientContext>> contexts;
+  std::vector<std::unique_ptr<grpc::ClientReader<v1::WatchCatalogResponse>>> readers;
+  for (int i = 0; i < 3; ++i) {
+    contexts.push_back(std::make_unique<grpc::ClientContext>());
+    readers.push_back(stub_->WatchCatalog(contexts.back().get(), v1::WatchCatalogRequest()));
+    v1::WatchCatalogResponse first;
+    ASSERT_TRUE(readers.back()->Read(&first));
+    EXPECT_EQ(first.snapshot().offers_size(), 2);
+  }
+  EXPECT_EQ(service_->watch_hub().watchers(), 3);
+  // Three watchers of one version: one encoding.
+  EXPECT_EQ(WatchHub::live_encodings(), 1);
+
+  grpc::ClientContext fourth_context;
+  auto fourth = stub_->WatchCatalog(&fourth_context, v1::WatchCatalogRequest());
+  v1::WatchCatalogResponse unused;
+  EXPECT_FALSE(fourth->Read(&unused));
+  const grpc::Status refused = fourth->Finish();
+  EXPECT_EQ(refused.error_code(), grpc::StatusCode::RESOURCE_EXHAUSTED);
+  EXPECT_THAT(refused.error_message(), HasSubstr("too many watchers"));
+
+  for (auto& context : contexts) context->TryCancel();
+  for (auto& reader : readers) reader->Finish();
+}
+
+TEST_F(CatalogServiceTest, WatchSendsHeartbeatsWhenAsked) {
+  grpc::ClientContext context;
+  v1::WatchCatalogRequest request;
+  request.set_heartbeat_interval_millis(100);
+  auto reader = stub_->WatchCatalog(&context, request);
+  reader->WaitForInitialMetadata();
+  auto header = context.GetServerInitialMetadata().find(kWatchHeartbeatHeader);
+  ASSERT_NE(header, context.GetServerInitialMetadata().end());
+  EXPECT_EQ(std::string(header->second.data(), header->second.size()), "100");
+  v1::WatchCatalogResponse first;
+  ASSERT_TRUE(reader->Read(&first));
+  EXPECT_TRUE(first.has_snapshot());
+  v1::WatchCatalogResponse beat;
+  ASSERT_TRUE(reader->Read(&beat));
+  EXPECT_FALSE(beat.has_snapshot());
+  EXPECT_GT(beat.heartbeat_unix_millis(), 0);
+  context.TryCancel();
+}
+
+TEST_F(CatalogServiceTest, WatchWithoutHeartbeatsStaysQuiet) {
+  grpc::ClientContext context;
+  auto reader = stub_->WatchCatalog(&context, v1::WatchCatalogRequest());
+  reader->WaitForInitialMetadata();
+  EXPECT_EQ(context.GetServerInitialMetadata().count(kWatchHeartbeatHeader), 0u);
   context.TryCancel();
 }
 

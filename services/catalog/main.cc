@@ -25,6 +25,10 @@
 ABSL_FLAG(int, reload_interval_seconds, 0,
           "Re-read the files this often (0 = only on ReloadCatalog); unchanged files keep the version.");
 
+ABSL_FLAG(int, max_watchers, 1000, "Most concurrent WatchCatalog streams; more get RESOURCE_EXHAUSTED.");
+ABSL_FLAG(double, watch_slow_seconds, 30,
+          "A watcher whose write has not drained for this long is dropped with RESOURCE_EXHAUSTED.");
+
 int main(int argc, char** argv) {
   gpuadvisor::BlockTerminationSignals();
   absl::ParseCommandLine(argc, argv);
@@ -35,7 +39,9 @@ int main(int argc, char** argv) {
 
   gpuadvisor::Metrics metrics("catalog");
   gpuadvisor::catalog::CatalogStore store(sources);
-  gpuadvisor::catalog::CatalogServiceImpl service(&store, &metrics, {.admin_token = *token});
+  gpuadvisor::catalog::CatalogServiceImpl service(&store, &metrics, {.admin_token = *token,
+       .watch = {.max_watchers = absl::GetFlag(FLAGS_max_watchers),
+                 .slow_watcher = absl::Seconds(absl::GetFlag(FLAGS_watch_slow_seconds))}});
   if (absl::Status loaded = service.Reload(); !loaded.ok()) {
     return gpuadvisor::FailStartup("catalog", loaded);
   }

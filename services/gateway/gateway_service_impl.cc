@@ -61,6 +61,7 @@ GatewayServiceImpl::GatewayServiceImpl(
       pricing_(std::move(pricing)),
       metrics_(metrics),
       options_(options),
+      limiter_(options.rate_limit),
       recommendations_(prometheus::BuildCounter()
                            .Name("gpuadvisor_gateway_recommendations_total")
                            .Help("Recommend calls by outcome: ok, empty (nothing qualified), error.")
@@ -132,6 +133,7 @@ grpc::Status GatewayServiceImpl::Recommend(grpc::ServerContext* context,
                                            const v1::RecommendRequest* request,
                                            v1::RecommendResponse* response) {
   RpcScope rpc(metrics_, kService, "Recommend");
+  if (grpc::Status admitted = limiter_.Admit(*context); !admitted.ok()) return rpc.Finish(admitted);
   // The cache key names the versions live now; an answer is stored only if
   // it was computed from exactly those versions.
   std::string key, catalog_version, price_book_version;
@@ -173,6 +175,7 @@ grpc::Status GatewayServiceImpl::Estimate(grpc::ServerContext* context,
                                           const v1::EstimateRequest* request,
                                           v1::EstimateResponse* response) {
   RpcScope rpc(metrics_, kService, "Estimate");
+  if (grpc::Status admitted = limiter_.Admit(*context); !admitted.ok()) return rpc.Finish(admitted);
   sizing::v1::EstimateRequest forward;
   *forward.mutable_workload() = request->workload();
   std::vector<v1::Assumption> assumptions;

@@ -21,6 +21,7 @@
 #include <string>
 
 #include "absl/time/time.h"
+#include "common/grpc/rate_limiter.h"
 #include "common/metrics/metrics.h"
 #include "gpuadvisor/gateway/v1/gateway.grpc.pb.h"
 #include "gpuadvisor/pricing/v1/pricing.grpc.pb.h"
@@ -51,6 +52,9 @@ class GatewayServiceImpl final : public v1::GatewayService::Service {
     // Start-up and data-movement overheads; must outlive the service. Null:
     // none added.
     const OverheadModel* overheads = nullptr;
+    // Per-client token bucket over every public RPC (off by default here;
+    // gateway_server turns it on with --rate_limit_per_second).
+    PeerRateLimiter::Options rate_limit;
   };
 
   // `replica` and `metrics` must outlive the service.
@@ -84,6 +88,7 @@ class GatewayServiceImpl final : public v1::GatewayService::Service {
   std::unique_ptr<pricing::v1::PricingService::StubInterface> pricing_;
   Metrics* metrics_;
   const Options options_;
+  PeerRateLimiter limiter_;
   prometheus::Family<prometheus::Counter>& recommendations_;
   prometheus::Counter& cache_hits_;
   prometheus::Counter& cache_misses_;

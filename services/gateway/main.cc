@@ -39,6 +39,9 @@ ABSL_FLAG(int, backend_timeout_ms, 2000, "Deadline for each backend call, capped
 ABSL_FLAG(std::string, data_dir, "data", "Data directory: reads <data_dir>/gateway/regions.textproto and overheads.textproto.");
 ABSL_FLAG(int, http_port, 8080, "HTTP/JSON API and web page port; 0 picks a free port, -1 turns HTTP off.");
 ABSL_FLAG(int64_t, http_max_body_bytes, 1 << 20, "Largest HTTP request body; larger ones get 413.");
+ABSL_FLAG(double, rate_limit_per_second, 100,
+          "Calls per second each client IP may make (token bucket); 0 = unlimited.");
+ABSL_FLAG(double, rate_limit_burst, 200, "Calls a client IP may make at once before the rate applies.");
 ABSL_FLAG(std::string, catalog_cache_file, "", "Where to keep the catalog replica across restarts; empty = none.");
 ABSL_FLAG(int, response_cache_entries, 4096,
           "Recommend answers kept for repeated requests, keyed by request, catalog version and "
@@ -88,7 +91,10 @@ int main(int argc, char** argv) {
        .response_cache = &response_cache,
        .price_book_version = [&prices] { return prices.Current(); },
        .region_groups = &*region_groups,
-       .overheads = &*overheads});
+       .overheads = &*overheads,
+
+       .rate_limit = {.per_second = absl::GetFlag(FLAGS_rate_limit_per_second),
+                      .burst = absl::GetFlag(FLAGS_rate_limit_burst)}});
 
   gpuadvisor::ServiceMainOptions options = gpuadvisor::ServiceMainOptionsFromFlags(
       "gateway", 50050, 9460, {"gpuadvisor.gateway.v1.GatewayService"});

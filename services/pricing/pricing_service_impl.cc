@@ -21,6 +21,18 @@ grpc::Status NotLoaded() {
 
 PricingServiceImpl::PricingServiceImpl(PriceStore* store, Metrics* metrics, Options options)
     : store_(store), metrics_(metrics), options_(std::move(options)) {
+  // The admin token is checked before the request body is read: an
+  // unauthenticated caller's (possibly huge) update is never buffered whole
+  // or decoded.
+  MarkMethodStreamed(MethodIndex(kService, "UpdatePrices"),
+                     AuthorizeBeforeRead<v1::UpdatePricesRequest, v1::UpdatePricesResponse>(
+                         [this](const grpc::ServerContext& context) {
+                           return CheckAdminToken(context, options_.admin_token);
+                         },
+                         [this](grpc::ServerContext* context, const v1::UpdatePricesRequest* request,
+                                v1::UpdatePricesResponse* response) {
+                           return UpdatePrices(context, request, response);
+                         }));
   metrics_->InitializeMethods(kService, {{"Quote", "unary"}, {"GetPriceBook", "unary"},
                                         {"UpdatePrices", "unary"}, {"WatchPrices", "server_stream"}});
 }
