@@ -212,8 +212,8 @@ void CatalogReplica::Watchdog() {
     if (silent > options_.missed_heartbeats * interval + absl::Seconds(connected_ ? 0 : 2)) {
       std::fprintf(stderr, "catalog replica: nothing heard from the catalog for %s; reconnecting\n",
                    absl::FormatDuration(silent).c_str());
-      active_call_->TryCancel();
-      last_heard_ = absl::Now();  // one cancel per silence
+      if (cancelled_call_ != active_call_) active_call_->TryCancel();  // once per call
+      cancelled_call_ = active_call_;
     }
   }
 }
@@ -231,6 +231,7 @@ void CatalogReplica::Follow() {
       absl::MutexLock lock(&mu_);
       if (stopping_) return;
       active_call_ = &context;
+      cancelled_call_ = nullptr;
       previous_heard = last_heard_;
       last_heard_ = absl::Now();
       call_heartbeat_ = absl::ZeroDuration();

@@ -94,6 +94,7 @@ class CatalogReplica {
   absl::Time synced_at_ ABSL_GUARDED_BY(mu_) = absl::InfinitePast();
   bool stopping_ ABSL_GUARDED_BY(mu_) = false;
   grpc::ClientContext* active_call_ ABSL_GUARDED_BY(mu_) = nullptr;
+  const grpc::ClientContext* cancelled_call_ ABSL_GUARDED_BY(mu_) = nullptr;  // by the watchdog
   absl::Time last_heard_ ABSL_GUARDED_BY(mu_) = absl::InfinitePast();  // any message on the stream
   absl::Duration call_heartbeat_ ABSL_GUARDED_BY(mu_) = absl::ZeroDuration();  // accepted by the server
 };

@@ -54,7 +54,7 @@ class GatewayServiceImpl final : public v1::GatewayService::Service {
     const OverheadModel* overheads = nullptr;
     // Per-client token bucket over every public RPC (off by default here;
     // gateway_server turns it on with --rate_limit_per_second).
-    PeerRateLimiter::Options rate_limit;
+    PeerRateLimiter::Options rate_limit = PeerRateLimiter::Options();
   };
 
   // `replica` and `metrics` must outlive the service.
