@@ -97,8 +97,9 @@ fi
 offers=$(grep -c '^offers {' "$DATA/catalog/offers.textproto")
 
 # --- stack ---------------------------------------------------------------------------------
-STACK_GATEWAY_ARGS=()
-[[ "$CACHE" == off ]] && STACK_GATEWAY_ARGS=(--response_cache_entries=0)
+# One client drives the whole load: lift the gateway's per-client rate limit.
+STACK_GATEWAY_ARGS=(--rate_limit_per_second=0)
+[[ "$CACHE" == off ]] && STACK_GATEWAY_ARGS+=(--response_cache_entries=0)
 export STACK_WAIT_SECONDS=${STACK_WAIT_SECONDS:-$((30 + offers / 2000))}
 start=$(date +%s.%N)
 stack_start "$BUILD_DIR" "$DATA" ephemeral "$TMP/logs"

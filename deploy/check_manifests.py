@@ -39,9 +39,13 @@ KNOWN_METRICS = {
     "gpuadvisor_data_loads_total", "gpuadvisor_data_last_load_timestamp_seconds",
     "gpuadvisor_catalog_offers", "gpuadvisor_gateway_recommendations_total",
     "gpuadvisor_gateway_catalog_age_seconds",
+    "gpuadvisor_pricing_prices_as_of_timestamp_seconds",
+    "gpuadvisor_catalog_watchers", "gpuadvisor_catalog_watchers_dropped_total",
+    "gpuadvisor_catalog_watchers_refused_total",
 }
 SERVICES = {"gateway": (50050, 9460), "catalog": (50051, 9461),
             "sizing": (50052, 9462), "pricing": (50053, 9463)}
+HEALTH_PORTS = {"gateway": 50060, "catalog": 50061, "sizing": 50062, "pricing": 50063}
 BINARIES = {"catalog_server", "sizing_server", "pricing_server", "gateway_server", "gpu-advisor"}
 
 
@@ -114,11 +118,17 @@ for name, dep in deployments.items():
         grpc_port, metrics_port = SERVICES[name]
         check(ports.get("grpc") == grpc_port and ports.get("metrics") == metrics_port,
               f"Deployment/{name}: ports grpc={grpc_port} metrics={metrics_port}")
+        health_port = HEALTH_PORTS[name]
+        check(ports.get("health") == health_port, f"Deployment/{name}: port health={health_port}")
         for probe in ("startupProbe", "readinessProbe", "livenessProbe"):
             p = c.get(probe, {})
-            check(p.get("grpc", {}).get("port") == grpc_port,
-                  f"Deployment/{name}: {probe} is a native grpc probe on {grpc_port}")
+            check(p.get("grpc", {}).get("port") == health_port,
+                  f"Deployment/{name}: {probe} is a native grpc probe on the health port {health_port}")
         args = c.get("args", [])
+        check(f"--health_port={health_port}" in args, f"Deployment/{name}: --health_port={health_port}")
+        for flag in ("--tls_cert=", "--tls_key=", "--tls_ca="):
+            check(any(a.startswith(flag) for a in args), f"Deployment/{name}: TLS on ({flag}...)")
+        check(any(a.startswith("--drain_seconds=") for a in args), f"Deployment/{name}: drains before stopping")
         check(bool(args) and args[0] == f"{name}_server", f"Deployment/{name}: runs {name}_server")
         check(f"--port={grpc_port}" in args and f"--metrics_port={metrics_port}" in args
               and "--host=0.0.0.0" in args, f"Deployment/{name}: --host/--port/--metrics_port flags")

@@ -28,6 +28,9 @@ PACKAGES=(
   nghttp2-client
   # the CLI's subcommands and flags
   libcli11-dev
+  # continuous checks: libFuzzer targets and the ASan+UBSan build (clang's
+  # runtime ships the fuzzer); openssl makes the TLS tests' certificates
+  clang openssl
   # misc
   curl ca-certificates
 )

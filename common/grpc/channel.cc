@@ -1,5 +1,9 @@
 #include "common/grpc/channel.h"
 
+#include <cstdio>
+#include <cstdlib>
+
+#include "common/grpc/tls.h"
 #include "grpc/grpc.h"
 #include "grpcpp/create_channel.h"
 #include "grpcpp/security/credentials.h"
@@ -9,7 +13,10 @@ namespace gpuadvisor {
 
 std::shared_ptr<grpc::Channel> BackendChannel(const std::string& target) {
   grpc::ChannelArguments args;
-  args.SetLoadBalancingPolicyName("round_robin");
+  // round_robin over every address, skipping backends whose grpc.health.v1
+  // status is not SERVING (client-side health checking): a backend draining
+  // before shutdown, or still loading, gets no new calls.
+  args.SetServiceConfigJSON(kBackendServiceConfig);
   args.SetMaxReceiveMessageSize(kMaxBackendMessageBytes);
   // Keepalive: a backend that stops answering (SIGSTOP, partition) is noticed
   // within kKeepaliveSeconds + kKeepaliveTimeoutSeconds, even on an idle
@@ -18,7 +25,14 @@ std::shared_ptr<grpc::Channel> BackendChannel(const std::string& target) {
   args.SetInt(GRPC_ARG_KEEPALIVE_TIMEOUT_MS, kKeepaliveTimeoutSeconds * 1000);
   args.SetInt(GRPC_ARG_KEEPALIVE_PERMIT_WITHOUT_CALLS, 1);
   args.SetInt(GRPC_ARG_HTTP2_MAX_PINGS_WITHOUT_DATA, 0);
-  return grpc::CreateCustomChannel(target, grpc::InsecureChannelCredentials(), args);
+  absl::StatusOr<std::shared_ptr<grpc::ChannelCredentials>> credentials =
+      ChannelCredentialsFor(TlsFilesFromFlags());
+  if (!credentials.ok()) {
+    // A configuration error at start-up: never fall back to plaintext.
+    std::fprintf(stderr, "backend channel to %s: %s\n", target.c_str(), credentials.status().ToString().c_str());
+    std::exit(1);
+  }
+  return grpc::CreateCustomChannel(target, *credentials, args);
 }
 
 }  // namespace gpuadvisor

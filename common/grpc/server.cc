@@ -26,7 +26,10 @@ absl::StatusOr<StartedServer> StartServer(const ServerOptions& options,
   grpc::ServerBuilder builder;
   StartedServer started;
   const std::string address = absl::StrCat(options.host, ":", options.port);
-  builder.AddListeningPort(address, grpc::InsecureServerCredentials(), &started.port);
+  absl::StatusOr<std::shared_ptr<grpc::ServerCredentials>> credentials =
+      ServerCredentialsFor(options.tls, options.client_auth);
+  if (!credentials.ok()) return credentials.status();
+  builder.AddListeningPort(address, *credentials, &started.port);
   builder.SetMaxReceiveMessageSize(options.max_receive_bytes);
   builder.SetMaxSendMessageSize(options.max_send_bytes);
   grpc::ResourceQuota quota(absl::StrCat("server:", address));

@@ -17,6 +17,7 @@
 
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
+#include "common/grpc/tls.h"
 #include "common/status/grpc_status.h"
 #include "grpcpp/server.h"
 #include "grpcpp/server_context.h"
@@ -37,6 +38,8 @@ struct ServerOptions {
   int keepalive_seconds = 20;        // ping a connection idle this long
   int keepalive_timeout_seconds = 10;  // and close it if the ping is not answered
   int min_client_ping_seconds = 5;   // clients may ping this often (followers' keepalive)
+  TlsFiles tls;                      // none: plaintext
+  ClientAuth client_auth = ClientAuth::kNone;  // with tls.ca_path
 };
 
 struct StartedServer {
@@ -46,7 +49,7 @@ struct StartedServer {
 
 // Builds and starts a server for `services`. Health starts NOT_SERVING for
 // the overall server (""); call SetServing once the data is loaded.
-// kUnavailable if the address cannot be bound.
+// kUnavailable if the address cannot be bound, kInvalidArgument for bad TLS files.
 absl::StatusOr<StartedServer> StartServer(const ServerOptions& options,
                                           const std::vector<grpc::Service*>& services);
 
@@ -63,27 +66,43 @@ absl::Status CheckAdminToken(const grpc::ServerContext& context, const std::stri
 // Service::Mark* calls; -1 if unknown.
 int MethodIndex(const std::string& service, const std::string& method);
 
-// A handler for a unary admin method that runs `authorize` on the call's
-// metadata BEFORE the request body is read: an unauthenticated caller is
-// answered at once and its body is never buffered whole or decoded. Install
-// it from the service's constructor with
+// A handler for a unary admin method that authorizes the caller BEFORE the
+// request body is read: an unauthenticated caller is answered at once and its
+// body is never buffered whole or decoded. Authorization: on a TLS connection
+// a verified client certificate (RequireVerifiedClientOnTls), then
+// `authorize` (the admin token). Every attempt, allowed or not, is written as
+// one AUDIT line naming the caller's certificate identity and the outcome.
+// Install it from the service's constructor with
 //   MarkMethodStreamed(MethodIndex(kService, "UpdatePrices"),
-//                      AuthorizeBeforeRead<Req, Resp>(authorize, handler));
+//                      AdminMethod<Req, Resp>(kService, "UpdatePrices", authorize, handler));
 template <typename Request, typename Response>
-grpc::internal::MethodHandler* AuthorizeBeforeRead(
+grpc::internal::MethodHandler* AdminMethod(
+    std::string service, std::string method,
     std::function<absl::Status(const grpc::ServerContext&)> authorize,
     std::function<grpc::Status(grpc::ServerContext*, const Request*, Response*)> handler) {
   return new grpc::internal::StreamedUnaryHandler<Request, Response>(
-      [authorize = std::move(authorize), handler = std::move(handler)](
-          grpc::ServerContext* context, grpc::ServerUnaryStreamer<Request, Response>* stream) {
-        if (absl::Status allowed = authorize(*context); !allowed.ok()) return ToGrpcStatus(allowed);
+      [service = std::move(service), method = std::move(method), authorize = std::move(authorize),
+       handler = std::move(handler)](grpc::ServerContext* context,
+                                     grpc::ServerUnaryStreamer<Request, Response>* stream) {
+        absl::Status allowed = RequireVerifiedClientOnTls(*context);
+        if (allowed.ok()) allowed = authorize(*context);
+        if (!allowed.ok()) {
+          AuditLog(service, method, *context, "denied", std::string(allowed.message()));
+          return ToGrpcStatus(allowed);
+        }
         Request request;
         if (!stream->Read(&request)) {
+          AuditLog(service, method, *context, "bad_request", "missing or unparsable request");
           return grpc::Status(grpc::StatusCode::INVALID_ARGUMENT, "request: missing or unparsable");
         }
         Response response;
         grpc::Status status = handler(context, &request, &response);
-        if (status.ok()) stream->Write(response);
+        if (status.ok()) {
+          AuditLog(service, method, *context, "ok", response.ShortDebugString().substr(0, 300));
+          stream->Write(response);
+        } else {
+          AuditLog(service, method, *context, "rejected", status.error_message().substr(0, 300));
+        }
         return status;
       });
 }

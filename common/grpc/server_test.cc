@@ -5,12 +5,15 @@
 
 #include <chrono>
 #include <condition_variable>
+#include <future>
 #include <mutex>
 #include <string>
 
 #include "absl/strings/str_cat.h"
 #include "absl/time/time.h"
+#include "common/grpc/channel.h"
 #include "common/grpc/rate_limiter.h"
+#include "absl/time/clock.h"
 #include "gmock/gmock.h"
 #include "grpcpp/create_channel.h"
 #include "grpcpp/generic/generic_stub.h"
@@ -63,6 +66,42 @@ TEST(ServerTest, RequestsOverTheReceiveLimitAreRefusedBeforeAnyHandler) {
   const grpc::Status status =
       CallRaw(server->port, "/grpc.health.v1.Health/Check", std::string(1 << 20, 'x'));
   EXPECT_EQ(status.error_code(), grpc::StatusCode::RESOURCE_EXHAUSTED) << status.error_message();
+  ShutdownServer(*server->server, 0);
+}
+
+// Backend channels check health on the client side: a backend that is not
+// SERVING (loading, or draining before shutdown) gets no calls; before, every
+// call went to it regardless.
+TEST(ServerTest, BackendChannelsSkipBackendsThatAreNotServing) {
+  absl::StatusOr<StartedServer> server = StartServer(ServerOptions(), {});
+  ASSERT_OK(server);  // starts NOT_SERVING
+  auto channel = BackendChannel(absl::StrCat("127.0.0.1:", server->port));
+  auto call = [&] {
+    grpc::GenericStub stub(channel);
+    grpc::ClientContext context;
+    context.set_deadline(std::chrono::system_clock::now() + std::chrono::seconds(5));
+    grpc::Slice slice(std::string("x"));
+    grpc::ByteBuffer request(&slice, 1), response;
+    std::promise<grpc::Status> done;
+    stub.UnaryCall(&context, "/no.Such/Method", grpc::StubOptions(), &request, &response,
+                   [&](grpc::Status s) { done.set_value(std::move(s)); });
+    return done.get_future().get().error_code();
+  };
+  // Reaching the server at all would give UNIMPLEMENTED.
+  EXPECT_EQ(call(), grpc::StatusCode::UNAVAILABLE);
+  SetServing(*server->server, {}, true);
+  grpc::StatusCode code = grpc::StatusCode::UNAVAILABLE;
+  for (int i = 0; i < 100 && code != grpc::StatusCode::UNIMPLEMENTED; ++i) {
+    code = call();
+    if (code != grpc::StatusCode::UNIMPLEMENTED) absl::SleepFor(absl::Milliseconds(50));
+  }
+  EXPECT_EQ(code, grpc::StatusCode::UNIMPLEMENTED);
+  SetServing(*server->server, {}, false);
+  for (int i = 0; i < 100 && code != grpc::StatusCode::UNAVAILABLE; ++i) {
+    code = call();
+    if (code != grpc::StatusCode::UNAVAILABLE) absl::SleepFor(absl::Milliseconds(50));
+  }
+  EXPECT_EQ(code, grpc::StatusCode::UNAVAILABLE);
   ShutdownServer(*server->server, 0);
 }
 

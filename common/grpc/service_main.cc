@@ -4,6 +4,8 @@
 
 #include "absl/flags/flag.h"
 #include "absl/strings/str_cat.h"
+#include "absl/time/clock.h"
+#include "absl/time/time.h"
 #include "common/grpc/limits.h"
 
 ABSL_FLAG(std::string, host, "127.0.0.1", "Address to listen on (0.0.0.0 for all interfaces).");
@@ -19,6 +21,13 @@ ABSL_FLAG(int, max_receive_bytes, -1,
 ABSL_FLAG(int, max_threads, 128, "Most gRPC handler threads; past it calls get RESOURCE_EXHAUSTED.");
 ABSL_FLAG(int, max_concurrent_streams, 100, "Most concurrent calls per client connection.");
 ABSL_FLAG(int, memory_quota_mb, 256, "gRPC ResourceQuota for transport buffers, in MiB.");
+ABSL_FLAG(double, drain_seconds, 0,
+          "On SIGTERM: report NOT_SERVING, keep serving this long so load balancers and "
+          "health-checking clients steer away, then stop (Kubernetes: 5-10).");
+ABSL_FLAG(int, health_port, -1,
+          "Extra plaintext port serving only grpc.health.v1, for probes that cannot speak TLS "
+          "(Kubernetes grpc probes); -1 = none, 0 = pick one.");
+ABSL_FLAG(double, shutdown_grace_seconds, 2, "After the drain, how long in-flight calls get to finish.");
 
 namespace gpuadvisor {
 
@@ -38,6 +47,16 @@ ServiceMainOptions ServiceMainOptionsFromFlags(std::string name, int default_por
   options.server.max_threads = absl::GetFlag(FLAGS_max_threads);
   options.server.max_concurrent_streams = absl::GetFlag(FLAGS_max_concurrent_streams);
   options.server.memory_quota_bytes = int64_t{absl::GetFlag(FLAGS_memory_quota_mb)} << 20;
+  options.server.tls = TlsFilesFromFlags();
+  absl::StatusOr<ClientAuth> client_auth = ClientAuthFromFlags(options.name);
+  if (client_auth.ok()) {
+    options.server.client_auth = *client_auth;
+  } else {
+    options.config_error = client_auth.status();
+  }
+  options.health_port = absl::GetFlag(FLAGS_health_port);
+  options.drain_seconds = absl::GetFlag(FLAGS_drain_seconds);
+  options.shutdown_grace_seconds = absl::GetFlag(FLAGS_shutdown_grace_seconds);
   return options;
 }
 
@@ -49,14 +68,49 @@ int FailStartup(const std::string& name, const absl::Status& status) {
 int ServeUntilSignal(const ServiceMainOptions& options, Metrics& metrics,
                      const std::vector<grpc::Service*>& services,
                      const std::function<void()>& before_shutdown) {
+  if (!options.config_error.ok()) return FailStartup(options.name, options.config_error);
   absl::StatusOr<StartedServer> server = StartServer(options.server, services);
   if (!server.ok()) return FailStartup(options.name, server.status());
+  if (!options.server.tls.enabled()) {
+    std::fprintf(stderr,
+                 "WARNING: %s serves PLAINTEXT gRPC on %s:%d (no --tls_cert/--tls_key/--tls_ca): anyone who "
+                 "can reach the port can read and forge calls, admin token included. Local use only.\n",
+                 options.name.c_str(), options.server.host.c_str(), server->port);
+  } else {
+    std::fprintf(stderr, "%s: TLS on %s:%d, client certificates %s\n", options.name.c_str(),
+                 options.server.host.c_str(), server->port,
+                 options.server.client_auth == ClientAuth::kRequire    ? "required"
+                 : options.server.client_auth == ClientAuth::kOptional ? "verified when presented"
+                                                                       : "not requested");
+  }
   absl::StatusOr<MetricsEndpoint> endpoint =
       ServeMetrics(absl::StrCat(options.server.host, ":", options.metrics_port), metrics);
   if (!endpoint.ok()) {
     ShutdownServer(*server->server, 0);
     return FailStartup(options.name, endpoint.status());
   }
+  // The plaintext health-only port mirrors the main server's health.
+  std::unique_ptr<grpc::Server> health_server;
+  if (options.health_port >= 0) {
+    ServerOptions health_options;
+    health_options.host = options.server.host;
+    health_options.port = options.health_port;
+    health_options.max_receive_bytes = 4 << 10;
+    health_options.max_threads = 8;
+    absl::StatusOr<StartedServer> health = StartServer(health_options, {});
+    if (!health.ok()) {
+      ShutdownServer(*server->server, 0);
+      (void)endpoint->exposer.release();
+      return FailStartup(options.name, health.status());
+    }
+    std::fprintf(stderr, "%s: grpc.health.v1 also on plaintext %s:%d\n", options.name.c_str(),
+                 options.server.host.c_str(), health->port);
+    health_server = std::move(health->server);
+  }
+  auto set_serving = [&](bool serving) {
+    SetServing(*server->server, options.health_names, serving);
+    if (health_server != nullptr) SetServing(*health_server, options.health_names, serving);
+  };
   std::vector<std::string> extra;
   if (options.on_started) {
     absl::StatusOr<std::vector<std::string>> started = options.on_started(*server->server);
@@ -72,14 +126,20 @@ int ServeUntilSignal(const ServiceMainOptions& options, Metrics& metrics,
   bool serving = false;
   while (true) {
     if (!serving && (!options.ready || options.ready())) {
-      SetServing(*server->server, options.health_names, true);
+      set_serving(true);
       serving = true;
     }
     if (serving ? WaitForTerminationSignal() : WaitForTerminationSignal(0.1)) break;
   }
-  SetServing(*server->server, options.health_names, false);
+  set_serving(false);
+  if (options.drain_seconds > 0) {
+    std::fprintf(stderr, "%s: NOT_SERVING; draining for %.1f s before stopping\n", options.name.c_str(),
+                 options.drain_seconds);
+    absl::SleepFor(absl::Seconds(options.drain_seconds));
+  }
   if (before_shutdown) before_shutdown();
   ShutdownServer(*server->server, options.shutdown_grace_seconds);
+  if (health_server != nullptr) ShutdownServer(*health_server, 0);
   // civetweb's stop joins threads that poll with a one-second timeout. The
   // process is about to exit and the exposer holds only a weak reference to
   // the registry, so let the OS reclaim it instead of waiting.

@@ -1,8 +1,5 @@
 #include "services/catalog/catalog_replica.h"
 
-#include <fcntl.h>
-#include <unistd.h>
-
 #include <algorithm>
 #include <cerrno>
 #include <cstdio>
@@ -13,6 +10,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_split.h"
 #include "absl/time/clock.h"
+#include "common/io/durable_file.h"
 #include "common/io/text_proto.h"
 #include "services/catalog/fingerprint.h"
 
@@ -20,50 +18,6 @@ namespace gpuadvisor::catalog {
 namespace {
 
 constexpr char kCacheMagic[] = "gpuadvisor-catalog-cache";
-
-absl::Status Errno(const std::string& what) {
-  return absl::UnavailableError(absl::StrCat(what, ": ", std::strerror(errno)));
-}
-
-// Writes `contents` to `path` durably: temp file in the same directory,
-// fsync, rename over `path`, fsync of the directory.
-absl::Status WriteFileDurably(const std::string& path, const std::string& contents) {
-  const std::string tmp = absl::StrCat(path, ".tmp.", getpid());
-  const int fd = ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
-  if (fd < 0) return Errno(tmp);
-  size_t written = 0;
-  while (written < contents.size()) {
-    const ssize_t n = ::write(fd, contents.data() + written, contents.size() - written);
-    if (n < 0) {
-      if (errno == EINTR) continue;
-      const absl::Status status = Errno(tmp);
-      ::close(fd);
-      ::unlink(tmp.c_str());
-      return status;
-    }
-    written += static_cast<size_t>(n);
-  }
-  if (::fsync(fd) != 0) {
-    const absl::Status status = Errno(absl::StrCat(tmp, ": fsync"));
-    ::close(fd);
-    ::unlink(tmp.c_str());
-    return status;
-  }
-  ::close(fd);
-  if (std::rename(tmp.c_str(), path.c_str()) != 0) {
-    const absl::Status status = Errno(absl::StrCat(path, ": rename"));
-    ::unlink(tmp.c_str());
-    return status;
-  }
-  const size_t slash = path.rfind('/');
-  const std::string dir = slash == std::string::npos ? "." : (slash == 0 ? "/" : path.substr(0, slash));
-  const int dir_fd = ::open(dir.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-  if (dir_fd < 0) return Errno(dir);
-  const int synced = ::fsync(dir_fd);
-  ::close(dir_fd);
-  if (synced != 0) return Errno(absl::StrCat(dir, ": fsync"));
-  return absl::OkStatus();
-}
 
 }  // namespace
 

@@ -75,7 +75,8 @@ CatalogServiceImpl::CatalogServiceImpl(CatalogStore* store, Metrics* metrics, Op
           }));
   // The admin token is checked before the request body is read.
   MarkMethodStreamed(MethodIndex(kService, "ReloadCatalog"),
-                     AuthorizeBeforeRead<v1::ReloadCatalogRequest, v1::ReloadCatalogResponse>(
+                     AdminMethod<v1::ReloadCatalogRequest, v1::ReloadCatalogResponse>(
+                         kService, "ReloadCatalog",
                          [this](const grpc::ServerContext& context) {
                            return CheckAdminToken(context, options_.admin_token);
                          },

@@ -4,6 +4,8 @@
 
 #include <unistd.h>
 
+#include <chrono>
+#include <cstdlib>
 #include <fstream>
 #include <future>
 #include <string>
@@ -11,6 +13,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "common/grpc/server.h"
+#include "common/grpc/tls.h"
 #include "common/io/text_proto.h"
 #include "gmock/gmock.h"
 #include "grpcpp/create_channel.h"
@@ -231,6 +234,55 @@ TEST_F(CatalogServiceTest, WatchWithoutHeartbeatsStaysQuiet) {
   reader->WaitForInitialMetadata();
   EXPECT_EQ(context.GetServerInitialMetadata().count(kWatchHeartbeatHeader), 0u);
   context.TryCancel();
+}
+
+// TLS with optional client certificates: anyone with the CA may read, but an
+// admin change needs a verified client certificate as well as the token, and
+// each attempt is written as an AUDIT line naming the certificate.
+TEST_F(CatalogServiceTest, AdminOverTlsNeedsAClientCertificateAndIsAudited) {
+  const std::string dir = absl::StrCat(::testing::TempDir(), "/catalog_tls_", getpid());
+  ASSERT_EQ(std::system(absl::StrCat("bash ", GPUADVISOR_SOURCE_DIR, "/tests/testing/make_certs.sh ", dir).c_str()), 0);
+  ServerOptions options;
+  options.tls = {dir + "/server.pem", dir + "/server.key", dir + "/ca.pem"};
+  options.client_auth = ClientAuth::kOptional;
+  absl::StatusOr<StartedServer> tls_server = StartServer(options, {service_.get()});
+  ASSERT_OK(tls_server);
+  const std::string address = absl::StrCat("127.0.0.1:", tls_server->port);
+  auto stub_with = [&](const TlsFiles& files) {
+    absl::StatusOr<std::shared_ptr<grpc::ChannelCredentials>> credentials = ChannelCredentialsFor(files);
+    EXPECT_OK(credentials);
+    return v1::CatalogService::NewStub(grpc::CreateChannel(address, *credentials));
+  };
+  auto reload = [](v1::CatalogService::Stub& stub) {
+    grpc::ClientContext context;
+    context.set_deadline(std::chrono::system_clock::now() + std::chrono::seconds(10));
+    context.AddMetadata("authorization", "Bearer secret");
+    v1::ReloadCatalogResponse response;
+    return stub.ReloadCatalog(&context, v1::ReloadCatalogRequest(), &response);
+  };
+  // Plaintext cannot talk to a TLS port.
+  auto plaintext = v1::CatalogService::NewStub(grpc::CreateChannel(address, grpc::InsecureChannelCredentials()));
+  EXPECT_EQ(reload(*plaintext).error_code(), grpc::StatusCode::UNAVAILABLE);
+  // Server-verified TLS without a client certificate: reads work, admin does not.
+  TlsFiles ca_only;
+  ca_only.ca_path = dir + "/ca.pem";
+  auto anonymous = stub_with(ca_only);
+  grpc::ClientContext list_context;
+  v1::ListGpusResponse gpus;
+  EXPECT_TRUE(anonymous->ListGpus(&list_context, v1::ListGpusRequest(), &gpus).ok());
+  ::testing::internal::CaptureStderr();
+  const grpc::Status denied = reload(*anonymous);
+  EXPECT_EQ(denied.error_code(), grpc::StatusCode::PERMISSION_DENIED);
+  EXPECT_THAT(denied.error_message(), HasSubstr("client certificate"));
+  // With the admin's certificate: allowed, and audited with its identity.
+  auto admin = stub_with({dir + "/client.pem", dir + "/client.key", dir + "/ca.pem"});
+  EXPECT_TRUE(reload(*admin).ok());
+  const std::string audit = ::testing::internal::GetCapturedStderr();
+  EXPECT_THAT(audit, HasSubstr("rpc=ReloadCatalog caller=\"unauthenticated peer"));
+  EXPECT_THAT(audit, HasSubstr("outcome=denied"));
+  EXPECT_THAT(audit, HasSubstr("caller=\"CN=admin-ops"));
+  EXPECT_THAT(audit, HasSubstr("outcome=ok"));
+  ShutdownServer(*tls_server->server, 0);
 }
 
 }  // namespace

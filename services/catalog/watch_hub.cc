@@ -67,11 +67,13 @@ class WatchHub::Watcher final : public grpc::ServerWriteReactor<grpc::ByteBuffer
   // Heartbeat, slow-watcher and drop checks, once per hub tick.
   void Tick(absl::Time now, const std::shared_ptr<const Encoded>& heartbeat) {
     absl::ReleasableMutexLock lock(&mu_);
+    if (done_) return;  // the call (and context_) is gone
     if (finished_) {
       if (!cancelled_ && now - finished_at_ > hub_->options_.slow_watcher) {
-        // Finished but not draining either: release what it holds.
+        // Finished but not draining either: release what it holds. Under
+        // the lock, so OnDone (which takes it first) cannot free the call
+        // meanwhile; gRPC runs OnCancel later, on its own thread.
         cancelled_ = true;
-        lock.Release();
         context_->TryCancel();
       }
       return;
@@ -127,6 +129,10 @@ class WatchHub::Watcher final : public grpc::ServerWriteReactor<grpc::ByteBuffer
   void OnCancel() override { Close(grpc::Status::CANCELLED); }
 
   void OnDone() override {
+    {
+      absl::MutexLock lock(&mu_);
+      done_ = true;
+    }
     hub_->Remove(this);
     Unref();
   }
@@ -157,6 +163,7 @@ class WatchHub::Watcher final : public grpc::ServerWriteReactor<grpc::ByteBuffer
   absl::Time last_write_ ABSL_GUARDED_BY(mu_) = absl::Now();
   bool finished_ ABSL_GUARDED_BY(mu_) = false;
   bool cancelled_ ABSL_GUARDED_BY(mu_) = false;
+  bool done_ ABSL_GUARDED_BY(mu_) = false;  // OnDone ran: never touch the call again
   absl::Time finished_at_ ABSL_GUARDED_BY(mu_);
 };
 

@@ -1,8 +1,8 @@
 #include "services/gateway/recommender.h"
 
 #include <algorithm>
-#include <map>
 #include <cmath>
+#include <map>
 #include <tuple>
 #include <utility>
 
@@ -539,6 +539,21 @@ absl::StatusOr<pricing::v1::QuoteRequest> RecommendationRun::ApplyEstimates(
   return quote;
 }
 
+namespace {
+
+// Whether every number ranking reads from a quote is finite (a NaN makes
+// std::sort's comparison inconsistent and the order undefined).
+bool RankableQuote(const pricing::v1::Quote& q, const sizing::v1::ConfigurationEstimate& estimate) {
+  const pricing::v1::CostBreakdown& c = q.cost();
+  for (double v : {c.total_usd(), c.usd_per_hour(), c.expected_hours(), c.compute_usd(), c.storage_usd(),
+                   c.egress_usd(), c.preemption_usd(), estimate.tokens_per_second()}) {
+    if (!std::isfinite(v)) return false;
+  }
+  return true;
+}
+
+}  // namespace
+
 absl::StatusOr<v1::RecommendResponse> RecommendationRun::Finish(
     const pricing::v1::QuoteResponse& quotes) {
   if (quotes.quotes_size() != static_cast<int>(quoted_.size())) {
@@ -553,7 +568,8 @@ absl::StatusOr<v1::RecommendResponse> RecommendationRun::Finish(
     const pricing::v1::Quote& q = quotes.quotes(candidate.quote);
     const bool over_hourly = c.max_usd_per_hour() > 0 && q.cost().usd_per_hour() > c.max_usd_per_hour();
     const bool over_total = c.max_total_usd() > 0 && q.cost().total_usd() > c.max_total_usd();
-    if (!q.priced()) {
+    if (!q.priced() || !RankableQuote(q, estimates_.estimates(candidate.config))) {
+      // A non-finite figure would break the sort's ordering: never ranked.
       Exclude(candidate.offer_index, v1::EXCLUSION_REASON_NOT_PRICED, -1, candidate_index);
     } else if (over_hourly || over_total) {
       if (over_hourly) Track(misses_, "usd_per_hour", {q.cost().usd_per_hour(), -1, candidate_index, candidate.offer_index}, true);

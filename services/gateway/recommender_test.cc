@@ -1,5 +1,7 @@
 #include "services/gateway/recommender.h"
 
+#include <cmath>
+#include <limits>
 #include <map>
 #include <string>
 
@@ -563,6 +565,44 @@ TEST(Recommender, WhatIfForTheTopAnswer) {
   for (const auto& r : response->recommendations()) {
     EXPECT_NE(r.purchase_option(), catalog::v1::PURCHASE_OPTION_RESERVED);
   }
+}
+
+}  // namespace
+}  // namespace gpuadvisor::gateway
+
+namespace gpuadvisor::gateway {
+namespace {
+
+// A NaN total used to reach std::sort and leave the ranking unsorted; now a
+// quote with any non-finite figure is excluded as not priced before the sort.
+TEST(Recommender, NonFiniteQuotesNeverReachTheRanking) {
+  std::shared_ptr<const catalog::Catalog> catalog = TestCatalog();
+  absl::StatusOr<RecommendationRun> run = RecommendationRun::Start(catalog, Training());
+  ASSERT_OK(run);
+  absl::StatusOr<pricing::v1::QuoteRequest> quote =
+      run->ApplyEstimates(Sized(run->estimate_request(), 40, *catalog));
+  ASSERT_OK(quote);
+  pricing::v1::QuoteResponse priced = Priced(*quote, *catalog);
+  ASSERT_GE(priced.quotes_size(), 3);
+  const double nan = std::numeric_limits<double>::quiet_NaN();
+  for (int i = 0; i < priced.quotes_size(); i += 2) {
+    priced.mutable_quotes(i)->mutable_cost()->set_total_usd(i % 4 == 0 ? nan : std::numeric_limits<double>::infinity());
+  }
+  absl::StatusOr<v1::RecommendResponse> response = run->Finish(priced);
+  ASSERT_OK(response);
+  ASSERT_THAT(response->recommendations(), ::testing::Not(IsEmpty()));
+  for (int i = 0; i < response->recommendations_size(); ++i) {
+    EXPECT_TRUE(std::isfinite(response->recommendations(i).cost().total_usd())) << i;
+    if (i > 0) {
+      EXPECT_LE(response->recommendations(i - 1).cost().total_usd(),
+                response->recommendations(i).cost().total_usd());
+    }
+  }
+  int not_priced = 0;
+  for (const auto& e : response->excluded()) {
+    if (e.reason() == v1::EXCLUSION_REASON_NOT_PRICED) not_priced += e.count();
+  }
+  EXPECT_GT(not_priced, 0);
 }
 
 }  // namespace

@@ -12,6 +12,8 @@
 // prices while serving, and those updates outlive catalog reloads. Prints
 // "pricing listening grpc=... metrics=..." once serving.
 
+#include <unistd.h>
+
 #include <cstdio>
 #include <memory>
 
@@ -19,12 +21,18 @@
 #include "absl/flags/parse.h"
 #include "absl/time/clock.h"
 #include "common/grpc/channel.h"
+#include "common/io/durable_file.h"
+#include "common/io/text_proto.h"
+#include "google/protobuf/text_format.h"
 #include "common/grpc/service_main.h"
 #include "services/catalog/catalog_flags.h"
 #include "services/catalog/catalog_loader.h"
 #include "services/catalog/catalog_replica.h"
 #include "services/pricing/pricing_service_impl.h"
 
+ABSL_FLAG(std::string, price_updates_file, "",
+          "Where accepted UpdatePrices are kept (text UpdatePricesRequest, written durably before an update "
+          "goes live) and re-applied from at start; empty = in memory only.");
 ABSL_FLAG(std::string, catalog_address, "",
           "Catalog service to follow for new offers and list prices; empty = the files only.");
 
@@ -49,7 +57,44 @@ int main(int argc, char** argv) {
 
   gpuadvisor::pricing::PriceStore store;
   store.Set(*book);
-  gpuadvisor::pricing::PricingServiceImpl service(&store, &metrics, {.admin_token = *token});
+
+  // Updates accepted before a restart: re-applied on top of the files'
+  // prices. An update for an offer the catalog no longer has is dropped (and
+  // said so); an unreadable file stops the start rather than lose updates.
+  const std::string updates_path = absl::GetFlag(FLAGS_price_updates_file);
+  gpuadvisor::pricing::PriceStore::Persist persist;
+  if (!updates_path.empty()) {
+    if (access(updates_path.c_str(), F_OK) == 0) {
+      gpuadvisor::pricing::v1::UpdatePricesRequest saved;
+      if (absl::Status loaded = gpuadvisor::LoadTextProtoFile(updates_path, &saved); !loaded.ok()) {
+        return gpuadvisor::FailStartup("pricing", loaded);
+      }
+      gpuadvisor::pricing::v1::UpdatePricesRequest known = saved;
+      known.clear_prices();
+      for (const auto& price : saved.prices()) {
+        if ((*book)->HasOffer(price.offer_id())) {
+          *known.add_prices() = price;
+        } else {
+          std::fprintf(stderr, "pricing: dropping the saved update of %s: not in the catalog any more\n",
+                       price.offer_id().c_str());
+        }
+      }
+      if (known.prices_size() > 0) {
+        absl::StatusOr<std::shared_ptr<const gpuadvisor::pricing::PriceBook>> replayed = store.Update(known);
+        if (!replayed.ok()) return gpuadvisor::FailStartup("pricing", replayed.status());
+        std::fprintf(stderr, "pricing: re-applied %d saved price updates from %s\n", known.prices_size(),
+                     updates_path.c_str());
+      }
+    }
+    persist = [updates_path](const gpuadvisor::pricing::v1::UpdatePricesRequest& all) {
+      std::string text;
+      google::protobuf::TextFormat::PrintToString(all, &text);
+      return gpuadvisor::WriteFileDurably(
+          updates_path, "# Accepted UpdatePrices, newest per offer (written by pricing_server).\n" + text);
+    };
+  }
+  gpuadvisor::pricing::PricingServiceImpl service(&store, &metrics,
+                                                  {.admin_token = *token, .persist = persist});
 
   // Each new catalog snapshot brings new list prices; billing rules come from
   // the file, and live updates are re-applied on top.

@@ -79,6 +79,16 @@ std::optional<FieldError> CheckAmount(const std::vector<PathElement>& base, cons
   return FieldError{Join(base, field), "must be finite and >= 0"};
 }
 
+// An hourly instance price: finite, >= 0 and plausible (kMaxUsdPerHour), so
+// no total computed from it can overflow to inf or NaN.
+std::optional<FieldError> CheckHourly(const std::vector<PathElement>& base, const char* field,
+                                      double value) {
+  if (auto e = CheckAmount(base, field, value)) return e;
+  if (value <= kMaxUsdPerHour) return std::nullopt;
+  return FieldError{Join(base, field), absl::StrCat("must be <= ", kMaxUsdPerHour,
+                                                    " (USD per instance-hour; got ", value, ")")};
+}
+
 // The provider part of an offer id "<provider>/<instance_type>/<region>".
 absl::string_view IdProvider(absl::string_view offer_id) {
   return offer_id.substr(0, std::min(offer_id.find('/'), offer_id.size()));
@@ -536,11 +546,22 @@ absl::StatusOr<std::shared_ptr<const PriceBook>> PriceBook::WithUpdates(
   for (int i = 0; i < update.prices_size(); ++i) {
     const v1::OfferPrice& price = update.prices(i);
     if (auto e = ValidatePrice(price, {{"prices", i}})) return ToStatus(*e);
+    // Operator input: also within a plausible range.
+    for (auto [field, value] : {std::pair<const char*, double>{"on_demand_usd_per_hour", price.on_demand_usd_per_hour()},
+                                {"spot_usd_per_hour", price.spot_usd_per_hour()},
+                                {"reserved_usd_per_hour", price.reserved_usd_per_hour()}}) {
+      if (auto e = CheckHourly({{"prices", i}}, field, value)) return ToStatus(*e);
+    }
     auto [it, inserted] = seen.emplace(price.offer_id(), i);
     if (!inserted) {
       return absl::InvalidArgumentError(absl::StrCat("prices[", i, "].offer_id: duplicate \"",
                                                      price.offer_id(), "\" (first at prices[",
                                                      it->second, "])"));
+    }
+    if (!offers_.contains(absl::string_view(price.offer_id()))) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("prices[", i, "].offer_id: unknown offer \"", price.offer_id(),
+                       "\" (updates may only reprice offers of the catalog)"));
     }
   }
   if (!update.prices_as_of().empty()) {
@@ -555,8 +576,8 @@ absl::StatusOr<std::shared_ptr<const PriceBook>> PriceBook::WithUpdates(
   for (const v1::OfferPrice& price : update.prices()) {
     auto it = offers_.find(absl::string_view(price.offer_id()));
     if (it == offers_.end()) {
-      *data.add_prices() = price;
-      continue;
+      // Checked above; kept as a guard.
+      return absl::InvalidArgumentError(absl::StrCat("unknown offer \"", price.offer_id(), "\""));
     }
     // Same position as in this book: offers_ points into data_.prices().
     v1::OfferPrice* target = data.mutable_prices(it->second.index);

@@ -61,6 +61,7 @@
 //    usd_per_hour   = N x p
 //    total_usd      = compute + storage + egress + preemption
 
+#include <functional>
 #include <map>
 #include <memory>
 #include <string>
@@ -84,6 +85,14 @@ namespace gpuadvisor::pricing {
 // validation here: PriceBook::Create validates.
 std::vector<gpuadvisor::pricing::v1::OfferPrice> PricesFromOffers(
     const gpuadvisor::catalog::v1::CatalogSnapshot& catalog);
+
+// The most an instance-hour may cost in any price (on-demand, spot,
+// reserved) set through UpdatePrices. The dearest offers in data/ are about
+// 114 USD per instance-hour (8-GPU nodes); 10,000 leaves two orders of
+// magnitude while keeping
+// every whole-job total (hours <= 1e6, nodes) far from overflow. A sanity
+// bound on operator input, not a fact about the market.
+inline constexpr double kMaxUsdPerHour = 10'000;
 
 // An immutable, validated price book. All methods are const and thread-safe;
 // share it through std::shared_ptr<const PriceBook>.
@@ -121,7 +130,9 @@ class PriceBook {
 
   // A new book with the update's prices applied, all or nothing: each entry
   // replaces the entry with its offer_id whole (an empty provider or
-  // gpu_model keeps the old one), unknown offer ids are added. A non-empty
+  // gpu_model keeps the old one). An offer id the book does not hold is
+  // rejected ("prices[i].offer_id: unknown offer"), as is an hourly price
+  // that is negative, not finite or above kMaxUsdPerHour. A non-empty
   // update source / prices_as_of replaces the book's. The result is
   // validated like Create (errors name "prices[i]..." of the update when the
   // entry itself is bad) and gets a new version. kInvalidArgument for an empty
@@ -131,6 +142,12 @@ class PriceBook {
 
   // Number of priced offers.
   int size() const { return data_.prices_size(); }
+
+  // When the prices were taken (prices_as_of); InfinitePast if unknown.
+  absl::Time prices_as_of() const { return prices_as_of_; }
+
+  // Whether the book prices `offer_id`.
+  bool HasOffer(absl::string_view offer_id) const { return offers_.contains(offer_id); }
 
  private:
   // Everything Quote needs about one offer, resolved once in Create.
@@ -184,12 +201,18 @@ class PriceStore {
   // the result in, all or nothing: on error (kInvalidArgument naming the
   // field) the current book stays. kUnavailable before the first Set.
   // Concurrent updates are serialized, so none is lost. Returns the new book.
+  // `persist`, when given, gets every update accepted so far including this
+  // one (newest per offer) after validation and before the swap; if it fails
+  // nothing changes and its error is returned (an update is live only once
+  // it is durable).
+  using Persist = std::function<absl::Status(const gpuadvisor::pricing::v1::UpdatePricesRequest& all)>;
   absl::StatusOr<std::shared_ptr<const PriceBook>> Update(
-      const gpuadvisor::pricing::v1::UpdatePricesRequest& update);
+      const gpuadvisor::pricing::v1::UpdatePricesRequest& update, const Persist& persist = nullptr);
 
   // Replaces the book with `base` (new list prices, e.g. from a new catalog
   // snapshot) and re-applies every update accepted so far, so live price
-  // updates survive catalog reloads. On error the current book stays.
+  // updates survive catalog reloads; updates of offers `base` no longer has
+  // are forgotten. On error the current book stays.
   absl::Status Rebase(std::shared_ptr<const PriceBook> base);
 
   // Blocks until the current book's version differs from `known_version`,

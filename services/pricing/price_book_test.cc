@@ -549,7 +549,7 @@ TEST(PricesFromOffers, CopiesIdsProvidersAndPrices) {
 
 // --- WithUpdates ------------------------------------------------------------
 
-TEST(PriceBookWithUpdates, ReplacesAndAddsAndBumpsVersion) {
+TEST(PriceBookWithUpdates, ReplacesAndBumpsVersion) {
   auto book = TestBook();
   ASSERT_NE(book, nullptr);
   v1::UpdatePricesRequest update = Parse<v1::UpdatePricesRequest>(R"pb(
@@ -560,24 +560,18 @@ TEST(PriceBookWithUpdates, ReplacesAndAddsAndBumpsVersion) {
       on_demand_usd_per_hour: 36
       spot_usd_per_hour: 12
     }
-    prices {
-      offer_id: "gcp/a3-highgpu-8g/us-central1"
-      gpu_model: "H100-SXM"
-      on_demand_usd_per_hour: 43
-    }
   )pb");
   auto next = book->WithUpdates(update);
   ASSERT_OK(next);
   const PriceBook& updated = **next;
   EXPECT_NE(updated.version(), book->version());
-  EXPECT_EQ(updated.size(), book->size() + 1);
+  EXPECT_EQ(updated.size(), book->size());
   EXPECT_EQ(updated.data().source(), "live feed");
   EXPECT_EQ(updated.data().prices_as_of(), "2026-11-30");
   // Replaced whole, but the empty provider / gpu_model keep the old values.
   EXPECT_EQ(updated.data().prices(0).provider(), "aws");
   EXPECT_EQ(updated.data().prices(0).gpu_model(), "H100-SXM");
   EXPECT_DOUBLE_EQ(updated.data().prices(0).spot_usd_per_hour(), 12);
-  EXPECT_EQ(updated.data().prices(book->size()).provider(), "gcp");
   // Quotes use the new price; the old book still serves the old one.
   v1::JobProfile job;
   job.set_restartable(true);
@@ -585,7 +579,33 @@ TEST(PriceBookWithUpdates, ReplacesAndAddsAndBumpsVersion) {
               12, 1e-12);
   EXPECT_NEAR(QuoteOne(*book, Item(kP5, 1, 1, PURCHASE_OPTION_SPOT), job).cost().usd_per_hour(), 10,
               1e-12);
-  EXPECT_TRUE(QuoteOne(updated, Item("gcp/a3-highgpu-8g/us-central1", 1, 1)).priced());
+}
+
+// Before: unknown ids were added (5,000 made-up ids grew a 130-offer book to
+// 5,130) and 1.7e308 was accepted, so totals overflowed to inf and NaN.
+TEST(PriceBookWithUpdates, RejectsUnknownOffersAndImplausiblePrices) {
+  auto book = TestBook();
+  ASSERT_NE(book, nullptr);
+  v1::UpdatePricesRequest update;
+  v1::OfferPrice* price = update.add_prices();
+  price->set_offer_id("gcp/a3-highgpu-8g/us-central1");
+  price->set_on_demand_usd_per_hour(43);
+  EXPECT_THAT(book->WithUpdates(update),
+              StatusIs(absl::StatusCode::kInvalidArgument, HasSubstr("prices[0].offer_id: unknown offer")));
+  price->set_offer_id(kP5);
+  for (double bad : {1.7e308, 10'001.0, std::numeric_limits<double>::infinity(),
+                     std::numeric_limits<double>::quiet_NaN(), -1.0}) {
+    price->set_on_demand_usd_per_hour(bad);
+    EXPECT_THAT(book->WithUpdates(update),
+                StatusIs(absl::StatusCode::kInvalidArgument, HasSubstr("prices[0].on_demand_usd_per_hour")))
+        << bad;
+  }
+  price->set_on_demand_usd_per_hour(40);
+  price->set_spot_usd_per_hour(1e300);
+  EXPECT_THAT(book->WithUpdates(update),
+              StatusIs(absl::StatusCode::kInvalidArgument, HasSubstr("prices[0].spot_usd_per_hour")));
+  price->set_spot_usd_per_hour(12);
+  EXPECT_OK(book->WithUpdates(update));
 }
 
 TEST(PriceBookWithUpdates, OneBadEntryRejectsTheWholeUpdate) {

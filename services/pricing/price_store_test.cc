@@ -175,3 +175,51 @@ TEST(PriceStore, RebaseKeepsLiveUpdatesOnTopOfNewListPrices) {
 
 }  // namespace
 }  // namespace gpuadvisor::pricing
+
+namespace gpuadvisor::pricing {
+namespace {
+
+// Before: accepted updates lived in memory only. Now a persist step sees
+// every accepted update (newest per offer) before the new book goes live,
+// and a failed persist changes nothing.
+TEST(PriceStore, UpdatesAreDurableBeforeTheyGoLive) {
+  PriceStore store;
+  store.Set(SmallBook());
+  std::vector<v1::UpdatePricesRequest> persisted;
+  auto persist = [&](const v1::UpdatePricesRequest& all) {
+    persisted.push_back(all);
+    return absl::OkStatus();
+  };
+  ASSERT_OK(store.Update(PriceUpdate("aws/a/r", 11), persist));
+  ASSERT_OK(store.Update(PriceUpdate("aws/b/r", 21), persist));
+  ASSERT_OK(store.Update(PriceUpdate("aws/a/r", 12), persist));
+  ASSERT_EQ(persisted.size(), 3u);
+  ASSERT_EQ(persisted.back().prices_size(), 2);  // newest per offer
+  EXPECT_DOUBLE_EQ(persisted.back().prices(0).on_demand_usd_per_hour(), 12);
+  EXPECT_DOUBLE_EQ(persisted.back().prices(1).on_demand_usd_per_hour(), 21);
+
+  const std::shared_ptr<const PriceBook> before = store.Current();
+  auto broken = [](const v1::UpdatePricesRequest&) { return absl::UnavailableError("disk full"); };
+  EXPECT_THAT(store.Update(PriceUpdate("aws/a/r", 13), broken),
+              StatusIs(absl::StatusCode::kUnavailable, HasSubstr("disk full")));
+  EXPECT_EQ(store.Current(), before);
+  EXPECT_DOUBLE_EQ(OnDemand(*store.Current(), 0), 12);
+}
+
+// An update of an offer a reloaded catalog no longer has is dropped on
+// rebase instead of blocking every later catalog.
+TEST(PriceStore, RebaseDropsUpdatesOfVanishedOffers) {
+  PriceStore store;
+  store.Set(SmallBook());
+  ASSERT_OK(store.Update(PriceUpdate("aws/b/r", 21)));
+  v1::PriceBook data = SmallBook()->data();
+  data.mutable_prices()->DeleteSubrange(1, 1);  // aws/b/r is gone
+  auto smaller = PriceBook::Create(data);
+  ASSERT_OK(smaller);
+  EXPECT_OK(store.Rebase(*smaller));
+  EXPECT_EQ(store.Current()->size(), 1);
+  EXPECT_FALSE(store.Current()->HasOffer("aws/b/r"));
+}
+
+}  // namespace
+}  // namespace gpuadvisor::pricing

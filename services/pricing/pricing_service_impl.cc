@@ -7,6 +7,8 @@
 #include "absl/time/time.h"
 #include "common/grpc/server.h"
 #include "common/status/grpc_status.h"
+#include "prometheus/collectable.h"
+#include "prometheus/metric_family.h"
 
 namespace gpuadvisor::pricing {
 namespace {
@@ -17,6 +19,30 @@ grpc::Status NotLoaded() {
   return grpc::Status(grpc::StatusCode::UNAVAILABLE, "price book not loaded yet; retry");
 }
 
+// gpuadvisor_pricing_prices_as_of_timestamp_seconds: when the served prices
+// were taken, read at scrape time (absent while unknown). The age of the data
+// itself, as opposed to when it was last loaded.
+class PricesAsOfCollector final : public prometheus::Collectable {
+ public:
+  explicit PricesAsOfCollector(const PriceStore* store) : store_(store) {}
+  std::vector<prometheus::MetricFamily> Collect() const override {
+    prometheus::MetricFamily family;
+    family.name = "gpuadvisor_pricing_prices_as_of_timestamp_seconds";
+    family.help = "Unix time the served prices were taken (the price book's prices_as_of).";
+    family.type = prometheus::MetricType::Gauge;
+    std::shared_ptr<const PriceBook> book = store_->Current();
+    if (book != nullptr && book->prices_as_of() != absl::InfinitePast()) {
+      prometheus::ClientMetric metric;
+      metric.gauge.value = absl::ToDoubleSeconds(book->prices_as_of() - absl::UnixEpoch());
+      family.metric.push_back(std::move(metric));
+    }
+    return {std::move(family)};
+  }
+
+ private:
+  const PriceStore* store_;
+};
+
 }  // namespace
 
 PricingServiceImpl::PricingServiceImpl(PriceStore* store, Metrics* metrics, Options options)
@@ -25,7 +51,8 @@ PricingServiceImpl::PricingServiceImpl(PriceStore* store, Metrics* metrics, Opti
   // unauthenticated caller's (possibly huge) update is never buffered whole
   // or decoded.
   MarkMethodStreamed(MethodIndex(kService, "UpdatePrices"),
-                     AuthorizeBeforeRead<v1::UpdatePricesRequest, v1::UpdatePricesResponse>(
+                     AdminMethod<v1::UpdatePricesRequest, v1::UpdatePricesResponse>(
+                         kService, "UpdatePrices",
                          [this](const grpc::ServerContext& context) {
                            return CheckAdminToken(context, options_.admin_token);
                          },
@@ -33,6 +60,7 @@ PricingServiceImpl::PricingServiceImpl(PriceStore* store, Metrics* metrics, Opti
                                 v1::UpdatePricesResponse* response) {
                            return UpdatePrices(context, request, response);
                          }));
+  metrics_->AddCollectable(std::make_shared<PricesAsOfCollector>(store_));
   metrics_->InitializeMethods(kService, {{"Quote", "unary"}, {"GetPriceBook", "unary"},
                                         {"UpdatePrices", "unary"}, {"WatchPrices", "server_stream"}});
 }
@@ -68,7 +96,7 @@ grpc::Status PricingServiceImpl::UpdatePrices(grpc::ServerContext* context,
   RpcScope rpc(metrics_, kService, "UpdatePrices");
   const absl::Status allowed = CheckAdminToken(*context, options_.admin_token);
   if (!allowed.ok()) return rpc.Finish(ToGrpcStatus(allowed));
-  absl::StatusOr<std::shared_ptr<const PriceBook>> updated = store_->Update(*request);
+  absl::StatusOr<std::shared_ptr<const PriceBook>> updated = store_->Update(*request, options_.persist);
   metrics_->DataLoaded(updated.ok(), absl::ToDoubleSeconds(absl::Now() - absl::UnixEpoch()));
   if (!updated.ok()) return rpc.Finish(ToGrpcStatus(updated.status()));
   response->set_price_book_version((*updated)->data().version());

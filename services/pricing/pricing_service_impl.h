@@ -19,6 +19,9 @@ class PricingServiceImpl final : public v1::PricingService::Service {
   struct Options {
     std::string admin_token;  // empty disables UpdatePrices
     double watch_poll_seconds = 1.0;
+    // Makes accepted UpdatePrices durable before they go live (see
+    // PriceStore::Update); null = in memory only.
+    PriceStore::Persist persist = nullptr;
   };
 
   // `store` and `metrics` must outlive the service; the store holds a book.

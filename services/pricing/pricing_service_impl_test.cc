@@ -116,5 +116,29 @@ TEST_F(PricingServiceTest, WatchSeesEachNewBook) {
   context.TryCancel();
 }
 
+TEST_F(PricingServiceTest, UpdatesOfUnknownOffersOrAbsurdPricesAreRejected) {
+  v1::UpdatePricesResponse response;
+  EXPECT_EQ(Update("secret", 1.7e308, &response).error_code(), grpc::StatusCode::INVALID_ARGUMENT);
+  grpc::ClientContext context;
+  context.AddMetadata("authorization", "Bearer secret");
+  v1::UpdatePricesRequest request;
+  request.add_prices()->set_offer_id("made/up/offer");
+  request.mutable_prices(0)->set_provider("made");
+  request.mutable_prices(0)->set_on_demand_usd_per_hour(1);
+  const grpc::Status status = stub_->UpdatePrices(&context, request, &response);
+  EXPECT_EQ(status.error_code(), grpc::StatusCode::INVALID_ARGUMENT);
+  EXPECT_THAT(status.error_message(), ::testing::HasSubstr("unknown offer"));
+  EXPECT_EQ(store_.Current()->size(), 1);  // the book did not grow
+  EXPECT_DOUBLE_EQ(QuoteOnDemandPerHour(), 2 * 55.04);
+}
+
+TEST_F(PricingServiceTest, ExportsWhenThePricesWereTaken) {
+  ASSERT_NE(store_.Current()->prices_as_of(), absl::InfinitePast());
+  const double as_of = absl::ToDoubleSeconds(store_.Current()->prices_as_of() - absl::UnixEpoch());
+  EXPECT_THAT(metrics_.Serialize(),
+              ::testing::HasSubstr(absl::StrCat("gpuadvisor_pricing_prices_as_of_timestamp_seconds ",
+                                                static_cast<int64_t>(as_of))));
+}
+
 }  // namespace
 }  // namespace gpuadvisor::pricing

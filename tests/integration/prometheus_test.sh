@@ -241,7 +241,9 @@ else
   fail "recording rule $RATIO_RULE = 0" "$(vector "$RATIO_RULE" 2>&1)"
 fi
 # A healthy stack raises no alert (all rules have been evaluated on data by now).
-active=$(alerts 2>&1)
+# GpuAdvisorPriceDataOld is about the data, not the stack: the embedded sample
+# prices age with the calendar, so it is left out here (rules_test.yml tests it).
+active=$(alerts 2>&1 | grep -v '^GpuAdvisorPriceDataOld ' || true)
 if [[ -z "$active" ]]; then
   pass "no alert pending or firing on the healthy stack"
 else
