@@ -194,10 +194,11 @@ grpc::Status GatewayServiceImpl::Estimate(grpc::ServerContext* context,
   return rpc.Finish(grpc::Status::OK);
 }
 
-grpc::Status GatewayServiceImpl::ListOffers(grpc::ServerContext*,
+grpc::Status GatewayServiceImpl::ListOffers(grpc::ServerContext* context,
                                             const catalog::v1::ListOffersRequest* request,
                                             catalog::v1::ListOffersResponse* response) {
   RpcScope rpc(metrics_, kService, "ListOffers");
+  if (grpc::Status admitted = limiter_.Admit(*context); !admitted.ok()) return rpc.Finish(admitted);
   std::shared_ptr<const catalog::Catalog> current = replica_->Current();
   if (current == nullptr) return rpc.Finish(ToGrpcStatus(NoCatalogYet()));
   absl::StatusOr<catalog::v1::ListOffersResponse> offers = current->ListOffers(*request);
@@ -206,9 +207,10 @@ grpc::Status GatewayServiceImpl::ListOffers(grpc::ServerContext*,
   return rpc.Finish(grpc::Status::OK);
 }
 
-grpc::Status GatewayServiceImpl::ListGpus(grpc::ServerContext*, const catalog::v1::ListGpusRequest*,
+grpc::Status GatewayServiceImpl::ListGpus(grpc::ServerContext* context, const catalog::v1::ListGpusRequest*,
                                           catalog::v1::ListGpusResponse* response) {
   RpcScope rpc(metrics_, kService, "ListGpus");
+  if (grpc::Status admitted = limiter_.Admit(*context); !admitted.ok()) return rpc.Finish(admitted);
   std::shared_ptr<const catalog::Catalog> current = replica_->Current();
   if (current == nullptr) return rpc.Finish(ToGrpcStatus(NoCatalogYet()));
   *response->mutable_gpus() = current->snapshot().gpus();
@@ -220,6 +222,7 @@ grpc::Status GatewayServiceImpl::ListModels(grpc::ServerContext* context,
                                             const sizing::v1::ListModelsRequest* request,
                                             sizing::v1::ListModelsResponse* response) {
   RpcScope rpc(metrics_, kService, "ListModels");
+  if (grpc::Status admitted = limiter_.Admit(*context); !admitted.ok()) return rpc.Finish(admitted);
   std::unique_ptr<grpc::ClientContext> client = BackendContext(context, options_.backend_timeout);
   const absl::Time start = absl::Now();
   const grpc::Status status = sizing_->ListModels(client.get(), *request, response);
