@@ -718,7 +718,8 @@ void RecommendationRun::AddWhatIfs(int top_index, const std::vector<int>& surviv
   const absl::flat_hash_set<int> qualifies(survivors.begin(), survivors.end());
   auto priced = [&](int index) {
     const Candidate& c = candidates_[index];
-    return c.quote >= 0 && quotes.quotes(c.quote).priced();
+    return c.quote >= 0 && quotes.quotes(c.quote).priced() &&
+           RankableQuote(quotes.quotes(c.quote), estimates_.estimates(c.config));  // no NaN into the sort
   };
   auto total_gpus = [&](const Candidate& c) { return c.offer->gpus_per_node() * c.nodes; };
   // Candidates in rank order: survivors first (already sorted), then the rest
