@@ -120,7 +120,7 @@ absl::StatusOr<std::unique_ptr<ServiceProcess>> StartServing(const std::string& 
 absl::StatusOr<std::unique_ptr<ServiceProcess>> LoneGateway(std::vector<std::string> extra) {
   std::vector<std::string> args = {"--port=0", "--metrics_port=0", "--catalog_address=127.0.0.1:1",
                                    "--sizing_address=127.0.0.1:1", "--pricing_address=127.0.0.1:1",
-                                   "--backend_timeout_ms=200", "--data_dir=" + DataDir()};
+                                   "--backend_timeout_ms=200", "--data_dir=" + DataDir(), "--http_port=-1"};
   args.insert(args.end(), extra.begin(), extra.end());
   return ServiceProcess::Start(BinaryPath("gateway", "gateway_server"), args);
 }
@@ -276,7 +276,7 @@ TEST(Hardening, HungCatalogShowsARisingReplicaAge) {
                                   {"--port=0", "--metrics_port=0",
                                    "--catalog_address=" + (*catalog)->grpc_address(),
                                    "--sizing_address=127.0.0.1:1", "--pricing_address=127.0.0.1:1",
-                                   "--data_dir=" + DataDir()});
+                                   "--data_dir=" + DataDir(), "--http_port=-1"});
   ASSERT_OK(gateway);
   ASSERT_OK(WaitForServing(Channel((*gateway)->grpc_address()), "", absl::Seconds(30)));
   const std::string age_metric = "gpuadvisor_gateway_catalog_age_seconds";
@@ -349,7 +349,7 @@ TEST(Hardening, ServicesTalkMutualTls) {
   std::vector<std::string> gateway_args = {"--port=0", "--metrics_port=0",
                                            "--catalog_address=" + (*catalog)->grpc_address(),
                                            "--sizing_address=127.0.0.1:1", "--pricing_address=127.0.0.1:1",
-                                           "--data_dir=" + DataDir()};
+                                           "--data_dir=" + DataDir(), "--http_port=-1"};
   gateway_args.insert(gateway_args.end(), tls.begin(), tls.end());
   absl::StatusOr<std::unique_ptr<ServiceProcess>> gateway =
       ServiceProcess::Start(BinaryPath("gateway", "gateway_server"), gateway_args);
