@@ -106,7 +106,7 @@ int main(int argc, char** argv) {
     http_options.host = options.server.host;
     http_options.port = absl::GetFlag(FLAGS_http_port);
     http_options.max_body_bytes = static_cast<size_t>(absl::GetFlag(FLAGS_http_max_body_bytes));
-    options.on_started = [&http, http_options, max_message_bytes = options.server.max_message_bytes](
+    options.on_started = [&http, http_options, max_message_bytes = options.server.max_send_bytes](
                              grpc::Server& server) -> absl::StatusOr<std::vector<std::string>> {
       grpc::ChannelArguments args;
       args.SetMaxReceiveMessageSize(max_message_bytes);
