@@ -69,13 +69,17 @@ const std::map<std::string, std::vector<std::string>>& Examples() {
         "--global_batch=64 --dataset_gb=5GB --max_results=3",
         "gpu-advisor recommend --request_file=docs/examples/request.json --json",
         "gpu-advisor recommend --model=llama-3.1-8b --task=lora --train_tokens=50M --seq_len=2048 "
-        "--export=skypilot"}},
+        "--export=skypilot",
+        "gpu-advisor recommend --hf_config=docs/examples/mistral-small-24b.config.json --task=inference "
+        "--context=8K --concurrency=8 --max_results=3"}},
       {"estimate",
        {"gpu-advisor estimate --model=llama-3.1-8b --task=full_finetune --train_tokens=1e9 --seq_len=4096 "
         "--gpu=H100-SXM --gpus=8",
         "gpu-advisor estimate --model=llama-3.1-70b --task=full_finetune --train_tokens=1B --seq_len=4096 "
         "--gpu=H100-SXM --gpus=8 --nodes=2 --tp=8 --zero=3 --offload=optimizer_cpu",
-        "gpu-advisor estimate --request_file=docs/examples/request.json --gpu=A100-80GB --gpus=2"}},
+        "gpu-advisor estimate --request_file=docs/examples/request.json --gpu=A100-80GB --gpus=2",
+        "gpu-advisor estimate --hf_config=docs/examples/mistral-small-24b.config.json --task=inference "
+        "--context=8K --concurrency=8 --gpu=H100-SXM"}},
       {"offers",
        {"gpu-advisor offers --gpu=H100-SXM --max_usd_per_hour=40",
         "gpu-advisor offers --min_vram=80GB --purchase=spot --page_size=20",
@@ -99,6 +103,8 @@ WalkOptions WorkloadDocs() {
   WalkOptions o;
   o.root_group = "Output";
   o.flatten = {"workload", "constraints"};
+  // The config.json text comes from a file through --hf_config, not a flag.
+  o.skip = {"workload.model.hf_config_json"};
   o.docs = {
       {"workload.task", {{}, "what the GPUs do", "Workload"}},
       {"workload.model.preset", {{"model"}, "model preset (see `gpu-advisor models`), e.g. llama-3.1-70b", ""}},
@@ -360,13 +366,29 @@ class Commands {
     return ParseJson(*text, file, request);
   }
 
+  // --hf_config: the file's text becomes workload.model.hf_config_json (the
+  // sizing service maps it, sizing/hf_config.h). A preset is not combined.
+  static absl::Status ApplyHfConfig(const std::string& file, sizing::v1::Workload* workload) {
+    if (file.empty()) return absl::OkStatus();
+    if (!workload->model().preset().empty()) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          "--hf_config: a preset is given too (\"", workload->model().preset(),
+          "\" from --model or the request file); give one of them"));
+    }
+    absl::StatusOr<std::string> text = ReadFile(file);
+    if (!text.ok()) return absl::InvalidArgumentError(absl::StrCat("--hf_config: ", text.status().message()));
+    workload->mutable_model()->set_hf_config_json(*std::move(text));
+    return absl::OkStatus();
+  }
+
   // Returns the exit code.
   // `export_format`: "" for the table (or --json), else an ExportFormat name.
-  absl::StatusOr<int> Recommend(const std::string& request_file, const ProtoFlags& flags,
-                                const std::string& export_format) {
+  absl::StatusOr<int> Recommend(const std::string& request_file, const std::string& hf_config,
+                                const ProtoFlags& flags, const std::string& export_format) {
     gw::RecommendRequest request;
     if (!request_file.empty()) RETURN_IF_ERROR(ReadRequestFile(request_file, &request));
     RETURN_IF_ERROR(flags.Apply(&request));
+    RETURN_IF_ERROR(ApplyHfConfig(hf_config, request.mutable_workload()));
     auto stub = gw::GatewayService::NewStub(Channel());
     gw::RecommendResponse response;
     RETURN_IF_ERROR(Rpc(stub->Recommend(Context().get(), request, &response)));
@@ -434,8 +456,8 @@ class Commands {
     return code;
   }
 
-  absl::StatusOr<int> Estimate(const std::string& request_file, const ProtoFlags& workload_flags,
-                               const ProtoFlags& config_flags) {
+  absl::StatusOr<int> Estimate(const std::string& request_file, const std::string& hf_config,
+                               const ProtoFlags& workload_flags, const ProtoFlags& config_flags) {
     gw::EstimateRequest request;
     if (!request_file.empty()) {
       // An EstimateRequest, or a RecommendRequest whose workload is sized.
@@ -451,6 +473,7 @@ class Commands {
       }
     }
     RETURN_IF_ERROR(workload_flags.Apply(&request));
+    RETURN_IF_ERROR(ApplyHfConfig(hf_config, request.mutable_workload()));
     std::vector<std::string> assumed;
     if (request.configurations().empty() || config_flags.WasGiven("gpu_model")) {
       sizing::v1::GpuConfiguration config;
@@ -680,6 +703,11 @@ int Main(int argc, char** argv) {
                         "a RecommendRequest in protobuf JSON; flags given as well override its fields")
       ->check(CLI::ExistingFile)
       ->group("Workload");
+  std::string hf_config;
+  constexpr char kHfConfigHelp[] =
+      "the model as its Hugging Face config.json (a file): architecture, MoE, MLA, sliding windows "
+      "and quantization_config are read from it; other model flags override it";
+  recommend->add_option("--hf_config", hf_config, kHfConfigHelp)->check(CLI::ExistingFile)->group("Model");
   recommend_flags.Add(recommend, WalkFlags(gw::RecommendRequest::descriptor(), WorkloadDocs()));
   std::string export_format;
   recommend->add_option("--export", export_format,
@@ -697,6 +725,7 @@ int Main(int argc, char** argv) {
                        "an EstimateRequest, or a RecommendRequest's workload, in protobuf JSON; flags override")
       ->check(CLI::ExistingFile)
       ->group("Workload");
+  estimate->add_option("--hf_config", hf_config, kHfConfigHelp)->check(CLI::ExistingFile)->group("Model");
   estimate_flags.Add(estimate, WalkFlags(gw::EstimateRequest::descriptor(), WorkloadDocs()));
   config_flags.Add(estimate, WalkFlags(sizing::v1::GpuConfiguration::descriptor(), ConfigurationDocs()));
   AddGlobals(estimate, &globals);
@@ -746,9 +775,9 @@ int Main(int argc, char** argv) {
 
   absl::StatusOr<int> code = 0;
   if (recommend->parsed()) {
-    code = commands.Recommend(request_file, recommend_flags, export_format);
+    code = commands.Recommend(request_file, hf_config, recommend_flags, export_format);
   } else if (estimate->parsed()) {
-    code = commands.Estimate(request_file, estimate_flags, config_flags);
+    code = commands.Estimate(request_file, hf_config, estimate_flags, config_flags);
   } else if (offers->parsed()) {
     code = commands.Offers(offer_flags);
   } else if (gpus->parsed()) {

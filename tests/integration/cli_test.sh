@@ -136,6 +136,19 @@ check "unreachable gateway under --json: a JSON error, exit 1" json 'd["error"][
 check "--gateway overrides GPUADVISOR_GATEWAY" bash -c "GPUADVISOR_GATEWAY=127.0.0.1:1 '$CLI' health --gateway=$GATEWAY_ADDR | grep -q SERVING"
 check "GPUADVISOR_GATEWAY is used" bash -c "! GPUADVISOR_GATEWAY=127.0.0.1:1 '$CLI' health --timeout_seconds=2 >/dev/null 2>&1"
 
+# --hf_config: the model from its Hugging Face config.json (resolved by sizing).
+HF=docs/examples/mistral-small-24b.config.json
+js=$("$CLI" estimate --hf_config=$HF --task=inference --context=8K --concurrency=8 --gpu=H100-SXM --json)
+check "estimate --hf_config: params computed from the config (23.57B)" \
+  json 'abs(d["model"]["params"] - 23.57e9) < 0.2e9 and d["model"]["layers"] == 40' <<<"$js"
+check "estimate --hf_config: the config text is not echoed back" json '"hfConfigJson" not in d["model"]' <<<"$js"
+err=$("$CLI" estimate --hf_config=$HF --model=llama-3.1-8b --task=inference --gpu=H100-SXM 2>&1 >/dev/null); code=$?
+check "--hf_config with a preset: exit 2 naming both" bash -c '[[ $2 == 2 ]] && grep -q -- "--hf_config: a preset is given too" <<<"$1"' _ "$err" "$code"
+printf '{"model_type": "bert", "hidden_size": 768}' >"$LOG_DIR/bert.json"
+err=$("$CLI" estimate --hf_config="$LOG_DIR/bert.json" --task=inference --gpu=H100-SXM 2>&1 >/dev/null); code=$?
+check "--hf_config of an unsupported family: exit 2 naming model_type" \
+  bash -c '[[ $2 == 2 ]] && grep -q "workload.model.hf_config_json.model_type: unsupported \"bert\"" <<<"$1"' _ "$err" "$code"
+
 # Filters that match nothing say so and do not exit 0 (3 = nothing matched;
 # 2 once the server rejects the unknown name itself).
 err=$("$CLI" offers --providers=no-such-cloud 2>&1 >/dev/null); code=$?
