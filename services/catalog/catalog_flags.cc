@@ -1,6 +1,9 @@
 #include "services/catalog/catalog_flags.h"
 
 #include "absl/flags/flag.h"
+#include "absl/strings/match.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
 #include "common/grpc/server.h"
 
 ABSL_FLAG(std::string, data_dir, "data",
@@ -16,6 +19,9 @@ ABSL_FLAG(std::string, aws_price_list_json, "",
           "Comma-separated AWS Price List offer files (AmazonEC2 <region>/index.json).");
 ABSL_FLAG(std::string, gpuhunt_csv, "",
           "Comma-separated dstack gpuhunt catalog CSVs (provider=path or .../<provider>.csv).");
+ABSL_FLAG(std::string, catalog_guards, "",
+          "CatalogGuards file for the load guards; default <data_dir>/catalog/guards.textproto, "
+          "\"none\" turns them off.");
 ABSL_FLAG(std::string, admin_token_file, "", "File holding the admin token; else $GPUADVISOR_ADMIN_TOKEN.");
 
 namespace gpuadvisor::catalog {
@@ -36,7 +42,40 @@ CatalogSources CatalogSourcesFromFlags() {
       sources.price_imports.push_back(std::move(import));
     }
   }
+  if (const std::string guards = absl::GetFlag(FLAGS_catalog_guards); !guards.empty()) {
+    sources.guards_path = guards == "none" ? "" : guards;
+  }
   return sources;
+}
+
+absl::StatusOr<CatalogSources> CheckSources(CatalogSources base,
+                                            const std::vector<std::string>& files) {
+  std::vector<std::string> offers, vast;
+  for (const std::string& file : files) {
+    const std::string name = file.substr(file.find_last_of('/') + 1);
+    if (name == "gpus.textproto") {
+      base.gpus_path = file;
+    } else if (name == "topology.textproto") {
+      base.topology_path = file;
+    } else if (name == "guards.textproto") {
+      base.guards_path = file;
+    } else if (absl::EndsWith(name, ".textproto")) {
+      offers.push_back(file);
+    } else if (absl::EndsWith(name, ".csv")) {
+      base.skypilot_csv_paths.push_back(file);
+    } else if (absl::EndsWith(name, ".json")) {
+      vast.push_back(file);
+    } else {
+      return absl::InvalidArgumentError(absl::StrCat(
+          file, ": cannot tell what it is (expected gpus/topology/guards.textproto, an offer "
+                ".textproto, a SkyPilot .csv or a Vast.ai .json)"));
+    }
+  }
+  if (!offers.empty()) base.offer_paths = offers;
+  for (auto& import : PriceImportSources("vast", absl::StrJoin(vast, ","))) {
+    base.price_imports.push_back(std::move(import));
+  }
+  return base;
 }
 
 absl::StatusOr<std::string> AdminTokenFromFlags() {

@@ -7,6 +7,7 @@
 // --aws_price_list_json, --gpuhunt_csv) and --admin_token_file. Only their main() calls these.
 
 #include <string>
+#include <vector>
 
 #include "absl/status/statusor.h"
 #include "services/catalog/catalog_loader.h"
@@ -19,6 +20,15 @@ std::string DataDirFromFlags();
 // The catalog sources named by --data_dir, --offers, --skypilot_csv and the
 // price-file flags.
 CatalogSources CatalogSourcesFromFlags();
+
+// `catalog_server --check FILES`: the sources of --data_dir and the flags,
+// with each named file taking the place of its kind, chosen by name:
+// gpus.textproto, topology.textproto, guards.textproto; other *.textproto
+// are offer files (together they replace the default offers); *.csv are
+// SkyPilot CSVs ("cloud=path" or .../<cloud>/vms.csv); *.json are Vast.ai
+// offer searches. kInvalidArgument for another extension.
+absl::StatusOr<CatalogSources> CheckSources(CatalogSources base,
+                                            const std::vector<std::string>& files);
 
 // The admin token from --admin_token_file, else $GPUADVISOR_ADMIN_TOKEN;
 // empty disables the admin RPCs.

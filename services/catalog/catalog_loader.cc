@@ -17,6 +17,8 @@
 #include "google/protobuf/io/zero_copy_stream_impl_lite.h"
 #include "google/protobuf/text_format.h"
 #include "services/catalog/catalog.h"
+#include "services/catalog/catalog_guards.h"
+#include "services/catalog/catalog_guards.h"
 #include "services/catalog/fingerprint.h"
 #include "services/catalog/gpu_name_resolver.h"
 #include "services/catalog/located_text_proto.h"
@@ -74,7 +76,13 @@ std::string SnapshotContentHash(const CatalogSnapshot& snapshot) {
   return FingerprintHex(bytes);
 }
 
-absl::StatusOr<CatalogSnapshot> LoadCatalogSnapshot(const CatalogSources& sources) {
+namespace {
+
+// The loader proper; `gpu_origins` / `offer_origins` receive "path:line" per
+// GPU and per offer ("" for offers from CSV and price files).
+absl::StatusOr<CatalogSnapshot> Load(const CatalogSources& sources,
+                                     std::vector<std::string>& gpu_origins,
+                                     std::vector<std::string>& offer_origins) {
   CatalogSnapshot snapshot;
   std::vector<std::string> source_names;
 
@@ -96,6 +104,12 @@ absl::StatusOr<CatalogSnapshot> LoadCatalogSnapshot(const CatalogSources& source
       if (absl::Status s = ValidateGpu(gpus.gpus(i)); !s.ok()) {
         return Located(sources.gpus_path, tree, list, i, s);
       }
+    }
+    for (int i = 0; i < gpus.gpus_size(); ++i) {
+      gpu_origins.push_back(absl::StrCat(sources.gpus_path, ":", LineOf(tree, list, i)));
+    }
+    for (int i = 0; i < gpus.gpus_size(); ++i) {
+      gpu_origins.push_back(absl::StrCat(sources.gpus_path, ":", LineOf(tree, list, i)));
     }
     *snapshot.mutable_gpus() = std::move(*gpus.mutable_gpus());
     source_names.push_back(sources.gpus_path);
@@ -137,6 +151,7 @@ absl::StatusOr<CatalogSnapshot> LoadCatalogSnapshot(const CatalogSources& source
                            "id: \"", offer.id(), "\" duplicates ", *first.path, ":", first.line)));
       }
       origins.push_back({&path, line});
+      offer_origins.push_back(absl::StrCat(path, ":", line));
       *snapshot.add_offers() = std::move(offer);
     }
     if (!offers.prices_as_of().empty() &&
@@ -240,7 +255,45 @@ absl::StatusOr<CatalogSnapshot> LoadCatalogSnapshot(const CatalogSources& source
     return absl::Status(check.status().code(),
                         absl::StrCat(sources.gpus_path, ": ", check.status().message()));
   }
+  // Offers from CSVs and price files come after the offer files: no line.
+  offer_origins.resize(static_cast<size_t>(snapshot.offers_size()));
   return snapshot;
+}
+
+}  // namespace
+
+absl::StatusOr<CatalogSnapshot> LoadCatalogSnapshot(const CatalogSources& sources) {
+  absl::StatusOr<LoadedCatalog> loaded = LoadCatalog(sources, LoadOptions());
+  if (!loaded.ok()) return loaded.status();
+  return std::move(loaded->snapshot);
+}
+
+absl::StatusOr<LoadedCatalog> LoadCatalog(const CatalogSources& sources,
+                                          const LoadOptions& options) {
+  std::vector<std::string> gpu_origins, offer_origins;
+  absl::StatusOr<CatalogSnapshot> snapshot = Load(sources, gpu_origins, offer_origins);
+  if (!snapshot.ok()) return snapshot.status();
+  LoadedCatalog result;
+  result.snapshot = *std::move(snapshot);
+  const GpuNameResolver resolver(result.snapshot.gpus());
+  absl::StatusOr<v1::CatalogGuards> guards = LoadCatalogGuards(sources.guards_path, resolver);
+  if (!guards.ok()) return guards.status();
+  const SnapshotOrigins origins{std::move(gpu_origins), std::move(offer_origins)};
+  GuardReport report = CheckCatalogGuards(*guards, result.snapshot, origins, options.current);
+  if (!report.errors.empty() && !options.force) {
+    constexpr size_t kShown = 50;
+    const size_t shown = std::min(report.errors.size(), kShown);
+    return absl::InvalidArgumentError(absl::StrCat(
+        "load guards rejected the catalog (", report.errors.size(),
+        " finding(s); a forced reload accepts it):\n",
+        absl::StrJoin(report.errors.begin(), report.errors.begin() + static_cast<long>(shown), "\n"),
+        report.errors.size() > shown ? "\n..." : ""));
+  }
+  for (const std::string& e : report.errors) result.warnings.push_back(absl::StrCat("forced: ", e));
+  for (std::string& w : report.warnings) result.warnings.push_back(std::move(w));
+  // The warnings are part of the content.
+  result.snapshot.set_version(SnapshotContentHash(result.snapshot));
+  return result;
 }
 
 CatalogSources CatalogSourcesFor(const std::string& data_dir, absl::string_view offer_files,
@@ -248,6 +301,7 @@ CatalogSources CatalogSourcesFor(const std::string& data_dir, absl::string_view 
   CatalogSources sources;
   sources.gpus_path = data_dir + "/catalog/gpus.textproto";
   sources.topology_path = data_dir + "/catalog/topology.textproto";
+  sources.guards_path = data_dir + "/catalog/guards.textproto";
   sources.offer_paths = absl::StrSplit(offer_files, ',', absl::SkipEmpty());
   if (sources.offer_paths.empty()) sources.offer_paths = {data_dir + "/catalog/offers.textproto"};
   sources.skypilot_csv_paths = absl::StrSplit(skypilot_csvs, ',', absl::SkipEmpty());

@@ -40,6 +40,26 @@ struct CatalogSources {
   // read, every offer gets its scale_up / scale_out from it (ApplyTopology),
   // and the legacy link/fabric fields are rewritten to match.
   std::string topology_path;
+  // A gpuadvisor.catalog.v1.CatalogGuards text file
+  // (data/catalog/guards.textproto); empty = no load guards.
+  std::string guards_path;
+};
+
+// How a load treats the load guards (services/catalog/catalog_guards.h).
+struct LoadOptions {
+  // Accept what the guards would reject: each finding becomes a warning
+  // ("forced: ...") instead of an error. Syntax and schema errors are never
+  // forced.
+  bool force = false;
+  // The catalog being served, for the shrink guard; nullptr = none.
+  const gpuadvisor::catalog::v1::CatalogSnapshot* current = nullptr;
+};
+
+struct LoadedCatalog {
+  gpuadvisor::catalog::v1::CatalogSnapshot snapshot;
+  // Outliers kept (also on the offers' `warnings`) and forced findings, one
+  // line each with file:line.
+  std::vector<std::string> warnings;
 };
 
 // The sources a server reads from its flags: <data_dir>/catalog/gpus.textproto,
@@ -61,6 +81,14 @@ CatalogSources CatalogSourcesFor(const std::string& data_dir, absl::string_view 
 // files and prices_as_of is the oldest date the offer files give.
 absl::StatusOr<gpuadvisor::catalog::v1::CatalogSnapshot> LoadCatalogSnapshot(
     const CatalogSources& sources);
+
+// LoadCatalogSnapshot, then the load guards of `sources.guards_path`: a
+// finding outside a reject range fails the load with kInvalidArgument
+// "load guards rejected the catalog (...): <file>:<line>: offers[i] \"id\":
+// ..." (every finding on its own line) unless `options.force`; outliers are
+// kept with a warning. The snapshot's version covers the warnings.
+absl::StatusOr<LoadedCatalog> LoadCatalog(const CatalogSources& sources,
+                                          const LoadOptions& options);
 
 // The content fingerprint used as version: 16 hex digits over the snapshot
 // without its version and loaded_at.

@@ -89,8 +89,8 @@ CatalogServiceImpl::CatalogServiceImpl(CatalogStore* store, Metrics* metrics, Op
                                         {"WatchCatalog", "server_stream"}, {"ReloadCatalog", "unary"}});
 }
 
-absl::Status CatalogServiceImpl::Reload() {
-  const absl::Status status = store_->Reload();
+absl::Status CatalogServiceImpl::Reload(bool force) {
+  const absl::Status status = store_->Reload(force);
   metrics_->DataLoaded(status.ok(), absl::ToDoubleSeconds(absl::Now() - absl::UnixEpoch()));
   if (!status.ok()) return status;
   std::map<std::string, int> per_provider;
@@ -130,12 +130,12 @@ grpc::Status CatalogServiceImpl::ListOffers(grpc::ServerContext*,
 }
 
 grpc::Status CatalogServiceImpl::ReloadCatalog(grpc::ServerContext* context,
-                                               const v1::ReloadCatalogRequest*,
+                                               const v1::ReloadCatalogRequest* request,
                                                v1::ReloadCatalogResponse* response) {
   RpcScope rpc(metrics_, kService, "ReloadCatalog");
   const absl::Status allowed = CheckAdminToken(*context, options_.admin_token);
   if (!allowed.ok()) return rpc.Finish(ToGrpcStatus(allowed));
-  const absl::Status reloaded = Reload();
+  const absl::Status reloaded = Reload(request->force());
   if (!reloaded.ok()) {
     // The files are the operator's input: a bad file is their argument, and the
     // old snapshot is still serving.
@@ -146,6 +146,13 @@ grpc::Status CatalogServiceImpl::ReloadCatalog(grpc::ServerContext* context,
   response->set_catalog_version(catalog->snapshot().version());
   response->set_gpus(catalog->snapshot().gpus_size());
   response->set_offers(catalog->snapshot().offers_size());
+  // Kept outliers and forced findings, capped so a huge import cannot blow
+  // the response.
+  constexpr int kMaxWarnings = 200;
+  for (const std::string& warning : store_->last_warnings()) {
+    if (response->warnings_size() == kMaxWarnings) break;
+    response->add_warnings(warning);
+  }
   return rpc.Finish(grpc::Status::OK);
 }
 

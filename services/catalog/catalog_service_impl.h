@@ -34,7 +34,7 @@ class CatalogServiceImpl final : public v1::CatalogService::Service {
   // Reloads the store (as at start-up or on ReloadCatalog) and updates the
   // metrics: data loads by result and offers per provider. On error the old
   // snapshot keeps serving and the error (file/line/field) is returned.
-  absl::Status Reload();
+  absl::Status Reload(bool force = false);
 
   // Ends WatchCatalog streams (before server shutdown).
   void Shutdown();

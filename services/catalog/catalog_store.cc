@@ -10,7 +10,7 @@ CatalogStore::CatalogStore(CatalogSources sources) : sources_(std::move(sources)
 
 CatalogStore::~CatalogStore() { Shutdown(); }
 
-absl::Status CatalogStore::Reload() {
+absl::Status CatalogStore::Reload(bool force) {
   absl::MutexLock reload_lock(&reload_mu_);
   auto fail = [this](absl::Status status) {
     absl::MutexLock lock(&mu_);
@@ -19,8 +19,17 @@ absl::Status CatalogStore::Reload() {
     return status;
   };
   // All I/O and validation happen outside mu_: readers keep being served.
-  absl::StatusOr<v1::CatalogSnapshot> snapshot = LoadCatalogSnapshot(sources_);
-  if (!snapshot.ok()) return fail(snapshot.status());
+  const std::shared_ptr<const Catalog> serving = Current();
+  LoadOptions options;
+  options.force = force;
+  options.current = serving == nullptr ? nullptr : &serving->snapshot();
+  absl::StatusOr<LoadedCatalog> loaded = LoadCatalog(sources_, options);
+  if (!loaded.ok()) return fail(loaded.status());
+  {
+    absl::MutexLock lock(&mu_);
+    last_warnings_ = loaded->warnings;
+  }
+  absl::StatusOr<v1::CatalogSnapshot> snapshot = std::move(loaded->snapshot);
   const std::string hash = snapshot->version();  // the content fingerprint
   int64_t sequence = 0;
   {
@@ -46,6 +55,11 @@ absl::Status CatalogStore::Reload() {
   }
   // `old` is released here, outside the lock, if nobody else holds it.
   return absl::OkStatus();
+}
+
+std::vector<std::string> CatalogStore::last_warnings() const {
+  absl::MutexLock lock(&mu_);
+  return last_warnings_;
 }
 
 std::shared_ptr<const Catalog> CatalogStore::Current() const {

@@ -18,6 +18,7 @@
 
 #include <memory>
 #include <string>
+#include <vector>
 
 #include "absl/base/thread_annotations.h"
 #include "absl/status/status.h"
@@ -38,10 +39,16 @@ class CatalogStore {
   CatalogStore(const CatalogStore&) = delete;
   CatalogStore& operator=(const CatalogStore&) = delete;
 
-  // Loads and validates all sources, then swaps the new catalog in. On error
-  // keeps the old catalog and returns the error. Concurrent reloads run one
-  // after the other.
-  absl::Status Reload();
+  // Loads and validates all sources, checks the load guards against the
+  // serving catalog (shrink) and the ranges of sources.guards_path, then
+  // swaps the new catalog in. On error keeps the old catalog and returns the
+  // error. `force` accepts what only the guards reject (their findings become
+  // warnings). Concurrent reloads run one after the other.
+  absl::Status Reload(bool force = false);
+
+  // The warnings of the last successful Reload(): kept outliers and forced
+  // guard findings, with file:line.
+  std::vector<std::string> last_warnings() const;
 
   // nullptr before the first successful Reload().
   std::shared_ptr<const Catalog> Current() const;
@@ -72,6 +79,7 @@ class CatalogStore {
   bool shutdown_ ABSL_GUARDED_BY(mu_) = false;
   absl::Status last_status_ ABSL_GUARDED_BY(mu_);
   int64_t failed_reloads_ ABSL_GUARDED_BY(mu_) = 0;
+  std::vector<std::string> last_warnings_ ABSL_GUARDED_BY(mu_);
 };
 
 }  // namespace gpuadvisor::catalog

@@ -3,6 +3,7 @@
 
 #include <cmath>
 #include <fstream>
+#include <map>
 #include <set>
 #include <string>
 
@@ -82,19 +83,30 @@ TEST(BillingData, AwsSpotRatesAreTheDocumentedConversion) {
   ASSERT_OK(book);
   struct Expected {
     const char* gpu_model;
-    double monthly_fraction;  // upper edge of the Spot Advisor band
-  } expected[] = {{"A100", 0.10}, {"H100", 0.20}, {"L4", 0.05}};
+    double fraction;  // upper edge of the Spot Advisor band
+  } expected[] = {{"A100", 0.10}, {"H100", 0.20}, {"L4", 0.05}, {"*", 0.15}};
   for (const Expected& e : expected) {
     bool found = false;
     for (const v1::SpotRisk& risk : (*book)->data().spot_risks()) {
       if (risk.provider() != "aws" || risk.gpu_model() != e.gpu_model) continue;
       found = true;
-      EXPECT_NEAR(risk.interruptions_per_hour(),
-                  MonthlyInterruptionFractionToRatePerHour(e.monthly_fraction), 1e-8)
-          << e.gpu_model;
+      EXPECT_DOUBLE_EQ(risk.interruption_frequency(), e.fraction) << e.gpu_model;
+      EXPECT_EQ(risk.instance_lifetime_hours(), 12) << e.gpu_model;  // not a 730 h month
+      EXPECT_EQ(risk.notice_seconds(), 120) << e.gpu_model;          // U5: 2 minutes
     }
     EXPECT_TRUE(found) << e.gpu_model;
   }
+  // Notice times as PRICES.md section 4 gives them; unset where undocumented.
+  std::map<std::string, const v1::SpotRisk*> any;
+  for (const v1::SpotRisk& risk : (*book)->data().spot_risks()) {
+    if (risk.gpu_model() == "*") any[risk.provider()] = &risk;
+  }
+  EXPECT_EQ(any.at("gcp")->notice_seconds(), 30);
+  EXPECT_EQ(any.at("azure")->notice_seconds(), 30);
+  EXPECT_TRUE(any.at("runpod")->has_notice_seconds());
+  EXPECT_EQ(any.at("runpod")->notice_seconds(), 0);
+  EXPECT_FALSE(any.at("nebius")->has_notice_seconds());
+  EXPECT_FALSE(any.at("crusoe")->has_notice_seconds());
 }
 
 // The shipped rules resolve as documented for offers named like the catalog's.
@@ -132,10 +144,17 @@ TEST(BillingData, ResolvesRulesAndRisksForRealOfferNames) {
   add_item("oci/VM.GPU.A10.1/us-ashburn-1", 1, 0.1, catalog::v1::PURCHASE_OPTION_ON_DEMAND);
   auto response = (*book)->Quote(request, absl::Now());
   ASSERT_OK(response);
-  // p5 H100: 4 nodes x 3.0568e-4 (Spot Advisor 15-20%).
-  EXPECT_NEAR(response->quotes(0).interruptions_per_hour(), 4 * 3.0568e-4, 1e-9);
+  // p5 H100: 4 nodes x -ln(0.8) / 12 h (Spot Advisor 15-20% over a 12 h
+  // instance life), 61x the month-long reading of 4 x 3.0568e-4.
+  EXPECT_NEAR(response->quotes(0).interruptions_per_hour(), 4 * 0.0185953, 1e-6);
+  EXPECT_EQ(response->quotes(0).notice_seconds(), 120);
+  // Multi-node capacity risk: restart 10 min x (1 + 0.5 x 3) = 25 min.
+  EXPECT_NEAR(response->quotes(0).restart_minutes(), 25, 1e-9);
+  EXPECT_THAT(response->quotes(0).warnings(),
+              Contains(::testing::HasSubstr("spot on 4 nodes: each preemption stops the whole job")));
   // L40S is not "L4": the AWS default band (10-15%).
-  EXPECT_NEAR(response->quotes(1).interruptions_per_hour(), 2.2263e-4, 1e-9);
+  EXPECT_NEAR(response->quotes(1).interruptions_per_hour(), 0.0135432, 1e-6);
+  EXPECT_NEAR(response->quotes(1).restart_minutes(), 10, 1e-9);
   // OCI bare metal bills its one-hour minimum; VMs bill 6 minutes.
   EXPECT_NEAR(response->quotes(2).cost().compute_usd(), 80.0, 1e-9);
   EXPECT_NEAR(response->quotes(3).cost().compute_usd(), 0.2, 1e-9);

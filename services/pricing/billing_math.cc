@@ -33,9 +33,13 @@ double ProbabilityOfInterruption(double interruptions_per_hour, double hours) {
   return -std::expm1(-interruptions_per_hour * hours);
 }
 
+double InterruptionFractionToRatePerHour(double fraction, double lifetime_hours) {
+  if (!(fraction > 0) || !(lifetime_hours > 0)) return 0.0;
+  return -std::log1p(-fraction) / lifetime_hours;
+}
+
 double MonthlyInterruptionFractionToRatePerHour(double fraction) {
-  if (!(fraction > 0)) return 0.0;
-  return -std::log1p(-fraction) / kHoursPerMonth;
+  return InterruptionFractionToRatePerHour(fraction, kHoursPerMonth);
 }
 
 }  // namespace gpuadvisor::pricing

@@ -30,12 +30,21 @@ double YoungDalyIntervalHours(double checkpoint_cost_hours, double mtbi_hours);
 // `interruptions_per_hour`: 1 - exp(-rate * hours). 0 for a rate or time <= 0.
 double ProbabilityOfInterruption(double interruptions_per_hour, double hours);
 
-// Converts an AWS Spot Instance Advisor "frequency of interruption" (the
-// fraction of instances interrupted over the trailing month, e.g. 0.10 for the
-// upper edge of the 5-10% band) into a per-node Poisson rate per hour, assuming
-// an instance that runs the whole month (730 h):
-//   rate = -ln(1 - fraction) / 730.
-// Requires 0 <= fraction < 1.
+// Converts a provider's interruption statistic into a per-node Poisson rate:
+// `fraction` of the instances were interrupted before their owner ended them
+// (AWS Spot Instance Advisor "frequency of interruption", e.g. 0.20 for the
+// upper edge of the 15-20% band), and such instances live `lifetime_hours`:
+//   rate = -ln(1 - fraction) / lifetime_hours.
+// AWS aggregates the fraction over a month, but a spot instance does not live
+// a month: spreading it over 730 h (MonthlyInterruptionFractionToRatePerHour)
+// understates the hazard by 730 / lifetime_hours (61x at 12 h). See
+// docs/pricing.md. Returns 0 for fraction <= 0 or lifetime_hours <= 0;
+// requires fraction < 1.
+//   InterruptionFractionToRatePerHour(0.20, 12) == 0.018595...  (MTBI 53.8 h)
+double InterruptionFractionToRatePerHour(double fraction, double lifetime_hours);
+
+// The same over a whole month of 730 h: the optimistic reading kept for
+// comparison. -ln(1 - fraction) / 730.
 double MonthlyInterruptionFractionToRatePerHour(double fraction);
 
 // Hours in the average month used for GB-month prices and the conversion above.

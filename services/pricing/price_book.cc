@@ -188,6 +188,31 @@ std::optional<FieldError> Validate(const v1::PriceBook& book) {
     if (auto e = CheckAmount(base, "interruptions_per_hour", risk.interruptions_per_hour())) {
       return e;
     }
+    if (auto e = CheckAmount(base, "interruption_frequency", risk.interruption_frequency())) {
+      return e;
+    }
+    if (risk.interruption_frequency() >= 1) {
+      return FieldError{Join(base, "interruption_frequency"), "must be < 1 (a fraction)"};
+    }
+    if (auto e = CheckAmount(base, "instance_lifetime_hours", risk.instance_lifetime_hours())) {
+      return e;
+    }
+    if (risk.interruption_frequency() > 0) {
+      if (risk.instance_lifetime_hours() <= 0) {
+        return FieldError{Join(base, "instance_lifetime_hours"),
+                          "must be > 0 with interruption_frequency"};
+      }
+      if (risk.interruptions_per_hour() > 0) {
+        return FieldError{Join(base, "interruptions_per_hour"),
+                          "must be 0 with interruption_frequency (it is derived)"};
+      }
+    }
+    if (risk.has_notice_seconds()) {
+      if (auto e = CheckAmount(base, "notice_seconds", risk.notice_seconds())) return e;
+    }
+    if (auto e = CheckAmount(base, "capacity_restart_factor", risk.capacity_restart_factor())) {
+      return e;
+    }
     auto [it, inserted] =
         risk_keys.emplace(absl::StrCat(absl::AsciiStrToLower(risk.provider()), "\n",
                                        absl::AsciiStrToLower(risk.gpu_model())),
@@ -365,7 +390,14 @@ absl::Status PriceBook::Index() {
     if (risk == nullptr) risk = find_risk("*", price.gpu_model());
     if (risk != nullptr) {
       entry.has_spot_risk = true;
-      entry.interruptions_per_hour = risk->interruptions_per_hour();
+      entry.interruptions_per_hour =
+          risk->interruption_frequency() > 0
+              ? InterruptionFractionToRatePerHour(risk->interruption_frequency(),
+                                                  risk->instance_lifetime_hours())
+              : risk->interruptions_per_hour();
+      entry.has_notice = risk->has_notice_seconds();
+      entry.notice_seconds = risk->notice_seconds();
+      entry.capacity_restart_factor = risk->capacity_restart_factor();
     }
     if (!offers_.emplace(price.offer_id(), entry).second) {
       return absl::InternalError(absl::StrCat("duplicate offer id ", price.offer_id()));
@@ -477,6 +509,18 @@ absl::StatusOr<v1::QuoteResponse> PriceBook::Quote(const v1::QuoteRequest& reque
           rate > 0 ? YoungDalyIntervalHours(jc.checkpoint_write_hours, 1.0 / rate) : 0.0;
       quote->set_interruptions_per_hour(rate);
       quote->set_optimal_checkpoint_interval_minutes(optimal * 60.0);
+      if (entry.has_notice) quote->set_notice_seconds(entry.notice_seconds);
+      // Capacity risk: after a preemption every node of the cluster must be
+      // obtained again at once, which takes longer the more nodes there are.
+      const double restart_hours =
+          rule.restart_minutes() / 60.0 * (1.0 + entry.capacity_restart_factor * (nodes - 1));
+      quote->set_restart_minutes(restart_hours * 60.0);
+      if (item.nodes() > 1 && entry.capacity_restart_factor > 0) {
+        quote->add_warnings(absl::StrFormat(
+            "spot on %d nodes: each preemption stops the whole job until %d spot nodes are "
+            "available again at once (restart %.0f min assumed)",
+            item.nodes(), item.nodes(), restart_hours * 60.0));
+      }
       if (!entry.has_spot_risk) {
         quote->add_warnings(absl::StrCat("no spot interruption rate for ", price.provider(), " ",
                                          price.gpu_model(), ": preemption cost not estimated"));
@@ -486,8 +530,14 @@ absl::StatusOr<v1::QuoteResponse> PriceBook::Quote(const v1::QuoteRequest& reque
         if (interval > 0 && std::isfinite(interval)) {
           work_hours = hours + hours / interval * jc.checkpoint_write_hours;
         }
-        const double restart_hours = rule.restart_minutes() / 60.0;
-        const double loss_per_interruption = std::min(interval, work_hours) / 2.0 + restart_hours;
+        // A notice long enough to write a checkpoint saves the work since the
+        // last one: only the save and the restart are lost. Otherwise half a
+        // checkpoint interval is lost on average.
+        const bool saved_on_notice = entry.has_notice && jc.checkpoint_write_hours > 0 &&
+                                     entry.notice_seconds >= jc.checkpoint_write_hours * 3600.0;
+        const double lost_work =
+            saved_on_notice ? jc.checkpoint_write_hours : std::min(interval, work_hours) / 2.0;
+        const double loss_per_interruption = lost_work + restart_hours;
         rework_hours = rate * work_hours * loss_per_interruption;
         expected_hours = work_hours + rework_hours;
         billed_seconds =

@@ -17,7 +17,10 @@
 //    one-hour minimum). Otherwise the rule whose provider equals the offer's
 //    provider, otherwise `default_billing`. Providers compare
 //    case-insensitively.
-//  * Spot risk: for the offer's provider, the SpotRisk whose gpu_model is the
+//  * Spot risk: the per-node rate is interruptions_per_hour, or, when the risk
+//    gives the provider's own statistic, -ln(1 - interruption_frequency) /
+//    instance_lifetime_hours (InterruptionFractionToRatePerHour).
+//    For the offer's provider, the SpotRisk whose gpu_model is the
 //    longest case-insensitive prefix of the offer's gpu_model ending at a
 //    boundary ("A100" matches "A100-80GB" and "A100", never "A1000"; "L4"
 //    never matches "L40S"), else that provider's "*" entry, else the same
@@ -41,7 +44,12 @@
 //                (0 when lambda or C is 0, and on non-spot quotes)
 //      tau     = checkpoint_interval_minutes / 60 if given, else tau*
 //      W       = H + (H / tau) x C               (checkpoint write overhead)
-//      loss    = min(tau, W) / 2 + restart_minutes / 60  (per interruption)
+//      R       = restart_minutes / 60 x (1 + capacity_restart_factor x (N-1))
+//                (multi-node capacity risk; reported as Quote.restart_minutes,
+//                with a warning when N > 1)
+//      loss    = C + R when the provider's notice_seconds >= C (the work is
+//                saved at the notice), else min(tau, W) / 2 + R
+//                (per interruption)
 //      rework  = lambda x W x loss               (first order in lambda)
 //      expected_hours = W + rework
 //  * Spot, not restartable (the proto3 default: a job must opt in with
@@ -157,6 +165,9 @@ class PriceBook {
     const gpuadvisor::pricing::v1::BillingRule* billing = nullptr;
     double interruptions_per_hour = 0;  // per node
     bool has_spot_risk = false;
+    bool has_notice = false;
+    double notice_seconds = 0;
+    double capacity_restart_factor = 0;
   };
 
   explicit PriceBook(gpuadvisor::pricing::v1::PriceBook data);

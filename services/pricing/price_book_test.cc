@@ -3,6 +3,7 @@
 #include <unistd.h>
 
 #include <chrono>
+#include <algorithm>
 #include <cmath>
 #include <cstdio>
 #include <fstream>
@@ -496,6 +497,54 @@ TEST(PriceBookCreate, ErrorsNameTheFieldPath) {
                 StatusIs(absl::StatusCode::kInvalidArgument, HasSubstr(c.message)))
         << c.name;
   }
+}
+
+// Notice times and multi-node capacity risk, hand computed.
+TEST(PriceBookQuote, SpotNoticeSavesTheWorkAndCapacityRiskGrowsTheRestart) {
+  v1::PriceBook data;
+  ASSERT_TRUE(google::protobuf::TextFormat::ParseFromString(R"pb(
+    billing { provider: "p" granularity_seconds: 1 minimum_seconds: 0 restart_minutes: 6 }
+    default_billing { provider: "*" granularity_seconds: 1 restart_minutes: 10 }
+    spot_risks { provider: "p" gpu_model: "*" interruption_frequency: 0.2 instance_lifetime_hours: 12
+                 notice_seconds: 120 capacity_restart_factor: 0.5 }
+    spot_risks { provider: "q" gpu_model: "*" interruptions_per_hour: 0.01 }
+    prices { offer_id: "p/x/r" provider: "p" gpu_model: "H100" spot_usd_per_hour: 10 }
+    prices { offer_id: "q/x/r" provider: "q" gpu_model: "H100" spot_usd_per_hour: 10 }
+  )pb", &data));
+  absl::StatusOr<std::shared_ptr<const PriceBook>> book = PriceBook::Create(data);
+  ASSERT_TRUE(book.ok()) << book.status();
+  v1::QuoteRequest request;
+  request.mutable_job()->set_restartable(true);
+  request.mutable_job()->set_checkpoint_write_minutes(1);  // C = 1 min, fits the 2-min notice
+  for (const char* id : {"p/x/r", "q/x/r"}) {
+    v1::QuoteItem* item = request.add_items();
+    item->set_offer_id(id);
+    item->set_nodes(3);
+    item->set_hours(10);
+    item->set_purchase_option(catalog::v1::PURCHASE_OPTION_SPOT);
+  }
+  absl::StatusOr<v1::QuoteResponse> response = (*book)->Quote(request, absl::Now());
+  ASSERT_TRUE(response.ok()) << response.status();
+  const v1::Quote& p = response->quotes(0);
+  const double rate = 3 * -std::log(0.8) / 12;  // cluster
+  EXPECT_NEAR(p.interruptions_per_hour(), rate, 1e-12);
+  EXPECT_EQ(p.notice_seconds(), 120);
+  EXPECT_NEAR(p.restart_minutes(), 6 * (1 + 0.5 * 2), 1e-9);  // 12 min for 3 nodes
+  // Saved at the notice: loss = C + R = 1/60 + 12/60 h per interruption.
+  const double c = 1.0 / 60;
+  const double tau = std::sqrt(2 * c / rate);
+  const double w = 10 + 10 / tau * c;
+  const double rework = rate * w * (c + 12.0 / 60);
+  EXPECT_NEAR(p.cost().expected_hours(), w + rework, 1e-6);
+  EXPECT_NEAR(p.cost().preemption_usd(), 3 * 10 * rework, 0.01);  // whole billed seconds
+  // No documented notice, no capacity factor: half an interval is lost.
+  const v1::Quote& q = response->quotes(1);
+  EXPECT_FALSE(q.has_notice_seconds());
+  EXPECT_NEAR(q.restart_minutes(), 10, 1e-9);  // the default rule's restart
+  const double rate_q = 0.03, tau_q = std::sqrt(2 * c / rate_q);
+  const double w_q = 10 + 10 / tau_q * c;
+  EXPECT_NEAR(q.cost().expected_hours(), w_q + rate_q * w_q * (std::min(tau_q, w_q) / 2 + 10.0 / 60),
+              1e-6);
 }
 
 TEST(PriceBookCreate, VersionIsAStableContentHash) {
