@@ -241,13 +241,15 @@ TEST(EndToEndReload, BadFileKeepsServingGoodFileReachesTheGateway) {
   EXPECT_THAT(*metrics, HasSubstr("gpuadvisor_data_loads_total{result=\"rejected\",service=\"catalog\"} 1"));
 
   // A new, very cheap offer: the catalog serves it, pricing learns its list
-  // price from the new snapshot, and the gateway recommends it first.
+  // price from the new snapshot, and the gateway recommends it first. (Cheap
+  // but inside the load guards' range for an H200: a price more than 5x below
+  // the sourced range would be refused as implausible.)
   ASSERT_OK(WriteFileAtomically(offers, *original + R"pb(
 offers {
   id: "testcloud/h200-bargain/us-test-1" provider: "testcloud" instance_type: "h200-bargain"
   region: "us-test-1" gpu_model: "H200" gpus_per_node: 1 nodes: 1 max_nodes: 1
   link: LINK_TYPE_NONE fabric: FABRIC_TYPE_NONE availability: AVAILABILITY_AVAILABLE
-  on_demand_usd_per_hour: 0.05 source: "e2e test"
+  on_demand_usd_per_hour: 0.30 source: "e2e test"
 }
 )pb"));
   ASSERT_TRUE(ReloadCatalog(*stack, &reloaded).ok());
