@@ -78,6 +78,38 @@ std::string SnapshotContentHash(const CatalogSnapshot& snapshot) {
 
 namespace {
 
+// Imported offers (SkyPilot CSV, provider price files) into the snapshot: a
+// new id is added; a known id keeps its curated facts and takes the fresh
+// prices (spot only when the source has spot prices), filling vCPUs and RAM
+// where the curated offer has none.
+absl::Status MergeImported(const GpuNameResolver& resolver, std::vector<Offer>& offers,
+                           bool has_spot_prices, absl::flat_hash_map<std::string, int>& index_by_id,
+                           CatalogSnapshot& snapshot) {
+  for (Offer& offer : offers) {
+    if (absl::Status s = ValidateAndNormalizeOffer(resolver, offer); !s.ok()) {
+      return absl::Status(s.code(), absl::StrCat(offer.source(), ": ", s.message()));
+    }
+    auto [it, inserted] = index_by_id.emplace(offer.id(), snapshot.offers_size());
+    if (inserted) {
+      *snapshot.add_offers() = std::move(offer);
+      continue;
+    }
+    Offer& known = *snapshot.mutable_offers(it->second);
+    known.set_on_demand_usd_per_hour(offer.on_demand_usd_per_hour());
+    if (has_spot_prices) {
+      known.set_spot_usd_per_hour(offer.spot_usd_per_hour());
+      known.set_spot_min_usd_per_hour(offer.spot_min_usd_per_hour());
+      known.set_spot_max_usd_per_hour(offer.spot_max_usd_per_hour());
+      known.set_spot_zones(offer.spot_zones());
+    }
+    if (offer.reserved_usd_per_hour() > 0) known.set_reserved_usd_per_hour(offer.reserved_usd_per_hour());
+    if (known.vcpus() == 0) known.set_vcpus(offer.vcpus());
+    if (known.ram_bytes() == 0) known.set_ram_bytes(offer.ram_bytes());
+    known.set_source(absl::StrCat(known.source(), "; prices ", offer.source()));
+  }
+  return absl::OkStatus();
+}
+
 // The loader proper; `gpu_origins` / `offer_origins` receive "path:line" per
 // GPU and per offer ("" for offers from CSV and price files).
 absl::StatusOr<CatalogSnapshot> Load(const CatalogSources& sources,
@@ -104,9 +136,6 @@ absl::StatusOr<CatalogSnapshot> Load(const CatalogSources& sources,
       if (absl::Status s = ValidateGpu(gpus.gpus(i)); !s.ok()) {
         return Located(sources.gpus_path, tree, list, i, s);
       }
-    }
-    for (int i = 0; i < gpus.gpus_size(); ++i) {
-      gpu_origins.push_back(absl::StrCat(sources.gpus_path, ":", LineOf(tree, list, i)));
     }
     for (int i = 0; i < gpus.gpus_size(); ++i) {
       gpu_origins.push_back(absl::StrCat(sources.gpus_path, ":", LineOf(tree, list, i)));
@@ -174,25 +203,10 @@ absl::StatusOr<CatalogSnapshot> Load(const CatalogSources& sources,
     absl::StatusOr<SkyPilotImport> imported =
         ImportSkyPilotCsv(*text, csv.cloud, csv.path, resolver);
     if (!imported.ok()) return imported.status();
-    for (Offer& offer : imported->offers) {
-      if (absl::Status s = ValidateAndNormalizeOffer(resolver, offer); !s.ok()) {
-        return absl::Status(s.code(), absl::StrCat(offer.source(), ": ", s.message()));
-      }
-      auto [it, inserted] = index_by_id.emplace(offer.id(), snapshot.offers_size());
-      if (inserted) {
-        *snapshot.add_offers() = std::move(offer);
-        continue;
-      }
-      // Fresh prices for a curated offer.
-      Offer& curated = *snapshot.mutable_offers(it->second);
-      curated.set_on_demand_usd_per_hour(offer.on_demand_usd_per_hour());
-      curated.set_spot_usd_per_hour(offer.spot_usd_per_hour());
-      curated.set_spot_min_usd_per_hour(offer.spot_min_usd_per_hour());
-      curated.set_spot_max_usd_per_hour(offer.spot_max_usd_per_hour());
-      curated.set_spot_zones(offer.spot_zones());
-      if (curated.vcpus() == 0) curated.set_vcpus(offer.vcpus());
-      if (curated.ram_bytes() == 0) curated.set_ram_bytes(offer.ram_bytes());
-      curated.set_source(absl::StrCat(curated.source(), "; prices ", offer.source()));
+    if (absl::Status s = MergeImported(resolver, imported->offers, /*has_spot_prices=*/true,
+                                       index_by_id, snapshot);
+        !s.ok()) {
+      return s;
     }
     source_names.push_back(imported->Report(csv.cloud, csv.path).Summary());
   }
@@ -203,29 +217,10 @@ absl::StatusOr<CatalogSnapshot> Load(const CatalogSources& sources,
                                &snapshot.offers()};
     absl::StatusOr<ImportedOffers> imported = ImportPriceFile(import, context);
     if (!imported.ok()) return imported.status();
-    for (Offer& offer : imported->offers) {
-      if (absl::Status s = ValidateAndNormalizeOffer(resolver, offer); !s.ok()) {
-        return absl::Status(s.code(), absl::StrCat(offer.source(), ": ", s.message()));
-      }
-      auto [it, inserted] = index_by_id.emplace(offer.id(), snapshot.offers_size());
-      if (inserted) {
-        *snapshot.add_offers() = std::move(offer);
-        continue;
-      }
-      Offer& known = *snapshot.mutable_offers(it->second);
-      known.set_on_demand_usd_per_hour(offer.on_demand_usd_per_hour());
-      if (imported->has_spot_prices) {
-        known.set_spot_usd_per_hour(offer.spot_usd_per_hour());
-        known.set_spot_min_usd_per_hour(offer.spot_min_usd_per_hour());
-        known.set_spot_max_usd_per_hour(offer.spot_max_usd_per_hour());
-        known.set_spot_zones(offer.spot_zones());
-      }
-      if (offer.reserved_usd_per_hour() > 0) {
-        known.set_reserved_usd_per_hour(offer.reserved_usd_per_hour());
-      }
-      if (known.vcpus() == 0) known.set_vcpus(offer.vcpus());
-      if (known.ram_bytes() == 0) known.set_ram_bytes(offer.ram_bytes());
-      known.set_source(absl::StrCat(known.source(), "; prices ", offer.source()));
+    if (absl::Status s = MergeImported(resolver, imported->offers, imported->has_spot_prices,
+                                       index_by_id, snapshot);
+        !s.ok()) {
+      return s;
     }
     source_names.push_back(imported->report.Summary());
   }
