@@ -1,6 +1,7 @@
 #include "services/gateway/export.h"
 
 #include <algorithm>
+#include <functional>
 #include <map>
 #include <set>
 #include <utility>
@@ -137,26 +138,40 @@ std::string Rank(const Recommendation& r) {
                       r.offer().region());
 }
 
-absl::StatusOr<std::string> SkyPilot(const v1::RecommendRequest& request,
-                                     const v1::RecommendResponse& response) {
-  const OrchestratorNames& names = Names();
+// The recommendations one orchestrator task can fall back over, in rank
+// order: a provider the orchestrator knows (`missing` words the skip reason
+// for one it does not), on the node count of the first one kept.
+struct TaskChoices {
   std::vector<const Recommendation*> kept;
-  std::vector<std::string> skipped;
+  std::vector<std::string> skipped;  // "rank N: why"
   int nodes = 0;
+};
+
+TaskChoices OneTask(const v1::RecommendResponse& response, absl::string_view missing,
+                    const std::function<bool(const std::string&)>& knows_provider) {
+  TaskChoices out;
   for (const Recommendation& r : response.recommendations()) {
-    auto cloud = names.skypilot_clouds.find(r.offer().provider());
-    if (cloud == names.skypilot_clouds.end()) {
-      skipped.push_back(absl::StrCat(Rank(r), ": SkyPilot has no cloud \"", r.offer().provider(), "\""));
+    if (!knows_provider(r.offer().provider())) {
+      out.skipped.push_back(absl::StrCat(Rank(r), ": ", missing, " \"", r.offer().provider(), "\""));
       continue;
     }
     const int n = std::max(1, r.offer().nodes());
-    if (nodes == 0) nodes = n;
-    if (n != nodes) {
-      skipped.push_back(absl::StrCat(Rank(r), ": ", Nodes(n), "; this task has ", nodes));
+    if (out.nodes == 0) out.nodes = n;
+    if (n != out.nodes) {
+      out.skipped.push_back(absl::StrCat(Rank(r), ": ", Nodes(n), "; this task has ", out.nodes));
       continue;
     }
-    kept.push_back(&r);
+    out.kept.push_back(&r);
   }
+  return out;
+}
+
+absl::StatusOr<std::string> SkyPilot(const v1::RecommendRequest& request,
+                                     const v1::RecommendResponse& response) {
+  const OrchestratorNames& names = Names();
+  auto [kept, skipped, nodes] = OneTask(response, "SkyPilot has no cloud", [&](const std::string& p) {
+    return names.skypilot_clouds.count(p) > 0;
+  });
   if (kept.empty()) return NothingLeft("SkyPilot", response, skipped);
   std::string y = Header("SkyPilot task", request, response);
   y += "# Launch: sky launch -c gpu-advisor task.yaml (add your setup/run).\n";
@@ -177,22 +192,9 @@ absl::StatusOr<std::string> SkyPilot(const v1::RecommendRequest& request,
 absl::StatusOr<std::string> Dstack(const v1::RecommendRequest& request,
                                    const v1::RecommendResponse& response) {
   const OrchestratorNames& names = Names();
-  std::vector<const Recommendation*> kept;
-  std::vector<std::string> skipped;
-  int nodes = 0;
-  for (const Recommendation& r : response.recommendations()) {
-    if (names.dstack_backends.count(r.offer().provider()) == 0) {
-      skipped.push_back(absl::StrCat(Rank(r), ": dstack has no backend \"", r.offer().provider(), "\""));
-      continue;
-    }
-    const int n = std::max(1, r.offer().nodes());
-    if (nodes == 0) nodes = n;
-    if (n != nodes) {
-      skipped.push_back(absl::StrCat(Rank(r), ": ", Nodes(n), "; this task has ", nodes));
-      continue;
-    }
-    kept.push_back(&r);
-  }
+  auto [kept, skipped, nodes] = OneTask(response, "dstack has no backend", [&](const std::string& p) {
+    return names.dstack_backends.count(p) > 0;
+  });
   if (kept.empty()) return NothingLeft("dstack", response, skipped);
   // Lists in rank order, without repeats.
   std::vector<std::string> backends, regions, instance_types, gpu_names;
