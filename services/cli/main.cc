@@ -37,6 +37,7 @@
 #include "grpcpp/security/credentials.h"
 #include "services/cli/proto_flags.h"
 #include "services/cli/table.h"
+#include "common/io/json_quote.h"
 #include "services/gateway/export.h"
 
 namespace gpuadvisor::cli {
@@ -212,32 +213,13 @@ int ExitCode(absl::StatusCode code) {
   }
 }
 
-std::string JsonString(const std::string& s) {
-  std::string out = "\"";
-  for (const char c : s) {
-    switch (c) {
-      case '"': out += "\\\""; break;
-      case '\\': out += "\\\\"; break;
-      case '\n': out += "\\n"; break;
-      case '\t': out += "\\t"; break;
-      default:
-        if (static_cast<unsigned char>(c) < 0x20) {
-          out += absl::StrFormat("\\u%04x", c);
-        } else {
-          out += c;
-        }
-    }
-  }
-  return out + "\"";
-}
-
 int Report(const absl::Status& status, bool json, int exit_code = -1) {
   if (exit_code < 0) exit_code = ExitCode(status.code());
   const std::string code = absl::StatusCodeToString(status.code());
   const std::string message(status.message());
   if (json) {
     std::cout << absl::StrFormat("{\"error\": {\"code\": %s, \"message\": %s, \"exit_code\": %d}}\n",
-                                 JsonString(code), JsonString(message), exit_code);
+                                 JsonQuote(code), JsonQuote(message), exit_code);
   } else {
     std::cerr << "gpu-advisor: " << code << ": " << message << "\n";
   }
@@ -651,8 +633,8 @@ class Commands {
     }
     const std::string name = grpc::health::v1::HealthCheckResponse::ServingStatus_Name(response.status());
     if (g_.json) {
-      std::cout << absl::StrFormat("{\"target\": %s, \"service\": %s, \"status\": %s}\n", JsonString(address),
-                                   JsonString(service), JsonString(name));
+      std::cout << absl::StrFormat("{\"target\": %s, \"service\": %s, \"status\": %s}\n", JsonQuote(address),
+                                   JsonQuote(service), JsonQuote(name));
     } else {
       std::cout << address << ": " << name << "\n";
     }

@@ -12,6 +12,7 @@
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
 #include "absl/strings/str_replace.h"
+#include "common/io/json_quote.h"
 #include "google/protobuf/struct.pb.h"
 #include "google/protobuf/util/json_util.h"
 #include "services/gateway/orchestrators_data.h"
@@ -62,25 +63,8 @@ const OrchestratorNames& Names() {
   return *names;
 }
 
-// A YAML double-quoted scalar (JSON string escapes are valid YAML).
-std::string Q(const std::string& s) {
-  std::string out = "\"";
-  for (char c : s) {
-    switch (c) {
-      case '"': out += "\\\""; break;
-      case '\\': out += "\\\\"; break;
-      case '\n': out += "\\n"; break;
-      case '\t': out += "\\t"; break;
-      default:
-        if (static_cast<unsigned char>(c) < 0x20) {
-          out += absl::StrFormat("\\x%02x", c);
-        } else {
-          out += c;
-        }
-    }
-  }
-  return out + "\"";
-}
+// A YAML double-quoted scalar (a JSON string literal is one).
+std::string Q(const std::string& s) { return JsonQuote(s); }
 
 std::string QList(const std::vector<std::string>& items) {
   std::vector<std::string> quoted;
