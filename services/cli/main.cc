@@ -71,6 +71,10 @@ const std::map<std::string, std::vector<std::string>>& Examples() {
         "gpu-advisor recommend --request_file=docs/examples/request.json --json",
         "gpu-advisor recommend --model=llama-3.1-8b --task=lora --train_tokens=50M --seq_len=2048 "
         "--export=skypilot",
+        "gpu-advisor recommend --model=llama-3.1-8b --task=full_finetune --train_tokens=200M --seq_len=2048 "
+        "--egress=2TB --providers=aws,lambda --max_results=4",
+        "gpu-advisor recommend --model=llama-3.1-8b --task=inference --concurrency=64 --min_user_tps=0 "
+        "--max_results=3",
         "gpu-advisor recommend --hf_config=docs/examples/mistral-small-24b.config.json --task=inference "
         "--context=8K --concurrency=8 --max_results=3"}},
       {"estimate",
@@ -105,7 +109,9 @@ WalkOptions WorkloadDocs() {
   o.root_group = "Output";
   o.flatten = {"workload", "constraints"};
   // The config.json text comes from a file through --hf_config, not a flag.
-  o.skip = {"workload.model.hf_config_json"};
+  // min_user_tokens_per_second (--min_user_tps) supersedes the older
+  // min_tokens_per_second_per_user, which cannot say "no floor".
+  o.skip = {"workload.model.hf_config_json", "constraints.min_tokens_per_second_per_user"};
   o.docs = {
       {"workload.task", {{}, "what the GPUs do", "Workload"}},
       {"workload.model.preset", {{"model"}, "model preset (see `gpu-advisor models`), e.g. llama-3.1-70b", ""}},
@@ -124,6 +130,8 @@ WalkOptions WorkloadDocs() {
       {"workload.output_tokens", {{}, "serving: output tokens per request", ""}},
       {"workload.requests", {{}, "batch inference: number of requests", ""}},
       {"workload.dataset_gb", {{}, "dataset stored during the job, e.g. 40GB", ""}},
+      {"workload.egress_gb", {{"egress"}, "data moved out to the internet, e.g. 500GB, priced at the provider's "
+                                          "egress rate (default: trained weights or batch outputs; 0 = none)", ""}},
       {"workload.checkpoint_interval_minutes", {{}, "minutes between checkpoints", ""}},
       {"workload.restartable", {{}, "the job resumes from a checkpoint (default: training yes, serving no)", ""}},
       {"workload.global_batch_size", {{"global_batch"}, "sequences per optimizer step", ""}},
@@ -151,7 +159,8 @@ WalkOptions WorkloadDocs() {
       {"constraints.gpu_models", {{"gpu"}, "only these GPU models, e.g. H100-SXM,A100-80GB", ""}},
       {"constraints.min_tokens_per_second", {{}, "throughput floor (training tokens/s or summed decode)", ""}},
       {"constraints.max_time_to_first_token_seconds", {{"max_ttft"}, "serving SLO: most seconds to the first token", ""}},
-      {"constraints.min_tokens_per_second_per_user", {{"min_user_tps"}, "serving SLO: least output tokens/s per user", ""}},
+      {"constraints.min_user_tokens_per_second",
+       {{"min_user_tps"}, "serving SLO: least output tokens/s per user (endpoint default 10; 0 = no floor)", ""}},
       {"max_results", {{}, "recommendations to return (default 10)", "Output"}},
       {"vram_margin", {{}, "fraction of GPU memory kept free (default 0.1)", "Workload"}},
   };

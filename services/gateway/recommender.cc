@@ -80,6 +80,12 @@ absl::Status ValidateConstraints(const v1::RecommendRequest& request) {
                               {c.min_tokens_per_second_per_user(), "constraints.min_tokens_per_second_per_user"}}) {
     if (absl::Status s = NonNegative(value, field); !s.ok()) return s;
   }
+  if (c.has_min_user_tokens_per_second()) {
+    RETURN_IF_ERROR(NonNegative(c.min_user_tokens_per_second(), "constraints.min_user_tokens_per_second"));
+  }
+  if (request.workload().has_egress_gb()) {
+    RETURN_IF_ERROR(NonNegative(request.workload().egress_gb(), "workload.egress_gb"));
+  }
   if (c.has_vram_margin() && !(c.vram_margin() >= 0 && c.vram_margin() <= 0.9)) {
     return absl::InvalidArgumentError("constraints.vram_margin: must be between 0 and 0.9");
   }
@@ -150,6 +156,9 @@ std::string FabricName(FabricType fabric) {
   }
 }
 
+// "16.1", "2000": GB without exponents.
+std::string Gigabytes(double gb) { return absl::StrFormat(gb < 100 ? "%.1f" : "%.0f", gb); }
+
 const char* OptionName(PurchaseOption option) {
   switch (option) {
     case catalog::v1::PURCHASE_OPTION_SPOT: return "spot";
@@ -203,6 +212,23 @@ absl::StatusOr<RecommendationRun> RecommendationRun::Start(std::shared_ptr<const
   run.overheads_ = overheads;
   run.always_on_ = w.task() == sizing::v1::TASK_INFERENCE;
   run.restartable_ = w.has_restartable() ? w.restartable() : !run.always_on_;
+  // The per-user speed floor: the caller's, else the default on an
+  // interactive endpoint (stated), else none.
+  if (c.has_min_user_tokens_per_second()) {
+    run.min_user_tps_ = c.min_user_tokens_per_second();
+    run.min_user_tps_field_ = "min_user_tokens_per_second";
+  } else if (c.min_tokens_per_second_per_user() > 0) {
+    run.min_user_tps_ = c.min_tokens_per_second_per_user();
+    run.min_user_tps_field_ = "min_tokens_per_second_per_user";
+  } else if (run.always_on_) {
+    run.min_user_tps_ = kDefaultMinUserTokensPerSecond;
+    run.assumptions_.push_back(MakeAssumption(
+        "constraints.min_user_tokens_per_second", absl::StrFormat("%.0f", kDefaultMinUserTokensPerSecond),
+        "interactive endpoint: each user's stream at least 10 output tokens/s (MLPerf Inference's Llama 3.1 8B "
+        "server bound, 100 ms per output token; about twice reading speed); set it to 0 (--min_user_tps=0) to "
+        "lift the floor"));
+  }
+  if (!run.serving_) run.min_user_tps_ = 0;
   RETURN_IF_ERROR(run.Enumerate(groups));
   return run;
 }
@@ -279,6 +305,11 @@ bool RecommendationRun::RegionPasses(const OfferFacts& f) {
     }
   }
   return it->second;
+}
+
+std::string RecommendationRun::MinUserTpsName() const {
+  return min_user_tps_field_.empty() ? "the default min_user_tokens_per_second"
+                                     : absl::StrCat("your ", min_user_tps_field_);
 }
 
 int RecommendationRun::NodeCap(const OfferFacts& f) const { return std::min(max_nodes_, f.max_nodes); }
@@ -390,7 +421,7 @@ absl::StatusOr<pricing::v1::QuoteRequest> RecommendationRun::ApplyEstimates(
   const double deadline = request_.constraints().deadline_hours();
   const double min_tokens_per_second = request_.constraints().min_tokens_per_second();
   const double max_ttft = request_.constraints().max_time_to_first_token_seconds();
-  const double min_per_user = request_.constraints().min_tokens_per_second_per_user();
+  const double min_per_user = min_user_tps_;
   std::vector<int> fitting;
   fitting.reserve(plans_.size() * options_.size());
   // GPU models that fit when spread over several nodes: an offer of one of
@@ -501,13 +532,28 @@ absl::StatusOr<pricing::v1::QuoteRequest> RecommendationRun::ApplyEstimates(
   // (the gateway states the spare instead).
   job->set_restartable(always_on_ ? true : restartable_);
   job->set_always_on(false);
-  // What leaves the cloud: trained weights (16-bit; the adapter for LoRA),
-  // or the generated text of a batch job (~4 bytes a token).
-  if (training_) {
-    job->set_egress_gb(totals.trainable_params() * 2 / 1e9);
-  } else if (w.task() == sizing::v1::TASK_BATCH_INFERENCE) {
-    job->set_egress_gb(w.requests() * std::max(w.output_tokens(), 1) * 4 / 1e9);
+  // What leaves the cloud, priced with the provider's egress rule: the
+  // caller's figure, else trained weights (16-bit; the adapter for LoRA) or
+  // the generated text of a batch job (~4 bytes a token), stated.
+  if (w.has_egress_gb()) {
+    job->set_egress_gb(w.egress_gb());
+  } else {
+    double derived = 0;
+    std::string what = "an endpoint's responses leave through its own serving traffic: not priced here";
+    if (training_) {
+      derived = totals.trainable_params() * 2 / 1e9;
+      what = "the trained weights at 16 bits (the adapter for LoRA/QLoRA), downloaded once";
+    } else if (w.task() == sizing::v1::TASK_BATCH_INFERENCE) {
+      derived = w.requests() * std::max(w.output_tokens(), 1) * 4 / 1e9;
+      what = "the generated text, about 4 bytes per output token";
+    }
+    job->set_egress_gb(derived);
+    assumptions_.push_back(MakeAssumption(
+        "workload.egress_gb", Gigabytes(derived),
+        absl::StrCat(what, "; priced at each provider's egress rate after its free allowance "
+                           "(set workload.egress_gb, --egress_gb, to say what moves out)")));
   }
+  egress_gb_ = job->egress_gb();
   quoted_ = std::move(fitting);
   // What-if: reserved prices for the best few (offer, nodes) by list price,
   // when the caller did not ask for reserved; quoted, never ranked.
@@ -683,28 +729,23 @@ v1::Overheads RecommendationRun::OverheadsOf(const Candidate& candidate) const {
 
 v1::ServingEstimate RecommendationRun::Serving(const sizing::v1::ConfigurationEstimate& e, int32_t spare_nodes,
                                                double usd_per_hour) const {
-  // From sizing's decode and prefill rates (aggregate over the replicas;
-  // each replica decodes its concurrent sequences in one step).
+  // Sizing's serving numbers (ServingEstimate: per replica at its
+  // concurrency, and for the cluster); the gateway adds the spare replicas
+  // of a spot endpoint and the price per token.
   v1::ServingEstimate s;
   if (!serving_) return s;
-  const sizing::v1::Workload& w = request_.workload();
+  const sizing::v1::ServingEstimate& in = e.serving();
   const int nodes = std::max(1, e.configuration().nodes());
-  const int replicas = std::max(1, e.plan().replicas());
-  const double aggregate = e.tokens_per_second();
+  const int replicas = std::max(1, in.replicas());
+  const double aggregate = in.output_tokens_per_second();
   s.set_replicas(replicas);
   s.set_spare_replicas(spare_nodes * std::max(1, replicas / nodes));
   s.set_aggregate_tokens_per_second(aggregate);
-  const int per_replica = w.concurrent_sequences();
-  if (per_replica > 0 && aggregate > 0) {
-    s.set_concurrent_sequences(per_replica * replicas);
-    s.set_tokens_per_second_per_user(aggregate / (per_replica * replicas));
-    s.set_inter_token_latency_seconds(1.0 / s.tokens_per_second_per_user());
-  }
-  const double prompt = w.prompt_tokens() > 0 ? w.prompt_tokens() : w.context_length() - w.output_tokens();
-  if (e.prefill_tokens_per_second() > 0 && prompt > 0) {
-    s.set_time_to_first_token_seconds(prompt * replicas / e.prefill_tokens_per_second());
-  }
-  if (w.output_tokens() > 0) s.set_requests_per_second(aggregate / w.output_tokens());
+  s.set_time_to_first_token_seconds(in.time_to_first_token_seconds());
+  s.set_inter_token_latency_seconds(in.inter_token_latency_seconds());
+  s.set_tokens_per_second_per_user(in.tokens_per_second_per_user());
+  s.set_concurrent_sequences(in.concurrency_per_replica() * replicas);
+  s.set_requests_per_second(in.requests_per_second());
   if (aggregate > 0 && usd_per_hour > 0) {
     s.set_usd_per_million_output_tokens(usd_per_hour / (aggregate * 3600.0) * 1e6);
   }
@@ -841,11 +882,9 @@ void RecommendationRun::AddNearestMisses(const pricing::v1::QuoteResponse& quote
                                      c.min_tokens_per_second() - miss.value, c.min_tokens_per_second(), who));
     } else if (key == "per_user") {
       m->set_reason(v1::EXCLUSION_REASON_TOO_SLOW);
-      m->set_limit(c.min_tokens_per_second_per_user());
-      m->set_summary(absl::StrFormat("the fastest per user is %.1f tokens/s, %.1f short of your "
-                                     "min_tokens_per_second_per_user of %.1f (%s)", miss.value,
-                                     c.min_tokens_per_second_per_user() - miss.value,
-                                     c.min_tokens_per_second_per_user(), who));
+      m->set_limit(min_user_tps_);
+      m->set_summary(absl::StrFormat("the fastest per user is %.1f tokens/s, %.1f short of %s of %.1f (%s)", miss.value,
+                                     min_user_tps_ - miss.value, MinUserTpsName(), min_user_tps_, who));
     } else if (key == "ttft") {
       m->set_reason(v1::EXCLUSION_REASON_TOO_SLOW);
       m->set_limit(c.max_time_to_first_token_seconds());
@@ -903,8 +942,8 @@ std::string RecommendationRun::ExclusionDetail(int offer_index, const pricing::v
         return absl::StrFormat("first token in %.2f s at %s > constraints.max_time_to_first_token_seconds = %.2f",
                                s.time_to_first_token_seconds(), at, c.max_time_to_first_token_seconds());
       }
-      return absl::StrFormat("%.1f tokens/s per user at %s < constraints.min_tokens_per_second_per_user = %.1f",
-                             s.tokens_per_second_per_user(), at, c.min_tokens_per_second_per_user());
+      return absl::StrFormat("%.1f tokens/s per user at %s < %s = %.1f", s.tokens_per_second_per_user(), at,
+                             MinUserTpsName(), min_user_tps_);
     }
     case v1::EXCLUSION_REASON_MISSES_DEADLINE:
       if (q != nullptr) {
@@ -981,6 +1020,16 @@ v1::Recommendation RecommendationRun::Explain(const Candidate& candidate,
   r.add_reasons(absl::StrFormat("%.1f h at %.0f tokens/s, $%.2f in total ($%.2f/h, %s)",
                                 r.estimated_hours(), e.tokens_per_second(), quote.cost().total_usd(),
                                 quote.cost().usd_per_hour(), OptionName(candidate.option)));
+  {
+    const pricing::v1::CostBreakdown& cost = quote.cost();
+    std::string egress = absl::StrFormat("egress $%.2f", cost.egress_usd());
+    if (egress_gb_ > 0) {
+      absl::StrAppendFormat(&egress, " (%s GB out at %s's rate%s)", Gigabytes(egress_gb_), offer.provider(),
+                            cost.egress_usd() > 0 ? "" : ": free or within its allowance");
+    }
+    r.add_reasons(absl::StrFormat("cost: compute $%.2f, storage $%.2f, %s, expected preemption loss $%.2f",
+                                  cost.compute_usd(), cost.storage_usd(), egress, cost.preemption_usd()));
+  }
   if (total_gpus > 1 && offer.link() == catalog::v1::LINK_TYPE_NVLINK) {
     r.add_reasons(absl::StrFormat("NVLink between GPUs (%.0f GB/s per GPU)",
                                   offer.link_bytes_per_second() / 1e9));
@@ -1029,6 +1078,14 @@ v1::Recommendation RecommendationRun::Explain(const Candidate& candidate,
     bool covered = false;
     for (const std::string& warning : r.warnings()) covered |= absl::StartsWithIgnoreCase(warning, topic);
     if (!covered) r.add_warnings(note);
+  }
+  // Sizing's structured notes that change what to do (hazards of the task
+  // on this GPU's software stack), each once.
+  for (const sizing::v1::Note& note : e.structured_notes()) {
+    if (note.severity() != sizing::v1::NOTE_SEVERITY_WARNING || note.text().empty()) continue;
+    if (std::find(r.warnings().begin(), r.warnings().end(), note.text()) == r.warnings().end()) {
+      r.add_warnings(note.text());
+    }
   }
   if (offer.availability() == catalog::v1::AVAILABILITY_UNSPECIFIED) {
     r.add_warnings("availability unconfirmed: check capacity before provisioning");

@@ -56,6 +56,14 @@ inline constexpr int kMaxMaxNodes = 1024;
 // longer estimate is excluded as EXCLUSION_REASON_RUNS_TOO_LONG.
 inline constexpr double kMaxQuotableHours = 1e6;
 inline constexpr double kDefaultVramMargin = 0.1;
+// Per-user output speed floor of an interactive endpoint (TASK_INFERENCE)
+// when the request sets none: MLPerf Inference's server-scenario bound for
+// Llama 3.1 8B, time per output token <= 100 ms at P99 (mlcommons/inference
+// loadgen/mlperf.conf, llama3_1-8b.Server.tpot_latency = 100), about twice
+// silent reading speed (238 words/min, Brysbaert 2019, ~5.3 tokens/s at
+// 0.75 words per token) so streamed text stays ahead of the reader.
+// Stated in the answer when applied; min_user_tokens_per_second = 0 lifts it.
+inline constexpr double kDefaultMinUserTokensPerSecond = 10;
 
 class RecommendationRun {
  public:
@@ -139,8 +147,9 @@ class RecommendationRun {
   std::string NodeCapText(const OfferFacts& facts) const;
   double PreRankKey(const Candidate& candidate) const;
   v1::Recommendation Explain(const Candidate& candidate, const pricing::v1::Quote& quote) const;
-  // Serving numbers of a configuration (all zero for training).
   v1::Overheads OverheadsOf(const Candidate& candidate) const;
+  // Serving numbers of a configuration, from sizing's ServingEstimate (all
+  // zero for training). The SLO filters read these same numbers.
   v1::ServingEstimate Serving(const sizing::v1::ConfigurationEstimate& e, int32_t spare_nodes,
                               double usd_per_hour) const;
   void AddWhatIfs(int top, const std::vector<int>& survivors, const pricing::v1::QuoteResponse& quotes,
@@ -158,6 +167,13 @@ class RecommendationRun {
   int max_results_ = kDefaultMaxResults;
   int max_nodes_ = kMaxMaxNodes;
   double vram_margin_ = kDefaultVramMargin;
+  // The per-user speed floor in force (0 = none), and the field it comes
+  // from ("" = the default).
+  double min_user_tps_ = 0;
+  std::string min_user_tps_field_;
+  // "your min_user_tokens_per_second", "the default min_user_tokens_per_second".
+  std::string MinUserTpsName() const;
+  double egress_gb_ = 0;  // what the quote prices as egress
   bool always_on_ = false;
   bool restartable_ = true;
   bool training_ = false;

@@ -1,5 +1,6 @@
 #include "services/gateway/recommender.h"
 
+#include <algorithm>
 #include <cmath>
 #include <limits>
 #include <map>
@@ -114,6 +115,21 @@ sizing::v1::EstimateResponse Sized(const sizing::v1::EstimateRequest& request, d
     e->mutable_plan()->set_replicas(gpus);
     e->set_estimated_hours(100.0 / gpus);
     e->mutable_plan()->set_description(gpus > 1 ? "DP" : "single GPU");
+    // Serving as sizing reports it: one replica per GPU, each decoding its
+    // concurrent sequences at 1000 tokens/s in total and prefilling at 10000.
+    const sizing::v1::Workload& w = request.workload();
+    if (w.task() == sizing::v1::TASK_INFERENCE || w.task() == sizing::v1::TASK_BATCH_INFERENCE) {
+      const int per_replica = std::max(1, w.concurrent_sequences());
+      sizing::v1::ServingEstimate* s = e->mutable_serving();
+      s->set_replicas(gpus);
+      s->set_concurrency_per_replica(per_replica);
+      s->set_inter_token_latency_seconds(per_replica / 1000.0);
+      s->set_tokens_per_second_per_user(1000.0 / per_replica);
+      s->set_time_to_first_token_seconds((w.context_length() - w.output_tokens()) / 10000.0);
+      s->set_output_tokens_per_second_per_replica(1000.0);
+      s->set_output_tokens_per_second(1000.0 * gpus);
+      s->set_requests_per_second(1000.0 * gpus / std::max(1, w.output_tokens()));
+    }
   }
   response.mutable_totals()->set_total_flops(1e18);
   return response;

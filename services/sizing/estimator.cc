@@ -5,6 +5,8 @@
 #include <cstdint>
 
 #include "absl/strings/str_format.h"
+#include "services/sizing/profiles.h"
+#include "services/sizing/sizing_model.h"
 
 namespace gpuadvisor::sizing {
 
@@ -38,6 +40,15 @@ void EstimateConfiguration(const Job& job, const GpuSpec& gpu, const v1::GpuConf
     EstimateTraining(job, gpu, config, out);
   } else {
     EstimateServing(job, gpu, config, out);
+  }
+  // Known problems of the task on this GPU's software stack (data).
+  if (job.profiles == nullptr) return;
+  for (const v1::Hazard* h : job.profiles->HazardsFor(job.task, gpu.vendor, job.precision)) {
+    v1::Note* note = out->add_structured_notes();
+    note->set_code(h->code());
+    note->set_severity(h->severity() == v1::NOTE_SEVERITY_UNSPECIFIED ? v1::NOTE_SEVERITY_WARNING : h->severity());
+    note->set_text(h->text());
+    note->set_source(h->source());
   }
 }
 

@@ -1,5 +1,7 @@
 #include "services/sizing/profiles.h"
 
+#include <algorithm>
+
 #include <cmath>
 #include <utility>
 
@@ -109,6 +111,19 @@ absl::StatusOr<Profiles> Profiles::Build(v1::SizingProfiles data) {
     if (auto s = Range(path, "decode_bandwidth", e.decode_bandwidth(), 0, 1); !s.ok()) return s;
     if (e.source().empty()) return absl::InvalidArgumentError(absl::StrCat(path, ".source: must be set"));
   }
+  absl::flat_hash_set<std::string> codes;
+  for (int i = 0; i < data.hazards_size(); ++i) {
+    const v1::Hazard& h = data.hazards(i);
+    const std::string path = absl::StrCat("hazards[", i, "]");
+    for (const auto& [field, value] : {std::pair<const char*, const std::string*>{"code", &h.code()},
+                                       {"text", &h.text()},
+                                       {"source", &h.source()}}) {
+      if (value->empty()) return absl::InvalidArgumentError(absl::StrCat(path, ".", field, ": must be set"));
+    }
+    if (!codes.insert(h.code()).second) {
+      return absl::InvalidArgumentError(absl::StrCat(path, ".code: duplicate \"", h.code(), "\""));
+    }
+  }
   const v1::GoodputModel& g = data.goodput();
   if (auto s = Range("goodput", "interruptions_per_gpu_hour", g.interruptions_per_gpu_hour(), 0, 1, false); !s.ok()) return s;
   if (auto s = Range("goodput", "restart_minutes", g.restart_minutes(), 0, 10000, false); !s.ok()) return s;
@@ -140,6 +155,21 @@ const v1::FrameworkProfile& Profiles::DefaultFor(v1::Task task) const {
   }
   const bool serving = task == v1::TASK_INFERENCE || task == v1::TASK_BATCH_INFERENCE;
   return serving ? neutral_serving_ : neutral_training_;
+}
+
+std::vector<const v1::Hazard*> Profiles::HazardsFor(v1::Task task, const std::string& vendor,
+                                                    v1::Precision precision) const {
+  std::vector<const v1::Hazard*> out;
+  for (const v1::Hazard& h : data_.hazards()) {
+    if (!h.tasks().empty() && std::find(h.tasks().begin(), h.tasks().end(), task) == h.tasks().end()) continue;
+    if (!h.vendor().empty() && !absl::EqualsIgnoreCase(h.vendor(), vendor)) continue;
+    if (!h.precisions().empty() &&
+        std::find(h.precisions().begin(), h.precisions().end(), precision) == h.precisions().end()) {
+      continue;
+    }
+    out.push_back(&h);
+  }
+  return out;
 }
 
 const v1::EfficiencyBase* Profiles::Efficiency(const std::string& vendor,

@@ -19,7 +19,8 @@ class Profiles {
   // ("frameworks[2].training_efficiency: must be in (0, 2]"). Names must be
   // unique and at most one framework may be the default of a task. An empty
   // SizingProfiles is valid: every framework factor is then 1 and no goodput
-  // is applied (what SizingModel::Create without profiles gives).
+  // is applied (what SizingModel::Create without profiles gives). Hazards
+  // need a code, a text and a source, and unique codes.
   static absl::StatusOr<Profiles> Build(gpuadvisor::sizing::v1::SizingProfiles data);
 
   // The named profile (case-insensitive), or nullptr.
@@ -32,6 +33,11 @@ class Profiles {
   const gpuadvisor::sizing::v1::EfficiencyBase* Efficiency(const std::string& vendor,
                                                            const std::string& architecture) const;
   const gpuadvisor::sizing::v1::GoodputModel& goodput() const { return data_.goodput(); }
+  // The hazards (SizingProfiles.hazards) that apply to `task` at `precision`
+  // on a GPU of `vendor` (case-insensitive), in file order.
+  std::vector<const gpuadvisor::sizing::v1::Hazard*> HazardsFor(gpuadvisor::sizing::v1::Task task,
+                                                                const std::string& vendor,
+                                                                gpuadvisor::sizing::v1::Precision precision) const;
   // Names of the profiles for `job`, for error messages.
   std::string Names(gpuadvisor::sizing::v1::JobKind job) const;
 

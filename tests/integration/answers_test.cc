@@ -2,10 +2,15 @@
 // real services with the embedded data, called through the gateway's gRPC
 // API. Each test names the problem it pins down; each failed before the fix.
 
+#include <algorithm>
 #include <map>
+#include <set>
 #include <string>
 
+#include "absl/strings/str_format.h"
+#include "common/io/text_proto.h"
 #include "gmock/gmock.h"
+#include "gpuadvisor/pricing/v1/pricing.pb.h"
 #include "grpcpp/client_context.h"
 #include "gtest/gtest.h"
 #include "tests/integration/stack.h"
@@ -306,6 +311,203 @@ TEST_F(Answers, OverheadsAreIncludedAndShownInHoursAndDollars) {
     EXPECT_GT(r.estimated_hours(), o.total_hours());  // the run itself plus its overheads
     EXPECT_FALSE(o.source().empty());
   }
+}
+
+// Was: no way to say what leaves the cloud; egress was a guess nobody saw.
+// Now workload.egress_gb (presence: unset = derived and stated, 0 = none) is
+// priced with each provider's rule from data/pricing/billing.textproto and
+// shown in the cost breakdown.
+TEST_F(Answers, EgressIsPricedWithEachProvidersRuleAndShown) {
+  pricing::v1::PriceBook book;
+  ASSERT_TRUE(LoadTextProtoFile(DataDir() + "/pricing/billing.textproto", &book).ok());
+  std::map<std::string, pricing::v1::BillingRule> rules;
+  for (const auto& rule : book.billing()) rules[rule.provider()] = rule;
+  ASSERT_TRUE(rules.count("aws") && rules.count("lambda"));
+  ASSERT_GT(rules["aws"].egress_usd_per_gb(), 0) << "the test needs a provider that charges egress";
+
+  RecommendRequest request;
+  request.mutable_workload()->set_task(sizing::v1::TASK_FULL_FINETUNE);
+  request.mutable_workload()->mutable_model()->set_preset("llama-3.1-8b");
+  request.mutable_workload()->set_train_tokens(2e8);
+  request.mutable_workload()->set_egress_gb(2000);
+  request.mutable_constraints()->add_providers("aws");
+  request.mutable_constraints()->add_providers("lambda");
+  request.mutable_constraints()->add_purchase_options(catalog::v1::PURCHASE_OPTION_ON_DEMAND);
+  request.set_max_results(30);
+  const RecommendResponse response = MustRecommend(request);
+  ASSERT_FALSE(response.recommendations().empty());
+  EXPECT_EQ(Assumed(response).count("workload.egress_gb"), 0u) << "given, not assumed";
+  std::set<std::string> providers;
+  for (const auto& r : response.recommendations()) {
+    const pricing::v1::BillingRule& rule = rules.at(r.offer().provider());
+    const double expected = std::max(0.0, 2000 - rule.egress_free_gb()) * rule.egress_usd_per_gb();
+    EXPECT_NEAR(r.cost().egress_usd(), expected, 1e-6) << r.offer().id();
+    EXPECT_NEAR(r.cost().total_usd(),
+                r.cost().compute_usd() + r.cost().storage_usd() + r.cost().egress_usd() + r.cost().preemption_usd(),
+                1e-6);
+    EXPECT_THAT(r.reasons(), ::testing::Contains(HasSubstr(absl::StrFormat("egress $%.2f (2000 GB out", expected))))
+        << r.offer().id();
+    providers.insert(r.offer().provider());
+  }
+  EXPECT_EQ(providers, (std::set<std::string>{"aws", "lambda"})) << "both rules exercised";
+
+  // Unset: derived from the trained weights, and stated.
+  request.mutable_workload()->clear_egress_gb();
+  const RecommendResponse derived = MustRecommend(request);
+  ASSERT_FALSE(derived.recommendations().empty());
+  EXPECT_EQ(Assumed(derived)["workload.egress_gb"], "16.1");  // 8.03B params x 2 bytes
+
+  // Zero: nothing leaves, nothing is charged, nothing is assumed.
+  request.mutable_workload()->set_egress_gb(0);
+  const RecommendResponse none = MustRecommend(request);
+  ASSERT_FALSE(none.recommendations().empty());
+  EXPECT_EQ(Assumed(none).count("workload.egress_gb"), 0u);
+  for (const auto& r : none.recommendations()) EXPECT_EQ(r.cost().egress_usd(), 0) << r.offer().id();
+
+  request.mutable_workload()->set_egress_gb(-1);
+  RecommendResponse rejected;
+  const grpc::Status status = Recommend(request, &rejected);
+  EXPECT_EQ(status.error_code(), grpc::StatusCode::INVALID_ARGUMENT);
+  EXPECT_THAT(status.error_message(), HasSubstr("workload.egress_gb"));
+}
+
+// Was: QLoRA on an AMD GPU came back without a word about bitsandbytes'
+// 4-bit kernels on ROCm. Sizing now reports the hazard (data) as a
+// structured note and the gateway shows it as a warning, on AMD only.
+TEST_F(Answers, QloraOnRocmIsAStructuredNoteAndAWarning) {
+  RecommendRequest request;
+  request.mutable_workload()->set_task(sizing::v1::TASK_QLORA);
+  request.mutable_workload()->mutable_model()->set_preset("llama-3.1-8b");
+  request.mutable_workload()->set_train_tokens(5e7);
+  request.mutable_constraints()->add_gpu_models("MI300X");
+  const RecommendResponse amd = MustRecommend(request);
+  ASSERT_FALSE(amd.recommendations().empty());
+  for (const auto& r : amd.recommendations()) {
+    EXPECT_THAT(r.warnings(), ::testing::Contains(HasSubstr("QLoRA on ROCm"))) << r.offer().id();
+  }
+  request.mutable_constraints()->set_gpu_models(0, "H100-SXM");
+  const RecommendResponse nvidia = MustRecommend(request);
+  ASSERT_FALSE(nvidia.recommendations().empty());
+  for (const auto& r : nvidia.recommendations()) {
+    EXPECT_THAT(r.warnings(), ::testing::Not(::testing::Contains(HasSubstr("ROCm")))) << r.offer().id();
+  }
+
+  // The note itself: a code, a severity and a source, through the gateway.
+  gateway::v1::EstimateRequest estimate;
+  *estimate.mutable_workload() = request.workload();
+  for (const char* gpu : {"MI300X", "H100-SXM"}) {
+    sizing::v1::GpuConfiguration* c = estimate.add_configurations();
+    c->set_gpu_model(gpu);
+    c->set_gpus_per_node(1);
+    c->set_nodes(1);
+  }
+  gateway::v1::EstimateResponse sized;
+  grpc::ClientContext context;
+  context.set_deadline(std::chrono::system_clock::now() + std::chrono::seconds(60));
+  ASSERT_TRUE(stack_->GatewayStub()->Estimate(&context, estimate, &sized).ok());
+  ASSERT_EQ(sized.estimates_size(), 2);
+  ASSERT_EQ(sized.estimates(0).structured_notes_size(), 1);
+  const sizing::v1::Note& note = sized.estimates(0).structured_notes(0);
+  EXPECT_EQ(note.code(), "qlora_rocm");
+  EXPECT_EQ(note.severity(), sizing::v1::NOTE_SEVERITY_WARNING);
+  EXPECT_THAT(note.source(), HasSubstr("bitsandbytes"));
+  EXPECT_EQ(sized.estimates(1).structured_notes_size(), 0);
+}
+
+// Was: the gateway derived TTFT and per-user speed from older decode and
+// prefill rates (aggregate / sequences), so "cheapest" showed 4x RTX 3090
+// at 7.9 tokens/s per user while sizing's own serving model said otherwise.
+// Now Recommendation.serving is sizing's ServingEstimate, and the SLO
+// filters read the same numbers.
+TEST_F(Answers, ServingNumbersAreSizingsAndSloFiltersUseThem) {
+  RecommendRequest request = Endpoint();
+  request.mutable_constraints()->set_single_node(true);
+  const RecommendResponse response = MustRecommend(request);
+  ASSERT_FALSE(response.recommendations().empty());
+  const auto& top = response.recommendations(0);
+
+  // The same configuration, sized through the gateway's pass-through.
+  gateway::v1::EstimateRequest estimate;
+  *estimate.mutable_workload() = request.workload();
+  sizing::v1::GpuConfiguration* c = estimate.add_configurations();
+  c->set_gpu_model(top.offer().gpu_model());
+  c->set_gpus_per_node(top.offer().gpus_per_node());
+  c->set_nodes(1);
+  c->set_link(top.offer().link());
+  c->set_link_bytes_per_second(top.offer().link_bytes_per_second());
+  if (top.offer().has_scale_up() || top.offer().has_scale_out()) {
+    *c->mutable_scale_up() = top.offer().scale_up();
+    *c->mutable_scale_out() = top.offer().scale_out();
+  }
+  gateway::v1::EstimateResponse sized;
+  grpc::ClientContext context;
+  context.set_deadline(std::chrono::system_clock::now() + std::chrono::seconds(60));
+  ASSERT_TRUE(stack_->GatewayStub()->Estimate(&context, estimate, &sized).ok());
+  ASSERT_EQ(sized.estimates_size(), 1);
+  const sizing::v1::ServingEstimate& want = sized.estimates(0).serving();
+  ASSERT_GT(want.tokens_per_second_per_user(), 0);
+  const gateway::v1::ServingEstimate& got = top.serving();
+  EXPECT_NEAR(got.time_to_first_token_seconds(), want.time_to_first_token_seconds(), 1e-9);
+  EXPECT_NEAR(got.inter_token_latency_seconds(), want.inter_token_latency_seconds(), 1e-12);
+  EXPECT_NEAR(got.tokens_per_second_per_user(), want.tokens_per_second_per_user(), 1e-9);
+  EXPECT_NEAR(got.aggregate_tokens_per_second(), want.output_tokens_per_second(), 1e-6);
+  EXPECT_NEAR(got.requests_per_second(), want.requests_per_second(), 1e-9);
+  EXPECT_EQ(got.replicas(), want.replicas());
+  EXPECT_EQ(got.concurrent_sequences(), want.replicas() * want.concurrency_per_replica());
+
+  // A floor just above the top answer's shown speed excludes it, and every
+  // answer left shows at least the floor; same for a TTFT cap just below.
+  RecommendRequest floor = request;
+  floor.mutable_constraints()->set_min_user_tokens_per_second(got.tokens_per_second_per_user() * 1.001);
+  const RecommendResponse faster = MustRecommend(floor);
+  for (const auto& r : faster.recommendations()) {
+    EXPECT_NE(r.offer().id(), top.offer().id());
+    EXPECT_GE(r.serving().tokens_per_second_per_user(), floor.constraints().min_user_tokens_per_second());
+  }
+  RecommendRequest ttft = request;
+  ttft.mutable_constraints()->set_max_time_to_first_token_seconds(got.time_to_first_token_seconds() * 0.999);
+  const RecommendResponse quicker = MustRecommend(ttft);
+  for (const auto& r : quicker.recommendations()) {
+    EXPECT_LE(r.serving().time_to_first_token_seconds(), ttft.constraints().max_time_to_first_token_seconds());
+  }
+}
+
+// Was: "cheapest" serving could pick a box that streams each user a few
+// tokens/s. An interactive endpoint now has a default per-user floor
+// (10 tokens/s, stated); --min_user_tps=0 lifts it; a batch job has none.
+TEST_F(Answers, InteractiveEndpointsHaveAStatedPerUserFloorThatCanBeLifted) {
+  RecommendRequest request;
+  request.mutable_workload()->set_task(sizing::v1::TASK_INFERENCE);
+  request.mutable_workload()->mutable_model()->set_preset("llama-3.1-70b");
+  request.mutable_workload()->set_concurrent_sequences(128);
+  request.mutable_constraints()->set_single_node(true);
+  const RecommendResponse floored = MustRecommend(request);
+  ASSERT_FALSE(floored.recommendations().empty());
+  EXPECT_EQ(Assumed(floored)["constraints.min_user_tokens_per_second"], "10");
+  for (const auto& r : floored.recommendations()) {
+    EXPECT_GE(r.serving().tokens_per_second_per_user(), 10) << r.offer().id();
+  }
+
+  request.mutable_constraints()->set_min_user_tokens_per_second(0);
+  const RecommendResponse lifted = MustRecommend(request);
+  ASSERT_FALSE(lifted.recommendations().empty());
+  EXPECT_EQ(Assumed(lifted).count("constraints.min_user_tokens_per_second"), 0u);
+  EXPECT_LE(lifted.recommendations(0).cost().total_usd(), floored.recommendations(0).cost().total_usd());
+
+  // The older field still sets a floor; the default does not apply then.
+  request.mutable_constraints()->clear_min_user_tokens_per_second();
+  request.mutable_constraints()->set_min_tokens_per_second_per_user(30);
+  const RecommendResponse older = MustRecommend(request);
+  EXPECT_EQ(Assumed(older).count("constraints.min_user_tokens_per_second"), 0u);
+  for (const auto& r : older.recommendations()) EXPECT_GE(r.serving().tokens_per_second_per_user(), 30);
+
+  RecommendRequest batch;
+  batch.mutable_workload()->set_task(sizing::v1::TASK_BATCH_INFERENCE);
+  batch.mutable_workload()->mutable_model()->set_preset("llama-3.1-8b");
+  batch.mutable_workload()->set_requests(1e5);
+  const RecommendResponse offline = MustRecommend(batch);
+  ASSERT_FALSE(offline.recommendations().empty());
+  EXPECT_EQ(Assumed(offline).count("constraints.min_user_tokens_per_second"), 0u) << "no user waits on a batch job";
 }
 
 }  // namespace

@@ -1,0 +1,75 @@
+// Profiles: hazards (SizingProfiles.hazards) are validated on load and
+// matched by task, vendor and precision; the shipped data carries QLoRA on
+// ROCm.
+
+#include "services/sizing/profiles.h"
+
+#include <string>
+
+#include "common/io/text_proto.h"
+#include "gmock/gmock.h"
+#include "gtest/gtest.h"
+#include "tests/testing/status_matchers.h"
+
+namespace gpuadvisor::sizing {
+namespace {
+
+namespace v1 = ::gpuadvisor::sizing::v1;
+using ::gpuadvisor::testing::StatusIs;
+using ::testing::HasSubstr;
+
+v1::SizingProfiles Parse(const std::string& text) {
+  v1::SizingProfiles profiles;
+  EXPECT_TRUE(ParseTextProto(text, "test", &profiles).ok());
+  return profiles;
+}
+
+TEST(Profiles, HazardNeedsCodeTextAndSourceAndUniqueCodes) {
+  struct Case {
+    const char* text;
+    const char* error;
+  };
+  for (const Case& c : {
+           Case{R"(hazards { text: "t" source: "s" })", "hazards[0].code: must be set"},
+           Case{R"(hazards { code: "c" source: "s" })", "hazards[0].text: must be set"},
+           Case{R"(hazards { code: "c" text: "t" })", "hazards[0].source: must be set"},
+           Case{R"(hazards { code: "c" text: "t" source: "s" } hazards { code: "c" text: "u" source: "s" })",
+                "hazards[1].code: duplicate \"c\""},
+       }) {
+    EXPECT_THAT(Profiles::Build(Parse(c.text)).status(),
+                StatusIs(absl::StatusCode::kInvalidArgument, HasSubstr(c.error)))
+        << c.text;
+  }
+}
+
+TEST(Profiles, HazardsMatchTaskVendorIgnoringCaseAndPrecision) {
+  absl::StatusOr<Profiles> p = Profiles::Build(Parse(R"(
+    hazards { code: "qlora_amd" tasks: [TASK_QLORA] vendor: "AMD" text: "t" source: "s" }
+    hazards { code: "fp8_any" precisions: [PRECISION_FP8] text: "t" source: "s" }
+  )"));
+  ASSERT_TRUE(p.ok()) << p.status();
+  auto codes = [&](v1::Task task, const std::string& vendor, v1::Precision precision) {
+    std::vector<std::string> out;
+    for (const v1::Hazard* h : p->HazardsFor(task, vendor, precision)) out.push_back(h->code());
+    return out;
+  };
+  EXPECT_THAT(codes(v1::TASK_QLORA, "amd", v1::PRECISION_BF16), ::testing::ElementsAre("qlora_amd"));
+  EXPECT_THAT(codes(v1::TASK_QLORA, "NVIDIA", v1::PRECISION_BF16), ::testing::IsEmpty());
+  EXPECT_THAT(codes(v1::TASK_LORA, "AMD", v1::PRECISION_BF16), ::testing::IsEmpty());
+  EXPECT_THAT(codes(v1::TASK_QLORA, "AMD", v1::PRECISION_FP8), ::testing::ElementsAre("qlora_amd", "fp8_any"));
+}
+
+TEST(Profiles, ShippedDataWarnsAboutQloraOnRocm) {
+  v1::SizingProfiles data;
+  ASSERT_TRUE(LoadTextProtoFile(GPUADVISOR_SOURCE_DIR "/data/sizing/profiles.textproto", &data).ok());
+  absl::StatusOr<Profiles> p = Profiles::Build(data);
+  ASSERT_TRUE(p.ok()) << p.status();
+  const auto hazards = p->HazardsFor(v1::TASK_QLORA, "AMD", v1::PRECISION_BF16);
+  ASSERT_EQ(hazards.size(), 1u);
+  EXPECT_EQ(hazards[0]->code(), "qlora_rocm");
+  EXPECT_THAT(hazards[0]->text(), HasSubstr("QLoRA on ROCm"));
+  EXPECT_THAT(p->HazardsFor(v1::TASK_QLORA, "NVIDIA", v1::PRECISION_BF16), ::testing::IsEmpty());
+}
+
+}  // namespace
+}  // namespace gpuadvisor::sizing
