@@ -281,6 +281,14 @@ TEST_F(Answers, WhatIfForTheTopAnswerAndNearestMissWhenNothingQualifies) {
     }
   }
   EXPECT_TRUE(other_option) << "spot vs on-demand of the same offer";
+  // Was: reserved "up to" discounts used as certain, with no term.
+  int reserved = 0;
+  for (const auto& w : response.what_if()) {
+    if (w.purchase_option() != catalog::v1::PURCHASE_OPTION_RESERVED) continue;
+    ++reserved;
+    EXPECT_THAT(w.summary(), AllOf(HasSubstr("commitment"), HasSubstr("term"), HasSubstr("not certain")));
+  }
+  EXPECT_GT(reserved, 0) << "reserved is quoted as a what-if even when not asked for";
 
   RecommendRequest capped = Lora();
   capped.mutable_constraints()->set_max_total_usd(0.01);
@@ -310,6 +318,18 @@ TEST_F(Answers, OverheadsAreIncludedAndShownInHoursAndDollars) {
     EXPECT_NEAR(o.usd(), o.total_hours() * r.cost().usd_per_hour(), 1e-9);
     EXPECT_GT(r.estimated_hours(), o.total_hours());  // the run itself plus its overheads
     EXPECT_FALSE(o.source().empty());
+  }
+  // A long on-demand run writes checkpoints: their time is counted too.
+  RecommendRequest longer;
+  longer.mutable_workload()->set_task(sizing::v1::TASK_FULL_FINETUNE);
+  longer.mutable_workload()->mutable_model()->set_preset("llama-3.1-8b");
+  longer.mutable_workload()->set_train_tokens(1e9);
+  longer.mutable_constraints()->add_purchase_options(catalog::v1::PURCHASE_OPTION_ON_DEMAND);
+  const RecommendResponse full = MustRecommend(longer);
+  ASSERT_FALSE(full.recommendations().empty());
+  for (const auto& r : full.recommendations()) {
+    ASSERT_GT(r.estimated_hours(), 1) << r.offer().id();  // past the default hourly interval
+    EXPECT_GT(r.overheads().checkpoint_hours(), 0) << r.offer().id();
   }
 }
 

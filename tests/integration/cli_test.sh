@@ -96,6 +96,27 @@ js=$("$CLI" estimate --model=llama-3.1-70b --task=full_finetune --dataset_tokens
 check "suffixes, epochs and hints: tokens = 500M x 2, plan TP8 ZeRO-3 with CPU offload" json \
   'd["totals"]["total_tokens"] == 1e9 and d["estimates"][0]["plan"]["tensor_parallel"] == 8 and d["estimates"][0]["plan"]["zero_stage"] == 3 and d["estimates"][0]["plan"]["offload"] == "OFFLOAD_OPTIMIZER_CPU"' <<<"$js"
 
+# --egress (a size) reaches workload.egress_gb and is priced with the provider's
+# rule from data/pricing/billing.textproto; --min_user_tps=0 lifts the floor.
+AWS_EGRESS=$(/usr/bin/python3 - "$ROOT/data/pricing/billing.textproto" <<'PY'
+import re, sys
+text = open(sys.argv[1]).read()
+rule = re.search(r'billing \{[^}]*provider: "aws"[^}]*\}', text).group(0)
+rate = float(re.search(r"egress_usd_per_gb: ([0-9.]+)", rule).group(1))
+free = float(re.search(r"egress_free_gb: ([0-9.]+)", rule).group(1))
+print((2000 - free) * rate)
+PY
+)
+js=$("$CLI" recommend --model=llama-3.1-8b --task=full_finetune --train_tokens=200M --egress=2TB --providers=aws --json)
+check "--egress=2TB: every AWS answer charges (2000 GB - free) x rate = \$$AWS_EGRESS" json \
+  "len(d['recommendations']) > 0 and all(abs(r['cost']['egress_usd'] - $AWS_EGRESS) < 1e-6 for r in d['recommendations'])" <<<"$js"
+js=$("$CLI" recommend --model=llama-3.1-8b --task=inference --min_user_tps=0 --json)
+check "--min_user_tps=0: no per-user floor assumed" json \
+  'len(d["recommendations"]) > 0 and not any(a["field"] == "constraints.min_user_tokens_per_second" for a in d["assumptions"])' <<<"$js"
+js=$("$CLI" recommend --model=llama-3.1-8b --task=inference --json)
+check "an endpoint without --min_user_tps: the 10 tokens/s floor is stated" json \
+  'any(a["field"] == "constraints.min_user_tokens_per_second" and a["value"] == "10" for a in d["assumptions"])' <<<"$js"
+
 # --request_file for estimate, with a flag overriding the file.
 js=$("$CLI" estimate --request_file=docs/examples/request.json --gpu=A100-80GB --gpus=2 --json)
 check "estimate --request_file sizes the file's workload" json \
@@ -180,8 +201,8 @@ rm -rf "$EXPORT_TMP"
 check "help lists the commands" bash -c "'$CLI' help | grep -q '^  recommend '"
 check "help never says No flags matched" bash -c "! { '$CLI' --help; '$CLI' recommend --help; '$CLI' help offers; } | grep -q 'No flags matched'"
 rhelp=$("$CLI" recommend --help)
-check "recommend --help has parallel hints, offload, epochs, global batch, dataset size" bash -c \
-  'for f in --tp --pp --zero --offload --epochs --global_batch --dataset_tokens --dataset_gb --restartable --regions; do grep -q -- "$f" <<<"$1" || { echo "missing $f"; exit 1; }; done' _ "$rhelp"
+check "recommend --help has parallel hints, offload, epochs, global batch, dataset size, egress, per-user floor" bash -c \
+  'for f in --tp --pp --zero --offload --epochs --global_batch --dataset_tokens --dataset_gb --egress_gb --min_user_tps --restartable --regions; do grep -q -- "$f" <<<"$1" || { echo "missing $f"; exit 1; }; done' _ "$rhelp"
 check "offers --help has no workload flags" bash -c "! '$CLI' offers --help | grep -q -- '--task'"
 
 # ---------------------------------------------------------------------------
