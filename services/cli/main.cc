@@ -400,15 +400,28 @@ class Commands {
       PrintJson(response);
       return code;
     }
-    std::vector<std::vector<std::string>> rows = {{"RANK", "PROVIDER", "INSTANCE", "REGION", "GPUS", "BUY",
-                                                   "USD/H", "HOURS", "TOTAL USD", "MEM FREE", "TOP WARNING"}};
+    // Serving answers also show what users get: first token, per-user speed
+    // and the price of a million output tokens.
+    bool serving = false;
+    for (const gw::Recommendation& r : response.recommendations()) serving |= r.serving().replicas() > 0;
+    std::vector<std::string> header = {"RANK", "PROVIDER", "INSTANCE", "REGION", "GPUS", "BUY",
+                                       "USD/H", "HOURS", "TOTAL USD", "MEM FREE"};
+    if (serving) header.insert(header.end(), {"TTFT S", "TOK/S/USER", "USD/1M TOK"});
+    header.push_back("TOP WARNING");
+    std::vector<std::vector<std::string>> rows = {header};
     for (const gw::Recommendation& r : response.recommendations()) {
-      rows.push_back({absl::StrCat(r.rank()), r.offer().provider(), r.offer().instance_type(),
-                      r.offer().region(), Shape(r.offer()),
-                      Short(catalog::v1::PurchaseOption_descriptor(), r.purchase_option()),
-                      Money(r.cost().usd_per_hour()), absl::StrFormat("%.1f", r.estimated_hours()),
-                      Money(r.cost().total_usd()), absl::StrFormat("%.0f%%", 100 * r.memory_margin()),
-                      r.warnings().empty() ? "" : r.warnings(0)});
+      std::vector<std::string> row = {absl::StrCat(r.rank()), r.offer().provider(), r.offer().instance_type(),
+                                      r.offer().region(), Shape(r.offer()),
+                                      Short(catalog::v1::PurchaseOption_descriptor(), r.purchase_option()),
+                                      Money(r.cost().usd_per_hour()), absl::StrFormat("%.1f", r.estimated_hours()),
+                                      Money(r.cost().total_usd()), absl::StrFormat("%.0f%%", 100 * r.memory_margin())};
+      if (serving) {
+        row.insert(row.end(), {absl::StrFormat("%.2f", r.serving().time_to_first_token_seconds()),
+                               absl::StrFormat("%.1f", r.serving().tokens_per_second_per_user()),
+                               Money(r.serving().usd_per_million_output_tokens())});
+      }
+      row.push_back(r.warnings().empty() ? "" : r.warnings(0));
+      rows.push_back(std::move(row));
     }
     if (response.recommendations().empty()) {
       std::cout << "No offer qualifies";

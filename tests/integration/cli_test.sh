@@ -116,6 +116,9 @@ check "--min_user_tps=0: no per-user floor assumed" json \
 js=$("$CLI" recommend --model=llama-3.1-8b --task=inference --json)
 check "an endpoint without --min_user_tps: the 10 tokens/s floor is stated" json \
   'any(a["field"] == "constraints.min_user_tokens_per_second" and a["value"] == "10" for a in d["assumptions"])' <<<"$js"
+out=$("$CLI" recommend --model=llama-3.1-8b --task=inference --concurrency=16 --max_results=3)
+check "a serving table shows first token, per-user speed and \$ per million tokens" \
+  grep -q "MEM FREE  TTFT S  TOK/S/USER  USD/1M TOK  TOP WARNING" <<<"$out"
 
 # --request_file for estimate, with a flag overriding the file.
 js=$("$CLI" estimate --request_file=docs/examples/request.json --gpu=A100-80GB --gpus=2 --json)
