@@ -112,9 +112,10 @@ absl::StatusOr<v1::RecommendResponse> GatewayServiceImpl::DoRecommend(
     grpc::ServerContext* context, const v1::RecommendRequest& request) {
   absl::StatusOr<RecommendationRun> run =
       RecommendationRun::Start(index_cache_.Get(replica_->Current()), request, options_.region_groups,
-                               options_.overheads);
+                               options_.overheads, options_.estimate_cache);
   if (!run.ok()) return run.status();
-  absl::StatusOr<sizing::v1::EstimateResponse> sized = CallEstimate(context, run->estimate_request());
+  absl::StatusOr<sizing::v1::EstimateResponse> sized =
+      run->needs_sizing() ? CallEstimate(context, run->estimate_request()) : sizing::v1::EstimateResponse();
   if (!sized.ok()) return sized.status();
   absl::StatusOr<pricing::v1::QuoteRequest> quote = run->ApplyEstimates(std::move(*sized));
   if (!quote.ok()) return quote.status();

@@ -31,6 +31,7 @@
 #include "prometheus/metric_family.h"
 #include "prometheus/gauge.h"
 #include "services/catalog/catalog_replica.h"
+#include "services/gateway/estimate_cache.h"
 #include "services/gateway/offer_index.h"
 #include "services/gateway/response_cache.h"
 #include "services/gateway/overheads.h"
@@ -46,6 +47,9 @@ class GatewayServiceImpl final : public v1::GatewayService::Service {
     // Used only while `price_book_version` names the live price book.
     ResponseCache* response_cache = nullptr;
     std::function<std::string()> price_book_version;  // "" = unknown
+    // Sizing answers per (workload, configuration); null = every Recommend
+    // sizes all its configurations. Must outlive the service.
+    EstimateCache* estimate_cache = nullptr;
     // Region groups for Constraints.regions; must outlive the service. Null:
     // region names only.
     const RegionGroups* region_groups = nullptr;

@@ -47,6 +47,13 @@ ABSL_FLAG(int, response_cache_entries, 4096,
           "Recommend answers kept for repeated requests, keyed by request, catalog version and "
           "price-book version; 0 turns the response cache off.");
 
+ABSL_FLAG(int, estimate_cache_entries, 50000,
+          "Sizing answers kept per (workload, GPU configuration) so repeated workloads skip the sizing "
+          "call; 0 turns the estimate cache off.");
+ABSL_FLAG(int, estimate_cache_seconds, 600,
+          "Age after which a cached sizing answer is asked again (the sizing service reads its data at "
+          "start-up: this bounds how long a redeployed one goes unheard).");
+
 int main(int argc, char** argv) {
   gpuadvisor::BlockTerminationSignals();
   absl::ParseCommandLine(argc, argv);
@@ -78,6 +85,9 @@ int main(int argc, char** argv) {
   // The response cache needs to know the live price-book version.
   gpuadvisor::gateway::ResponseCache response_cache(
       {.max_entries = static_cast<size_t>(std::max(0, absl::GetFlag(FLAGS_response_cache_entries)))});
+  gpuadvisor::gateway::EstimateCache estimate_cache(
+      {.max_estimates = static_cast<size_t>(std::max(0, absl::GetFlag(FLAGS_estimate_cache_entries))),
+       .max_age = absl::Seconds(absl::GetFlag(FLAGS_estimate_cache_seconds))});
   gpuadvisor::gateway::PriceVersionFollower prices(
       gpuadvisor::pricing::v1::PricingService::NewStub(gpuadvisor::BackendChannel(absl::GetFlag(FLAGS_pricing_address))),
       {});
@@ -90,6 +100,7 @@ int main(int argc, char** argv) {
       {.backend_timeout = absl::Milliseconds(absl::GetFlag(FLAGS_backend_timeout_ms)),
        .response_cache = &response_cache,
        .price_book_version = [&prices] { return prices.Current(); },
+       .estimate_cache = &estimate_cache,
        .region_groups = &*region_groups,
        .overheads = &*overheads,
 

@@ -6,6 +6,8 @@
 
 #include "absl/strings/ascii.h"
 #include "absl/strings/str_cat.h"
+#include "google/protobuf/io/coded_stream.h"
+#include "google/protobuf/io/zero_copy_stream_impl_lite.h"
 
 namespace gpuadvisor::gateway {
 namespace {
@@ -84,7 +86,17 @@ OfferIndex::OfferIndex(std::shared_ptr<const catalog::Catalog> catalog) : catalo
         ShapeKey{shape.gpu_model, shape.gpus_per_node, shape.link, shape.link_bytes_per_second,
                  shape.fabric, shape.fabric_gbps, std::move(topology_key)},
         static_cast<int>(shapes_.size()));
-    if (inserted) shapes_.push_back(std::move(shape));
+    if (inserted) {
+      sizing::v1::GpuConfiguration config;
+      shape.FillConfiguration(0, &config);
+      {
+        google::protobuf::io::StringOutputStream raw(&shape.key);
+        google::protobuf::io::CodedOutputStream out(&raw);
+        out.SetSerializationDeterministic(true);
+        config.SerializeToCodedStream(&out);
+      }
+      shapes_.push_back(std::move(shape));
+    }
 
     OfferFacts facts;
     facts.shape = it->second;

@@ -35,6 +35,9 @@ struct OfferShape {
   catalog::v1::ScaleUpDomain scale_up;
   catalog::v1::ScaleOutFabric scale_out;
   bool has_topology = false;
+  // Everything above as deterministic bytes (a sizing configuration without
+  // its node count): equal keys size alike, whatever the catalog.
+  std::string key;
 
   // Writes this shape, at `nodes` nodes, into a sizing GPU configuration:
   // model, GPUs per node, the legacy link/fabric fields and scale_up /

@@ -12,6 +12,7 @@
 #include "absl/strings/str_format.h"
 #include "absl/strings/match.h"
 #include "absl/strings/str_join.h"
+#include "absl/time/clock.h"
 #include "common/status/status_macros.h"
 #include "services/gateway/name_match.h"
 #include "services/gateway/workload_defaults.h"
@@ -171,15 +172,16 @@ const char* OptionName(PurchaseOption option) {
 
 absl::StatusOr<RecommendationRun> RecommendationRun::Start(
     std::shared_ptr<const catalog::Catalog> catalog, const v1::RecommendRequest& request,
-    const RegionGroups* groups, const OverheadModel* overheads) {
+    const RegionGroups* groups, const OverheadModel* overheads, EstimateCache* estimate_cache) {
   return Start(catalog == nullptr ? nullptr : std::make_shared<const OfferIndex>(std::move(catalog)),
-               request, groups, overheads);
+               request, groups, overheads, estimate_cache);
 }
 
 absl::StatusOr<RecommendationRun> RecommendationRun::Start(std::shared_ptr<const OfferIndex> index,
                                                            const v1::RecommendRequest& request,
                                                            const RegionGroups* groups,
-                                                           const OverheadModel* overheads) {
+                                                           const OverheadModel* overheads,
+                                                           EstimateCache* estimate_cache) {
   if (absl::Status s = ValidateConstraints(request); !s.ok()) return s;
   if (index == nullptr) return absl::UnavailableError("no catalog replica yet; retry");
   RecommendationRun run;
@@ -229,7 +231,9 @@ absl::StatusOr<RecommendationRun> RecommendationRun::Start(std::shared_ptr<const
         "lift the floor"));
   }
   if (!run.serving_) run.min_user_tps_ = 0;
+  run.estimate_cache_ = estimate_cache;
   RETURN_IF_ERROR(run.Enumerate(groups));
+  run.PrepareSizing();
   return run;
 }
 
@@ -342,8 +346,6 @@ absl::Status RecommendationRun::Enumerate(const RegionGroups* groups) {
   RETURN_IF_ERROR(ResolveFilters(groups));
   auto passes = [](const std::vector<char>& ok, int id) { return ok.empty() || ok[id]; };
 
-  *estimate_request_.mutable_workload() = request_.workload();
-  estimate_request_.set_vram_margin(vram_margin_);
   const std::vector<OfferFacts>& facts = index_->offers();
   const int offers = static_cast<int>(facts.size());
   exclusion_.assign(offers, v1::EXCLUSION_REASON_UNSPECIFIED);
@@ -381,26 +383,47 @@ absl::Status RecommendationRun::Enumerate(const RegionGroups* groups) {
     for (int32_t nodes = 1; nodes <= max_nodes; nodes *= 2, ++steps) {
       if (c.max_gpus() > 0 && nodes * f.gpus_per_node > c.max_gpus()) break;
       if (steps == static_cast<int>(configs.size())) {
-        const OfferShape& shape = index_->shapes()[f.shape];
-        configs.push_back(estimate_request_.configurations_size());
-        shape.FillConfiguration(nodes, estimate_request_.add_configurations());
+        configs.push_back(static_cast<int>(configs_.size()));
+        configs_.emplace_back(f.shape, nodes);
       }
     }
     plans_.push_back(OfferPlan{index, f.shape, steps});
   }
+  return absl::OkStatus();
+}
+
+void RecommendationRun::PrepareSizing() {
+  *estimate_request_.mutable_workload() = request_.workload();
+  estimate_request_.set_vram_margin(vram_margin_);
+  const std::vector<OfferShape>& shapes = index_->shapes();
+  std::vector<EstimateCache::ConfigKey> keys;
+  keys.reserve(configs_.size());
+  for (const auto& [shape, nodes] : configs_) keys.push_back({shapes[shape].key, nodes});
+  if (estimate_cache_ != nullptr && estimate_cache_->enabled()) {
+    workload_key_ = EstimateCache::WorkloadKey(request_.workload(), vram_margin_);
+    sized_ = estimate_cache_->Lookup(workload_key_, keys, absl::Now(), estimates_);
+  } else {
+    estimates_.assign(configs_.size(), nullptr);
+  }
+  for (int config = 0; config < static_cast<int>(configs_.size()); ++config) {
+    if (estimates_[config] != nullptr) continue;
+    missing_.push_back(config);
+    shapes[configs_[config].first].FillConfiguration(configs_[config].second,
+                                                     estimate_request_.add_configurations());
+  }
   // Even when no offer passed the filters, sizing still validates the
   // workload and computes its totals: give it one configuration to look at.
-  if (estimate_request_.configurations_size() == 0 && catalog_->snapshot().gpus_size() > 0) {
+  if (sized_ == nullptr && estimate_request_.configurations_size() == 0 && catalog_->snapshot().gpus_size() > 0) {
     sizing::v1::GpuConfiguration* probe = estimate_request_.add_configurations();
     probe->set_gpu_model(catalog_->snapshot().gpus(0).name());
     probe->set_gpus_per_node(1);
     probe->set_nodes(1);
   }
-  return absl::OkStatus();
+  needs_sizing_ = sized_ == nullptr || !missing_.empty();
 }
 
 double RecommendationRun::PreRankKey(const Candidate& candidate) const {
-  const sizing::v1::ConfigurationEstimate& e = estimates_.estimates(candidate.config);
+  const sizing::v1::ConfigurationEstimate& e = Est(candidate.config);
   switch (objective_) {
     case v1::OBJECTIVE_FASTEST: return e.estimated_hours();
     case v1::OBJECTIVE_BEST_VALUE:
@@ -416,8 +439,30 @@ absl::StatusOr<pricing::v1::QuoteRequest> RecommendationRun::ApplyEstimates(
                                             " estimates for ", estimate_request_.configurations_size(),
                                             " configurations"));
   }
-  estimates_ = std::move(estimates);
-  AddSizedAssumptions(request_.workload(), estimates_, assumptions_);
+  if (needs_sizing_) {
+    std::vector<EstimateCache::ConfigKey> keys;
+    std::vector<EstimateCache::Estimate> sized;
+    keys.reserve(missing_.size());
+    sized.reserve(missing_.size());
+    for (size_t i = 0; i < missing_.size(); ++i) {
+      const int config = missing_[i];
+      estimates_[config] = std::make_shared<const sizing::v1::ConfigurationEstimate>(
+          std::move(*estimates.mutable_estimates(static_cast<int>(i))));
+      keys.push_back({index_->shapes()[configs_[config].first].key, configs_[config].second});
+      sized.push_back(estimates_[config]);
+    }
+    EstimateCache::Totals totals;
+    if (sized_ == nullptr) {
+      auto workload = std::make_shared<sizing::v1::EstimateResponse>();
+      workload->mutable_totals()->Swap(estimates.mutable_totals());
+      workload->mutable_model()->Swap(estimates.mutable_model());
+      sized_ = totals = std::move(workload);
+    }
+    if (estimate_cache_ != nullptr && !workload_key_.empty()) {
+      estimate_cache_->Insert(workload_key_, std::move(totals), keys, sized, absl::Now());
+    }
+  }
+  AddSizedAssumptions(request_.workload(), *sized_, assumptions_);
   const double deadline = request_.constraints().deadline_hours();
   const double min_tokens_per_second = request_.constraints().min_tokens_per_second();
   const double max_ttft = request_.constraints().max_time_to_first_token_seconds();
@@ -427,7 +472,8 @@ absl::StatusOr<pricing::v1::QuoteRequest> RecommendationRun::ApplyEstimates(
   // GPU models that fit when spread over several nodes: an offer of one of
   // them that has no fabric was excluded for the lack of it, not for size.
   std::vector<char> fit_multi_node(index_->gpus(), 0);  // by GPU id
-  for (const sizing::v1::ConfigurationEstimate& e : estimates_.estimates()) {
+  for (const EstimateCache::Estimate& estimate : estimates_) {
+    const sizing::v1::ConfigurationEstimate& e = *estimate;
     if (e.configuration().nodes() > 1 && e.fits()) {
       if (const int gpu = index_->GpuId(e.configuration().gpu_model()); gpu >= 0) fit_multi_node[gpu] = 1;
     }
@@ -446,7 +492,7 @@ absl::StatusOr<pricing::v1::QuoteRequest> RecommendationRun::ApplyEstimates(
     int fitting_steps = 0;
     for (int step = 0; step < plan.steps; ++step) {
       const int config = shape_configs_[plan.shape][step];
-      const sizing::v1::ConfigurationEstimate& e = estimates_.estimates(config);
+      const sizing::v1::ConfigurationEstimate& e = Est(config);
       if (!e.fits()) {
         const bool for_lack_of_fabric = f.max_nodes == 1 && fit_multi_node[f.gpu];
         if (!for_lack_of_fabric) Track(misses_, "fit", {e.memory_margin(), config, -1, plan.offer_index}, false);
@@ -520,7 +566,7 @@ absl::StatusOr<pricing::v1::QuoteRequest> RecommendationRun::ApplyEstimates(
 
   pricing::v1::QuoteRequest quote;
   const sizing::v1::Workload& w = request_.workload();
-  const sizing::v1::WorkloadTotals& totals = estimates_.totals();
+  const sizing::v1::WorkloadTotals& totals = sized_->totals();
   pricing::v1::JobProfile* job = quote.mutable_job();
   job->set_dataset_gb(w.dataset_gb());
   job->set_checkpoint_gb(training_ ? totals.checkpoint_bytes() / 1e9 : 0);
@@ -579,7 +625,7 @@ absl::StatusOr<pricing::v1::QuoteRequest> RecommendationRun::ApplyEstimates(
     pricing::v1::QuoteItem* item = quote.add_items();
     item->set_offer_id(candidate.offer->id());
     item->set_nodes(candidate.nodes + candidate.spare_nodes);
-    item->set_hours(estimates_.estimates(candidate.config).estimated_hours() + OverheadsOf(candidate).total_hours());
+    item->set_hours(Est(candidate.config).estimated_hours() + OverheadsOf(candidate).total_hours());
     item->set_purchase_option(candidate.option);
   }
   return quote;
@@ -614,7 +660,7 @@ absl::StatusOr<v1::RecommendResponse> RecommendationRun::Finish(
     const pricing::v1::Quote& q = quotes.quotes(candidate.quote);
     const bool over_hourly = c.max_usd_per_hour() > 0 && q.cost().usd_per_hour() > c.max_usd_per_hour();
     const bool over_total = c.max_total_usd() > 0 && q.cost().total_usd() > c.max_total_usd();
-    if (!q.priced() || !RankableQuote(q, estimates_.estimates(candidate.config))) {
+    if (!q.priced() || !RankableQuote(q, Est(candidate.config))) {
       // A non-finite figure would break the sort's ordering: never ranked.
       Exclude(candidate.offer_index, v1::EXCLUSION_REASON_NOT_PRICED, -1, candidate_index);
     } else if (over_hourly || over_total) {
@@ -635,7 +681,7 @@ absl::StatusOr<v1::RecommendResponse> RecommendationRun::Finish(
     const Candidate& candidate = candidates_[index];
     const pricing::v1::CostBreakdown& cost = quotes.quotes(candidate.quote).cost();
     const double hours = cost.expected_hours();
-    const double value = -estimates_.estimates(candidate.config).tokens_per_second() /
+    const double value = -Est(candidate.config).tokens_per_second() /
                          std::max(cost.usd_per_hour(), 1e-9);
     const double primary = objective_ == v1::OBJECTIVE_FASTEST      ? hours
                            : objective_ == v1::OBJECTIVE_BEST_VALUE ? value
@@ -696,7 +742,7 @@ absl::StatusOr<v1::RecommendResponse> RecommendationRun::Finish(
   response.set_price_book_version(quotes.price_book_version());
   response.set_prices_as_of(quotes.prices_as_of());
   response.set_price_book_age_seconds(quotes.price_book_age_seconds());
-  *response.mutable_totals() = estimates_.totals();
+  *response.mutable_totals() = sized_->totals();
   response.set_objective(objective_);
   for (const v1::Assumption& a : assumptions_) *response.add_assumptions() = a;
   if (!chosen.empty()) {
@@ -716,9 +762,9 @@ void RecommendationRun::Track(std::map<std::string, Miss>& misses, const std::st
 v1::Overheads RecommendationRun::OverheadsOf(const Candidate& candidate) const {
   if (overheads_ == nullptr) return v1::Overheads();
   const sizing::v1::Workload& w = request_.workload();
-  const sizing::v1::WorkloadTotals& totals = estimates_.totals();
+  const sizing::v1::WorkloadTotals& totals = sized_->totals();
   RunData run;
-  run.run_hours = estimates_.estimates(candidate.config).estimated_hours();
+  run.run_hours = Est(candidate.config).estimated_hours();
   run.weights_gb = totals.weights_bytes() / 1e9;
   run.dataset_gb = w.dataset_gb();
   run.checkpoint_gb = training_ ? totals.checkpoint_bytes() / 1e9 : 0;
@@ -760,7 +806,7 @@ void RecommendationRun::AddWhatIfs(int top_index, const std::vector<int>& surviv
   auto priced = [&](int index) {
     const Candidate& c = candidates_[index];
     return c.quote >= 0 && quotes.quotes(c.quote).priced() &&
-           RankableQuote(quotes.quotes(c.quote), estimates_.estimates(c.config));  // no NaN into the sort
+           RankableQuote(quotes.quotes(c.quote), Est(c.config));  // no NaN into the sort
   };
   auto total_gpus = [&](const Candidate& c) { return c.offer->gpus_per_node() * c.nodes; };
   // Candidates in rank order: survivors first (already sorted), then the rest
@@ -851,7 +897,7 @@ void RecommendationRun::AddNearestMisses(const pricing::v1::QuoteResponse& quote
     if (key == "fit" && misses_.size() > 1) continue;
     v1::NearestMiss* m = response.add_nearest_misses();
     const Candidate* candidate = miss.candidate >= 0 ? &candidates_[miss.candidate] : nullptr;
-    const sizing::v1::ConfigurationEstimate* e = miss.config >= 0 ? &estimates_.estimates(miss.config) : nullptr;
+    const sizing::v1::ConfigurationEstimate* e = miss.config >= 0 ? &Est(miss.config) : nullptr;
     const Offer& offer = catalog_->snapshot().offers(miss.offer_index);
     m->set_offer_id(offer.id());
     m->set_nodes(candidate != nullptr ? candidate->nodes : e != nullptr ? e->configuration().nodes() : 1);
@@ -908,7 +954,7 @@ std::string RecommendationRun::ExclusionDetail(int offer_index, const pricing::v
   const int config = exclusion_config_[offer_index];
   const int candidate = exclusion_candidate_[offer_index];
   const sizing::v1::ConfigurationEstimate* e =
-      config >= 0 && config < estimates_.estimates_size() ? &estimates_.estimates(config) : nullptr;
+      config >= 0 && config < static_cast<int>(estimates_.size()) ? &Est(config) : nullptr;
   const pricing::v1::Quote* q = nullptr;
   if (candidate >= 0 && candidates_[candidate].quote >= 0 && candidates_[candidate].quote < quotes.quotes_size()) {
     q = &quotes.quotes(candidates_[candidate].quote);
@@ -975,7 +1021,7 @@ std::string RecommendationRun::ExclusionDetail(int offer_index, const pricing::v
 v1::Recommendation RecommendationRun::Explain(const Candidate& candidate,
                                               const pricing::v1::Quote& quote) const {
   const Offer& offer = *candidate.offer;
-  const sizing::v1::ConfigurationEstimate& e = estimates_.estimates(candidate.config);
+  const sizing::v1::ConfigurationEstimate& e = Est(candidate.config);
   const sizing::v1::Workload& w = request_.workload();
   const catalog::v1::Gpu* gpu = catalog_->FindGpu(offer.gpu_model());
   const int total_gpus = offer.gpus_per_node() * candidate.nodes;

@@ -6,7 +6,7 @@
 // the two backend calls between the steps.
 //
 //   absl::StatusOr<RecommendationRun> run = RecommendationRun::Start(catalog, request);
-//   EstimateResponse sized = <SizingService.Estimate(run->estimate_request())>;
+//   EstimateResponse sized = <SizingService.Estimate(run->estimate_request())>  // if needs_sizing()
 //   absl::StatusOr<QuoteRequest> quote = run->ApplyEstimates(sized);
 //   QuoteResponse priced = <PricingService.Quote(*quote)>   // skipped if no items
 //   absl::StatusOr<RecommendResponse> answer = run->Finish(priced);
@@ -31,6 +31,7 @@
 #include "gpuadvisor/pricing/v1/pricing.pb.h"
 #include "gpuadvisor/sizing/v1/sizing.pb.h"
 #include "services/catalog/catalog.h"
+#include "services/gateway/estimate_cache.h"
 #include "services/gateway/offer_index.h"
 #include "services/gateway/overheads.h"
 #include "services/gateway/region_groups.h"
@@ -75,19 +76,28 @@ class RecommendationRun {
   // candidates. The workload's numbers are validated by the sizing service.
   // `index` is the catalog's OfferIndex (kUnavailable when null: no catalog
   // yet); `groups` may be null (then no region groups).
-  // `overheads` may be null (then none are added).
+  // `overheads` may be null (then none are added). `estimate_cache` may be
+  // null; with one, only configurations it does not hold are sized, and the
+  // new answers are added to it.
   static absl::StatusOr<RecommendationRun> Start(std::shared_ptr<const OfferIndex> index,
                                                  const v1::RecommendRequest& request,
                                                  const RegionGroups* groups = nullptr,
-                                                 const OverheadModel* overheads = nullptr);
+                                                 const OverheadModel* overheads = nullptr,
+                                                 EstimateCache* estimate_cache = nullptr);
   // Builds the index first: for callers that run one request per catalog.
   static absl::StatusOr<RecommendationRun> Start(std::shared_ptr<const catalog::Catalog> catalog,
                                                  const v1::RecommendRequest& request,
                                                  const RegionGroups* groups = nullptr,
-                                                 const OverheadModel* overheads = nullptr);
+                                                 const OverheadModel* overheads = nullptr,
+                                                 EstimateCache* estimate_cache = nullptr);
 
-  // The distinct configurations to size (at least one, so that sizing checks
-  // the workload even when no offer passed the filters).
+  // Whether to call sizing at all: false when the estimate cache held the
+  // workload and every configuration (then ApplyEstimates takes an empty
+  // EstimateResponse).
+  bool needs_sizing() const { return needs_sizing_; }
+  // The distinct configurations to size that the estimate cache does not
+  // hold (with an unknown workload at least one, so that sizing checks the
+  // workload even when no offer passed the filters).
   const sizing::v1::EstimateRequest& estimate_request() const { return estimate_request_; }
 
   // Records which configurations fit and returns the quote for the best
@@ -132,6 +142,10 @@ class RecommendationRun {
 
   RecommendationRun() = default;
   absl::Status Enumerate(const RegionGroups* groups);
+  // Looks the configurations up in the estimate cache and builds the
+  // EstimateRequest for the rest.
+  void PrepareSizing();
+  const sizing::v1::ConfigurationEstimate& Est(int config) const { return *estimates_[config]; }
   // Resolves the name filters into per-id flags; kInvalidArgument for an
   // unknown name.
   absl::Status ResolveFilters(const RegionGroups* groups);
@@ -185,8 +199,14 @@ class RecommendationRun {
   std::vector<catalog::v1::PurchaseOption> options_;
   std::vector<OfferPlan> plans_;
   std::vector<std::vector<int>> shape_configs_;  // by shape: configuration index per cluster size
-  sizing::v1::EstimateRequest estimate_request_;
-  sizing::v1::EstimateResponse estimates_;
+  std::vector<std::pair<int, int32_t>> configs_;  // by configuration index: shape, nodes
+  EstimateCache* estimate_cache_ = nullptr;
+  std::string workload_key_;  // "" without a cache
+  sizing::v1::EstimateRequest estimate_request_;  // the configurations in missing_
+  std::vector<int> missing_;  // configuration indexes sizing is asked for
+  bool needs_sizing_ = true;
+  std::vector<EstimateCache::Estimate> estimates_;  // by configuration index
+  EstimateCache::Totals sized_;  // the workload's totals and model
   std::vector<Candidate> candidates_;
   std::vector<int> quoted_;  // candidate indexes, in QuoteRequest item order
   // Name filters by id; empty = no filter.

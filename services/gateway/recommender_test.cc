@@ -259,6 +259,69 @@ TEST(Recommender, SameRequestSameAnswer) {
   EXPECT_EQ(a->SerializeAsString(), b->SerializeAsString());
 }
 
+// With an estimate cache, a workload sized once is not sized again: the
+// second run asks sizing for nothing and answers exactly as the first.
+TEST(Recommender, EstimateCacheSkipsSizingAndKeepsTheAnswer) {
+  std::shared_ptr<const catalog::Catalog> catalog = TestCatalog();
+  auto index = std::make_shared<const OfferIndex>(catalog);
+  EstimateCache cache({});
+  int sized_configurations = 0;
+  auto run_once = [&](const v1::RecommendRequest& request, EstimateCache* with) -> absl::StatusOr<v1::RecommendResponse> {
+    absl::StatusOr<RecommendationRun> run =
+        RecommendationRun::Start(index, request, &DataRegionGroups(), nullptr, with);
+    if (!run.ok()) return run.status();
+    sizing::v1::EstimateResponse sized;
+    if (run->needs_sizing()) {
+      sized_configurations += run->estimate_request().configurations_size();
+      sized = Sized(run->estimate_request(), 40, *catalog);
+    }
+    absl::StatusOr<pricing::v1::QuoteRequest> quote = run->ApplyEstimates(std::move(sized));
+    if (!quote.ok()) return quote.status();
+    return run->Finish(Priced(*quote, *catalog));
+  };
+  absl::StatusOr<v1::RecommendResponse> uncached = run_once(Training(), nullptr);
+  ASSERT_OK(uncached);
+  ASSERT_THAT(uncached->recommendations(), ::testing::Not(IsEmpty()));
+  const int all = sized_configurations;
+  ASSERT_GT(all, 0);
+
+  // Only some GPUs first: the cache learns part of the configurations.
+  v1::RecommendRequest some = Training();
+  some.mutable_constraints()->add_gpu_models("L4");
+  sized_configurations = 0;
+  ASSERT_OK(run_once(some, &cache));
+  const int part = sized_configurations;
+  EXPECT_GT(part, 0);
+  EXPECT_LT(part, all);
+  EXPECT_EQ(cache.estimates(), static_cast<size_t>(part));
+
+  // Then all: only the rest is sized, and the answer is the uncached one.
+  sized_configurations = 0;
+  absl::StatusOr<v1::RecommendResponse> first = run_once(Training(), &cache);
+  ASSERT_OK(first);
+  EXPECT_EQ(sized_configurations, all - part);
+  EXPECT_EQ(first->SerializeAsString(), uncached->SerializeAsString());
+
+  // Again: no sizing call at all, same answer.
+  absl::StatusOr<RecommendationRun> again = RecommendationRun::Start(index, Training(), &DataRegionGroups(), nullptr, &cache);
+  ASSERT_OK(again);
+  EXPECT_FALSE(again->needs_sizing());
+  EXPECT_EQ(again->estimate_request().configurations_size(), 0);
+  sized_configurations = 0;
+  absl::StatusOr<v1::RecommendResponse> second = run_once(Training(), &cache);
+  ASSERT_OK(second);
+  EXPECT_EQ(sized_configurations, 0);
+  EXPECT_EQ(second->SerializeAsString(), uncached->SerializeAsString());
+
+  // Another workload is sized on its own.
+  v1::RecommendRequest other = Training();
+  other.mutable_workload()->set_train_tokens(2e9);
+  absl::StatusOr<RecommendationRun> fresh = RecommendationRun::Start(index, other, &DataRegionGroups(), nullptr, &cache);
+  ASSERT_OK(fresh);
+  EXPECT_TRUE(fresh->needs_sizing());
+  EXPECT_EQ(fresh->estimate_request().configurations_size(), all);
+}
+
 TEST(Recommender, FastestObjectivePrefersMoreGpus) {
   v1::RecommendRequest request = Training();
   request.mutable_constraints()->set_objective(v1::OBJECTIVE_FASTEST);

@@ -1,0 +1,100 @@
+#include "services/gateway/estimate_cache.h"
+
+#include <utility>
+
+#include "absl/strings/str_cat.h"
+#include "google/protobuf/io/coded_stream.h"
+#include "google/protobuf/io/zero_copy_stream_impl_lite.h"
+
+namespace gpuadvisor::gateway {
+
+std::string EstimateCache::WorkloadKey(const sizing::v1::Workload& workload, double vram_margin) {
+  std::string key;
+  {
+    google::protobuf::io::StringOutputStream raw(&key);
+    google::protobuf::io::CodedOutputStream out(&raw);
+    out.SetSerializationDeterministic(true);
+    workload.SerializeToCodedStream(&out);
+  }
+  key.append(reinterpret_cast<const char*>(&vram_margin), sizeof(vram_margin));
+  return key;
+}
+
+EstimateCache::Totals EstimateCache::Lookup(const std::string& workload_key, absl::Span<const ConfigKey> configs,
+                                            absl::Time now, std::vector<Estimate>& found) {
+  found.assign(configs.size(), nullptr);
+  if (!enabled()) return nullptr;
+  absl::MutexLock lock(&mu_);
+  auto it = entries_.find(workload_key);
+  if (it == entries_.end()) return nullptr;
+  const Entry& entry = it->second;
+  if (now - entry.created > options_.max_age) return nullptr;  // Insert replaces it
+  for (size_t i = 0; i < configs.size(); ++i) {
+    auto hw = entry.by_hardware.find(configs[i].hardware);
+    if (hw == entry.by_hardware.end()) continue;
+    for (const auto& [nodes, estimate] : hw->second) {
+      if (nodes == configs[i].nodes) {
+        found[i] = estimate;
+        break;
+      }
+    }
+  }
+  return entry.totals;
+}
+
+void EstimateCache::Insert(const std::string& workload_key, Totals totals, absl::Span<const ConfigKey> configs,
+                           absl::Span<const Estimate> estimates, absl::Time now) {
+  if (!enabled()) return;
+  absl::MutexLock lock(&mu_);
+  auto it = entries_.find(workload_key);
+  if (it != entries_.end() && now - it->second.created > options_.max_age) {
+    count_ -= it->second.count;
+    entries_.erase(it);
+    it = entries_.end();
+    // Rare (once per workload per max_age): a linear search is fine.
+    for (auto o = order_.begin(); o != order_.end(); ++o) {
+      if (*o == workload_key) {
+        order_.erase(o);
+        break;
+      }
+    }
+  }
+  if (it == entries_.end()) {
+    if (totals == nullptr) return;  // an expired entry's runs cannot start a new one
+    it = entries_.try_emplace(workload_key).first;
+    it->second.totals = std::move(totals);
+    it->second.created = now;
+    order_.push_back(workload_key);
+  }
+  Entry& entry = it->second;
+  for (size_t i = 0; i < configs.size() && i < estimates.size(); ++i) {
+    if (estimates[i] == nullptr) continue;
+    auto& slots = entry.by_hardware[configs[i].hardware];
+    bool present = false;
+    for (const auto& slot : slots) present |= slot.first == configs[i].nodes;
+    if (present) continue;
+    slots.emplace_back(configs[i].nodes, estimates[i]);
+    ++entry.count;
+    ++count_;
+  }
+  EvictLocked();
+}
+
+void EstimateCache::EvictLocked() {
+  // The oldest workloads go first; the newest one stays even when it alone
+  // holds more than the bound.
+  while (count_ > options_.max_estimates && order_.size() > 1) {
+    auto it = entries_.find(order_.front());
+    order_.pop_front();
+    if (it == entries_.end()) continue;
+    count_ -= it->second.count;
+    entries_.erase(it);
+  }
+}
+
+size_t EstimateCache::estimates() const {
+  absl::MutexLock lock(&mu_);
+  return count_;
+}
+
+}  // namespace gpuadvisor::gateway
