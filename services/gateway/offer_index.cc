@@ -1,6 +1,7 @@
 #include "services/gateway/offer_index.h"
 
 #include <string>
+#include <algorithm>
 #include <tuple>
 #include <utility>
 
@@ -39,6 +40,14 @@ const std::vector<int>& Lookup(const absl::flat_hash_map<std::string, std::vecto
 }
 
 }  // namespace
+
+int OptionSlot(catalog::v1::PurchaseOption option) {
+  switch (option) {
+    case catalog::v1::PURCHASE_OPTION_SPOT: return 1;
+    case catalog::v1::PURCHASE_OPTION_RESERVED: return 2;
+    default: return 0;
+  }
+}
 
 void OfferShape::FillConfiguration(int32_t nodes, sizing::v1::GpuConfiguration* config) const {
   config->set_gpu_model(gpu_model);
@@ -111,6 +120,45 @@ OfferIndex::OfferIndex(std::shared_ptr<const catalog::Catalog> catalog) : catalo
     facts.reserved_usd_per_hour =
         offer.reserved_usd_per_hour() > 0 ? offer.reserved_usd_per_hour() : offer.on_demand_usd_per_hour();
     offers_.push_back(facts);
+  }
+  // Cells, by first offer; the per-option price order within each.
+  using CellKey = std::tuple<int32_t, int32_t, bool, bool, bool, bool>;
+  absl::flat_hash_map<CellKey, int> cell_ids;
+  for (int i = 0; i < static_cast<int>(offers_.size()); ++i) {
+    OfferFacts& f = offers_[i];
+    const bool sold[3] = {f.on_demand_usd_per_hour > 0, f.spot_usd_per_hour > 0, f.reserved_usd_per_hour > 0};
+    auto [it, inserted] = cell_ids.try_emplace(CellKey{f.shape, f.max_nodes, f.unavailable, sold[0], sold[1], sold[2]},
+                                               static_cast<int>(cells_.size()));
+    if (inserted) {
+      OfferCell cell;
+      cell.shape = f.shape;
+      cell.gpu = f.gpu;
+      cell.gpus_per_node = f.gpus_per_node;
+      cell.max_nodes = f.max_nodes;
+      cell.unavailable = f.unavailable;
+      for (int slot = 0; slot < 3; ++slot) cell.sold[slot] = sold[slot];
+      cells_.push_back(std::move(cell));
+    }
+    f.cell = it->second;
+    cells_[f.cell].offers.push_back(i);
+  }
+  for (OfferCell& cell : cells_) {
+    for (int slot = 0; slot < 3; ++slot) {
+      if (!cell.sold[slot]) continue;
+      auto price = [&](int32_t i) {
+        const OfferFacts& f = offers_[i];
+        return slot == 0 ? f.on_demand_usd_per_hour : slot == 1 ? f.spot_usd_per_hour : f.reserved_usd_per_hour;
+      };
+      cell.by_price[slot] = cell.offers;
+      std::stable_sort(cell.by_price[slot].begin(), cell.by_price[slot].end(),
+                       [&](int32_t a, int32_t b) { return price(a) < price(b); });
+    }
+  }
+  by_provider_.assign(providers_.size(), {});
+  by_gpu_.assign(gpus_.size(), {});
+  for (int i = 0; i < static_cast<int>(offers_.size()); ++i) {
+    by_provider_[offers_[i].provider].push_back(i);
+    by_gpu_[offers_[i].gpu].push_back(i);
   }
   Fold(providers_, provider_names_, providers_folded_);
   Fold(regions_, region_names_, regions_folded_);

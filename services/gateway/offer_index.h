@@ -47,6 +47,7 @@ struct OfferShape {
 
 struct OfferFacts {
   int32_t shape;       // index into shapes()
+  int32_t cell;        // index into cells()
   int32_t provider;    // index into the provider names
   int32_t region;      // index into the region names
   int32_t gpu;         // index into the GPU model names
@@ -58,6 +59,27 @@ struct OfferFacts {
   double reserved_usd_per_hour;  // on-demand when none is published (pricing discounts it)
 };
 
+// Offers that a Recommend treats alike until prices rank them: same shape,
+// same largest cluster, same availability and sold at the same purchase
+// options. Without name filters every offer of a cell is excluded for the
+// same reason or yields candidates at the same cluster sizes, so a request
+// works per cell, and streams a cell's offers cheapest first.
+struct OfferCell {
+  int32_t shape = 0;
+  int32_t gpu = 0;  // GPU model id
+  int32_t gpus_per_node = 1;
+  int32_t max_nodes = 1;
+  bool unavailable = false;
+  bool sold[3] = {false, false, false};  // on-demand, spot, reserved (list price > 0)
+  std::vector<int32_t> offers;           // ascending offer index
+  // Per purchase option (OptionSlot): offers sold that way by (list price,
+  // offer index); empty when not sold that way.
+  std::vector<int32_t> by_price[3];
+};
+
+// 0 on-demand, 1 spot, 2 reserved: the slot of OfferCell::sold and by_price.
+int OptionSlot(catalog::v1::PurchaseOption option);
+
 class OfferIndex {
  public:
   explicit OfferIndex(std::shared_ptr<const catalog::Catalog> catalog);
@@ -67,6 +89,11 @@ class OfferIndex {
   // Same order as the snapshot's offers.
   const std::vector<OfferFacts>& offers() const { return offers_; }
   const std::vector<OfferShape>& shapes() const { return shapes_; }
+  // Ordered by their first offer.
+  const std::vector<OfferCell>& cells() const { return cells_; }
+  // Offer indexes by provider id and by GPU id, ascending.
+  const std::vector<int32_t>& OffersOfProvider(int provider) const { return by_provider_[provider]; }
+  const std::vector<int32_t>& OffersOfGpu(int gpu) const { return by_gpu_[gpu]; }
   int providers() const { return static_cast<int>(providers_.size()); }
   int regions() const { return static_cast<int>(regions_.size()); }
   int gpus() const { return static_cast<int>(gpus_.size()); }
@@ -86,6 +113,8 @@ class OfferIndex {
   std::shared_ptr<const catalog::Catalog> catalog_;
   std::vector<OfferFacts> offers_;
   std::vector<OfferShape> shapes_;
+  std::vector<OfferCell> cells_;
+  std::vector<std::vector<int32_t>> by_provider_, by_gpu_;
   absl::flat_hash_map<std::string, int> providers_, regions_, gpus_;
   std::vector<std::string> provider_names_, region_names_;
   absl::flat_hash_map<std::string, std::vector<int>> providers_folded_, regions_folded_;  // lower case

@@ -181,7 +181,7 @@ absl::StatusOr<RecommendationRun> RecommendationRun::Start(std::shared_ptr<const
                                                            const v1::RecommendRequest& request,
                                                            const RegionGroups* groups,
                                                            const OverheadModel* overheads,
-                                                           EstimateCache* estimate_cache) {
+                                                           EstimateCache* estimate_cache, Scan scan) {
   if (absl::Status s = ValidateConstraints(request); !s.ok()) return s;
   if (index == nullptr) return absl::UnavailableError("no catalog replica yet; retry");
   RecommendationRun run;
@@ -232,20 +232,30 @@ absl::StatusOr<RecommendationRun> RecommendationRun::Start(std::shared_ptr<const
   }
   if (!run.serving_) run.min_user_tps_ = 0;
   run.estimate_cache_ = estimate_cache;
+  run.scan_ = scan;
   RETURN_IF_ERROR(run.Enumerate(groups));
   run.PrepareSizing();
   return run;
 }
 
-void RecommendationRun::Exclude(int offer_index, v1::ExclusionReason reason, int config, int candidate) {
-  v1::ExclusionReason& current = exclusion_[offer_index];
+void RecommendationRun::Exclude(v1::ExclusionReason& current, int& current_config, int* current_candidate,
+                                v1::ExclusionReason reason, int config, int candidate) {
   // A later candidate at the same stage is a larger cluster or a later
   // option: its numbers explain the exclusion best.
   if (Stage(reason) >= Stage(current)) {
     current = reason;
-    exclusion_config_[offer_index] = config;
-    exclusion_candidate_[offer_index] = candidate;
+    current_config = config;
+    if (current_candidate != nullptr) *current_candidate = candidate;
   }
+}
+
+void RecommendationRun::ExcludeUnit(Unit& unit, v1::ExclusionReason reason, int config) {
+  Exclude(unit.reason, unit.config, nullptr, reason, config, -1);
+}
+
+void RecommendationRun::ExcludeQuoted(const Candidate& candidate, int candidate_index, v1::ExclusionReason reason) {
+  Quoted& q = quoted_offers_[candidate.offer_index];
+  Exclude(q.reason, q.config, &q.candidate, reason, -1, candidate_index);
 }
 
 absl::Status RecommendationRun::ResolveFilters(const RegionGroups* groups) {
@@ -316,7 +326,13 @@ std::string RecommendationRun::MinUserTpsName() const {
                                      : absl::StrCat("your ", min_user_tps_field_);
 }
 
-int RecommendationRun::NodeCap(const OfferFacts& f) const { return std::min(max_nodes_, f.max_nodes); }
+int RecommendationRun::NodeCap(int32_t max_nodes) const { return std::min(max_nodes_, max_nodes); }
+
+bool RecommendationRun::PassesNames(int offer) {
+  const OfferFacts& f = index_->offers()[offer];
+  return (provider_ok_.empty() || provider_ok_[f.provider]) && (gpu_ok_.empty() || gpu_ok_[f.gpu]) &&
+         RegionPasses(f);
+}
 
 std::string RecommendationRun::NodeCapText(const OfferFacts& f) const {
   const v1::Constraints& c = request_.constraints();
@@ -344,50 +360,112 @@ absl::Status RecommendationRun::Enumerate(const RegionGroups* groups) {
              : "no spot: the job cannot resume after a preemption (ask for PURCHASE_OPTION_SPOT to see it)"));
   }
   RETURN_IF_ERROR(ResolveFilters(groups));
-  auto passes = [](const std::vector<char>& ok, int id) { return ok.empty() || ok[id]; };
-
+  name_filtered_ = !provider_ok_.empty() || !region_ok_.empty() || !gpu_ok_.empty();
   const std::vector<OfferFacts>& facts = index_->offers();
+  const std::vector<OfferCell>& cells = index_->cells();
   const int offers = static_cast<int>(facts.size());
-  exclusion_.assign(offers, v1::EXCLUSION_REASON_UNSPECIFIED);
-  exclusion_config_.assign(offers, -1);
-  exclusion_candidate_.assign(offers, -1);
-  kept_.assign(offers, false);
-  plans_.reserve(offers);
+  candidates_considered_ = offers;
   shape_configs_.assign(index_->shapes().size(), {});
 
-  for (int index = 0; index < offers; ++index) {
-    const OfferFacts& f = facts[index];
-    ++candidates_considered_;
-    if (!passes(provider_ok_, f.provider) || !passes(gpu_ok_, f.gpu) || !RegionPasses(f)) {
-      Exclude(index, v1::EXCLUSION_REASON_FILTERED);
+  // Units: the cells (or, for the full scan, the offers) that pass the name
+  // filters, by first offer.
+  if (!name_filtered_) {
+    if (scan_ == Scan::kTopK) {
+      units_.reserve(cells.size());
+      for (int cell = 0; cell < static_cast<int>(cells.size()); ++cell) {
+        Unit unit;
+        unit.cell = cell;
+        unit.count = static_cast<int>(cells[cell].offers.size());
+        unit.first = cells[cell].offers.front();
+        units_.push_back(std::move(unit));
+      }
+    } else {
+      units_.resize(offers);
+      for (int offer = 0; offer < offers; ++offer) {
+        units_[offer].cell = facts[offer].cell;
+        units_[offer].offer = units_[offer].first = offer;
+        units_[offer].count = 1;
+      }
+    }
+  } else {
+    // Visit only the offers of the providers or GPUs asked for, when given.
+    std::vector<const std::vector<int32_t>*> sources;
+    if (!provider_ok_.empty() && scan_ == Scan::kTopK) {
+      for (int id = 0; id < index_->providers(); ++id) {
+        if (provider_ok_[id]) sources.push_back(&index_->OffersOfProvider(id));
+      }
+    } else if (!gpu_ok_.empty() && scan_ == Scan::kTopK) {
+      for (int id = 0; id < index_->gpus(); ++id) {
+        if (gpu_ok_[id]) sources.push_back(&index_->OffersOfGpu(id));
+      }
+    }
+    std::vector<int> unit_of_cell(scan_ == Scan::kTopK ? cells.size() : 0, -1);
+    int passing = 0;
+    auto visit = [&](int offer) {
+      if (!PassesNames(offer)) return;
+      ++passing;
+      if (scan_ == Scan::kFullScan) {
+        Unit unit;
+        unit.cell = facts[offer].cell;
+        unit.offer = unit.first = offer;
+        unit.count = 1;
+        units_.push_back(std::move(unit));
+        return;
+      }
+      int& u = unit_of_cell[facts[offer].cell];
+      if (u < 0) {
+        u = static_cast<int>(units_.size());
+        units_.emplace_back();
+        units_[u].cell = facts[offer].cell;
+        units_[u].first = offer;
+      }
+      ++units_[u].count;
+      units_[u].first = std::min(units_[u].first, offer);
+    };
+    if (sources.empty()) {
+      for (int offer = 0; offer < offers; ++offer) visit(offer);
+    } else {
+      for (const std::vector<int32_t>* source : sources) {
+        for (int32_t offer : *source) visit(offer);
+      }
+    }
+    std::sort(units_.begin(), units_.end(), [](const Unit& a, const Unit& b) { return a.first < b.first; });
+    filtered_by_name_ = offers - passing;
+    if (filtered_by_name_ > 0) {
+      for (int offer = 0; offer < offers && first_filtered_by_name_ < 0; ++offer) {
+        if (!PassesNames(offer)) first_filtered_by_name_ = offer;
+      }
+    }
+  }
+
+  for (Unit& unit : units_) {
+    const OfferCell& cell = cells[unit.cell];
+    if (cell.unavailable) {
+      ExcludeUnit(unit, v1::EXCLUSION_REASON_UNAVAILABLE);
       continue;
     }
-    if (f.unavailable) {
-      Exclude(index, v1::EXCLUSION_REASON_UNAVAILABLE);
-      continue;
-    }
-    if (c.max_gpus() > 0 && f.gpus_per_node > c.max_gpus()) {
-      Exclude(index, v1::EXCLUSION_REASON_TOO_MANY_GPUS);
+    if (c.max_gpus() > 0 && cell.gpus_per_node > c.max_gpus()) {
+      ExcludeUnit(unit, v1::EXCLUSION_REASON_TOO_MANY_GPUS);
       continue;
     }
     bool sold = false;
-    for (PurchaseOption option : options_) sold |= ListPrice(f, option) > 0;
+    for (PurchaseOption option : options_) sold |= cell.sold[OptionSlot(option)];
     if (!sold) {
-      Exclude(index, v1::EXCLUSION_REASON_FILTERED);
+      ExcludeUnit(unit, v1::EXCLUSION_REASON_FILTERED);
       continue;
     }
     // Offers of one shape share configurations, one per cluster size.
-    std::vector<int>& configs = shape_configs_[f.shape];
-    const int max_nodes = NodeCap(f);
+    std::vector<int>& configs = shape_configs_[cell.shape];
+    const int max_nodes = NodeCap(cell.max_nodes);
     int steps = 0;
     for (int32_t nodes = 1; nodes <= max_nodes; nodes *= 2, ++steps) {
-      if (c.max_gpus() > 0 && nodes * f.gpus_per_node > c.max_gpus()) break;
+      if (c.max_gpus() > 0 && nodes * cell.gpus_per_node > c.max_gpus()) break;
       if (steps == static_cast<int>(configs.size())) {
         configs.push_back(static_cast<int>(configs_.size()));
-        configs_.emplace_back(f.shape, nodes);
+        configs_.emplace_back(cell.shape, nodes);
       }
     }
-    plans_.push_back(OfferPlan{index, f.shape, steps});
+    unit.steps = steps;
   }
   return absl::OkStatus();
 }
@@ -422,14 +500,113 @@ void RecommendationRun::PrepareSizing() {
   needs_sizing_ = sized_ == nullptr || !missing_.empty();
 }
 
-double RecommendationRun::PreRankKey(const Candidate& candidate) const {
-  const sizing::v1::ConfigurationEstimate& e = Est(candidate.config);
+double RecommendationRun::PreRankKeyOf(int config, double list_usd_per_hour) const {
+  const sizing::v1::ConfigurationEstimate& e = Est(config);
   switch (objective_) {
     case v1::OBJECTIVE_FASTEST: return e.estimated_hours();
     case v1::OBJECTIVE_BEST_VALUE:
-      return -e.tokens_per_second() / std::max(candidate.list_usd_per_hour, 1e-9);
-    default: return candidate.list_usd_per_hour * e.estimated_hours();
+      return -e.tokens_per_second() / std::max(list_usd_per_hour, 1e-9);
+    default: return list_usd_per_hour * e.estimated_hours();
   }
+}
+
+std::vector<RecommendationRun::Ranked> RecommendationRun::SelectCandidates(int cap, int64_t& total) {
+  const std::vector<OfferFacts>& facts = index_->offers();
+  const std::vector<OfferCell>& cells = index_->cells();
+  auto spare_of = [&](PurchaseOption option) {
+    // A spot endpoint keeps serving through a preemption only with spare
+    // capacity: one more node, priced in.
+    return always_on_ && option == catalog::v1::PURCHASE_OPTION_SPOT ? 1 : 0;
+  };
+  std::vector<Ranked> selected;
+  total = 0;
+  if (scan_ == Scan::kFullScan) {
+    for (const Unit& unit : units_) {
+      for (const auto& [step, config] : unit.fitting) {
+        const int32_t nodes = int32_t{1} << step;
+        for (int pos = 0; pos < static_cast<int>(options_.size()); ++pos) {
+          const double price = ListPrice(facts[unit.offer], options_[pos]);
+          if (price <= 0) continue;
+          selected.push_back({PreRankKeyOf(config, price * (nodes + spare_of(options_[pos]))), unit.offer, step, pos});
+        }
+      }
+    }
+    total = static_cast<int64_t>(selected.size());
+    if (static_cast<int>(selected.size()) > cap) {
+      std::nth_element(selected.begin(), selected.begin() + cap, selected.end());
+      selected.resize(cap);
+    }
+    std::sort(selected.begin(), selected.end());
+    return selected;
+  }
+
+  // One stream per (unit, fitting cluster size, option), over the cell's
+  // offers by list price: the key grows along each stream (hours and
+  // throughput are the configuration's, the price only rises), so a heap
+  // of stream heads yields candidates in key order. The fastest objective's
+  // key is the configuration's hours alone: its streams go by offer index.
+  struct Stream {
+    const std::vector<int32_t>* offers;
+    size_t pos;
+    int config, step, option_pos;
+    double factor;  // nodes + spare
+    Ranked head;
+  };
+  std::vector<Stream> streams;
+  for (int u = 0; u < static_cast<int>(units_.size()); ++u) {
+    const Unit& unit = units_[u];
+    if (unit.fitting.empty()) continue;
+    const OfferCell& cell = cells[unit.cell];
+    for (const auto& [step, config] : unit.fitting) {
+      for (int pos = 0; pos < static_cast<int>(options_.size()); ++pos) {
+        const int slot = OptionSlot(options_[pos]);
+        if (!cell.sold[slot]) continue;
+        total += unit.count;
+        streams.push_back({objective_ == v1::OBJECTIVE_FASTEST ? &cell.offers : &cell.by_price[slot], 0, config,
+                           step, pos, static_cast<double>((int32_t{1} << step) + spare_of(options_[pos])),
+                           Ranked{}});
+      }
+    }
+  }
+  // Moves a stream to its next offer that passes the name filters; false at
+  // its end.
+  auto settle = [&](Stream& stream) {
+    while (stream.pos < stream.offers->size()) {
+      const int offer = (*stream.offers)[stream.pos];
+      if (!name_filtered_ || PassesNames(offer)) {
+        stream.head = {PreRankKeyOf(stream.config, ListPrice(facts[offer], options_[stream.option_pos]) * stream.factor),
+                       offer, stream.step, stream.option_pos};
+        return true;
+      }
+      ++stream.pos;
+    }
+    return false;
+  };
+  auto later = [&](int a, int b) { return streams[b].head < streams[a].head; };  // min-heap
+  std::vector<int> heap;
+  heap.reserve(streams.size());
+  for (int i = 0; i < static_cast<int>(streams.size()); ++i) {
+    if (settle(streams[i])) heap.push_back(i);
+  }
+  std::make_heap(heap.begin(), heap.end(), later);
+  selected.reserve(std::min<int64_t>(total, cap) + 8);
+  while (!heap.empty()) {
+    Stream& top = streams[heap.front()];
+    // Past the cap, only candidates that tie with the last one taken: the
+    // sort below then keeps the full scan's order among them.
+    if (static_cast<int>(selected.size()) >= cap && !(top.head.key == selected.back().key)) break;
+    std::pop_heap(heap.begin(), heap.end(), later);
+    selected.push_back(top.head);
+    ++top.pos;
+    if (settle(top)) {
+      std::push_heap(heap.begin(), heap.end(), later);
+    } else {
+      heap.pop_back();
+    }
+  }
+  std::sort(selected.begin(), selected.end());
+  if (static_cast<int>(selected.size()) > cap) selected.resize(cap);
+  return selected;
 }
 
 absl::StatusOr<pricing::v1::QuoteRequest> RecommendationRun::ApplyEstimates(
@@ -467,8 +644,7 @@ absl::StatusOr<pricing::v1::QuoteRequest> RecommendationRun::ApplyEstimates(
   const double min_tokens_per_second = request_.constraints().min_tokens_per_second();
   const double max_ttft = request_.constraints().max_time_to_first_token_seconds();
   const double min_per_user = min_user_tps_;
-  std::vector<int> fitting;
-  fitting.reserve(plans_.size() * options_.size());
+
   // GPU models that fit when spread over several nodes: an offer of one of
   // them that has no fabric was excluded for the lack of it, not for size.
   std::vector<char> fit_multi_node(index_->gpus(), 0);  // by GPU id
@@ -485,84 +661,93 @@ absl::StatusOr<pricing::v1::QuoteRequest> RecommendationRun::ApplyEstimates(
   const bool cost_only = (objective_ == v1::OBJECTIVE_CHEAPEST || objective_ == v1::OBJECTIVE_BEST_VALUE) &&
                          deadline <= 0 && min_tokens_per_second <= 0;
   const auto& offers = catalog_->snapshot().offers();
-  const std::vector<OfferFacts>& facts = index_->offers();
-  candidates_.reserve(plans_.size() * options_.size());
-  for (const OfferPlan& plan : plans_) {
-    const OfferFacts& f = facts[plan.offer_index];
+  const std::vector<OfferCell>& cells = index_->cells();
+  for (Unit& unit : units_) {
+    const OfferCell& f = cells[unit.cell];
     int fitting_steps = 0;
-    for (int step = 0; step < plan.steps; ++step) {
-      const int config = shape_configs_[plan.shape][step];
+    for (int step = 0; step < unit.steps; ++step) {
+      const int config = shape_configs_[f.shape][step];
       const sizing::v1::ConfigurationEstimate& e = Est(config);
       if (!e.fits()) {
         const bool for_lack_of_fabric = f.max_nodes == 1 && fit_multi_node[f.gpu];
-        if (!for_lack_of_fabric) Track(misses_, "fit", {e.memory_margin(), config, -1, plan.offer_index}, false);
-        Exclude(plan.offer_index,
-                for_lack_of_fabric ? v1::EXCLUSION_REASON_NO_FABRIC : v1::EXCLUSION_REASON_DOES_NOT_FIT,
-                config);
+        if (!for_lack_of_fabric) Track(misses_, "fit", {e.memory_margin(), config, -1, unit.first}, false);
+        ExcludeUnit(unit, for_lack_of_fabric ? v1::EXCLUSION_REASON_NO_FABRIC : v1::EXCLUSION_REASON_DOES_NOT_FIT,
+                    config);
         continue;
       }
       if (min_tokens_per_second > 0 && e.tokens_per_second() < min_tokens_per_second) {
-        Track(misses_, "tokens_per_second", {e.tokens_per_second(), config, -1, plan.offer_index}, false);
-        Exclude(plan.offer_index, v1::EXCLUSION_REASON_TOO_SLOW, config);
+        Track(misses_, "tokens_per_second", {e.tokens_per_second(), config, -1, unit.first}, false);
+        ExcludeUnit(unit, v1::EXCLUSION_REASON_TOO_SLOW, config);
         continue;
       }
       if (serving_ && (max_ttft > 0 || min_per_user > 0)) {
         const v1::ServingEstimate served = Serving(e, 0, 0);
         if (max_ttft > 0 && !(served.time_to_first_token_seconds() <= max_ttft)) {
-          Track(misses_, "ttft", {served.time_to_first_token_seconds(), config, -1, plan.offer_index}, true);
-          Exclude(plan.offer_index, v1::EXCLUSION_REASON_TOO_SLOW, config);
+          Track(misses_, "ttft", {served.time_to_first_token_seconds(), config, -1, unit.first}, true);
+          ExcludeUnit(unit, v1::EXCLUSION_REASON_TOO_SLOW, config);
           continue;
         }
         if (min_per_user > 0 && !(served.tokens_per_second_per_user() >= min_per_user)) {
-          Track(misses_, "per_user", {served.tokens_per_second_per_user(), config, -1, plan.offer_index}, false);
-          Exclude(plan.offer_index, v1::EXCLUSION_REASON_TOO_SLOW, config);
+          Track(misses_, "per_user", {served.tokens_per_second_per_user(), config, -1, unit.first}, false);
+          ExcludeUnit(unit, v1::EXCLUSION_REASON_TOO_SLOW, config);
           continue;
         }
       }
       if (deadline > 0 && e.estimated_hours() > deadline) {
-        Track(misses_, "deadline", {e.estimated_hours(), config, -1, plan.offer_index}, true);
-        Exclude(plan.offer_index, v1::EXCLUSION_REASON_MISSES_DEADLINE, config);
+        Track(misses_, "deadline", {e.estimated_hours(), config, -1, unit.first}, true);
+        ExcludeUnit(unit, v1::EXCLUSION_REASON_MISSES_DEADLINE, config);
         continue;
       }
       // An estimate pricing cannot quote (or no one would run) is this
       // candidate's problem, never the request's.
       if (!std::isfinite(e.estimated_hours()) || e.estimated_hours() < 0 ||
           e.estimated_hours() > kMaxQuotableHours || !std::isfinite(e.tokens_per_second())) {
-        Exclude(plan.offer_index, v1::EXCLUSION_REASON_RUNS_TOO_LONG, config);
+        ExcludeUnit(unit, v1::EXCLUSION_REASON_RUNS_TOO_LONG, config);
         continue;
       }
       if (cost_only && ++fitting_steps > kFittingClusterSizesKept) break;
-      const int32_t nodes = int32_t{1} << step;
-      for (PurchaseOption option : options_) {
-        const double price = ListPrice(f, option);
-        if (price <= 0) continue;
-        // A spot endpoint keeps serving through a preemption only with
-        // spare capacity: one more node, priced in.
-        const int32_t spare = always_on_ && option == catalog::v1::PURCHASE_OPTION_SPOT ? 1 : 0;
-        Candidate candidate{&offers.Get(plan.offer_index), plan.offer_index, nodes, option, config, -1,
-                            price * (nodes + spare)};
-        candidate.spare_nodes = spare;
-        candidate.pre_rank = PreRankKey(candidate);
-        fitting.push_back(static_cast<int>(candidates_.size()));
-        candidates_.push_back(candidate);
-      }
+      unit.fitting.emplace_back(step, config);
+      for (PurchaseOption option : options_) unit.candidates_per_offer += f.sold[OptionSlot(option)] ? 1 : 0;
     }
   }
   // Pre-rank by list price so one Quote stays small even for a huge catalog.
-  auto by_key = [this](int a, int b) {
-    const double ka = candidates_[a].pre_rank, kb = candidates_[b].pre_rank;
-    return ka != kb ? ka < kb : a < b;
-  };
   const int cap = std::max(kMinQuotedCandidates, kQuotedPerResult * max_results_);
-  if (static_cast<int>(fitting.size()) > cap) {
-    std::nth_element(fitting.begin(), fitting.begin() + cap, fitting.end(), by_key);
-    // Outranked, not excluded: their offers are not reported as excluded.
-    for (auto it = fitting.begin() + cap; it != fitting.end(); ++it) {
-      kept_[candidates_[*it].offer_index] = true;
-    }
-    fitting.resize(cap);
+  int64_t total = 0;
+  const std::vector<Ranked> fitting = SelectCandidates(cap, total);
+  std::vector<int> unit_of_cell;
+  if (scan_ == Scan::kTopK) {
+    unit_of_cell.assign(cells.size(), -1);
+    for (int u = 0; u < static_cast<int>(units_.size()); ++u) unit_of_cell[units_[u].cell] = u;
   }
-  std::sort(fitting.begin(), fitting.end(), by_key);
+  const std::vector<OfferFacts>& facts = index_->offers();
+  std::vector<int> full_scan_unit;  // kFullScan: offer -> unit
+  if (scan_ == Scan::kFullScan) {
+    full_scan_unit.assign(facts.size(), -1);
+    for (int u = 0; u < static_cast<int>(units_.size()); ++u) full_scan_unit[units_[u].offer] = u;
+  }
+  candidates_.reserve(fitting.size() + 4);
+  for (const Ranked& r : fitting) {
+    const OfferFacts& f = facts[r.offer];
+    const PurchaseOption option = options_[r.option_pos];
+    const int unit = scan_ == Scan::kTopK ? unit_of_cell[f.cell] : full_scan_unit[r.offer];
+    const int32_t nodes = int32_t{1} << r.step;
+    const int32_t spare = always_on_ && option == catalog::v1::PURCHASE_OPTION_SPOT ? 1 : 0;
+    Candidate candidate{&offers.Get(r.offer), r.offer, unit, nodes, option, shape_configs_[f.shape][r.step], -1,
+                        ListPrice(f, option) * (nodes + spare)};
+    candidate.spare_nodes = spare;
+    candidate.pre_rank = r.key;
+    candidates_.push_back(candidate);
+    Quoted& q = quoted_offers_[r.offer];
+    q.unit = unit;
+    ++q.quoted;
+  }
+  // An offer's pre-pricing exclusion is its unit's.
+  for (auto& [offer, q] : quoted_offers_) {
+    q.reason = units_[q.unit].reason;
+    q.config = units_[q.unit].config;
+  }
+  std::vector<int> order(candidates_.size());
+  for (int i = 0; i < static_cast<int>(order.size()); ++i) order[i] = i;
 
   pricing::v1::QuoteRequest quote;
   const sizing::v1::Workload& w = request_.workload();
@@ -600,7 +785,7 @@ absl::StatusOr<pricing::v1::QuoteRequest> RecommendationRun::ApplyEstimates(
                            "(set workload.egress_gb, --egress_gb, to say what moves out)")));
   }
   egress_gb_ = job->egress_gb();
-  quoted_ = std::move(fitting);
+  quoted_ = std::move(order);
   // What-if: reserved prices for the best few (offer, nodes) by list price,
   // when the caller did not ask for reserved; quoted, never ranked.
   if (std::find(options_.begin(), options_.end(), catalog::v1::PURCHASE_OPTION_RESERVED) == options_.end()) {
@@ -662,14 +847,14 @@ absl::StatusOr<v1::RecommendResponse> RecommendationRun::Finish(
     const bool over_total = c.max_total_usd() > 0 && q.cost().total_usd() > c.max_total_usd();
     if (!q.priced() || !RankableQuote(q, Est(candidate.config))) {
       // A non-finite figure would break the sort's ordering: never ranked.
-      Exclude(candidate.offer_index, v1::EXCLUSION_REASON_NOT_PRICED, -1, candidate_index);
+      ExcludeQuoted(candidate, candidate_index, v1::EXCLUSION_REASON_NOT_PRICED);
     } else if (over_hourly || over_total) {
       if (over_hourly) Track(misses_, "usd_per_hour", {q.cost().usd_per_hour(), -1, candidate_index, candidate.offer_index}, true);
       if (over_total) Track(misses_, "total_usd", {q.cost().total_usd(), -1, candidate_index, candidate.offer_index}, true);
-      Exclude(candidate.offer_index, v1::EXCLUSION_REASON_OVER_BUDGET, -1, candidate_index);
+      ExcludeQuoted(candidate, candidate_index, v1::EXCLUSION_REASON_OVER_BUDGET);
     } else if (c.deadline_hours() > 0 && q.cost().expected_hours() > c.deadline_hours()) {
       Track(misses_, "deadline", {q.cost().expected_hours(), -1, candidate_index, candidate.offer_index}, true);
-      Exclude(candidate.offer_index, v1::EXCLUSION_REASON_MISSES_DEADLINE, -1, candidate_index);
+      ExcludeQuoted(candidate, candidate_index, v1::EXCLUSION_REASON_MISSES_DEADLINE);
     } else {
       survivors.push_back(candidate_index);
     }
@@ -717,22 +902,36 @@ absl::StatusOr<v1::RecommendResponse> RecommendationRun::Finish(
     r->set_rank(response.recommendations_size());
   }
 
-  // Offers with no surviving candidate, by the furthest stage they reached.
-  for (int index : survivors) kept_[candidates_[index].offer_index] = true;
-  // The example is the excluded offer that comes first in the snapshot.
-  std::map<v1::ExclusionReason, std::pair<int, int>> tally;  // count, example offer
-  const auto& offers = catalog_->snapshot().offers();
-  for (int i = 0; i < static_cast<int>(exclusion_.size()); ++i) {
-    if (kept_[i] || exclusion_[i] == v1::EXCLUSION_REASON_UNSPECIFIED) continue;
-    auto& [count, example] = tally[exclusion_[i]];
-    if (count++ == 0) example = i;
+  // Offers with no surviving candidate, by the furthest stage they reached;
+  // an offer with a candidate outranked before pricing is not excluded. The
+  // example is the excluded offer that comes first in the snapshot.
+  for (int index : survivors) quoted_offers_[candidates_[index].offer_index].survived = true;
+  struct Tally {
+    int64_t count = 0;
+    int example = -1, config = -1, candidate = -1;
+  };
+  std::map<v1::ExclusionReason, Tally> tally;
+  auto add = [&](v1::ExclusionReason reason, int64_t count, int example, int config, int candidate) {
+    if (count <= 0 || reason == v1::EXCLUSION_REASON_UNSPECIFIED) return;
+    Tally& t = tally[reason];
+    t.count += count;
+    if (t.example < 0 || example < t.example) t = {t.count, example, config, candidate};
+  };
+  add(v1::EXCLUSION_REASON_FILTERED, filtered_by_name_, first_filtered_by_name_, -1, -1);
+  for (const Unit& unit : units_) {
+    if (unit.candidates_per_offer == 0) add(unit.reason, unit.count, unit.first, unit.config, -1);
   }
-  for (const auto& [reason, entry] : tally) {
+  for (const auto& [offer, q] : quoted_offers_) {
+    if (q.survived || q.quoted < units_[q.unit].candidates_per_offer) continue;
+    add(q.reason, 1, offer, q.config, q.candidate);
+  }
+  const auto& offers = catalog_->snapshot().offers();
+  for (const auto& [reason, t] : tally) {
     v1::Exclusion* exclusion = response.add_excluded();
     exclusion->set_reason(reason);
-    exclusion->set_count(entry.first);
-    exclusion->set_example(offers.Get(entry.second).id());
-    exclusion->set_detail(ExclusionDetail(entry.second, quotes));
+    exclusion->set_count(static_cast<int32_t>(t.count));
+    exclusion->set_example(offers.Get(t.example).id());
+    exclusion->set_detail(ExclusionDetail(t.example, reason, t.config, t.candidate, quotes));
   }
   std::stable_sort(response.mutable_excluded()->begin(), response.mutable_excluded()->end(),
                    [](const v1::Exclusion& a, const v1::Exclusion& b) { return a.count() > b.count(); });
@@ -948,11 +1147,10 @@ void RecommendationRun::AddNearestMisses(const pricing::v1::QuoteResponse& quote
   (void)quotes;
 }
 
-std::string RecommendationRun::ExclusionDetail(int offer_index, const pricing::v1::QuoteResponse& quotes) const {
+std::string RecommendationRun::ExclusionDetail(int offer_index, v1::ExclusionReason reason, int config,
+                                               int candidate, const pricing::v1::QuoteResponse& quotes) const {
   const OfferFacts& f = index_->offers()[offer_index];
   const v1::Constraints& c = request_.constraints();
-  const int config = exclusion_config_[offer_index];
-  const int candidate = exclusion_candidate_[offer_index];
   const sizing::v1::ConfigurationEstimate* e =
       config >= 0 && config < static_cast<int>(estimates_.size()) ? &Est(config) : nullptr;
   const pricing::v1::Quote* q = nullptr;
@@ -962,7 +1160,7 @@ std::string RecommendationRun::ExclusionDetail(int offer_index, const pricing::v
   const int nodes = e != nullptr ? e->configuration().nodes() : candidate >= 0 ? candidates_[candidate].nodes : 1;
   const std::string at = absl::StrCat(nodes, nodes == 1 ? " node" : " nodes");
   const std::string cap = absl::StrCat(" (cluster cap: ", NodeCapText(f), ")");
-  switch (exclusion_[offer_index]) {
+  switch (reason) {
     case v1::EXCLUSION_REASON_FILTERED:
       return "not among the providers, regions, GPUs or purchase options asked for";
     case v1::EXCLUSION_REASON_UNAVAILABLE: return "the catalog marks it unavailable";

@@ -15,9 +15,21 @@
 // configuration (GPU model, GPUs per node, nodes, link, fabric) are sized
 // once, so the Estimate call carries tens of configurations, not thousands
 // of offers. Candidates that fit are pre-ranked with the catalog's list
-// prices and at most QuoteCap() go to pricing, whose prices are the
-// ones that rank and filter. A run is single-threaded; the catalog it holds is
-// immutable and shared.
+// prices and at most max(kMinQuotedCandidates, kQuotedPerResult x
+// max_results) go to pricing, whose prices are the ones that rank and
+// filter.
+//
+// The work is per OfferCell (offer_index.h), not per offer: offers that share
+// shape, largest cluster, availability and the purchase options they are sold
+// at are filtered, sized and excluded together (exclusions are counted per
+// cell), and the pre-ranking takes the best candidates by a streaming merge
+// of each cell's offers, already sorted by list price in the index, so a
+// request touches the offers it quotes, not the whole catalog. Name filters
+// (providers, regions, GPUs) visit only the offers of the providers or GPUs
+// asked for. Scan::kFullScan visits every offer and candidate instead; it
+// gives the same answer and is kept as the reference the tests compare with.
+//
+// A run is single-threaded; the catalog it holds is immutable and shared.
 
 #include <cstdint>
 #include <map>
@@ -68,6 +80,8 @@ inline constexpr double kDefaultMinUserTokensPerSecond = 10;
 
 class RecommendationRun {
  public:
+  enum class Scan { kTopK, kFullScan };
+
   // Validates the constraints (kInvalidArgument naming the field, e.g.
   // "constraints.max_usd_per_hour: must be finite and >= 0"), applies the
   // workload defaults rule (workload_defaults.h), resolves provider, region
@@ -83,7 +97,8 @@ class RecommendationRun {
                                                  const v1::RecommendRequest& request,
                                                  const RegionGroups* groups = nullptr,
                                                  const OverheadModel* overheads = nullptr,
-                                                 EstimateCache* estimate_cache = nullptr);
+                                                 EstimateCache* estimate_cache = nullptr,
+                                                 Scan scan = Scan::kTopK);
   // Builds the index first: for callers that run one request per catalog.
   static absl::StatusOr<RecommendationRun> Start(std::shared_ptr<const catalog::Catalog> catalog,
                                                  const v1::RecommendRequest& request,
@@ -114,6 +129,7 @@ class RecommendationRun {
   struct Candidate {
     const catalog::v1::Offer* offer;
     int offer_index;  // in the catalog snapshot
+    int unit;         // index into units_
     int32_t nodes;
     catalog::v1::PurchaseOption option;
     int config;       // index into estimate_request_.configurations
@@ -132,16 +148,52 @@ class RecommendationRun {
     int offer_index = -1;
   };
 
-  // An offer that passed the filters: its shape's configurations, one per
-  // cluster size (1, 2, 4, ... nodes).
-  struct OfferPlan {
-    int offer_index;
-    int shape;   // index into shape_configs_
-    int steps;   // cluster sizes to consider
+  // Offers that pass the name filters and share one OfferCell (kTopK), or
+  // one such offer (kFullScan): they reach the same stage, so exclusions are
+  // kept here, with counts.
+  struct Unit {
+    int cell = 0;      // index into index_->cells()
+    int offer = -1;    // kFullScan: the offer; kTopK: -1 (the cell's offers that pass the filters)
+    int count = 0;     // offers
+    int first = -1;    // the lowest offer index (the example of an exclusion)
+    int steps = 0;     // cluster sizes considered (1, 2, 4, ... nodes)
+    // Furthest exclusion reached before pricing, and the configuration that
+    // reached it.
+    v1::ExclusionReason reason = v1::EXCLUSION_REASON_UNSPECIFIED;
+    int config = -1;
+    std::vector<std::pair<int, int>> fitting;  // (step, configuration) that yield candidates
+    int candidates_per_offer = 0;
+  };
+  // An offer with a quoted candidate: how far its quoted candidates got.
+  struct Quoted {
+    int unit = 0;
+    int quoted = 0;         // its candidates in the quote (what-ifs aside)
+    bool survived = false;
+    v1::ExclusionReason reason = v1::EXCLUSION_REASON_UNSPECIFIED;
+    int config = -1, candidate = -1;
+  };
+  // A pre-ranked candidate before it is made: the merge order is the key,
+  // then offer, cluster size and option (the full scan's order).
+  struct Ranked {
+    double key;
+    int offer, step, option_pos;
+    bool operator<(const Ranked& o) const {
+      return key != o.key ? key < o.key
+             : offer != o.offer ? offer < o.offer
+             : step != o.step   ? step < o.step
+                                : option_pos < o.option_pos;
+    }
   };
 
   RecommendationRun() = default;
   absl::Status Enumerate(const RegionGroups* groups);
+  // Whether an offer passes the provider, region and GPU filters.
+  bool PassesNames(int offer);
+  // The pre-ranked candidates to quote (at most `cap`), in order: by a
+  // streaming merge per unit (kTopK) or by ranking every candidate
+  // (kFullScan). `total` receives how many candidates there were.
+  std::vector<Ranked> SelectCandidates(int cap, int64_t& total);
+  double PreRankKeyOf(int config, double list_usd_per_hour) const;
   // Looks the configurations up in the estimate cache and builds the
   // EstimateRequest for the rest.
   void PrepareSizing();
@@ -153,11 +205,15 @@ class RecommendationRun {
   // Records how far an offer's candidate got; an offer that never survives
   // is reported with the furthest stage any of its candidates reached, and
   // the configuration or candidate that got there (for Exclusion.detail).
-  void Exclude(int offer_index, v1::ExclusionReason reason, int config = -1, int candidate = -1);
+  static void Exclude(v1::ExclusionReason& current, int& current_config, int* current_candidate,
+                      v1::ExclusionReason reason, int config, int candidate);
+  void ExcludeUnit(Unit& unit, v1::ExclusionReason reason, int config = -1);
+  void ExcludeQuoted(const Candidate& candidate, int candidate_index, v1::ExclusionReason reason);
   // The detail for an excluded offer (the example of its reason).
-  std::string ExclusionDetail(int offer_index, const pricing::v1::QuoteResponse& quotes) const;
+  std::string ExclusionDetail(int offer_index, v1::ExclusionReason reason, int config, int candidate,
+                              const pricing::v1::QuoteResponse& quotes) const;
   // The cluster-size cap for an offer, and what sets it.
-  int NodeCap(const OfferFacts& facts) const;
+  int NodeCap(int32_t max_nodes) const;
   std::string NodeCapText(const OfferFacts& facts) const;
   double PreRankKey(const Candidate& candidate) const;
   v1::Recommendation Explain(const Candidate& candidate, const pricing::v1::Quote& quote) const;
@@ -197,7 +253,11 @@ class RecommendationRun {
   std::map<std::string, Miss> misses_;
 
   std::vector<catalog::v1::PurchaseOption> options_;
-  std::vector<OfferPlan> plans_;
+  Scan scan_ = Scan::kTopK;
+  bool name_filtered_ = false;
+  std::vector<Unit> units_;  // by first offer
+  int filtered_by_name_ = 0, first_filtered_by_name_ = -1;
+  absl::flat_hash_map<int, Quoted> quoted_offers_;  // by offer index
   std::vector<std::vector<int>> shape_configs_;  // by shape: configuration index per cluster size
   std::vector<std::pair<int, int32_t>> configs_;  // by configuration index: shape, nodes
   EstimateCache* estimate_cache_ = nullptr;
@@ -214,12 +274,6 @@ class RecommendationRun {
   const RegionGroups* groups_ = nullptr;
   std::vector<const RegionGroups::Group*> region_groups_;  // asked for
   absl::flat_hash_map<int64_t, bool> group_member_;  // (provider, region) id pair -> in a group asked for
-  // Per catalog offer: the furthest exclusion reason (UNSPECIFIED = none),
-  // and the configuration / candidate that reached it (-1 = none).
-  std::vector<v1::ExclusionReason> exclusion_;
-  std::vector<int> exclusion_config_, exclusion_candidate_;
-  // Per catalog offer: a candidate survived or was only outranked.
-  std::vector<bool> kept_;
   int candidates_considered_ = 0;
 };
 

@@ -7,6 +7,7 @@
 #include <string>
 
 #include "absl/strings/match.h"
+#include "absl/strings/str_cat.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "tests/testing/status_matchers.h"
@@ -320,6 +321,129 @@ TEST(Recommender, EstimateCacheSkipsSizingAndKeepsTheAnswer) {
   ASSERT_OK(fresh);
   EXPECT_TRUE(fresh->needs_sizing());
   EXPECT_EQ(fresh->estimate_request().configurations_size(), all);
+}
+
+// A generated catalog with the diversity of an imported one: GPU models,
+// 1-8 GPUs per node, clusters, providers, regions, unavailable offers,
+// offers without spot or reserved prices, and repeated prices (ties).
+std::shared_ptr<const catalog::Catalog> GeneratedCatalog(int offers) {
+  catalog::v1::CatalogSnapshot s;
+  s.set_version("v-generated");
+  const char* gpus[] = {"H100-SXM", "L4", "T4"};
+  const double memory_gb[] = {80, 24, 16};
+  for (int g = 0; g < 3; ++g) {
+    catalog::v1::Gpu* gpu = s.add_gpus();
+    gpu->set_name(gpus[g]);
+    gpu->set_memory_bytes(static_cast<int64_t>(memory_gb[g] * 1e9));
+    gpu->set_memory_type(g == 0 ? catalog::v1::MEMORY_TYPE_HBM : catalog::v1::MEMORY_TYPE_GDDR);
+    gpu->set_memory_bandwidth_bytes_per_second(1e12);
+    gpu->set_bf16_flops(100e12);
+    gpu->set_supports_bf16(g != 2);
+  }
+  uint64_t state = 12345;
+  auto next = [&](int n) {
+    state = state * 6364136223846793005ULL + 1442695040888963407ULL;
+    return static_cast<int>((state >> 33) % static_cast<uint64_t>(n));
+  };
+  const int per_node[] = {1, 2, 4, 8};
+  const catalog::v1::FabricType fabrics[] = {catalog::v1::FABRIC_TYPE_NONE, catalog::v1::FABRIC_TYPE_EFA,
+                                             catalog::v1::FABRIC_TYPE_INFINIBAND};
+  for (int i = 0; i < offers; ++i) {
+    const int g = next(3);
+    const int n = per_node[next(4)];
+    const catalog::v1::FabricType fabric = n == 8 ? fabrics[next(3)] : catalog::v1::FABRIC_TYPE_NONE;
+    const std::string provider = absl::StrCat("provider-", next(9));
+    catalog::v1::Offer o = MakeOffer(provider, absl::StrCat("type-", i), absl::StrCat("region-", next(17)), gpus[g], n,
+                                     n * (1.0 + next(40) / 10.0), next(3) == 0 ? 0 : n * (0.3 + next(20) / 10.0),
+                                     next(2) == 0 ? catalog::v1::LINK_TYPE_NVLINK : catalog::v1::LINK_TYPE_PCIE, fabric,
+                                     fabric == catalog::v1::FABRIC_TYPE_NONE ? 1 : 1 << next(6));
+    if (next(4) == 0) o.set_reserved_usd_per_hour(o.on_demand_usd_per_hour() * 0.6);
+    if (next(25) == 0) o.set_availability(catalog::v1::AVAILABILITY_UNAVAILABLE);
+    *s.add_offers() = o;
+  }
+  absl::StatusOr<std::shared_ptr<const catalog::Catalog>> catalog = catalog::Catalog::Create(s);
+  EXPECT_TRUE(catalog.ok()) << catalog.status();
+  return *catalog;
+}
+
+// The streaming top-K over cells gives exactly the full scan's answer:
+// the same ranked list, what-ifs, misses and exclusion counts and examples.
+TEST(Recommender, TopKAnswersAsTheFullScanOnAGeneratedCatalog) {
+  std::shared_ptr<const catalog::Catalog> catalog = GeneratedCatalog(3000);
+  auto index = std::make_shared<const OfferIndex>(catalog);
+  ASSERT_GT(index->cells().size(), 10u);
+  ASSERT_LT(index->cells().size(), index->offers().size() / 4);
+  auto answer = [&](const v1::RecommendRequest& request, double need_gb, RecommendationRun::Scan scan,
+                    int* quoted) -> absl::StatusOr<v1::RecommendResponse> {
+    absl::StatusOr<RecommendationRun> run =
+        RecommendationRun::Start(index, request, &DataRegionGroups(), nullptr, nullptr, scan);
+    if (!run.ok()) return run.status();
+    absl::StatusOr<pricing::v1::QuoteRequest> quote = run->ApplyEstimates(Sized(run->estimate_request(), need_gb, *catalog));
+    if (!quote.ok()) return quote.status();
+    *quoted = quote->items_size();
+    return run->Finish(Priced(*quote, *catalog, 1.1));
+  };
+  std::vector<std::pair<v1::RecommendRequest, double>> cases;
+  for (v1::Objective objective : {v1::OBJECTIVE_CHEAPEST, v1::OBJECTIVE_FASTEST, v1::OBJECTIVE_BEST_VALUE}) {
+    for (double need_gb : {10.0, 40.0, 300.0, 5000.0}) {
+      v1::RecommendRequest r = Training();
+      r.mutable_constraints()->set_objective(objective);
+      cases.emplace_back(r, need_gb);
+    }
+  }
+  v1::RecommendRequest r = Training();
+  r.mutable_constraints()->add_providers("provider-3");
+  r.mutable_constraints()->add_providers("provider-5");
+  cases.emplace_back(r, 40);
+  r = Training();
+  r.mutable_constraints()->add_regions("region-2");
+  r.mutable_constraints()->add_gpu_models("L4");
+  cases.emplace_back(r, 20);
+  r = Training();
+  r.mutable_constraints()->add_gpu_models("H100-SXM");
+  r.mutable_constraints()->set_max_gpus(16);
+  r.set_max_results(30);
+  cases.emplace_back(r, 200);
+  r = Training();
+  r.mutable_constraints()->set_max_total_usd(120);
+  r.mutable_constraints()->set_deadline_hours(20);
+  cases.emplace_back(r, 40);
+  r = Training();
+  r.mutable_constraints()->set_max_usd_per_hour(0.5);  // nothing qualifies: nearest misses
+  cases.emplace_back(r, 40);
+  r = Training();
+  r.mutable_constraints()->set_single_node(true);
+  r.mutable_constraints()->add_purchase_options(catalog::v1::PURCHASE_OPTION_RESERVED);
+  r.mutable_constraints()->add_purchase_options(catalog::v1::PURCHASE_OPTION_SPOT);
+  cases.emplace_back(r, 60);
+  r = Serving();
+  r.mutable_constraints()->add_purchase_options(catalog::v1::PURCHASE_OPTION_SPOT);
+  r.mutable_constraints()->add_purchase_options(catalog::v1::PURCHASE_OPTION_ON_DEMAND);
+  cases.emplace_back(r, 30);
+  r = Training();
+  r.set_max_results(1);
+  r.mutable_constraints()->set_max_nodes(4);
+  cases.emplace_back(r, 100);
+
+  int outranked_cases = 0;
+  for (size_t i = 0; i < cases.size(); ++i) {
+    SCOPED_TRACE(absl::StrCat("case ", i, ": ", cases[i].first.ShortDebugString(), " need ", cases[i].second, " GB"));
+    int quoted_top_k = 0, quoted_full = 0;
+    absl::StatusOr<v1::RecommendResponse> top_k =
+        answer(cases[i].first, cases[i].second, RecommendationRun::Scan::kTopK, &quoted_top_k);
+    absl::StatusOr<v1::RecommendResponse> full =
+        answer(cases[i].first, cases[i].second, RecommendationRun::Scan::kFullScan, &quoted_full);
+    ASSERT_OK(top_k);
+    ASSERT_OK(full);
+    EXPECT_EQ(quoted_top_k, quoted_full);
+    EXPECT_THAT(full->excluded(), ::testing::Not(IsEmpty()));
+    EXPECT_EQ(top_k->DebugString(), full->DebugString());
+    int excluded = 0;
+    for (const auto& e : full->excluded()) excluded += e.count();
+    if (excluded < 3000 && quoted_full >= kMinQuotedCandidates) ++outranked_cases;
+  }
+  // The cap bit: some cases had more candidates than one quote takes.
+  EXPECT_GT(outranked_cases, 3);
 }
 
 TEST(Recommender, FastestObjectivePrefersMoreGpus) {
