@@ -12,7 +12,7 @@
 #include "google/protobuf/io/coded_stream.h"
 #include "google/protobuf/io/zero_copy_stream_impl_lite.h"
 #include "services/catalog/fingerprint.h"
-#include "services/catalog/topology.h"
+#include "services/catalog/topology_check.h"
 
 namespace gpuadvisor::catalog {
 namespace {

@@ -10,6 +10,7 @@
 #include "common/io/text_proto.h"
 #include "google/protobuf/text_format.h"
 #include "services/catalog/located_text_proto.h"
+#include "services/catalog/topology_check.h"
 
 namespace gpuadvisor::catalog {
 namespace {
@@ -25,57 +26,6 @@ using ::gpuadvisor::catalog::v1::TopologyRules;
 
 absl::Status FieldError(absl::string_view field, absl::string_view problem) {
   return absl::InvalidArgumentError(absl::StrCat(field, ": ", problem));
-}
-
-absl::Status CheckBandwidth(absl::string_view field, double value) {
-  if (!std::isfinite(value) || value < 0) {
-    return FieldError(field, absl::StrCat("must be finite and >= 0, got ", value));
-  }
-  return absl::OkStatus();
-}
-
-// `prefix` is "scale_up." or "rules[i].scale_up." style, relative to the
-// message the caller reports on. gpus_per_node 0 = not known (a rule).
-absl::Status ValidateScaleUp(absl::string_view prefix, const ScaleUpDomain& up,
-                             int gpus_per_node) {
-  if (!v1::ScaleUpKind_IsValid(up.kind())) {
-    return FieldError(absl::StrCat(prefix, "kind"), absl::StrCat("unknown value ", up.kind()));
-  }
-  if (up.domain_size() < 0) {
-    return FieldError(absl::StrCat(prefix, "domain_size"),
-                      absl::StrCat("must be >= 0, got ", up.domain_size()));
-  }
-  if (gpus_per_node > 0 && up.domain_size() > gpus_per_node) {
-    return FieldError(absl::StrCat(prefix, "domain_size"),
-                      absl::StrCat("must be <= gpus_per_node (", gpus_per_node, "), got ",
-                                   up.domain_size()));
-  }
-  if (absl::Status s = CheckBandwidth(absl::StrCat(prefix, "bytes_per_second_per_gpu"),
-                                      up.bytes_per_second_per_gpu());
-      !s.ok()) {
-    return s;
-  }
-  return CheckBandwidth(absl::StrCat(prefix, "cross_domain_bytes_per_second_per_gpu"),
-                        up.cross_domain_bytes_per_second_per_gpu());
-}
-
-absl::Status ValidateScaleOut(absl::string_view prefix, const ScaleOutFabric& out) {
-  if (!v1::FabricType_IsValid(out.type())) {
-    return FieldError(absl::StrCat(prefix, "type"), absl::StrCat("unknown value ", out.type()));
-  }
-  if (absl::Status s = CheckBandwidth(absl::StrCat(prefix, "gbps_per_node"), out.gbps_per_node());
-      !s.ok()) {
-    return s;
-  }
-  if (out.max_nodes() < 0) {
-    return FieldError(absl::StrCat(prefix, "max_nodes"),
-                      absl::StrCat("must be >= 0, got ", out.max_nodes()));
-  }
-  if (out.type() == v1::FABRIC_TYPE_NONE && out.max_nodes() > 1) {
-    return FieldError(absl::StrCat(prefix, "max_nodes"),
-                      absl::StrCat("must be 1 with FABRIC_TYPE_NONE, got ", out.max_nodes()));
-  }
-  return absl::OkStatus();
 }
 
 bool IsMultiNodeFabric(v1::FabricType type) {
@@ -224,17 +174,6 @@ absl::StatusOr<TopologyRules> LoadTopologyRules(const std::string& path,
     if (rule.source().empty()) return fail(FieldError("source", "must name where the fact comes from"));
   }
   return rules;
-}
-
-absl::Status ValidateOfferTopology(const Offer& offer) {
-  if (offer.has_scale_up()) {
-    if (absl::Status s = ValidateScaleUp("scale_up.", offer.scale_up(), offer.gpus_per_node());
-        !s.ok()) {
-      return s;
-    }
-  }
-  if (offer.has_scale_out()) return ValidateScaleOut("scale_out.", offer.scale_out());
-  return absl::OkStatus();
 }
 
 void ApplyTopology(const TopologyRules& rules, const Gpu& gpu, Offer& offer) {

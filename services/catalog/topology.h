@@ -26,6 +26,7 @@
 #include "absl/status/statusor.h"
 #include "gpuadvisor/catalog/v1/catalog.pb.h"
 #include "services/catalog/gpu_name_resolver.h"
+#include "services/catalog/topology_check.h"
 
 namespace gpuadvisor::catalog {
 
@@ -39,10 +40,7 @@ namespace gpuadvisor::catalog {
 absl::StatusOr<gpuadvisor::catalog::v1::TopologyRules> LoadTopologyRules(
     const std::string& path, const GpuNameResolver& resolver);
 
-// Checks one offer's own scale_up / scale_out (when present). Errors are
-// kInvalidArgument naming the field relative to the offer
-// ("scale_up.domain_size: must be <= gpus_per_node (4), got 8").
-absl::Status ValidateOfferTopology(const gpuadvisor::catalog::v1::Offer& offer);
+// ValidateOfferTopology: services/catalog/topology_check.h.
 
 // Fills what `offer` lacks, then rewrites the legacy fields from it:
 //   1. scale_up: the offer's own if present, else the first rule (file order)

@@ -1,10 +1,12 @@
 #include "services/gateway/gateway_service_impl.h"
 
+#include <algorithm>
 #include <chrono>
 #include <utility>
 
 #include "absl/strings/str_cat.h"
 #include "absl/time/clock.h"
+#include "absl/time/time.h"
 #include "common/status/grpc_status.h"
 #include "grpcpp/client_context.h"
 #include "services/gateway/recommender.h"
@@ -27,6 +29,11 @@ absl::Status MapBackendStatus(Backend backend, const grpc::Status& status) {
     case absl::StatusCode::kCancelled:
     case absl::StatusCode::kResourceExhausted:
       return absl::Status(s.code(), absl::StrCat(name, " backend: ", s.message()));
+    case absl::StatusCode::kFailedPrecondition:
+      // Pricing does not hold the catalog version asked for (yet): the
+      // caller (CallQuoteAtVersion) retries, then reports it as UNAVAILABLE.
+      if (backend == Backend::kPricing) return absl::Status(s.code(), absl::StrCat(name, " backend: ", s.message()));
+      [[fallthrough]];
     case absl::StatusCode::kInvalidArgument:
     case absl::StatusCode::kNotFound:
       if (backend == Backend::kSizing) return s;
@@ -108,10 +115,42 @@ absl::StatusOr<pricing::v1::QuoteResponse> GatewayServiceImpl::CallQuote(
   return response;
 }
 
+absl::StatusOr<pricing::v1::QuoteResponse> GatewayServiceImpl::CallQuoteAtVersion(
+    grpc::ServerContext* context, const pricing::v1::QuoteRequest& request) {
+  // Pricing follows the catalog on its own and may not have built the book
+  // of this version yet (a reload moments ago): wait a little and ask again,
+  // within the caller's deadline, rather than mix two versions.
+  absl::Duration wait = absl::Milliseconds(20);
+  const absl::Time give_up = absl::Now() + options_.quote_version_wait;
+  while (true) {
+    absl::StatusOr<pricing::v1::QuoteResponse> priced = CallQuote(context, request);
+    if (priced.ok()) {
+      if (priced->catalog_version() != request.catalog_version()) {
+        return absl::UnavailableError(absl::StrCat("pricing backend: quoted catalog version \"",
+                                                   priced->catalog_version(), "\", not \"",
+                                                   request.catalog_version(), "\" as asked; retry"));
+      }
+      return priced;
+    }
+    if (!absl::IsFailedPrecondition(priced.status())) return priced.status();
+    const absl::Time deadline = absl::FromChrono(context->deadline());
+    if (absl::Now() + wait > std::min(give_up, deadline) || context->IsCancelled()) {
+      return absl::UnavailableError(absl::StrCat(
+          "pricing backend does not hold catalog version \"", request.catalog_version(),
+          "\" that this answer was built from (", priced.status().message(), "); retry"));
+    }
+    absl::SleepFor(wait);
+    wait = std::min(wait * 2, absl::Milliseconds(200));
+  }
+}
+
 absl::StatusOr<v1::RecommendResponse> GatewayServiceImpl::DoRecommend(
     grpc::ServerContext* context, const v1::RecommendRequest& request) {
+  // One snapshot for the whole answer: its offers are filtered and sized,
+  // and pricing quotes against the same version.
+  std::shared_ptr<const catalog::Catalog> catalog = replica_->Current();
   absl::StatusOr<RecommendationRun> run =
-      RecommendationRun::Start(index_cache_.Get(replica_->Current()), request, options_.region_groups,
+      RecommendationRun::Start(index_cache_.Get(catalog), request, options_.region_groups,
                                options_.overheads, options_.estimate_cache);
   if (!run.ok()) return run.status();
   absl::StatusOr<sizing::v1::EstimateResponse> sized =
@@ -119,10 +158,11 @@ absl::StatusOr<v1::RecommendResponse> GatewayServiceImpl::DoRecommend(
   if (!sized.ok()) return sized.status();
   absl::StatusOr<pricing::v1::QuoteRequest> quote = run->ApplyEstimates(std::move(*sized));
   if (!quote.ok()) return quote.status();
+  quote->set_catalog_version(catalog->snapshot().version());
   // Quote even with no items: an empty answer still says which price book
   // it was checked against. With no items, a pricing failure only costs the
   // answer that version.
-  absl::StatusOr<pricing::v1::QuoteResponse> priced = CallQuote(context, *quote);
+  absl::StatusOr<pricing::v1::QuoteResponse> priced = CallQuoteAtVersion(context, *quote);
   if (!priced.ok()) {
     if (quote->items_size() > 0) return priced.status();
     priced = pricing::v1::QuoteResponse();

@@ -2,8 +2,11 @@
 #define GPUADVISOR_SERVICES_GATEWAY_GATEWAY_SERVICE_IMPL_H_
 
 // gRPC adapter for gpuadvisor.gateway.v1.GatewayService: runs a
-// RecommendationRun against the catalog replica, one Estimate call to sizing
-// and one Quote call to pricing. Backend calls carry the caller's deadline
+// RecommendationRun against one snapshot of the catalog replica, one Estimate
+// call to sizing and one Quote call to pricing that names the snapshot's
+// version, so an answer never mixes two catalog versions (pricing answers
+// FAILED_PRECONDITION for a version it does not hold; the gateway retries
+// briefly, then answers UNAVAILABLE). Backend calls carry the caller's deadline
 // and cancellation (ClientContext::FromServerContext), capped by
 // Options::backend_timeout. Status mapping: a backend's UNAVAILABLE,
 // DEADLINE_EXCEEDED, CANCELLED and RESOURCE_EXHAUSTED pass through; sizing's
@@ -43,6 +46,9 @@ class GatewayServiceImpl final : public v1::GatewayService::Service {
  public:
   struct Options {
     absl::Duration backend_timeout = absl::Seconds(2);  // per backend call
+    // How long a Recommend waits for pricing to hold the catalog version the
+    // answer was built from (after a reload pricing may be a moment behind).
+    absl::Duration quote_version_wait = absl::Seconds(1);
     // Whole answers for repeated requests; null = every Recommend is computed.
     // Used only while `price_book_version` names the live price book.
     ResponseCache* response_cache = nullptr;
@@ -85,6 +91,12 @@ class GatewayServiceImpl final : public v1::GatewayService::Service {
                                                             const sizing::v1::EstimateRequest& request);
   absl::StatusOr<pricing::v1::QuoteResponse> CallQuote(grpc::ServerContext* context,
                                                        const pricing::v1::QuoteRequest& request);
+  // CallQuote for request.catalog_version(), retried while pricing answers
+  // FAILED_PRECONDITION (it has not built that version's book yet), for at
+  // most Options::quote_version_wait and the caller's deadline; then
+  // UNAVAILABLE naming the version. A quote of another version is refused.
+  absl::StatusOr<pricing::v1::QuoteResponse> CallQuoteAtVersion(grpc::ServerContext* context,
+                                                                const pricing::v1::QuoteRequest& request);
 
   catalog::CatalogReplica* replica_;
   OfferIndexCache index_cache_;  // the replica's newest snapshot, indexed once

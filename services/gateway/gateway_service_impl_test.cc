@@ -89,6 +89,7 @@ class FakePricing final : public pricing::v1::PricingService::Service {
   grpc::Status Quote(grpc::ServerContext*, const pricing::v1::QuoteRequest* request,
                      pricing::v1::QuoteResponse* response) override {
     if (!answer.ok()) return answer;
+    response->set_catalog_version(request->catalog_version());
     for (const auto& item : request->items()) {
       pricing::v1::Quote* q = response->add_quotes();
       q->set_offer_id(item.offer_id());

@@ -435,6 +435,7 @@ absl::StatusOr<v1::QuoteResponse> PriceBook::Quote(const v1::QuoteRequest& reque
 
   v1::QuoteResponse response;
   response.set_price_book_version(data_.version());
+  response.set_catalog_version(data_.catalog_version());
   response.set_prices_as_of(data_.prices_as_of());
   if (prices_as_of_ != absl::InfinitePast() && now > prices_as_of_) {
     response.set_price_book_age_seconds(absl::ToInt64Seconds(now - prices_as_of_));
@@ -692,6 +693,7 @@ absl::StatusOr<std::shared_ptr<const PriceBook>> LoadPriceBook(
   for (v1::OfferPrice& price : PricesFromOffers(catalog)) {
     if (!overridden.contains(price.offer_id())) *data.add_prices() = std::move(price);
   }
+  data.set_catalog_version(catalog.version());
   if (!catalog.prices_as_of().empty()) data.set_prices_as_of(catalog.prices_as_of());
   if (!catalog.source().empty()) {
     data.set_source(data.source().empty()

@@ -208,6 +208,22 @@ class PriceStore {
   // they got alive for as long as they hold it, even across a swap.
   std::shared_ptr<const PriceBook> Current() const;
 
+  // The newest book built from catalog version `catalog_version` (its
+  // data().catalog_version()), among the books of the last
+  // kKeptCatalogVersions catalog versions Set; nullptr when none is held (a
+  // version not seen yet, or older than those). An empty version gives
+  // Current(). Lets a quote use the catalog version its caller used, while a
+  // reload moves the current book on. A book of an older catalog version keeps
+  // the prices it had when a newer version arrived (later updates go to the
+  // current book).
+  static constexpr int kKeptCatalogVersions = 4;
+  std::shared_ptr<const PriceBook> ForCatalog(const std::string& catalog_version) const;
+
+  // Takes updates accepted before a restart (as Persist saw them) as if they
+  // had been accepted here, before any book is Set: the next Rebase applies
+  // them (dropping offers the catalog no longer has).
+  void Restore(const gpuadvisor::pricing::v1::UpdatePricesRequest& saved);
+
   // Applies `update` to the current book (PriceBook::WithUpdates) and swaps
   // the result in, all or nothing: on error (kInvalidArgument naming the
   // field) the current book stays. kUnavailable before the first Set.
@@ -240,6 +256,9 @@ class PriceStore {
  private:
   mutable absl::Mutex mu_;
   std::shared_ptr<const PriceBook> book_ ABSL_GUARDED_BY(mu_);
+  // Newest last: the latest book of each of the last kKeptCatalogVersions
+  // catalog versions.
+  std::vector<std::shared_ptr<const PriceBook>> by_catalog_ ABSL_GUARDED_BY(mu_);
   bool shutdown_ ABSL_GUARDED_BY(mu_) = false;
   // Serializes Update's read-modify-write without blocking readers while the
   // new book is built.

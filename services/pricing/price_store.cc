@@ -8,13 +8,42 @@ namespace gpuadvisor::pricing {
 void PriceStore::Set(std::shared_ptr<const PriceBook> book) {
   if (book == nullptr) return;
   std::shared_ptr<const PriceBook> old;  // released outside the lock
+  std::vector<std::shared_ptr<const PriceBook>> dropped;
   absl::MutexLock lock(&mu_);
+  const std::string& catalog_version = book->data().catalog_version();
+  for (auto it = by_catalog_.begin(); it != by_catalog_.end();) {
+    if ((*it)->data().catalog_version() == catalog_version) {
+      dropped.push_back(std::move(*it));
+      it = by_catalog_.erase(it);
+    } else {
+      ++it;
+    }
+  }
+  by_catalog_.push_back(book);
+  while (static_cast<int>(by_catalog_.size()) > kKeptCatalogVersions) {
+    dropped.push_back(std::move(by_catalog_.front()));
+    by_catalog_.erase(by_catalog_.begin());
+  }
   old = std::exchange(book_, std::move(book));
 }
 
 std::shared_ptr<const PriceBook> PriceStore::Current() const {
   absl::MutexLock lock(&mu_);
   return book_;
+}
+
+std::shared_ptr<const PriceBook> PriceStore::ForCatalog(const std::string& catalog_version) const {
+  absl::MutexLock lock(&mu_);
+  if (catalog_version.empty()) return book_;
+  for (auto it = by_catalog_.rbegin(); it != by_catalog_.rend(); ++it) {
+    if ((*it)->data().catalog_version() == catalog_version) return *it;
+  }
+  return nullptr;
+}
+
+void PriceStore::Restore(const gpuadvisor::pricing::v1::UpdatePricesRequest& saved) {
+  absl::MutexLock update_lock(&update_mu_);
+  for (const auto& price : saved.prices()) overrides_[price.offer_id()] = price;
 }
 
 absl::StatusOr<std::shared_ptr<const PriceBook>> PriceStore::Update(

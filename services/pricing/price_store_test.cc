@@ -221,5 +221,33 @@ TEST(PriceStore, RebaseDropsUpdatesOfVanishedOffers) {
   EXPECT_FALSE(store.Current()->HasOffer("aws/b/r"));
 }
 
+TEST(PriceStore, KeepsTheBooksOfTheLastCatalogVersions) {
+  PriceStore store;
+  EXPECT_EQ(store.ForCatalog("c0"), nullptr);
+  std::vector<std::shared_ptr<const PriceBook>> books;
+  for (int i = 0; i <= PriceStore::kKeptCatalogVersions; ++i) {
+    v1::PriceBook data = SmallBook()->data();
+    data.set_catalog_version(absl::StrCat("c", i));
+    absl::StatusOr<std::shared_ptr<const PriceBook>> book = PriceBook::Create(data);
+    ASSERT_TRUE(book.ok()) << book.status();
+    books.push_back(*book);
+    store.Set(*book);
+  }
+  ASSERT_FALSE(books.empty());
+  EXPECT_EQ(store.ForCatalog("c0"), nullptr);  // the oldest fell out
+  for (int i = 1; i <= PriceStore::kKeptCatalogVersions; ++i) {
+    EXPECT_EQ(store.ForCatalog(absl::StrCat("c", i)), books[i]) << i;
+  }
+  EXPECT_EQ(store.ForCatalog(""), store.Current());
+  // An update replaces the current version's book, not an older one's.
+  v1::UpdatePricesRequest update;
+  *update.add_prices() = books.back()->data().prices(0);
+  update.mutable_prices(0)->set_on_demand_usd_per_hour(update.prices(0).on_demand_usd_per_hour() + 1);
+  absl::StatusOr<std::shared_ptr<const PriceBook>> updated = store.Update(update);
+  ASSERT_TRUE(updated.ok()) << updated.status();
+  EXPECT_EQ(store.ForCatalog(books.back()->data().catalog_version()), *updated);
+  EXPECT_EQ(store.ForCatalog("c1"), books[1]);
+}
+
 }  // namespace
 }  // namespace gpuadvisor::pricing

@@ -3,6 +3,7 @@
 #include <memory>
 #include <utility>
 
+#include "absl/strings/str_cat.h"
 #include "absl/time/clock.h"
 #include "absl/time/time.h"
 #include "common/grpc/server.h"
@@ -73,8 +74,18 @@ void PricingServiceImpl::Shutdown() {
 grpc::Status PricingServiceImpl::Quote(grpc::ServerContext*, const v1::QuoteRequest* request,
                                        v1::QuoteResponse* response) {
   RpcScope rpc(metrics_, kService, "Quote");
-  std::shared_ptr<const PriceBook> book = store_->Current();
-  if (book == nullptr) return rpc.Finish(NotLoaded());
+  std::shared_ptr<const PriceBook> book = store_->ForCatalog(request->catalog_version());
+  if (book == nullptr) {
+    std::shared_ptr<const PriceBook> current = store_->Current();
+    if (current == nullptr) return rpc.Finish(NotLoaded());
+    // The caller used a catalog version this replica has not seen yet (or no
+    // longer keeps): quoting another version's book would mix two versions
+    // in one answer.
+    return rpc.Finish(grpc::Status(
+        grpc::StatusCode::FAILED_PRECONDITION,
+        absl::StrCat("catalog_version: no price book for catalog version \"", request->catalog_version(),
+                     "\" (current: \"", current->data().catalog_version(), "\"); retry")));
+  }
   absl::StatusOr<v1::QuoteResponse> quote = book->Quote(*request, absl::Now());
   if (!quote.ok()) return rpc.Finish(ToGrpcStatus(quote.status()));
   *response = std::move(*quote);

@@ -132,6 +132,45 @@ TEST_F(PricingServiceTest, UpdatesOfUnknownOffersOrAbsurdPricesAreRejected) {
   EXPECT_DOUBLE_EQ(QuoteOnDemandPerHour(), 2 * 55.04);
 }
 
+// A quote names the catalog version its caller used: the book of that
+// version prices it, even after a newer catalog arrived; a version pricing
+// does not hold is FAILED_PRECONDITION, never another version's prices.
+TEST_F(PricingServiceTest, QuotesTheCatalogVersionTheCallerUsed) {
+  catalog::v1::CatalogSnapshot v1_offers = Offers();
+  v1_offers.set_version("catalog-v1");
+  catalog::v1::CatalogSnapshot v2_offers = Offers();
+  v2_offers.set_version("catalog-v2");
+  v2_offers.mutable_offers(0)->set_on_demand_usd_per_hour(60);
+  const std::string billing = absl::StrCat(GPUADVISOR_SOURCE_DIR, "/data/pricing/billing.textproto");
+  absl::StatusOr<std::shared_ptr<const PriceBook>> v1_book = LoadPriceBook(billing, v1_offers);
+  absl::StatusOr<std::shared_ptr<const PriceBook>> v2_book = LoadPriceBook(billing, v2_offers);
+  ASSERT_OK(v1_book);
+  ASSERT_OK(v2_book);
+  store_.Set(*v1_book);
+  store_.Set(*v2_book);
+
+  auto quote = [&](const std::string& version, v1::QuoteResponse* response) {
+    grpc::ClientContext context;
+    v1::QuoteRequest request;
+    request.set_catalog_version(version);
+    v1::QuoteItem* item = request.add_items();
+    item->set_offer_id("aws/p5.48xlarge/us-east-1");
+    item->set_nodes(1);
+    item->set_hours(1);
+    return stub_->Quote(&context, request, response);
+  };
+  v1::QuoteResponse response;
+  ASSERT_TRUE(quote("catalog-v1", &response).ok());
+  EXPECT_EQ(response.catalog_version(), "catalog-v1");
+  EXPECT_DOUBLE_EQ(response.quotes(0).cost().usd_per_hour(), 55.04);
+  ASSERT_TRUE(quote("catalog-v2", &response).ok());
+  EXPECT_EQ(response.catalog_version(), "catalog-v2");
+  EXPECT_DOUBLE_EQ(response.quotes(0).cost().usd_per_hour(), 60);
+  const grpc::Status unknown = quote("catalog-v3", &response);
+  EXPECT_EQ(unknown.error_code(), grpc::StatusCode::FAILED_PRECONDITION);
+  EXPECT_THAT(unknown.error_message(), ::testing::HasSubstr("catalog-v3"));
+}
+
 TEST_F(PricingServiceTest, ExportsWhenThePricesWereTaken) {
   ASSERT_NE(store_.Current()->prices_as_of(), absl::InfinitePast());
   const double as_of = absl::ToDoubleSeconds(store_.Current()->prices_as_of() - absl::UnixEpoch());

@@ -157,8 +157,12 @@ TEST(Hardening, PublicGatewayRateLimitsEachClient) {
 // and one near the receive limit is refused just the same.
 TEST(Hardening, PricingRefusesAdminBodiesBeforeAuthentication) {
   setenv("GPUADVISOR_ADMIN_TOKEN", "hardening-token", 1);
-  absl::StatusOr<std::unique_ptr<ServiceProcess>> pricing =
-      StartServing("pricing", "pricing_server", {"--data_dir=" + DataDir()});
+  absl::StatusOr<std::unique_ptr<ServiceProcess>> catalog =
+      StartServing("catalog", "catalog_server", {"--data_dir=" + DataDir()});
+  ASSERT_OK(catalog);
+  absl::StatusOr<std::unique_ptr<ServiceProcess>> pricing = StartServing(
+      "pricing", "pricing_server",
+      {"--data_dir=" + DataDir(), "--catalog_address=" + (*catalog)->grpc_address()});
   ASSERT_OK(pricing);
   const std::string method = "/gpuadvisor.pricing.v1.PricingService/UpdatePrices";
   const std::string garbage(7 << 20, '\xff');
@@ -368,7 +372,11 @@ TEST(Hardening, ServicesTalkMutualTls) {
 TEST(Hardening, PriceUpdatesSurviveARestart) {
   setenv("GPUADVISOR_ADMIN_TOKEN", "hardening-token", 1);
   const std::string updates = TempPath("price_updates.textproto");
-  const std::vector<std::string> args = {"--data_dir=" + DataDir(), "--price_updates_file=" + updates};
+  absl::StatusOr<std::unique_ptr<ServiceProcess>> catalog =
+      StartServing("catalog", "catalog_server", {"--data_dir=" + DataDir()});
+  ASSERT_OK(catalog);
+  const std::vector<std::string> args = {"--data_dir=" + DataDir(), "--price_updates_file=" + updates,
+                                         "--catalog_address=" + (*catalog)->grpc_address()};
   absl::StatusOr<std::unique_ptr<ServiceProcess>> pricing = StartServing("pricing", "pricing_server", args);
   ASSERT_OK(pricing);
   auto stub = pricing::v1::PricingService::NewStub(Channel((*pricing)->grpc_address()));

@@ -10,7 +10,10 @@
 namespace gpuadvisor::testing {
 
 std::string BinaryPath(const std::string& service, const std::string& binary) {
-  return absl::StrCat(GPUADVISOR_BINARY_DIR, "/services/", service, "/", binary);
+  // GPUADVISOR_TEST_BINARY_DIR runs a test against other builds' binaries
+  // (e.g. those from before a fix, to see its test fail there).
+  const char* other = std::getenv("GPUADVISOR_TEST_BINARY_DIR");
+  return absl::StrCat(other != nullptr ? other : GPUADVISOR_BINARY_DIR, "/services/", service, "/", binary);
 }
 
 std::string DataDir() { return absl::StrCat(GPUADVISOR_SOURCE_DIR, "/data"); }
@@ -21,11 +24,12 @@ std::unique_ptr<gateway::v1::GatewayService::Stub> Stack::GatewayStub() const {
 }
 
 absl::StatusOr<std::unique_ptr<ServiceProcess>> Stack::StartGateway() const {
-  absl::StatusOr<std::unique_ptr<ServiceProcess>> gw = ServiceProcess::Start(
-      BinaryPath("gateway", "gateway_server"),
-      {"--port=0", "--metrics_port=0", "--http_port=0", "--catalog_address=" + catalog->grpc_address(),
+  std::vector<std::string> args = {"--port=0", "--metrics_port=0", "--http_port=0", "--catalog_address=" + catalog->grpc_address(),
        "--sizing_address=" + sizing->grpc_address(), "--pricing_address=" + pricing->grpc_address(),
-       "--catalog_cache_file=" + cache_file, "--backend_timeout_ms=3000", "--data_dir=" + DataDir()});
+       "--catalog_cache_file=" + cache_file, "--backend_timeout_ms=3000", "--data_dir=" + DataDir()};
+  args.insert(args.end(), gateway_args.begin(), gateway_args.end());
+  absl::StatusOr<std::unique_ptr<ServiceProcess>> gw =
+      ServiceProcess::Start(BinaryPath("gateway", "gateway_server"), args);
   if (!gw.ok()) return gw.status();
   absl::Status serving = WaitForServing(
       grpc::CreateChannel((*gw)->grpc_address(), grpc::InsecureChannelCredentials()), "",
@@ -35,9 +39,11 @@ absl::StatusOr<std::unique_ptr<ServiceProcess>> Stack::StartGateway() const {
 }
 
 absl::StatusOr<Stack> Stack::Start(const std::string& admin_token,
-                                   const std::vector<std::string>& catalog_args) {
+                                   const std::vector<std::string>& catalog_args,
+                                   const std::vector<std::string>& gateway_args) {
   setenv("GPUADVISOR_ADMIN_TOKEN", admin_token.c_str(), 1);
   Stack stack;
+  stack.gateway_args = gateway_args;
   const std::vector<std::string> common = {"--port=0", "--metrics_port=0", "--data_dir=" + DataDir()};
   struct Spec {
     const char* service;

@@ -19,14 +19,16 @@ namespace gpuadvisor::testing {
 struct Stack {
   std::unique_ptr<ServiceProcess> catalog, sizing, pricing, gateway;
   std::string cache_file;  // the gateway's catalog replica cache
+  std::vector<std::string> gateway_args;  // added to the gateway's command line
 
   // Builds a gateway stub with its own channel.
   std::unique_ptr<gateway::v1::GatewayService::Stub> GatewayStub() const;
 
   // Starts all four; `admin_token` goes to catalog and pricing, and
-  // `catalog_args` are added to the catalog's command line.
+  // `catalog_args` / `gateway_args` are added to those command lines.
   static absl::StatusOr<Stack> Start(const std::string& admin_token = "test-token",
-                                     const std::vector<std::string>& catalog_args = {});
+                                     const std::vector<std::string>& catalog_args = {},
+                                     const std::vector<std::string>& gateway_args = {});
 
   // Starts a gateway against the running backends (after a restart).
   absl::StatusOr<std::unique_ptr<ServiceProcess>> StartGateway() const;
