@@ -33,6 +33,11 @@ export interface GatewayClientOptions {
   /** Deadline of each call in milliseconds (default 10000). */
   timeoutMs?: number;
   credentials?: grpc.ChannelCredentials;
+  /** PEM file of the CA that signed the gateway's certificate (TLS). */
+  ca?: string;
+  /** PEM client certificate and its key, for gateways that ask for one (mTLS). */
+  cert?: string;
+  key?: string;
 }
 
 export declare class GatewayClient {
@@ -50,3 +55,5 @@ export declare const LOADER_OPTIONS: {
   keepCase: true; longs: StringConstructor; enums: StringConstructor; defaults: true; oneofs: true;
 };
 export declare function protoDir(): string;
+/** TLS channel credentials from PEM file paths (see GatewayClientOptions). */
+export declare function tlsCredentials(files?: {ca?: string; cert?: string; key?: string}): grpc.ChannelCredentials;

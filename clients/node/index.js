@@ -51,12 +51,25 @@ class GatewayError extends Error {
   }
 }
 
+// TLS channel credentials from PEM files (paths): ca verifies the server
+// (the system roots when omitted); cert and key are a client certificate for
+// servers that ask for one (mTLS), both or neither.
+function tlsCredentials({ca, cert, key} = {}) {
+  if (Boolean(cert) !== Boolean(key)) throw new Error('cert and key: give both or neither');
+  const read = (path) => (path ? fs.readFileSync(path) : null);
+  return grpc.credentials.createSsl(read(ca), read(key), read(cert));
+}
+
 class GatewayClient {
   // target: "host:port"; options.timeoutMs: deadline of each call (default
-  // 10 s); options.credentials: grpc.ChannelCredentials (default insecure).
+  // 10 s); options.credentials: grpc.ChannelCredentials; or options.ca,
+  // options.cert, options.key: PEM file paths for TLS (see tlsCredentials).
+  // Default: plaintext.
   constructor(target = '127.0.0.1:50050', options = {}) {
     const Service = loadPackage().gpuadvisor.gateway.v1.GatewayService;
-    this.client = new Service(target, options.credentials || grpc.credentials.createInsecure());
+    let credentials = options.credentials;
+    if (!credentials && (options.ca || options.cert || options.key)) credentials = tlsCredentials(options);
+    this.client = new Service(target, credentials || grpc.credentials.createInsecure());
     this.timeoutMs = options.timeoutMs || 10000;
   }
 
@@ -83,4 +96,4 @@ class GatewayClient {
   close() { this.client.close(); }
 }
 
-module.exports = {GatewayClient, GatewayError, LOADER_OPTIONS, protoDir};
+module.exports = {GatewayClient, GatewayError, LOADER_OPTIONS, protoDir, tlsCredentials};

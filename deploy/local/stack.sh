@@ -13,7 +13,16 @@
 # with ephemeral ports that line is how we learn where it listens. Then
 # grpc.health.v1 is polled (gpu-advisor health) until all four are SERVING.
 # Optional: STACK_WAIT_SECONDS (default 30) for big catalogs; the array
-# STACK_GATEWAY_ARGS adds flags to the gateway's command line.
+# STACK_GATEWAY_ARGS adds flags to the gateway's command line. STACK_TLS_DIR (a
+# folder made by tests/testing/make_certs.sh: ca.pem, server.pem, server.key)
+# turns TLS on: every server serves TLS, mTLS between them, and the health
+# polls present the service certificate.
+
+_stack_tls_args() {  # prints the TLS flags, one per line (none without STACK_TLS_DIR)
+  [[ -n "${STACK_TLS_DIR:-}" ]] || return 0
+  printf '%s\n' "--tls_cert=$STACK_TLS_DIR/server.pem" "--tls_key=$STACK_TLS_DIR/server.key" \
+    "--tls_ca=$STACK_TLS_DIR/ca.pem"
+}
 
 STACK_PIDS=()
 
@@ -49,11 +58,12 @@ _stack_launch() {  # name binary logdir args...
 
 # Waits until all four report SERVING (the gateway once it holds a catalog replica).
 _stack_wait_serving() {  # build_dir
-  local cli=$1/services/cli/gpu-advisor i addr ready
+  local cli=$1/services/cli/gpu-advisor i addr ready tls
+  mapfile -t tls < <(_stack_tls_args)
   for i in $(seq 1 $((${STACK_WAIT_SECONDS:-30} * 10))); do
     ready=1
     for addr in "$CATALOG_ADDR" "$SIZING_ADDR" "$PRICING_ADDR" "$GATEWAY_ADDR"; do
-      "$cli" health --target="$addr" --timeout_seconds=1 >/dev/null 2>&1 || { ready=0; break; }
+      "$cli" health --target="$addr" --timeout_seconds=1 ${tls[@]+"${tls[@]}"} >/dev/null 2>&1 || { ready=0; break; }
     done
     [[ $ready == 1 ]] && return 0
     sleep 0.1
@@ -66,24 +76,27 @@ stack_start() {
   local build=$1 data=$2 mode=$3 logdir=$4
   local bin=$build/services
   local p_gw=50050 p_cat=50051 p_siz=50052 p_pri=50053 m_gw=9460 m_cat=9461 m_siz=9462 m_pri=9463
-  local h_gw=8080
+  local h_gw=8080 tls
+  mapfile -t tls < <(_stack_tls_args)
   if [[ "$mode" == ephemeral ]]; then
     p_gw=0 p_cat=0 p_siz=0 p_pri=0 m_gw=0 m_cat=0 m_siz=0 m_pri=0 h_gw=0
   fi
   mkdir -p "$logdir"
   _stack_launch catalog "$bin/catalog/catalog_server" "$logdir" \
-    --port=$p_cat --metrics_port=$m_cat --data_dir="$data" || return 1
+    --port=$p_cat --metrics_port=$m_cat --data_dir="$data" ${tls[@]+"${tls[@]}"} || return 1
   CATALOG_ADDR=$ANNOUNCED_GRPC CATALOG_METRICS=$ANNOUNCED_METRICS
   _stack_launch sizing "$bin/sizing/sizing_server" "$logdir" \
-    --port=$p_siz --metrics_port=$m_siz --data_dir="$data" || return 1
+    --port=$p_siz --metrics_port=$m_siz --data_dir="$data" ${tls[@]+"${tls[@]}"} || return 1
   SIZING_ADDR=$ANNOUNCED_GRPC SIZING_METRICS=$ANNOUNCED_METRICS
   _stack_launch pricing "$bin/pricing/pricing_server" "$logdir" \
-    --port=$p_pri --metrics_port=$m_pri --data_dir="$data" --catalog_address="$CATALOG_ADDR" || return 1
+    --port=$p_pri --metrics_port=$m_pri --data_dir="$data" --catalog_address="$CATALOG_ADDR" \
+    ${tls[@]+"${tls[@]}"} || return 1
   PRICING_ADDR=$ANNOUNCED_GRPC PRICING_METRICS=$ANNOUNCED_METRICS
   _stack_launch gateway "$bin/gateway/gateway_server" "$logdir" \
     --port=$p_gw --metrics_port=$m_gw --http_port=$h_gw --catalog_address="$CATALOG_ADDR" \
     --sizing_address="$SIZING_ADDR" --pricing_address="$PRICING_ADDR" \
-    --catalog_cache_file="$logdir/catalog.cache" --data_dir="$data" ${STACK_GATEWAY_ARGS[@]+"${STACK_GATEWAY_ARGS[@]}"} || return 1
+    --catalog_cache_file="$logdir/catalog.cache" --data_dir="$data" ${tls[@]+"${tls[@]}"} \
+    ${STACK_GATEWAY_ARGS[@]+"${STACK_GATEWAY_ARGS[@]}"} || return 1
   GATEWAY_ADDR=$ANNOUNCED_GRPC GATEWAY_METRICS=$ANNOUNCED_METRICS GATEWAY_HTTP=$ANNOUNCED_HTTP
   export CATALOG_ADDR SIZING_ADDR PRICING_ADDR GATEWAY_ADDR GATEWAY_HTTP
   export CATALOG_METRICS SIZING_METRICS PRICING_METRICS GATEWAY_METRICS

@@ -207,7 +207,33 @@ struct Globals {
   std::string gateway = "127.0.0.1:50050";
   double timeout_seconds = 10;
   bool json = false;
+  // TLS: the CA that signed the server's certificate, and a client
+  // certificate and key for servers that ask for one (mTLS). None = plaintext.
+  std::string tls_ca, tls_cert, tls_key;
+  std::shared_ptr<grpc::ChannelCredentials> credentials = grpc::InsecureChannelCredentials();
 };
+
+// The channel credentials of the --tls_* flags: plaintext without them;
+// TLS verified against --tls_ca (the system roots without it), presenting
+// --tls_cert/--tls_key when given. INVALID_ARGUMENT naming the flag for a
+// file that cannot be read or a certificate without its key.
+absl::StatusOr<std::shared_ptr<grpc::ChannelCredentials>> TlsCredentials(const Globals& g) {
+  if (g.tls_ca.empty() && g.tls_cert.empty() && g.tls_key.empty()) return grpc::InsecureChannelCredentials();
+  if (g.tls_cert.empty() != g.tls_key.empty()) {
+    return absl::InvalidArgumentError("--tls_cert and --tls_key: give both or neither");
+  }
+  grpc::SslCredentialsOptions options;
+  const std::pair<const char*, const std::string*> files[] = {{"--tls_ca", &g.tls_ca}, {"--tls_cert", &g.tls_cert},
+                                                              {"--tls_key", &g.tls_key}};
+  std::string* fields[] = {&options.pem_root_certs, &options.pem_cert_chain, &options.pem_private_key};
+  for (int i = 0; i < 3; ++i) {
+    if (files[i].second->empty()) continue;
+    absl::StatusOr<std::string> pem = ReadFile(*files[i].second);
+    if (!pem.ok()) return absl::InvalidArgumentError(absl::StrCat(files[i].first, ": ", pem.status().message()));
+    *fields[i] = *std::move(pem);
+  }
+  return grpc::SslCredentials(options);
+}
 
 int ExitCode(absl::StatusCode code) {
   switch (code) {
@@ -330,7 +356,7 @@ class Commands {
   explicit Commands(Globals* globals) : g_(*globals) {}
 
   std::shared_ptr<grpc::Channel> Channel() const {
-    return grpc::CreateChannel(g_.gateway, grpc::InsecureChannelCredentials());
+    return grpc::CreateChannel(g_.gateway, g_.credentials);
   }
 
   std::unique_ptr<grpc::ClientContext> Context() const {
@@ -644,7 +670,7 @@ class Commands {
 
   absl::StatusOr<int> Health(const std::string& target, const std::string& service) {
     const std::string address = target.empty() ? g_.gateway : target;
-    auto stub = grpc::health::v1::Health::NewStub(grpc::CreateChannel(address, grpc::InsecureChannelCredentials()));
+    auto stub = grpc::health::v1::Health::NewStub(grpc::CreateChannel(address, g_.credentials));
     grpc::health::v1::HealthCheckRequest request;
     request.set_service(service);
     grpc::health::v1::HealthCheckResponse response;
@@ -677,6 +703,11 @@ void AddGlobals(CLI::App* app, Globals* g) {
       ->capture_default_str()
       ->group(group);
   app->add_flag("--json", g->json, "print protobuf JSON (errors as {\"error\": ...})")->group(group);
+  const std::string tls = "TLS (default: plaintext)";
+  app->add_option("--tls_ca", g->tls_ca, "PEM file of the CA that signed the server's certificate")->group(tls);
+  app->add_option("--tls_cert", g->tls_cert, "PEM client certificate, for servers that ask for one (mTLS)")
+      ->group(tls);
+  app->add_option("--tls_key", g->tls_key, "PEM key of --tls_cert")->group(tls);
 }
 
 bool WantsJson(int argc, char** argv) {
@@ -776,6 +807,10 @@ int Main(int argc, char** argv) {
     }
     return Report(absl::InvalidArgumentError(message), json, 2);
   }
+
+  absl::StatusOr<std::shared_ptr<grpc::ChannelCredentials>> credentials = TlsCredentials(globals);
+  if (!credentials.ok()) return Report(credentials.status(), globals.json || json, 2);
+  globals.credentials = *std::move(credentials);
 
   absl::StatusOr<int> code = 0;
   if (recommend->parsed()) {

@@ -51,14 +51,38 @@ def constraints(**fields: Any) -> gateway_pb2.Constraints:
     return json_format.ParseDict(fields, gateway_pb2.Constraints())
 
 
+def tls_credentials(ca_file: Optional[str] = None, cert_file: Optional[str] = None,
+                    key_file: Optional[str] = None) -> grpc.ChannelCredentials:
+    """TLS channel credentials from PEM files: the CA to verify the server
+    with (None = the system roots) and an optional client certificate and
+    key (both or neither; ValueError otherwise)."""
+    if bool(cert_file) != bool(key_file):
+        raise ValueError("cert_file and key_file: give both or neither")
+
+    def read(path: Optional[str]) -> Optional[bytes]:
+        if not path:
+            return None
+        with open(path, "rb") as f:
+            return f.read()
+
+    return grpc.ssl_channel_credentials(root_certificates=read(ca_file), private_key=read(key_file),
+                                        certificate_chain=read(cert_file))
+
+
 class GatewayClient:
     """GatewayService over one channel. Thread-safe, like the channel.
 
     `target` is a gRPC target ("host:port"); `timeout` is the deadline of each
-    call in seconds. Use as a context manager or call close()."""
+    call in seconds. TLS: `ca_file` (PEM of the CA that signed the gateway's
+    certificate; the system roots when only a client certificate is given),
+    `cert_file` and `key_file` (a client certificate for mTLS); without any of
+    them the channel is plaintext. Use as a context manager or call close()."""
 
     def __init__(self, target: str = DEFAULT_TARGET, timeout: float = 10.0,
-                 channel: Optional[grpc.Channel] = None):
+                 channel: Optional[grpc.Channel] = None, *, ca_file: Optional[str] = None,
+                 cert_file: Optional[str] = None, key_file: Optional[str] = None):
+        if channel is None and (ca_file or cert_file or key_file):
+            channel = grpc.secure_channel(target, tls_credentials(ca_file, cert_file, key_file))
         self._channel = channel or grpc.insecure_channel(target)
         self._stub = gateway_pb2_grpc.GatewayServiceStub(self._channel)
         self.timeout = timeout

@@ -1,0 +1,86 @@
+#!/usr/bin/env bash
+# The CLI and the Python and Node clients against a TLS stack: certificates
+# made with openssl at test time (tests/testing/make_certs.sh), the four real
+# services with TLS and mTLS between them (deploy/local/stack.sh with
+# STACK_TLS_DIR). Each client must get an answer with the CA (and with a
+# client certificate), and must fail in plaintext or with another CA.
+#   tests/integration/clients_tls_test.sh BUILD_DIR
+set -uo pipefail
+ROOT=$(cd "$(dirname "$0")/../.." && pwd)
+BUILD_DIR=${1:?usage: $0 BUILD_DIR}
+# shellcheck source=deploy/local/stack.sh
+source "$ROOT/deploy/local/stack.sh"
+TMP=$(mktemp -d /tmp/gpu-advisor-tls.XXXXXX)
+trap 'stack_stop; rm -rf "$TMP"' EXIT
+C=$TMP/certs
+bash "$ROOT/tests/testing/make_certs.sh" "$C" || exit 1
+STACK_TLS_DIR=$C stack_start "$BUILD_DIR" "$ROOT/data" ephemeral "$TMP/logs" || exit 1
+cli=$BUILD_DIR/services/cli/gpu-advisor
+failed=0 passed=0
+expect() {  # description want(ok|fail) command...
+  local what=$1 want=$2 got=fail
+  shift 2
+  if "$@" >"$TMP/out" 2>&1; then got=ok; fi
+  if [[ $got == "$want" ]]; then
+    echo "PASS  $what"; passed=$((passed + 1))
+  else
+    echo "FAIL  $what (wanted $want, got $got)"; sed 's/^/      /' "$TMP/out"; failed=$((failed + 1))
+  fi
+}
+
+# CLI
+expect "cli: gpus over TLS with the CA" ok \
+  bash -c "'$cli' gpus --gateway=$GATEWAY_ADDR --tls_ca=$C/ca.pem --json | grep -q '\"gpus\"'"
+expect "cli: gpus over mTLS with a client certificate" ok \
+  bash -c "'$cli' gpus --gateway=$GATEWAY_ADDR --tls_ca=$C/ca.pem --tls_cert=$C/client.pem --tls_key=$C/client.key --json | grep -q '\"gpus\"'"
+expect "cli: health of a backend that requires a client certificate" ok \
+  "$cli" health --target="$CATALOG_ADDR" --tls_ca="$C/ca.pem" --tls_cert="$C/server.pem" --tls_key="$C/server.key"
+expect "cli: that backend refuses a caller without one" fail \
+  "$cli" health --target="$CATALOG_ADDR" --tls_ca="$C/ca.pem" --timeout_seconds=3
+expect "cli: plaintext to the TLS gateway fails" fail "$cli" gpus --gateway="$GATEWAY_ADDR" --timeout_seconds=3
+expect "cli: another CA fails" fail "$cli" gpus --gateway="$GATEWAY_ADDR" --tls_ca="$C/other-ca.pem" --timeout_seconds=3
+expect "cli: a certificate without its key is refused" fail \
+  "$cli" gpus --gateway="$GATEWAY_ADDR" --tls_ca="$C/ca.pem" --tls_cert="$C/client.pem"
+
+# Python: the package with its stubs generated into a temp copy.
+mkdir -p "$TMP/py" && cp -r "$ROOT/clients/python/gpuadvisor" "$TMP/py/"
+GRPC_PYTHON_PLUGIN=/usr/bin/grpc_python_plugin bash "$ROOT/clients/python/gen_stubs.sh" "$TMP/py" >/dev/null
+cat >"$TMP/tls_check.py" <<'PY'
+import sys
+from gpuadvisor import GatewayClient
+target, ca, cert, key = sys.argv[1:5]
+kwargs = {"ca_file": ca}
+if cert != "-":
+    kwargs.update(cert_file=cert, key_file=key)
+with GatewayClient(target, timeout=5, **kwargs) as client:
+    gpus = client.gpus().gpus
+    assert len(gpus) > 0, "no GPUs"
+    print(f"python over TLS: {len(gpus)} GPUs")
+PY
+py() { PYTHONPATH=$TMP/py /usr/bin/python3 "$TMP/tls_check.py" "$@"; }
+expect "python: GatewayClient(ca_file=...)" ok py "$GATEWAY_ADDR" "$C/ca.pem" - -
+expect "python: GatewayClient(ca_file, cert_file, key_file)" ok py "$GATEWAY_ADDR" "$C/ca.pem" "$C/client.pem" "$C/client.key"
+expect "python: another CA fails" fail py "$GATEWAY_ADDR" "$C/other-ca.pem" - -
+
+# Node: the package from clients/node.
+if [[ ! -d "$ROOT/clients/node/node_modules/@grpc/grpc-js" ]]; then
+  (cd "$ROOT/clients/node" && npm ci --no-audit --no-fund --loglevel=error) || exit 1
+fi
+cat >"$TMP/tls_check.js" <<'JS'
+const {GatewayClient} = require(process.argv[2]);
+const [target, ca, cert, key] = process.argv.slice(3);
+const options = {ca, timeoutMs: 5000};
+if (cert !== '-') Object.assign(options, {cert, key});
+new GatewayClient(target, options).gpus().then((r) => {
+  if (!r.gpus.length) throw new Error('no GPUs');
+  console.log(`node over TLS: ${r.gpus.length} GPUs`);
+  process.exit(0);
+}).catch((e) => { console.error(e.message); process.exit(1); });
+JS
+nd() { node "$TMP/tls_check.js" "$ROOT/clients/node" "$@"; }
+expect "node: GatewayClient({ca})" ok nd "$GATEWAY_ADDR" "$C/ca.pem" - -
+expect "node: GatewayClient({ca, cert, key})" ok nd "$GATEWAY_ADDR" "$C/ca.pem" "$C/client.pem" "$C/client.key"
+expect "node: another CA fails" fail nd "$GATEWAY_ADDR" "$C/other-ca.pem" - -
+
+echo "clients_tls: $passed passed, $failed failed"
+[[ $failed == 0 && $passed -gt 0 ]]
