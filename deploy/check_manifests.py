@@ -101,8 +101,29 @@ for d in docs:
           f"{d.get('kind')}/{d.get('metadata', {}).get('name')}: has apiVersion, kind, metadata.name")
     by_kind.setdefault(d.get("kind"), {})[d["metadata"]["name"]] = d
 
-deployments = by_kind.get("Deployment", {})
-check(set(deployments) == set(SERVICES), f"one Deployment per service: {sorted(deployments)}")
+# One workload per service: a Deployment for the stateless ones, a StatefulSet
+# for catalog and pricing (single writer: pod 0 writes, the others follow it).
+deployments = dict(by_kind.get("Deployment", {}))
+statefulsets = by_kind.get("StatefulSet", {})
+deployments.update(statefulsets)
+check(set(deployments) == set(SERVICES) and len(deployments) == len(by_kind.get("Deployment", {})) + len(statefulsets),
+      f"one workload per service: {sorted(deployments)}")
+check(set(statefulsets) == {"catalog", "pricing"}, f"catalog and pricing are StatefulSets: {sorted(statefulsets)}")
+for name, sts in statefulsets.items():
+    port = SERVICES[name][0]
+    check(sts["spec"].get("serviceName") == f"{name}-headless", f"StatefulSet/{name}: serviceName {name}-headless")
+    args = sts["spec"]["template"]["spec"]["containers"][0].get("args", [])
+    want = f"--writer_address={name}-0.{name}-headless.{kust['namespace']}.svc.cluster.local:{port}"
+    check(want in args and f"--writer_host={name}-0" in args,
+          f"StatefulSet/{name}: {name}-0 is the writer the others follow ({want})")
+    if name == "pricing":
+        mounts = {m["name"]: m["mountPath"] for m in sts["spec"]["template"]["spec"]["containers"][0].get("volumeMounts", [])}
+        claims = {c["metadata"]["name"] for c in sts["spec"].get("volumeClaimTemplates", [])}
+        updates = [a for a in args if a.startswith("--price_updates_file=")]
+        check(bool(updates) and "state" in claims and updates[0].split("=", 1)[1].startswith(mounts.get("state", "?") + "/"),
+              "StatefulSet/pricing: --price_updates_file on its persistent volume")
+for name, hpa in by_kind.get("HorizontalPodAutoscaler", {}).items():
+    check(hpa["spec"].get("minReplicas", 1) >= 2, f"HorizontalPodAutoscaler/{name}: at least two replicas")
 for name, dep in deployments.items():
     spec = dep["spec"]
     pod = spec["template"]
@@ -113,6 +134,7 @@ for name, dep in deployments.items():
     check(psc.get("runAsNonRoot") is True and psc.get("seccompProfile", {}).get("type") == "RuntimeDefault",
           f"Deployment/{name}: pod runAsNonRoot and seccomp RuntimeDefault")
     vols = {v["name"] for v in pod["spec"].get("volumes", [])}
+    vols |= {c["metadata"]["name"] for c in spec.get("volumeClaimTemplates", [])}
     for c in pod["spec"]["containers"]:
         ports = {p["name"]: p["containerPort"] for p in c.get("ports", [])}
         grpc_port, metrics_port = SERVICES[name]
@@ -157,7 +179,7 @@ for name, svc in by_kind.get("Service", {}).items():
     sel = svc["spec"]["selector"]
     targets = [d for d in deployments.values()
                if all(d["spec"]["template"]["metadata"]["labels"].get(k) == v for k, v in sel.items())]
-    check(len(targets) == 1, f"Service/{name}: selects exactly one Deployment")
+    check(len(targets) == 1, f"Service/{name}: selects exactly one workload")
     if targets:
         names = {p["name"] for c in targets[0]["spec"]["template"]["spec"]["containers"] for p in c["ports"]}
         check(all(p["targetPort"] in names for p in svc["spec"]["ports"]),
@@ -171,8 +193,8 @@ check(by_kind.get("Service", {}).get("gateway", {}).get("spec", {}).get("cluster
 
 for name, hpa in by_kind.get("HorizontalPodAutoscaler", {}).items():
     ref = hpa["spec"]["scaleTargetRef"]
-    check(ref["kind"] == "Deployment" and ref["name"] in deployments,
-          f"HorizontalPodAutoscaler/{name}: targets an existing Deployment")
+    check(ref["kind"] == deployments.get(ref["name"], {}).get("kind"),
+          f"HorizontalPodAutoscaler/{name}: targets an existing Deployment or StatefulSet")
 check(set(by_kind.get("HorizontalPodAutoscaler", {})) == set(SERVICES), "one HPA per service")
 for name, pdb in by_kind.get("PodDisruptionBudget", {}).items():
     sel = pdb["spec"]["selector"]["matchLabels"]

@@ -66,7 +66,7 @@ CatalogServiceImpl::CatalogServiceImpl(CatalogStore* store, Metrics* metrics, Op
                                .Name("gpuadvisor_catalog_offers")
                                .Help("Offers in the serving catalog snapshot, by provider.")
                                .Register(metrics->registry())),
-      hub_(store, options_.watch) {
+      hub_(CatalogWatchSource(store), options_.watch) {
   MarkMethodRawCallback(
       MethodIndex(kService, "WatchCatalog"),
       new grpc::internal::CallbackServerStreamingHandler<grpc::ByteBuffer, grpc::ByteBuffer>(
@@ -93,12 +93,23 @@ absl::Status CatalogServiceImpl::Reload(bool force) {
   const absl::Status status = store_->Reload(force);
   metrics_->DataLoaded(status.ok(), absl::ToDoubleSeconds(absl::Now() - absl::UnixEpoch()));
   if (!status.ok()) return status;
+  CountOffers();
+  return absl::OkStatus();
+}
+
+void CatalogServiceImpl::Followed() {
+  metrics_->DataLoaded(true, absl::ToDoubleSeconds(absl::Now() - absl::UnixEpoch()));
+  CountOffers();
+}
+
+void CatalogServiceImpl::CountOffers() {
+  std::shared_ptr<const Catalog> catalog = store_->Current();
+  if (catalog == nullptr) return;
   std::map<std::string, int> per_provider;
-  for (const v1::Offer& offer : store_->Current()->snapshot().offers()) ++per_provider[offer.provider()];
+  for (const v1::Offer& offer : catalog->snapshot().offers()) ++per_provider[offer.provider()];
   for (const auto& [provider, count] : per_provider) {
     offers_per_provider_.Add({{"provider", provider}}).Set(count);
   }
-  return absl::OkStatus();
 }
 
 void CatalogServiceImpl::Shutdown() {
@@ -135,6 +146,7 @@ grpc::Status CatalogServiceImpl::ReloadCatalog(grpc::ServerContext* context,
   RpcScope rpc(metrics_, kService, "ReloadCatalog");
   const absl::Status allowed = CheckAdminToken(*context, options_.admin_token);
   if (!allowed.ok()) return rpc.Finish(ToGrpcStatus(allowed));
+  if (options_.forward_reload) return rpc.Finish(options_.forward_reload(context, *request, response));
   const absl::Status reloaded = Reload(request->force());
   if (!reloaded.ok()) {
     // The files are the operator's input: a bad file is their argument, and the

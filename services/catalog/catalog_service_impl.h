@@ -9,6 +9,7 @@
 // ReloadCatalog checks the admin token before it reads the request. Thread-safe.
 
 #include <atomic>
+#include <functional>
 #include <string>
 
 #include "common/metrics/metrics.h"
@@ -25,7 +26,14 @@ class CatalogServiceImpl final : public v1::CatalogService::Service {
   struct Options {
     std::string admin_token;  // empty disables ReloadCatalog
     double watch_poll_seconds = 1.0;  // unused; kept for callers' designated initializers
-    WatchHub::Options watch;
+    WatchHub::Options watch = WatchHub::Options();
+    // On a follower replica (docs/reliability.md, single writer): sends an
+    // authenticated ReloadCatalog on to the writer and answers with the
+    // writer's answer (once this replica serves that version). Null on the
+    // writer, which reloads its files itself.
+    std::function<grpc::Status(grpc::ServerContext*, const v1::ReloadCatalogRequest&,
+                               v1::ReloadCatalogResponse*)>
+        forward_reload = nullptr;
   };
 
   // `store` and `metrics` must outlive the service.
@@ -35,6 +43,10 @@ class CatalogServiceImpl final : public v1::CatalogService::Service {
   // metrics: data loads by result and offers per provider. On error the old
   // snapshot keeps serving and the error (file/line/field) is returned.
   absl::Status Reload(bool force = false);
+
+  // A follower's new snapshot (from the writer) is serving: updates the
+  // offer metrics and counts a data load.
+  void Followed();
 
   // Ends WatchCatalog streams (before server shutdown).
   void Shutdown();
@@ -50,6 +62,8 @@ class CatalogServiceImpl final : public v1::CatalogService::Service {
                              v1::ReloadCatalogResponse* response) override;
 
  private:
+  void CountOffers();
+
   CatalogStore* store_;
   Metrics* metrics_;
   const Options options_;

@@ -1,8 +1,10 @@
 #include "services/catalog/catalog_store.h"
 
+#include <algorithm>
 #include <utility>
 
 #include "absl/strings/str_cat.h"
+#include "absl/time/clock.h"
 
 namespace gpuadvisor::catalog {
 
@@ -55,6 +57,26 @@ absl::Status CatalogStore::Reload(bool force) {
   }
   // `old` is released here, outside the lock, if nobody else holds it.
   return absl::OkStatus();
+}
+
+void CatalogStore::Install(std::shared_ptr<const Catalog> catalog) {
+  if (catalog == nullptr) return;
+  std::shared_ptr<const Catalog> old;  // released outside the lock
+  absl::MutexLock lock(&mu_);
+  old = std::exchange(current_, std::move(catalog));
+  current_hash_.clear();
+  last_status_ = absl::OkStatus();
+  changed_.SignalAll();
+}
+
+bool CatalogStore::WaitForVersion(const std::string& version, absl::Time deadline) const {
+  std::shared_ptr<const Catalog> catalog = Current();
+  while (catalog == nullptr || catalog->snapshot().version() != version) {
+    if (absl::Now() >= deadline) return false;
+    catalog = WaitForChange(catalog == nullptr ? "" : catalog->snapshot().version(),
+                            std::min(deadline, absl::Now() + absl::Milliseconds(100)));
+  }
+  return true;
 }
 
 std::vector<std::string> CatalogStore::last_warnings() const {

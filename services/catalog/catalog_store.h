@@ -53,6 +53,15 @@ class CatalogStore {
   // nullptr before the first successful Reload().
   std::shared_ptr<const Catalog> Current() const;
 
+  // Serves `catalog` as it is, version included, and wakes waiters: what a
+  // follower replica does with each snapshot of the catalog writer (it never
+  // reads the files). A nullptr is ignored.
+  void Install(std::shared_ptr<const Catalog> catalog);
+
+  // Waits until the current version is `version`, at most until `deadline`;
+  // false on timeout.
+  bool WaitForVersion(const std::string& version, absl::Time deadline) const;
+
   // Blocks until the current version differs from `known_version` (a catalog
   // exists and has another version), `deadline` passes or Shutdown() is
   // called; returns Current() (which may still have `known_version`, or be

@@ -5,6 +5,11 @@
 //       [--gcp_billing_json=skus.json,...] [--aws_price_list_json=index.json,...]
 //       [--gpuhunt_csv=[provider=]path.csv,...] [--admin_token_file=FILE]
 //
+//   catalog_server --writer_address=HOST:PORT [--writer_host=NAME] [--catalog_cache_file=FILE]
+//       a follower replica: serves the writer's snapshots (WatchCatalog) and
+//       sends ReloadCatalog on to the writer (single writer,
+//       docs/reliability.md); the replica on --writer_host is the writer.
+//
 //   catalog_server --check [--data_dir=data] [FILES...]
 //       lints the data offline: loads gpus, offers, topology and the load
 //       guards (FILES replace the files of their kind, see CheckSources; the
@@ -18,7 +23,9 @@
 // ReloadCatalog RPC (the caller learns whether they took) or, with
 // --reload_interval_seconds, happen by polling the files.
 
+#include <chrono>
 #include <cstdio>
+#include <memory>
 #include <string>
 #include <vector>
 #include <thread>
@@ -27,9 +34,12 @@
 #include "absl/flags/parse.h"
 #include "absl/strings/str_split.h"
 #include "absl/synchronization/notification.h"
+#include "common/grpc/channel.h"
+#include "common/grpc/replication.h"
 #include "common/grpc/server.h"
 #include "common/grpc/service_main.h"
 #include "services/catalog/catalog_flags.h"
+#include "services/catalog/catalog_replica.h"
 #include "services/catalog/catalog_service_impl.h"
 
 ABSL_FLAG(bool, check, false,
@@ -37,6 +47,15 @@ ABSL_FLAG(bool, check, false,
 ABSL_FLAG(int, reload_interval_seconds, 0,
           "Re-read the files this often (0 = only on ReloadCatalog); unchanged files keep the version.");
 
+ABSL_FLAG(std::string, writer_address, "",
+          "The catalog writer to follow (single writer, docs/reliability.md): this replica then serves the "
+          "writer's snapshots (never its own files) and sends ReloadCatalog on to it. Empty = this is the writer.");
+ABSL_FLAG(std::string, writer_host, "",
+          "With --writer_address: the writer's hostname; the replica running on that host is the writer "
+          "(so every pod of a StatefulSet can take the same flags).");
+ABSL_FLAG(std::string, catalog_cache_file, "",
+          "A follower's copy of the writer's catalog across restarts (serves it while the writer is down); "
+          "empty = none.");
 ABSL_FLAG(int, max_watchers, 1000, "Most concurrent WatchCatalog streams; more get RESOURCE_EXHAUSTED.");
 ABSL_FLAG(double, watch_slow_seconds, 30,
           "A watcher whose write has not drained for this long is dropped with RESOURCE_EXHAUSTED.");
@@ -88,11 +107,51 @@ int main(int argc, char** argv) {
 
   gpuadvisor::Metrics metrics("catalog");
   gpuadvisor::catalog::CatalogStore store(sources);
-  gpuadvisor::catalog::CatalogServiceImpl service(&store, &metrics, {.admin_token = *token,
-       .watch = {.max_watchers = absl::GetFlag(FLAGS_max_watchers),
-                 .slow_watcher = absl::Seconds(absl::GetFlag(FLAGS_watch_slow_seconds))}});
-  if (absl::Status loaded = service.Reload(); !loaded.ok()) {
-    return gpuadvisor::FailStartup("catalog", loaded);
+  // Single writer: a follower serves the writer's snapshots through a
+  // replica and sends admin reloads on to it; the writer reads the files.
+  const std::string writer_address = absl::GetFlag(FLAGS_writer_address);
+  const bool writer = gpuadvisor::IsWriter(writer_address, absl::GetFlag(FLAGS_writer_host));
+  std::unique_ptr<gpuadvisor::catalog::v1::CatalogService::Stub> writer_stub;
+  gpuadvisor::catalog::CatalogServiceImpl::Options service_options;
+  service_options.admin_token = *token;
+  service_options.watch.max_watchers = absl::GetFlag(FLAGS_max_watchers);
+  service_options.watch.slow_watcher = absl::Seconds(absl::GetFlag(FLAGS_watch_slow_seconds));
+  if (!writer) {
+    writer_stub = gpuadvisor::catalog::v1::CatalogService::NewStub(gpuadvisor::BackendChannel(writer_address));
+    service_options.forward_reload = [&](grpc::ServerContext* context,
+                                         const gpuadvisor::catalog::v1::ReloadCatalogRequest& request,
+                                         gpuadvisor::catalog::v1::ReloadCatalogResponse* response) {
+      std::unique_ptr<grpc::ClientContext> forward =
+          gpuadvisor::ForwardingContext(*context, std::chrono::seconds(30));
+      const grpc::Status status = writer_stub->ReloadCatalog(forward.get(), request, response);
+      if (!status.ok()) return status;
+      // Answer once this replica serves what the writer now serves.
+      if (!store.WaitForVersion(response->catalog_version(), absl::Now() + absl::Seconds(10))) {
+        return grpc::Status(grpc::StatusCode::UNAVAILABLE,
+                            "the writer reloaded (" + response->catalog_version() +
+                                ") but this replica has not received it yet; it will follow");
+      }
+      return grpc::Status::OK;
+    };
+  }
+  gpuadvisor::catalog::CatalogServiceImpl service(&store, &metrics, service_options);
+  std::unique_ptr<gpuadvisor::catalog::CatalogReplica> replica;
+  if (writer) {
+    if (absl::Status loaded = service.Reload(); !loaded.ok()) {
+      return gpuadvisor::FailStartup("catalog", loaded);
+    }
+  } else {
+    gpuadvisor::catalog::CatalogReplica::Options replica_options;
+    replica_options.cache_path = absl::GetFlag(FLAGS_catalog_cache_file);
+    replica_options.on_snapshot = [&](const std::shared_ptr<const gpuadvisor::catalog::Catalog>& latest) {
+      store.Install(latest);
+      service.Followed();
+    };
+    replica = std::make_unique<gpuadvisor::catalog::CatalogReplica>(
+        gpuadvisor::catalog::v1::CatalogService::NewStub(gpuadvisor::BackendChannel(writer_address)),
+        replica_options);
+    replica->Start();
+    std::fprintf(stderr, "catalog: following the writer at %s\n", writer_address.c_str());
   }
 
   // Optional polling, for files replaced in place (a mounted ConfigMap). The
@@ -100,7 +159,7 @@ int main(int argc, char** argv) {
   // no watcher; a bad one is rejected and counted like a bad ReloadCatalog.
   absl::Notification stop;
   std::thread poller;
-  if (const int seconds = absl::GetFlag(FLAGS_reload_interval_seconds); seconds > 0) {
+  if (const int seconds = absl::GetFlag(FLAGS_reload_interval_seconds); writer && seconds > 0) {
     poller = std::thread([&, seconds] {
       while (!stop.WaitForNotificationWithTimeout(absl::Seconds(seconds))) {
         if (absl::Status reloaded = service.Reload(); !reloaded.ok()) {
@@ -113,9 +172,12 @@ int main(int argc, char** argv) {
 
   gpuadvisor::ServiceMainOptions options = gpuadvisor::ServiceMainOptionsFromFlags(
       "catalog", 50051, 9461, {"gpuadvisor.catalog.v1.CatalogService"});
-  return gpuadvisor::ServeUntilSignal(options, metrics, {&service}, [&] {
+  options.ready = [&store] { return store.Current() != nullptr; };
+  const int code = gpuadvisor::ServeUntilSignal(options, metrics, {&service}, [&] {
     stop.Notify();
     if (poller.joinable()) poller.join();
+    if (replica != nullptr) replica->Stop();
     service.Shutdown();
   });
+  return code;
 }

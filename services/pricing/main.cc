@@ -3,6 +3,11 @@
 //   pricing_server --port=50053 --metrics_port=9463 --data_dir=data
 //       --catalog_address=127.0.0.1:50051 [--catalog_cache_file=FILE]
 //       [--price_updates_file=FILE] [--admin_token_file=FILE]
+//   pricing_server --writer_address=HOST:PORT [--writer_host=NAME] ...
+//       a follower replica: quotes from the books the writer publishes on
+//       WatchPrices (for the same catalog versions) and sends UpdatePrices on
+//       to the writer (single writer, docs/reliability.md); the replica on
+//       --writer_host is the writer.
 //
 // The price book is <data_dir>/pricing/billing.textproto (billing rules,
 // storage, egress, spot risk) plus the list prices of the catalog's offers.
@@ -19,6 +24,7 @@
 
 #include <unistd.h>
 
+#include <chrono>
 #include <cstdio>
 #include <memory>
 
@@ -26,12 +32,14 @@
 #include "absl/flags/parse.h"
 #include "absl/time/clock.h"
 #include "common/grpc/channel.h"
+#include "common/grpc/replication.h"
 #include "common/grpc/server.h"
 #include "common/grpc/service_main.h"
 #include "common/io/durable_file.h"
 #include "common/io/text_proto.h"
 #include "google/protobuf/text_format.h"
 #include "services/catalog/catalog_replica.h"
+#include "services/pricing/price_follower.h"
 #include "services/pricing/pricing_service_impl.h"
 
 ABSL_FLAG(std::string, data_dir, "data", "Folder with pricing/billing.textproto.");
@@ -41,6 +49,11 @@ ABSL_FLAG(std::string, price_updates_file, "",
           "goes live) and re-applied from at start; empty = in memory only.");
 ABSL_FLAG(std::string, catalog_address, "127.0.0.1:50051",
           "Catalog service to follow (WatchCatalog): the offers and list prices the books price.");
+ABSL_FLAG(std::string, writer_address, "",
+          "The pricing writer to follow (single writer, docs/reliability.md): this replica then quotes from "
+          "the writer's books and sends UpdatePrices on to it. Empty = this is the writer.");
+ABSL_FLAG(std::string, writer_host, "",
+          "With --writer_address: the writer's hostname; the replica running on that host is the writer.");
 ABSL_FLAG(std::string, catalog_cache_file, "",
           "Where to keep the followed catalog across restarts (so pricing can start while the catalog is "
           "down); empty = none.");
@@ -84,29 +97,65 @@ int main(int argc, char** argv) {
           updates_path, "# Accepted UpdatePrices, newest per offer (written by pricing_server).\n" + text);
     };
   }
-  gpuadvisor::pricing::PricingServiceImpl service(&store, &metrics,
-                                                  {.admin_token = *token, .persist = persist});
+  const std::string writer_address = absl::GetFlag(FLAGS_writer_address);
+  const bool writer = gpuadvisor::IsWriter(writer_address, absl::GetFlag(FLAGS_writer_host));
+  gpuadvisor::pricing::PricingServiceImpl::Options service_options;
+  service_options.admin_token = *token;
+  service_options.persist = persist;
+  std::unique_ptr<gpuadvisor::pricing::v1::PricingService::Stub> writer_stub;
+  std::unique_ptr<gpuadvisor::pricing::PriceFollower> follower;
+  if (!writer) {
+    writer_stub = gpuadvisor::pricing::v1::PricingService::NewStub(gpuadvisor::BackendChannel(writer_address));
+    follower = std::make_unique<gpuadvisor::pricing::PriceFollower>(
+        gpuadvisor::pricing::v1::PricingService::NewStub(gpuadvisor::BackendChannel(writer_address)), &store,
+        gpuadvisor::pricing::PriceFollower::Options());
+    service_options.persist = nullptr;  // the writer persists
+    service_options.forward_update = [&](grpc::ServerContext* context,
+                                         const gpuadvisor::pricing::v1::UpdatePricesRequest& request,
+                                         gpuadvisor::pricing::v1::UpdatePricesResponse* response) {
+      std::unique_ptr<grpc::ClientContext> forward =
+          gpuadvisor::ForwardingContext(*context, std::chrono::seconds(30));
+      const grpc::Status status = writer_stub->UpdatePrices(forward.get(), request, response);
+      if (!status.ok()) return status;
+      // Answer once this replica quotes what the writer now quotes.
+      if (!follower->WaitForVersion(response->price_book_version(), absl::Now() + absl::Seconds(10))) {
+        return grpc::Status(grpc::StatusCode::UNAVAILABLE,
+                            "the writer applied the update (" + response->price_book_version() +
+                                ") but this replica has not received it yet; it will follow");
+      }
+      return grpc::Status::OK;
+    };
+  }
+  gpuadvisor::pricing::PricingServiceImpl service(&store, &metrics, service_options);
 
-  // Each catalog snapshot brings its offers and list prices; billing rules
-  // come from the file, and live updates are re-applied on top.
-  gpuadvisor::catalog::CatalogReplica::Options replica_options;
-  replica_options.cache_path = absl::GetFlag(FLAGS_catalog_cache_file);
-  replica_options.on_snapshot = [&](const std::shared_ptr<const gpuadvisor::catalog::Catalog>& latest) {
-    absl::StatusOr<std::shared_ptr<const gpuadvisor::pricing::PriceBook>> next =
-        gpuadvisor::pricing::LoadPriceBook(billing_path, latest->snapshot());
-    const absl::Status status = next.ok() ? store.Rebase(*next) : next.status();
-    metrics.DataLoaded(status.ok(), absl::ToDoubleSeconds(absl::Now() - absl::UnixEpoch()));
-    if (!status.ok()) std::fprintf(stderr, "pricing: kept the old prices: %s\n", status.ToString().c_str());
-  };
-  gpuadvisor::catalog::CatalogReplica replica(
-      gpuadvisor::catalog::v1::CatalogService::NewStub(gpuadvisor::BackendChannel(catalog_address)),
-      replica_options);
-  replica.Start();
+  // The writer builds each catalog snapshot's book: its offers and list
+  // prices, billing rules from the file, live updates re-applied on top. A
+  // follower takes the writer's books instead.
+  std::unique_ptr<gpuadvisor::catalog::CatalogReplica> replica;
+  if (writer) {
+    gpuadvisor::catalog::CatalogReplica::Options replica_options;
+    replica_options.cache_path = absl::GetFlag(FLAGS_catalog_cache_file);
+    replica_options.on_snapshot = [&](const std::shared_ptr<const gpuadvisor::catalog::Catalog>& latest) {
+      absl::StatusOr<std::shared_ptr<const gpuadvisor::pricing::PriceBook>> next =
+          gpuadvisor::pricing::LoadPriceBook(billing_path, latest->snapshot());
+      const absl::Status status = next.ok() ? store.Rebase(*next) : next.status();
+      metrics.DataLoaded(status.ok(), absl::ToDoubleSeconds(absl::Now() - absl::UnixEpoch()));
+      if (!status.ok()) std::fprintf(stderr, "pricing: kept the old prices: %s\n", status.ToString().c_str());
+    };
+    replica = std::make_unique<gpuadvisor::catalog::CatalogReplica>(
+        gpuadvisor::catalog::v1::CatalogService::NewStub(gpuadvisor::BackendChannel(catalog_address)),
+        replica_options);
+    replica->Start();
+  } else {
+    follower->Start();
+    std::fprintf(stderr, "pricing: following the writer at %s\n", writer_address.c_str());
+  }
 
   gpuadvisor::ServiceMainOptions options = gpuadvisor::ServiceMainOptionsFromFlags(
       "pricing", 50053, 9463, {"gpuadvisor.pricing.v1.PricingService"});
   options.ready = [&store] { return store.Current() != nullptr; };
   const int code = gpuadvisor::ServeUntilSignal(options, metrics, {&service}, [&] { service.Shutdown(); });
-  replica.Stop();
+  if (replica != nullptr) replica->Stop();
+  if (follower != nullptr) follower->Stop();
   return code;
 }

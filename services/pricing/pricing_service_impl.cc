@@ -8,6 +8,8 @@
 #include "absl/time/time.h"
 #include "common/grpc/server.h"
 #include "common/status/grpc_status.h"
+#include "grpcpp/impl/codegen/server_callback_handlers.h"
+#include "grpcpp/support/proto_buffer_reader.h"
 #include "prometheus/collectable.h"
 #include "prometheus/metric_family.h"
 
@@ -44,10 +46,81 @@ class PricesAsOfCollector final : public prometheus::Collectable {
   const PriceStore* store_;
 };
 
+// WatchPrices streams, read at scrape time.
+class PriceWatchCollector final : public prometheus::Collectable {
+ public:
+  explicit PriceWatchCollector(std::shared_ptr<const WatchHub::Stats> stats) : stats_(std::move(stats)) {}
+  std::vector<prometheus::MetricFamily> Collect() const override {
+    std::vector<prometheus::MetricFamily> families;
+    auto add = [&](const char* name, const char* help, prometheus::MetricType type, double value) {
+      prometheus::MetricFamily family;
+      family.name = name;
+      family.help = help;
+      family.type = type;
+      prometheus::ClientMetric metric;
+      if (type == prometheus::MetricType::Counter) {
+        metric.counter.value = value;
+      } else {
+        metric.gauge.value = value;
+      }
+      family.metric.push_back(std::move(metric));
+      families.push_back(std::move(family));
+    };
+    add("gpuadvisor_pricing_watchers", "Open WatchPrices streams.", prometheus::MetricType::Gauge,
+        static_cast<double>(stats_->watchers.load()));
+    add("gpuadvisor_pricing_watchers_dropped_total",
+        "WatchPrices streams ended with RESOURCE_EXHAUSTED because the follower stopped reading.",
+        prometheus::MetricType::Counter, static_cast<double>(stats_->dropped_slow.load()));
+    return families;
+  }
+
+ private:
+  std::shared_ptr<const WatchHub::Stats> stats_;
+};
+
 }  // namespace
 
+WatchHub::Source PriceWatchSource(PriceStore* store) {
+  WatchHub::Source source;
+  source.wait_for_change = [store](const std::string& known,
+                                   absl::Time deadline) -> std::shared_ptr<const WatchHub::Encoded> {
+    std::shared_ptr<const PriceBook> book = store->WaitForChange(known, deadline);
+    if (book == nullptr || book->version() == known) return nullptr;
+    v1::WatchPricesResponse update;
+    *update.mutable_price_book() = book->data();
+    return WatchHub::Encode(update, book->version());
+  };
+  source.current_version = [store] {
+    std::shared_ptr<const PriceBook> book = store->Current();
+    return book != nullptr ? book->version() : std::string();
+  };
+  source.heartbeat = [](absl::Time now) {
+    v1::WatchPricesResponse heartbeat;
+    heartbeat.set_heartbeat_unix_millis(absl::ToUnixMillis(now));
+    return heartbeat.SerializeAsString();
+  };
+  source.parse_request = [](const grpc::ByteBuffer& bytes, std::string* known, int64_t* heartbeat_millis) {
+    v1::WatchPricesRequest request;
+    grpc::ProtoBufferReader reader(const_cast<grpc::ByteBuffer*>(&bytes));
+    if (!request.ParseFromZeroCopyStream(&reader)) return false;
+    *known = request.known_version();
+    *heartbeat_millis = request.heartbeat_interval_millis();
+    return true;
+  };
+  source.version_header = kPriceWatchVersionHeader;
+  source.heartbeat_header = kPriceWatchHeartbeatHeader;
+  return source;
+}
+
 PricingServiceImpl::PricingServiceImpl(PriceStore* store, Metrics* metrics, Options options)
-    : store_(store), metrics_(metrics), options_(std::move(options)) {
+    : store_(store), metrics_(metrics), options_(std::move(options)), hub_(PriceWatchSource(store), options_.watch) {
+  MarkMethodRawCallback(
+      MethodIndex(kService, "WatchPrices"),
+      new grpc::internal::CallbackServerStreamingHandler<grpc::ByteBuffer, grpc::ByteBuffer>(
+          [this](grpc::CallbackServerContext* context, const grpc::ByteBuffer* request) {
+            return hub_.Open(context, request);
+          }));
+  metrics_->AddCollectable(std::make_shared<PriceWatchCollector>(hub_.stats()));
   // The admin token is checked before the request body is read: an
   // unauthenticated caller's (possibly huge) update is never buffered whole
   // or decoded.
@@ -68,6 +141,7 @@ PricingServiceImpl::PricingServiceImpl(PriceStore* store, Metrics* metrics, Opti
 
 void PricingServiceImpl::Shutdown() {
   shutting_down_ = true;
+  hub_.Shutdown();
   store_->Shutdown();
 }
 
@@ -107,28 +181,12 @@ grpc::Status PricingServiceImpl::UpdatePrices(grpc::ServerContext* context,
   RpcScope rpc(metrics_, kService, "UpdatePrices");
   const absl::Status allowed = CheckAdminToken(*context, options_.admin_token);
   if (!allowed.ok()) return rpc.Finish(ToGrpcStatus(allowed));
+  if (options_.forward_update) return rpc.Finish(options_.forward_update(context, *request, response));
   absl::StatusOr<std::shared_ptr<const PriceBook>> updated = store_->Update(*request, options_.persist);
   metrics_->DataLoaded(updated.ok(), absl::ToDoubleSeconds(absl::Now() - absl::UnixEpoch()));
   if (!updated.ok()) return rpc.Finish(ToGrpcStatus(updated.status()));
   response->set_price_book_version((*updated)->data().version());
   response->set_updated(request->prices_size());
-  return rpc.Finish(grpc::Status::OK);
-}
-
-grpc::Status PricingServiceImpl::WatchPrices(grpc::ServerContext* context,
-                                             const v1::WatchPricesRequest* request,
-                                             grpc::ServerWriter<v1::WatchPricesResponse>* writer) {
-  RpcScope rpc(metrics_, kService, "WatchPrices", "server_stream");
-  std::string known = request->known_version();
-  while (!context->IsCancelled() && !shutting_down_) {
-    std::shared_ptr<const PriceBook> book =
-        store_->WaitForChange(known, absl::Now() + absl::Seconds(options_.watch_poll_seconds));
-    if (book == nullptr || book->data().version() == known) continue;
-    v1::WatchPricesResponse update;
-    *update.mutable_price_book() = book->data();
-    if (!writer->Write(update)) break;
-    known = book->data().version();
-  }
   return rpc.Finish(grpc::Status::OK);
 }
 

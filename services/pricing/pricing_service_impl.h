@@ -3,11 +3,19 @@
 
 // gRPC adapter for gpuadvisor.pricing.v1.PricingService over a PriceStore.
 // Each call prices from one book (a shared_ptr taken at the start), so no
-// quote mixes two versions. Thread-safe.
+// quote mixes two versions; a Quote naming a catalog version is priced by
+// that version's book (FAILED_PRECONDITION when the store does not hold it).
+// WatchPrices runs on the shared watch design (common/grpc/watch_hub.h): one
+// encoding per book version for every watcher, no thread per watcher, slow
+// watchers dropped with RESOURCE_EXHAUSTED, a watcher cap and heartbeats.
+// UpdatePrices checks the admin token before it reads the request.
+// Thread-safe.
 
 #include <atomic>
+#include <functional>
 #include <string>
 
+#include "common/grpc/watch_hub.h"
 #include "common/metrics/metrics.h"
 #include "gpuadvisor/pricing/v1/pricing.grpc.pb.h"
 #include "services/pricing/price_book.h"
@@ -18,10 +26,17 @@ class PricingServiceImpl final : public v1::PricingService::Service {
  public:
   struct Options {
     std::string admin_token;  // empty disables UpdatePrices
-    double watch_poll_seconds = 1.0;
+    double watch_poll_seconds = 1.0;  // unused; kept for callers' designated initializers
     // Makes accepted UpdatePrices durable before they go live (see
     // PriceStore::Update); null = in memory only.
     PriceStore::Persist persist = nullptr;
+    WatchHub::Options watch = WatchHub::Options();
+    // On a follower replica (docs/reliability.md, single writer): sends an
+    // authenticated UpdatePrices on to the writer and answers with the
+    // writer's answer (once this replica serves that book). Null on the
+    // writer, which applies updates itself.
+    std::function<grpc::Status(grpc::ServerContext*, const v1::UpdatePricesRequest&, v1::UpdatePricesResponse*)>
+        forward_update = nullptr;
   };
 
   // `store` and `metrics` must outlive the service; the store holds a book.
@@ -36,15 +51,25 @@ class PricingServiceImpl final : public v1::PricingService::Service {
                             v1::GetPriceBookResponse* response) override;
   grpc::Status UpdatePrices(grpc::ServerContext* context, const v1::UpdatePricesRequest* request,
                             v1::UpdatePricesResponse* response) override;
-  grpc::Status WatchPrices(grpc::ServerContext* context, const v1::WatchPricesRequest* request,
-                           grpc::ServerWriter<v1::WatchPricesResponse>* writer) override;
+  // WatchPrices is served by the WatchHub (callback API), not a sync handler.
+
+  const WatchHub& watch_hub() const { return hub_; }
 
  private:
   PriceStore* store_;
   Metrics* metrics_;
   const Options options_;
   std::atomic<bool> shutting_down_{false};
+  WatchHub hub_;
 };
+
+// The WatchPrices source over `store`, which must outlive the hub.
+WatchHub::Source PriceWatchSource(PriceStore* store);
+
+// Initial metadata of a WatchPrices stream: the book version when it opened,
+// and the heartbeat interval accepted (ms).
+inline constexpr char kPriceWatchVersionHeader[] = "x-price-book-version";
+inline constexpr char kPriceWatchHeartbeatHeader[] = "x-watch-heartbeat-ms";
 
 }  // namespace gpuadvisor::pricing
 

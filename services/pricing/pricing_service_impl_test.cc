@@ -2,9 +2,13 @@
 
 #include "services/pricing/pricing_service_impl.h"
 
+#include <fstream>
+#include <memory>
 #include <string>
+#include <vector>
 
 #include "absl/strings/str_cat.h"
+#include "absl/time/clock.h"
 #include "common/grpc/server.h"
 #include "gmock/gmock.h"
 #include "grpcpp/create_channel.h"
@@ -37,7 +41,7 @@ class PricingServiceTest : public ::testing::Test {
     ASSERT_OK(book);
     store_.Set(*book);
     service_ = std::make_unique<PricingServiceImpl>(
-        &store_, &metrics_, PricingServiceImpl::Options{.admin_token = "secret", .watch_poll_seconds = 0.05});
+        &store_, &metrics_, PricingServiceImpl::Options{.admin_token = "secret"});
     absl::StatusOr<StartedServer> started = StartServer(ServerOptions(), {service_.get()});
     ASSERT_OK(started);
     server_ = std::move(started->server);
@@ -114,6 +118,49 @@ TEST_F(PricingServiceTest, WatchSeesEachNewBook) {
   ASSERT_TRUE(reader->Read(&second));
   EXPECT_EQ(second.price_book().version(), updated.price_book_version());
   context.TryCancel();
+}
+
+int ProcessThreads() {
+  std::ifstream status("/proc/self/status");
+  std::string line;
+  while (std::getline(status, line)) {
+    if (line.rfind("Threads:", 0) == 0) return std::stoi(line.substr(8));
+  }
+  return -1;
+}
+
+// WatchPrices on the shared watch design: watchers that never read hold no
+// thread each (before: a sync handler thread per stream), and a watcher that
+// asks for heartbeats gets them while nothing changes.
+TEST_F(PricingServiceTest, WatchersShareTheHubAndGetHeartbeats) {
+  const int threads_before = ProcessThreads();
+  ASSERT_GT(threads_before, 0);
+  constexpr int kWatchers = 40;
+  std::vector<std::unique_ptr<grpc::ClientContext>> contexts;
+  std::vector<std::unique_ptr<grpc::ClientReader<v1::WatchPricesResponse>>> readers;
+  for (int i = 0; i < kWatchers; ++i) {
+    contexts.push_back(std::make_unique<grpc::ClientContext>());
+    readers.push_back(stub_->WatchPrices(contexts.back().get(), v1::WatchPricesRequest()));
+  }
+  ASSERT_EQ(readers.size(), static_cast<size_t>(kWatchers));
+  for (int i = 0; i < 100 && service_->watch_hub().watchers() < kWatchers; ++i) {
+    absl::SleepFor(absl::Milliseconds(50));
+  }
+  EXPECT_EQ(service_->watch_hub().watchers(), kWatchers);
+  EXPECT_LT(ProcessThreads() - threads_before, kWatchers / 2);
+
+  grpc::ClientContext context;
+  v1::WatchPricesRequest request;
+  request.set_heartbeat_interval_millis(100);
+  auto reader = stub_->WatchPrices(&context, request);
+  v1::WatchPricesResponse first, heartbeat;
+  ASSERT_TRUE(reader->Read(&first));
+  EXPECT_TRUE(first.has_price_book());
+  ASSERT_TRUE(reader->Read(&heartbeat));
+  EXPECT_FALSE(heartbeat.has_price_book());
+  EXPECT_GT(heartbeat.heartbeat_unix_millis(), 0);
+  context.TryCancel();
+  for (auto& c : contexts) c->TryCancel();
 }
 
 TEST_F(PricingServiceTest, UpdatesOfUnknownOffersOrAbsurdPricesAreRejected) {
