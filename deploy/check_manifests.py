@@ -42,6 +42,8 @@ KNOWN_METRICS = {
     "gpuadvisor_pricing_prices_as_of_timestamp_seconds",
     "gpuadvisor_catalog_watchers", "gpuadvisor_catalog_watchers_dropped_total",
     "gpuadvisor_catalog_watchers_refused_total",
+    "gpuadvisor_pricing_watchers", "gpuadvisor_pricing_watchers_dropped_total",
+    "gpuadvisor_follower_writer_age_seconds",
 }
 SERVICES = {"gateway": (50050, 9460), "catalog": (50051, 9461),
             "sizing": (50052, 9462), "pricing": (50053, 9463)}

@@ -36,6 +36,7 @@
 #include "common/grpc/server.h"
 #include "common/grpc/service_main.h"
 #include "common/io/durable_file.h"
+#include "common/metrics/function_gauge.h"
 #include "common/io/text_proto.h"
 #include "google/protobuf/text_format.h"
 #include "services/catalog/catalog_replica.h"
@@ -148,6 +149,10 @@ int main(int argc, char** argv) {
     replica->Start();
   } else {
     follower->Start();
+    metrics.AddCollectable(std::make_shared<gpuadvisor::FunctionGauge>(
+        "gpuadvisor_follower_writer_age_seconds",
+        "Seconds since this follower replica was last known to be current with its writer (0 while in step).",
+        [f = follower.get()] { return f->AgeSeconds(); }));
     std::fprintf(stderr, "pricing: following the writer at %s\n", writer_address.c_str());
   }
 

@@ -28,6 +28,13 @@ void PriceFollower::Stop() {
   if (follower_.joinable()) follower_.join();
 }
 
+double PriceFollower::AgeSeconds() const {
+  absl::MutexLock lock(&mu_);
+  if (!has_book_) return -1;
+  const absl::Duration silent = absl::Now() - last_message_;
+  return silent <= 2 * options_.heartbeat_interval ? 0 : absl::ToDoubleSeconds(silent);
+}
+
 bool PriceFollower::WaitForVersion(const std::string& version, absl::Time deadline) const {
   std::shared_ptr<const PriceBook> book = store_->Current();
   while (book == nullptr || book->version() != version) {
@@ -70,7 +77,7 @@ void PriceFollower::Follow() {
     while (reader->Read(&update)) {
       {
         absl::MutexLock lock(&mu_);
-        last_heard_ = absl::Now();
+        last_heard_ = last_message_ = absl::Now();
       }
       if (!update.has_price_book()) continue;  // a heartbeat
       const std::string version = update.price_book().version();
@@ -86,6 +93,8 @@ void PriceFollower::Follow() {
       }
       known = version;
       store_->Set(*book);
+      absl::MutexLock lock(&mu_);
+      has_book_ = true;
     }
     const grpc::Status status = reader->Finish();
     absl::MutexLock lock(&mu_);

@@ -36,6 +36,11 @@ class PriceFollower {
   void Start();  // follows in a background thread until Stop()
   void Stop();
 
+  // Seconds since this replica was last known to be current with the
+  // writer: 0 while the stream is up and heard from within two heartbeat
+  // intervals; -1 before any book arrived.
+  double AgeSeconds() const;
+
   // Waits until the store's current book has `version`, at most until
   // `deadline`; false on timeout.
   bool WaitForVersion(const std::string& version, absl::Time deadline) const;
@@ -51,7 +56,9 @@ class PriceFollower {
   mutable absl::Mutex mu_;
   bool stopping_ ABSL_GUARDED_BY(mu_) = false;
   grpc::ClientContext* active_call_ ABSL_GUARDED_BY(mu_) = nullptr;
-  absl::Time last_heard_ ABSL_GUARDED_BY(mu_) = absl::InfinitePast();
+  absl::Time last_heard_ ABSL_GUARDED_BY(mu_) = absl::InfinitePast();  // reset by the watchdog
+  absl::Time last_message_ ABSL_GUARDED_BY(mu_) = absl::InfinitePast();  // any message from the writer
+  bool has_book_ ABSL_GUARDED_BY(mu_) = false;
 };
 
 }  // namespace gpuadvisor::pricing

@@ -190,6 +190,13 @@ TEST(Replicas, UpdatesSentToOneReplicaReachTheOtherAndSurviveRestarts) {
   const std::string before = CatalogVersion(r.catalog_writer->grpc_address());
   ASSERT_NE(before, "");
   EXPECT_EQ(CatalogVersion(r.catalog_follower->grpc_address()), before);
+  // Followers export how far behind their writer they are (0: in step).
+  for (const ServiceProcess* follower : {r.catalog_follower.get(), r.pricing_follower.get()}) {
+    EXPECT_TRUE(Eventually([&] {
+      absl::StatusOr<std::string> page = HttpGet(follower->metrics_port(), "/metrics");
+      return page.ok() && page->find("\ngpuadvisor_follower_writer_age_seconds 0\n") != std::string::npos;
+    })) << follower->grpc_address();
+  }
 
   // 1. A reload sent to the catalog *follower* is done by the writer and
   // served by both (and by the gateways of both sides).
