@@ -84,7 +84,15 @@ struct Job {
   double concurrency = 0;  // whole endpoint; 0 = as many as fit (batch inference)
   double requests = 0;
   double serving_hours = 0;
-  double kv_bytes_per_token = 0;   // whole model, at the KV precision
+  double kv_bytes_per_token = 0;   // whole model, at the KV precision, every layer global
+  // One sequence's KV cache at `context` tokens, layer by layer
+  // (KvCacheElementsPerSequence: sliding-window layers keep their window,
+  // MLA its latent), whole model, at the KV precision.
+  double kv_bytes_per_sequence = 0;
+  // KV bytes one decode step reads per sequence at the average context
+  // (prompt + output / 2), times heads / kv_heads when the engine's decode
+  // attention reads K/V per query head.
+  double kv_read_bytes_per_sequence = 0;
   double serving_weight_bytes = 0;
   double serving_expert_bytes = 0;  // routed experts' share of serving_weight_bytes
   double dense_read_bytes = 0;     // weights read per decode step, excluding routed experts

@@ -7,6 +7,7 @@
 
 #include "absl/status/status.h"
 #include "services/sizing/job.h"
+#include "services/sizing/kv_cache.h"
 #include "services/sizing/precision.h"
 #include "services/sizing/serving_plan.h"
 
@@ -36,6 +37,14 @@ absl::Status BuildServingJob(const v1::Workload& w, Job* job, v1::WorkloadTotals
     kv_b = 1.0;
   }
   j.kv_bytes_per_token = m.kv_elements_per_token * kv_b;
+  j.kv_bytes_per_sequence = KvCacheElementsPerSequence(m.resolved, j.context) * kv_b;
+  const double ctx_read = std::min(j.prompt + j.output / 2.0, j.context);
+  // Decode attention without grouped-query sharing reads each KV head once
+  // per query head (data/sizing/profiles.textproto, tensorrt-llm-0.6).
+  const double reads = j.framework->decode_attention_per_query_head() && !m.mla && m.kv_heads > 0
+                           ? std::max(1.0, m.heads / m.kv_heads)
+                           : 1.0;
+  j.kv_read_bytes_per_sequence = KvCacheElementsPerSequence(m.resolved, ctx_read) * kv_b * reads;
   // Bytes read per decode step: every weight except the input embedding
   // (a lookup), routed experts split out for the batch-dependent part.
   const double q = WeightBytesPerParam(p);

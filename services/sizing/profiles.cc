@@ -50,6 +50,9 @@ absl::Status CheckFramework(const v1::FrameworkProfile& f, const std::string& pa
       return absl::InvalidArgumentError(absl::StrCat(path, ".max_batched_tokens: must be > 0"));
     }
     if (auto s = Range(path, "cuda_graph_bytes", f.cuda_graph_bytes(), 0, 1e12, false); !s.ok()) return s;
+    if (f.max_num_seqs() < 0) {
+      return absl::InvalidArgumentError(absl::StrCat(path, ".max_num_seqs: must be >= 0"));
+    }
   } else {
     return absl::InvalidArgumentError(absl::StrCat(path, ".job: must be set"));
   }
@@ -69,6 +72,7 @@ v1::FrameworkProfile Neutral(v1::JobKind job) {
   f.set_workspace_bytes(536870912.0);
   f.set_gpu_memory_utilization(0.9);
   f.set_max_batched_tokens(4096);
+  f.set_max_num_seqs(256);
   f.set_cuda_graph_bytes(0);
   f.set_decode_efficiency(1.0);
   f.set_prefill_efficiency(1.0);

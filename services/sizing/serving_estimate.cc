@@ -20,9 +20,9 @@ namespace {
 namespace v1 = ::gpuadvisor::sizing::v1;
 
 constexpr int kMaxCandidates = 96;
-// Batch jobs without concurrent_sequences run as many sequences as fit, up
-// to vLLM's default max_num_seqs.
-constexpr double kMaxBatch = 256;
+// Sequences per replica when neither the KV cache (a model without one) nor
+// the engine's max_num_seqs bounds them.
+constexpr double kNoKvBatch = 256;
 
 struct Candidate {
   ServePlan plan;
@@ -93,9 +93,13 @@ Candidate Evaluate(const Job& j, const GpuSpec& gpu, const Links& links, int gpn
   const double per_seq = KvBytesPerSequencePerGpu(j, p);
   c.weights_fit = base < c.usable;
   c.max_concurrency = c.weights_fit && per_seq > 0 ? std::floor((c.usable - base) / per_seq) : 0.0;
-  if (per_seq <= 0 && c.weights_fit) c.max_concurrency = kMaxBatch;
+  // Batch jobs without concurrent_sequences run as many sequences as the KV
+  // cache holds, up to the engine's max_num_seqs (0 = no such cap).
+  const double cap = e.max_num_seqs() > 0 ? e.max_num_seqs() : kNoKvBatch;
+  if (per_seq <= 0 && c.weights_fit) c.max_concurrency = cap;
   c.target = j.concurrency > 0 ? std::ceil(j.concurrency / p.replicas)
-                               : std::min(kMaxBatch, c.max_concurrency);
+                               : (e.max_num_seqs() > 0 ? std::min(cap, c.max_concurrency)
+                                                       : c.max_concurrency);
   c.fits = c.weights_fit && c.target >= 1 && c.max_concurrency >= c.target;
   p.batch = std::max(1.0, c.fits ? c.target : std::min(c.target, std::max(c.max_concurrency, 1.0)));
   c.plan = p;

@@ -20,11 +20,6 @@ constexpr double kNcclBytes = 0.25 * kGiB;
 // amortised; gpt-fast with torch.compile/CUDA graphs, HANDBOOK B-20).
 constexpr double kPerLayerStepSeconds = 20e-6;
 
-double ServingContext(const Job& j) {
-  const double window = j.model->sliding_window;
-  return window > 0 ? std::min(j.context, window) : j.context;
-}
-
 double KvSplit(const Job& j, const ServePlan& p) {
   return std::min(static_cast<double>(p.tp), j.model->kv_tp_shards) * p.pp;
 }
@@ -32,11 +27,11 @@ double KvSplit(const Job& j, const ServePlan& p) {
 }  // namespace
 
 double KvBytesPerTokenPerGpu(const Job& j, const ServePlan& p) {
-  return j.kv_bytes_per_token / KvSplit(j, p);
+  return j.kv_bytes_per_sequence / std::max(j.context, 1.0) / KvSplit(j, p);
 }
 
 double KvBytesPerSequencePerGpu(const Job& j, const ServePlan& p) {
-  return ServingContext(j) * j.kv_bytes_per_token / KvSplit(j, p);
+  return j.kv_bytes_per_sequence / KvSplit(j, p);
 }
 
 Memory ServingMemory(const Job& j, const ServePlan& p) {
@@ -75,16 +70,22 @@ ServeSpeed ServingSpeed(const Job& j, const GpuSpec& gpu, const Links& links, in
     const double touched = 1.0 - std::pow(1.0 - m.active_expert_fraction, b);
     weights += j.expert_read_bytes * touched;
   }
-  const double ctx_avg = std::min(j.prompt + j.output / 2.0, ServingContext(j));
-  const double kv_split = std::min(static_cast<double>(p.tp), m.kv_tp_shards);
-  const double kv = b * ctx_avg * j.kv_bytes_per_token / kv_split;
+  // TP splits the KV heads (no further than their count); each pipeline
+  // stage reads its own layers' share, and the stages' times add up.
+  const double kv = b * j.kv_read_bytes_per_sequence / std::min(static_cast<double>(p.tp), m.kv_tp_shards);
   const double bw = gpu.memory_bandwidth * gpu.decode_bandwidth_efficiency * j.bw_ratio *
                     e.decode_efficiency();
   // Pipeline stages run one after another for a token: their times add up,
   // so only TP divides the per-step bytes and FLOPs.
-  const double t_mem = (weights / p.tp + kv) / bw;
+  // A decode step runs the linear layers (GEMMs: weights read once for the
+  // batch, compute-bound at large batch) and the attention kernels (each
+  // sequence's KV read, memory-bound at any batch: about 2 x heads / kv_heads
+  // FLOPs per cached element) one after the other, so their times add: a
+  // per-operator roofline (HANDBOOK A2.3).
   const double decode_efficiency = 0.5 * m.hidden / (m.hidden + 512.0);
-  const double t_compute = b * j.decode_flops_per_token / (p.tp * peak * decode_efficiency);
+  const double t_linear = std::max(weights / p.tp / bw,
+                                   b * 2.0 * m.compute_params / (p.tp * peak * decode_efficiency));
+  const double t_attention = kv / bw;
   double t_comm = 0;
   if (p.tp > 1) {
     // Two all-reduces of b x h per layer (attention and MLP outputs); with
@@ -102,24 +103,41 @@ ServeSpeed ServingSpeed(const Job& j, const GpuSpec& gpu, const Links& links, in
     const int gpn = std::max(1, gpus_per_node);
     t_comm += (p.pp - 1) * (links.node_latency + b * m.hidden * 2.0 / (links.node_bus / gpn));
   }
-  s.step_seconds = std::max(t_mem, t_compute) + m.layers * kPerLayerStepSeconds + t_comm;
+  s.step_seconds = t_linear + t_attention + m.layers * kPerLayerStepSeconds + t_comm;
   s.communication_fraction = t_comm / s.step_seconds;
 
-  const double prefill_efficiency = gpu.compute_efficiency * m.hidden / (m.hidden + 512.0) *
-                                    j.prompt / (j.prompt + 64.0) * e.prefill_efficiency();
-  const double one_prompt_rate = p.tp * peak * prefill_efficiency / j.prefill_flops_per_token;
-  s.prefill_tokens_per_second = one_prompt_rate * p.pp;
-  // Time to first token at light load: the prefill produces it. Short
-  // prompts are bound by reading the weights once; every layer adds kernel
-  // latency and, under TP, two all-reduces of prompt x h.
-  double t_prefill_comm = 0;
-  if (p.tp > 1) {
-    const double bytes = j.prompt * m.hidden * 2.0;
-    t_prefill_comm = 2.0 * m.layers *
-                     (links.IntraLatency(p.tp) + AllReduceSeconds(bytes, p.tp, links.IntraBus(p.tp)));
-  }
-  s.ttft_seconds = std::max(j.prompt / one_prompt_rate, (j.dense_read_bytes + j.expert_read_bytes) / p.tp / bw) +
-                   m.layers * kPerLayerStepSeconds + t_prefill_comm;
+  // Prefill of n tokens processed together on one replica: the GEMMs' FLOPs
+  // at the engine's prefill efficiency plus the weights read once per pass.
+  // The two add (a roofline without overlap): a short prompt is as slow as
+  // reading the weights, a long one is compute-bound. Every layer adds kernel
+  // latency and, under TP, two all-reduces of n x h; pipeline stages run one
+  // after another for one prompt.
+  const double prefill_efficiency =
+      gpu.compute_efficiency * m.hidden / (m.hidden + 512.0) * e.prefill_efficiency();
+  auto prefill_seconds = [&](double n) {
+    double w = j.dense_read_bytes;
+    if (j.expert_read_bytes > 0) {
+      w += j.expert_read_bytes * (1.0 - std::pow(1.0 - m.active_expert_fraction, n));
+    }
+    double t = n * j.prefill_flops_per_token / (p.tp * peak * prefill_efficiency) + w / p.tp / bw +
+               m.layers * kPerLayerStepSeconds;
+    if (p.tp > 1) {
+      t += 2.0 * m.layers *
+           (links.IntraLatency(p.tp) + AllReduceSeconds(n * m.hidden * 2.0, p.tp, links.IntraBus(p.tp)));
+    }
+    if (p.pp > 1) {
+      const int gpn = std::max(1, gpus_per_node);
+      t += (p.pp - 1) * (links.node_latency + n * m.hidden * 2.0 / (links.node_bus / gpn));
+    }
+    return t;
+  };
+  s.ttft_seconds = prefill_seconds(j.prompt);
+  // Prefill throughput under load: the engine batches prompts into chunks
+  // of up to max_batched_tokens; stages of a pipeline work on different
+  // chunks at once.
+  const double chunk =
+      std::max(j.prompt, std::min(b * j.prompt, static_cast<double>(e.max_batched_tokens())));
+  s.prefill_tokens_per_second = p.pp * chunk / prefill_seconds(chunk);
   // A request costs its prefill plus its share of the batched decode steps.
   const double per_request = j.prompt / s.prefill_tokens_per_second + j.output * s.step_seconds / b;
   s.requests_per_second = 1.0 / per_request;
