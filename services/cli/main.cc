@@ -579,13 +579,29 @@ class Commands {
                                  "estimated hours: %.2f\n",
                                  e.tokens_per_second(), 100 * e.utilization(), 100 * e.communication_fraction(),
                                  e.estimated_hours());
+    if (e.has_runner_up() && !e.runner_up().description().empty()) {
+      std::cout << absl::StrFormat("runner-up: %s (lost: %s)\n", e.runner_up().description(),
+                                   e.runner_up_reason());
+    }
+    if (e.has_serving()) {
+      const sizing::v1::ServingEstimate& s = e.serving();
+      std::cout << absl::StrFormat(
+          "serving: time to first token %.1f ms, inter-token latency %.1f ms (%.1f tokens/s per user)\n"
+          "  %.0f output tokens/s and %.2f requests/s over %d replica(s); per replica %.0f output tokens/s at "
+          "%d concurrent sequences (KV cache holds %d, %d tokens)\n",
+          1e3 * s.time_to_first_token_seconds(), 1e3 * s.inter_token_latency_seconds(),
+          s.tokens_per_second_per_user(), s.output_tokens_per_second(), s.requests_per_second(), s.replicas(),
+          s.output_tokens_per_second_per_replica(), s.concurrency_per_replica(), s.max_concurrency_per_replica(),
+          s.kv_cache_capacity_tokens_per_replica());
+    }
     if (!e.not_fit_reason().empty()) std::cout << "why not: " << e.not_fit_reason() << "\n";
     for (const std::string& note : e.notes()) std::cout << "  - " << note << "\n";
-    // Whatever else the estimate carries (serving latencies, a runner-up
-    // plan, ...), so new outputs show up without a change here.
+    // Whatever else the estimate carries, so new outputs show up without a
+    // change here.
     const std::vector<std::string> other = OtherFields(
         e, {"configuration", "fits", "memory", "plan", "tokens_per_second", "estimated_hours", "gpu_memory_bytes",
-            "utilization", "communication_fraction", "notes", "not_fit_reason", "memory_margin"});
+            "utilization", "communication_fraction", "notes", "not_fit_reason", "memory_margin", "runner_up",
+            "runner_up_reason", "serving"});
     for (const std::string& line : other) std::cout << line << "\n";
   }
 

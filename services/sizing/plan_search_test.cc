@@ -287,5 +287,78 @@ TEST(Serving, EngineProfilesChangeKvCapacity) {
   EXPECT_GT(sglang, 0);
 }
 
+TEST(Serving, BatchConcurrencyFollowsTheKvCacheUpToTheEnginesMaxNumSeqs) {
+  // Llama 3.1 8B FP8 on one H200 at 2,176 tokens: the KV cache holds far more
+  // than vLLM's 256 sequences; TensorRT-LLM (max_batch_size 2048) runs what fits.
+  v1::EstimateRequest r = Serve(v1::TASK_BATCH_INFERENCE, "llama-3.1-8b", v1::PRECISION_FP8,
+                                Config("H200", 1));
+  r.mutable_workload()->set_context_length(2176);
+  r.mutable_workload()->set_prompt_tokens(128);
+  r.mutable_workload()->set_output_tokens(2048);
+  r.mutable_workload()->set_requests(1e4);
+  r.mutable_workload()->set_framework("vllm");
+  const v1::ConfigurationEstimate vllm = One(r);
+  ASSERT_TRUE(vllm.fits()) << vllm.not_fit_reason();
+  EXPECT_EQ(vllm.serving().concurrency_per_replica(), 256);
+  EXPECT_GT(vllm.serving().max_concurrency_per_replica(), 256);
+  r.mutable_workload()->set_framework("tensorrt-llm");
+  const v1::ConfigurationEstimate trt = One(r);
+  ASSERT_TRUE(trt.fits()) << trt.not_fit_reason();
+  EXPECT_EQ(trt.serving().concurrency_per_replica(), trt.serving().max_concurrency_per_replica());
+  EXPECT_GT(trt.serving().concurrency_per_replica(), 256);
+  EXPECT_GT(trt.tokens_per_second(), vllm.tokens_per_second());
+  // The KV capacity is the whole pool, not concurrency x context.
+  EXPECT_GE(trt.serving().kv_cache_capacity_tokens_per_replica(),
+            static_cast<int64_t>(trt.serving().max_concurrency_per_replica()) * 2176);
+  EXPECT_LT(trt.serving().kv_cache_capacity_tokens_per_replica(),
+            static_cast<int64_t>(trt.serving().max_concurrency_per_replica() + 1) * 2176);
+}
+
+TEST(Serving, SlidingWindowLayersKeepOnlyTheirWindow) {
+  // Gemma 3 27B: 10 global layers keep the whole context, 52 local layers
+  // 1,024 tokens (16 KV heads x 128, bf16).
+  v1::EstimateRequest r = Serve(v1::TASK_INFERENCE, "gemma-3-27b", v1::PRECISION_BF16,
+                                Config("H100-SXM", 1));
+  r.mutable_workload()->set_context_length(32768);
+  r.mutable_workload()->set_concurrent_sequences(1);
+  const v1::ConfigurationEstimate e = One(r);
+  const double per_token_layer = 2.0 * 16 * 128 * 2;
+  EXPECT_NEAR(static_cast<double>(e.memory().kv_cache_bytes()),
+              per_token_layer * (10 * 32768.0 + 52 * 1024.0), 1e3);
+}
+
+TEST(Serving, DecodeAttentionPerQueryHeadReadsTheGqaCacheOncePerHead) {
+  // TensorRT-LLM before XQA read each KV head once per query head: the same
+  // GQA batch decodes slower, most at long contexts.
+  v1::EstimateRequest r = Serve(v1::TASK_BATCH_INFERENCE, "llama-2-70b", v1::PRECISION_FP8,
+                                Config("H100-SXM", 2));
+  r.mutable_workload()->set_context_length(4096);
+  r.mutable_workload()->set_prompt_tokens(2048);
+  r.mutable_workload()->set_output_tokens(2048);
+  r.mutable_workload()->set_concurrent_sequences(64);
+  r.mutable_workload()->set_requests(640);
+  r.mutable_workload()->set_framework("tensorrt-llm");
+  const v1::ConfigurationEstimate xqa = One(r);
+  r.mutable_workload()->set_framework("tensorrt-llm-0.6");
+  const v1::ConfigurationEstimate mmha = One(r);
+  ASSERT_TRUE(xqa.fits() && mmha.fits());
+  EXPECT_GT(mmha.serving().inter_token_latency_seconds(),
+            1.5 * xqa.serving().inter_token_latency_seconds());
+  EXPECT_LT(mmha.tokens_per_second(), xqa.tokens_per_second());
+}
+
+TEST(Serving, ShortPromptsCostAtLeastOneReadOfTheWeights) {
+  v1::EstimateRequest r = Serve(v1::TASK_INFERENCE, "llama-3.1-8b", v1::PRECISION_BF16,
+                                Config("A100-80GB", 1));
+  r.mutable_workload()->set_context_length(129);
+  r.mutable_workload()->set_prompt_tokens(128);
+  r.mutable_workload()->set_output_tokens(1);
+  r.mutable_workload()->set_concurrent_sequences(1);
+  const v1::ConfigurationEstimate e = One(r);
+  // 16 GB of weights at A100's 2.04 TB/s take at least 7.9 ms.
+  EXPECT_GT(e.serving().time_to_first_token_seconds(), 16.06e9 / 2.039e12);
+  EXPECT_GT(e.serving().time_to_first_token_seconds(), e.serving().inter_token_latency_seconds());
+}
+
 }  // namespace
 }  // namespace gpuadvisor::sizing

@@ -89,6 +89,14 @@ echo "$est" | head -3
 check "estimate prints the memory breakdown" grep -q "^optimizer" <<<"$est"
 check "estimate prints plan, throughput and hours" bash -c 'grep -q "^plan: " <<<"$1" && grep -q "^throughput: " <<<"$1" && grep -q "^estimated hours: " <<<"$1"' _ "$est"
 check "estimate states what it assumed" grep -q "^assumed: --link=nvlink" <<<"$est"
+check "estimate prints the runner-up plan and why it lost" grep -q "^runner-up: .*(lost: " <<<"$est"
+
+# Serving: the plan, the runner-up and the serving outputs (TTFT, ITL, tokens/s, requests/s, replicas).
+srv=$("$CLI" estimate --model=llama-3.1-8b --task=inference --context=8K --concurrency=16 --gpu=H100-SXM --gpus=2)
+grep -E "^(plan|runner-up|serving): " -A1 <<<"$srv"
+check "estimate (serving) prints plan and runner-up" bash -c 'grep -q "^plan: " <<<"$1" && grep -q "^runner-up: " <<<"$1"' _ "$srv"
+check "estimate (serving) prints TTFT, inter-token latency, tokens/s, requests/s and replicas" bash -c \
+  'grep -Eq "^serving: time to first token [0-9.]+ ms, inter-token latency [0-9.]+ ms" <<<"$1" && grep -Eq "output tokens/s and [0-9.]+ requests/s over [0-9]+ replica" <<<"$1"' _ "$srv"
 
 # Size suffixes, parallel hints, offload, epochs and global batch reach the request.
 js=$("$CLI" estimate --model=llama-3.1-70b --task=full_finetune --dataset_tokens=500M --epochs=2 --seq_len=4K \
