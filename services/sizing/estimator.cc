@@ -10,8 +10,6 @@
 
 namespace gpuadvisor::sizing {
 
-namespace v1 = ::gpuadvisor::sizing::v1;
-
 void SetMemory(double weights, double grads, double optimizer, double activations, double kv,
                double overhead, v1::MemoryBreakdown* out) {
   auto b = [](double x) { return static_cast<int64_t>(std::llround(std::max(0.0, x))); };

@@ -9,8 +9,6 @@
 
 namespace gpuadvisor::sizing {
 
-namespace v1 = ::gpuadvisor::sizing::v1;
-
 double QuantizedWeightBytes(const ModelSpec& m, v1::Precision p) {
   const double n = m.params;
   const double q = WeightBytesPerParam(p);

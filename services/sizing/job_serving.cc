@@ -13,8 +13,6 @@
 
 namespace gpuadvisor::sizing {
 
-namespace v1 = ::gpuadvisor::sizing::v1;
-
 absl::Status BuildServingJob(const v1::Workload& w, Job* job, v1::WorkloadTotals* totals) {
   Job& j = *job;
   const ModelSpec& m = *j.model;

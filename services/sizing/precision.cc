@@ -5,8 +5,6 @@
 
 namespace gpuadvisor::sizing {
 
-namespace v1 = ::gpuadvisor::sizing::v1;
-
 double WeightBytesPerParam(v1::Precision p) {
   switch (p) {
     case v1::PRECISION_FP32:

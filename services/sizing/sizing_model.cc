@@ -19,8 +19,6 @@
 #include "services/sizing/workload_validation.h"
 
 namespace gpuadvisor::sizing {
-
-namespace v1 = ::gpuadvisor::sizing::v1;
 namespace cv1 = ::gpuadvisor::catalog::v1;
 
 struct SizingModel::Data {

@@ -113,7 +113,7 @@ class PyLiteralParser {
       if (absl::Status s = Parse(key, depth + 1); !s.ok()) return s;
       if (key.kind != PyValue::Kind::kString) return Error("dict key is not a string");
       if (!Consume(':')) return Error("expected ':' in dict");
-      out.entries.emplace_back(std::move(key.str), PyValue());
+      out.entries.push_back({std::move(key.str), PyValue()});
       if (absl::Status s = Parse(out.entries.back().second, depth + 1); !s.ok()) return s;
       if (Consume('}')) return absl::OkStatus();
       if (!Consume(',')) return Error("expected ',' in dict");

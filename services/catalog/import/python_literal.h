@@ -23,10 +23,19 @@ struct PyValue {
   double number = 0;                                     // kNumber; kBool as 0/1
   std::string str;                                       // kString
   std::vector<PyValue> items;                            // kList (and tuples)
-  std::vector<std::pair<std::string, PyValue>> entries;  // kDict, in file order
+  // kDict, in file order. A struct of its own, not std::pair<std::string,
+  // PyValue>: clang with libstdc++ 12 cannot instantiate that pair while
+  // PyValue is still incomplete (C++20), so the clang build would fail.
+  struct Entry;
+  std::vector<Entry> entries;
 
   // The value of dict key `key`; nullptr if absent or not a dict.
   const PyValue* Get(absl::string_view key) const;
+};
+
+struct PyValue::Entry {
+  std::string first;  // the key
+  PyValue second;     // its value
 };
 
 // Parses one literal filling all of `text` (surrounding spaces allowed).
