@@ -26,6 +26,17 @@ RUN cmake -S . -B /build -G Ninja \
       install -m 0755 -s "/build/services/$b" /out/; \
     done
 
+# ---- certs: openssl and the compose deployment's certificate script ----
+# Used only by deploy/compose (its one-shot `certs` service, `target: certs`);
+# `docker build .` still ends with the runtime stage below.
+FROM debian:bookworm-slim AS certs
+RUN apt-get update \
+ && DEBIAN_FRONTEND=noninteractive apt-get install -y --no-install-recommends openssl \
+ && rm -rf /var/lib/apt/lists/*
+COPY deploy/compose/gen-certs.sh /usr/local/bin/gen-certs.sh
+ENTRYPOINT ["/usr/local/bin/gen-certs.sh"]
+CMD ["/certs"]
+
 # ---- runtime: shared libraries only, no compiler, no headers ----
 FROM debian:bookworm-slim AS runtime
 # Runtime halves of the -dev packages used at build time (their dependencies,
@@ -42,7 +53,7 @@ RUN apt-get update \
 RUN groupadd --system --gid 10001 gpuadvisor \
  && useradd --system --uid 10001 --gid 10001 --no-create-home \
       --home-dir /nonexistent --shell /usr/sbin/nologin gpuadvisor \
- && install -d -o 10001 -g 10001 /var/cache/gpu-advisor  # the gateway's catalog cache
+ && install -d -o 10001 -g 10001 /var/cache/gpu-advisor /var/lib/gpu-advisor  # catalog caches; pricing updates (compose volumes inherit the owner)
 
 COPY --from=build /out/ /usr/local/bin/
 COPY data/ /usr/local/share/gpu-advisor/data/

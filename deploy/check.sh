@@ -4,11 +4,15 @@
 #     and every Grafana dashboard query (as throwaway recording rules);
 #   - the k8s copy of the rules is identical to deploy/prometheus/rules.yml;
 #   - check_manifests.py: YAML of every manifest and the compose file, every
-#     kustomization entry exists, ports/probes/selectors/flags agree;
+#     kustomization entry exists, ports/probes/selectors/flags agree; compose:
+#     two replicas of every service, TLS flags on each, followers point at
+#     their writer, the certificate volume is mounted, scrape targets cover
+#     every replica, and compose/gen-certs.sh is run (openssl) to check that
+#     the certificates it writes name every host the services dial;
 #   - `kubectl kustomize` renders the k8s directory (when kubectl is there);
 #   - bash -n on the shell scripts.
-# Usage: deploy/check.sh      (needs promtool and /usr/bin/python3 with yaml:
-#                              deploy/install-deps.sh installs both)
+# Usage: deploy/check.sh      (needs promtool, openssl and /usr/bin/python3 with
+#                              yaml: deploy/install-deps.sh installs them)
 set -uo pipefail
 
 ROOT=$(cd "$(dirname "$0")/.." && pwd)
@@ -76,7 +80,8 @@ else
   echo "SKIP  kubectl kustomize (kubectl not installed)"
 fi
 
-for s in "$DEPLOY/install-deps.sh" "$DEPLOY/check.sh" "$ROOT/clients/python/gen_stubs.sh" \
+for s in "$DEPLOY/install-deps.sh" "$DEPLOY/check.sh" "$DEPLOY/compose/gen-certs.sh" \
+         "$ROOT/clients/python/gen_stubs.sh" \
          "$ROOT/tests/clients/run_clients.sh"; do
   [[ -f $s ]] && step "bash -n ${s#"$ROOT"/}" bash -n "$s"
 done

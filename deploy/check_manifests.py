@@ -6,7 +6,11 @@ typo would silently break at deploy time: kustomization entries that do not
 exist, probes and Services pointing at ports the containers do not have, HPAs
 whose target has no CPU request, pods that would not pass the "restricted"
 Pod Security level, dashboard queries that do not parse or use a metric the
-services do not export.
+services do not export. For compose (which cannot be started here): two
+replicas of every service, TLS flags on each pointing into the certificate
+volume, single writers and followers, backend addresses and their
+certificates' SANs (it runs compose/gen-certs.sh with openssl into <tmp dir>),
+Prometheus targets for every replica.
 
 Usage: check_manifests.py <repo root> <tmp dir> [-v]
 Prints the failed checks (every check with -v) and a count; the exit code is
@@ -16,6 +20,7 @@ the number of failures (capped at 100). Writes dashboard_rules.yml into
 import json
 import os
 import re
+import subprocess
 import sys
 
 import yaml
@@ -203,32 +208,185 @@ for name, pdb in by_kind.get("PodDisruptionBudget", {}).items():
     check(any(all(d["spec"]["template"]["metadata"]["labels"].get(k) == v for k, v in sel.items())
               for d in deployments.values()), f"PodDisruptionBudget/{name}: selects pods")
 
-# ---- compose ----
+# ---- compose: TLS on, two replicas of every service, single writers ----
 compose_path = os.path.join(DEPLOY, "compose", "docker-compose.yml")
 compose = load_all(compose_path)[0]
 check(True, "compose/docker-compose.yml: YAML parses")
 svcs = compose["services"]
+declared_volumes = set((compose.get("volumes") or {}).keys())
+
+
+def flag(cmd, name):
+    """The value of --name=VALUE in a command list (None when absent)."""
+    values = [a.split("=", 1)[1] for a in cmd if a.startswith(f"--{name}=")]
+    return values[0] if values else None
+
+
+def mounts(svc):
+    """{target: (source, read_only)} of a compose service's short-syntax volumes."""
+    out = {}
+    for vol in svc.get("volumes", []):
+        parts = vol.split(":")
+        out[parts[1]] = (parts[0], len(parts) > 2 and "ro" in parts[2].split(","))
+    return out
+
+
+def dial_host(address):
+    """The host name a gRPC target dials: dns:///catalog:50051 -> catalog."""
+    return address.split("///", 1)[-1].rsplit(":", 1)[0]
+
+
+for cname, svc in svcs.items():
+    for src, _ in mounts(svc).values():
+        if src.startswith("."):
+            check(os.path.exists(os.path.join(DEPLOY, "compose", src)), f"compose/{cname}: mounts {src}: exists")
+        else:
+            check(src in declared_volumes, f"compose/{cname}: volume {src} is declared")
+
+# The one-shot certificate service and the script it runs.
+certs = svcs.get("certs", {})
+with open(os.path.join(ROOT, "Dockerfile")) as f:
+    dockerfile = f.read()
+cert_script = os.path.join(DEPLOY, "compose", "gen-certs.sh")
+check(certs.get("build", {}).get("target") == "certs" and re.search(r"^FROM \S+ AS certs$", dockerfile, re.M)
+      and "COPY deploy/compose/gen-certs.sh" in dockerfile and os.path.isfile(cert_script),
+      "compose/certs: built from the Dockerfile's certs stage, which ships deploy/compose/gen-certs.sh")
+certs_dir_in = certs.get("command", ["/certs"])[-1]
+certs_volume = mounts(certs).get(certs_dir_in, (None, True))
+check(certs_volume[0] in declared_volumes and not certs_volume[1] and certs.get("restart") == "no",
+      f"compose/certs: one-shot, writes {certs_dir_in} on the named volume {certs_volume[0]}")
+# Run the script as the certs service would, and read what it made.
+cert_dir = os.path.join(TMP, "compose-certs")
+gen = subprocess.run(["bash", cert_script, cert_dir], capture_output=True, text=True)
+check(gen.returncode == 0, "compose/certs: gen-certs.sh runs" + (f" ({gen.stderr.strip()[-300:]})" if gen.returncode else ""))
+
+
+def read_or_empty(path):
+    return open(path).read() if os.path.isfile(path) else ""
+
+
+ca_before = read_or_empty(os.path.join(cert_dir, "ca.crt"))
+gen_again = subprocess.run(["bash", cert_script, cert_dir], capture_output=True, text=True)
+check(gen_again.returncode == 0 and ca_before and read_or_empty(os.path.join(cert_dir, "ca.crt")) == ca_before,
+      "compose/certs: gen-certs.sh runs again over its own output and keeps the CA (restarts)")
+
+
+def cert_info(path):
+    """(SAN names, extended key usage text) of a PEM certificate, or None."""
+    if not os.path.isfile(path):
+        return None
+    out = subprocess.run(["openssl", "x509", "-noout", "-in", path, "-ext", "subjectAltName,extendedKeyUsage"],
+                         capture_output=True, text=True).stdout
+    return set(re.findall(r"(?:DNS|IP Address):([^,\s]+)", out)), out
+
+
+def verifies(path, purpose):
+    return subprocess.run(["openssl", "verify", "-CAfile", os.path.join(cert_dir, "ca.crt"), "-purpose", purpose,
+                           path], capture_output=True).returncode == 0
+
+
+replicas_of = {}
 for name, (grpc_port, metrics_port) in SERVICES.items():
-    cmd = svcs.get(name, {}).get("command", [])
-    check(bool(cmd) and cmd[0] == f"{name}_server" and f"--port={grpc_port}" in cmd
-          and f"--metrics_port={metrics_port}" in cmd and "--host=0.0.0.0" in cmd,
-          f"compose/{name}: runs {name}_server on {grpc_port}/{metrics_port}")
-    check(svcs.get(name, {}).get("image") == "gpu-advisor:latest", f"compose/{name}: image gpu-advisor:latest")
-gw = svcs.get("gateway", {}).get("command", [])
-check(all(f"--{b}_address={b}:{SERVICES[b][0]}" in gw for b in ("catalog", "sizing", "pricing")),
-      "compose/gateway: backend addresses are the compose service names")
-for vol in svcs.get("prometheus", {}).get("volumes", []):
-    src = vol.split(":")[0]
-    if src.startswith("."):
-        check(os.path.exists(os.path.join(DEPLOY, "compose", src)), f"compose/prometheus: mounts {src}: exists")
+    replicas = sorted(c for c, s in svcs.items() if (s.get("command") or [None])[0] == f"{name}_server")
+    replicas_of[name] = replicas
+    check(replicas == [f"{name}-0", f"{name}-1"], f"compose: two replicas of {name}, {name}-0 and {name}-1: {replicas}")
+    for r in replicas:
+        svc, cmd = svcs[r], svcs[r]["command"]
+        check(f"--port={grpc_port}" in cmd and f"--metrics_port={metrics_port}" in cmd and "--host=0.0.0.0" in cmd,
+              f"compose/{r}: runs {name}_server on {grpc_port}/{metrics_port}")
+        check(svc.get("image") == "gpu-advisor:latest", f"compose/{r}: image gpu-advisor:latest")
+        check(f"--health_port={HEALTH_PORTS[name]}" in cmd and flag(cmd, "drain_seconds") is not None,
+              f"compose/{r}: --health_port={HEALTH_PORTS[name]} and --drain_seconds")
+        hc = " ".join(svc.get("healthcheck", {}).get("test", []))
+        check(f"--target=127.0.0.1:{HEALTH_PORTS[name]}" in hc, f"compose/{r}: healthcheck on the health port")
+        check(svc.get("user") == "10001:10001" and svc.get("read_only") is True and svc.get("cap_drop") == ["ALL"],
+              f"compose/{r}: user 10001, read-only root fs, no capabilities")
+        aliases = svc.get("networks", {}).get("default", {}).get("aliases", [])
+        check(name in aliases and svc.get("hostname") == r, f"compose/{r}: hostname {r}, network alias {name}")
+        check(svc.get("depends_on", {}).get("certs", {}).get("condition") == "service_completed_successfully",
+              f"compose/{r}: starts after the certs service completed")
+        # TLS: the three flags, all on the certificate volume, mounted read-only.
+        tls = {f: flag(cmd, f) for f in ("tls_cert", "tls_key", "tls_ca")}
+        check(all(tls.values()), f"compose/{r}: TLS on (--tls_cert, --tls_key, --tls_ca)")
+        tls_mounts = [(t, ro) for t, (src, ro) in mounts(svc).items() if src == certs_volume[0]]
+        check(len(tls_mounts) == 1 and tls_mounts[0][1], f"compose/{r}: mounts the certificate volume read-only")
+        if not (all(tls.values()) and len(tls_mounts) == 1):
+            continue
+        mount = tls_mounts[0][0].rstrip("/")
+        local = {}
+        for f, path in tls.items():
+            inside = path.startswith(mount + "/")
+            local[f] = os.path.join(cert_dir, path[len(mount) + 1:]) if inside else ""
+            check(inside and os.path.isfile(local[f]), f"compose/{r}: --{f}={path} is a file gen-certs.sh writes")
+        info = cert_info(local["tls_cert"])
+        if info is None:
+            continue
+        sans, text = info
+        check({name, r} <= sans, f"compose/{r}: its certificate names {name} and {r} (SANs {sorted(sans)})")
+        check("TLS Web Server Authentication" in text and "TLS Web Client Authentication" in text
+              and verifies(local["tls_cert"], "sslserver") and verifies(local["tls_cert"], "sslclient"),
+              f"compose/{r}: its certificate is signed by the CA for serverAuth and clientAuth (mTLS)")
+        check(local["tls_ca"] == os.path.join(cert_dir, "ca.crt"), f"compose/{r}: --tls_ca is the compose CA")
+        if name == "gateway":
+            check({"localhost", "127.0.0.1"} <= sans, "compose/gateway: certificate names localhost and 127.0.0.1 (published port)")
+
+# Single writers: <service>-0 writes, <service>-1 follows it.
+for name in ("catalog", "pricing"):
+    writer, follower = f"{name}-0", f"{name}-1"
+    wcmd = svcs.get(writer, {}).get("command", [])
+    fcmd = svcs.get(follower, {}).get("command", [])
+    check(flag(wcmd, "writer_address") is None and flag(wcmd, "writer_host") is None,
+          f"compose/{writer}: is the writer (no --writer_address)")
+    want = f"{writer}:{SERVICES[name][0]}"
+    check(flag(fcmd, "writer_address") == want and flag(fcmd, "writer_host") in (None, writer),
+          f"compose/{follower}: follows its writer (--writer_address={want})")
+wp = svcs.get("pricing-0", {})
+updates = flag(wp.get("command", []), "price_updates_file") or ""
+check(any(updates.startswith(t.rstrip("/") + "/") and src in declared_volumes for t, (src, ro) in mounts(wp).items()
+          if not ro), "compose/pricing-0: --price_updates_file on a named volume (survives restarts)")
+cache_volumes = []
+for r in ("catalog-1", "gateway-0", "gateway-1"):
+    cache = flag(svcs.get(r, {}).get("command", []), "catalog_cache_file") or ""
+    vol = [src for t, (src, ro) in mounts(svcs.get(r, {})).items()
+           if cache.startswith(t.rstrip("/") + "/") and not ro and src in declared_volumes]
+    check(len(vol) == 1, f"compose/{r}: --catalog_cache_file on its own named volume")
+    cache_volumes += vol
+check(len(set(cache_volumes)) == len(cache_volumes), f"compose: no two replicas share a cache volume {cache_volumes}")
+
+# Who dials whom: every replica of the caller reaches both replicas of the
+# backend through the shared alias, and the backend's certificate names it.
+dials = [(r, "catalog_address", "catalog") for r in replicas_of["gateway"] + replicas_of["pricing"]]
+dials += [(r, f"{b}_address", b) for r in replicas_of["gateway"] for b in ("sizing", "pricing")]
+dials += [(f"{n}-1", "writer_address", n) for n in ("catalog", "pricing")]
+check(len(dials) >= 10, f"compose: {len(dials)} backend addresses to check")
+for r, f, backend in dials:
+    address = flag(svcs.get(r, {}).get("command", []), f) or ""
+    host = dial_host(address)
+    port_ok = address.endswith(f":{SERVICES[backend][0]}")
+    if f != "writer_address":
+        check(address == f"dns:///{backend}:{SERVICES[backend][0]}" and port_ok,
+              f"compose/{r}: --{f}=dns:///{backend}:{SERVICES[backend][0]} (round_robin over both replicas)")
+        targets = [c for c in replicas_of[backend]
+                   if host in svcs[c].get("networks", {}).get("default", {}).get("aliases", [])]
+        check(targets == replicas_of[backend] and len(targets) == 2, f"compose/{r}: {host} resolves to {targets}")
+    info = cert_info(os.path.join(cert_dir, backend, "tls.crt"))
+    check(info is not None and host in info[0], f"compose/{r}: {backend}'s certificate names {host!r} ({address})")
+admin = cert_info(os.path.join(cert_dir, "admin", "tls.crt"))
+check(admin is not None and verifies(os.path.join(cert_dir, "admin", "tls.crt"), "sslclient"),
+      "compose/certs: an admin client certificate signed by the CA")
+published = [p.rsplit(":", 2)[-2] for c in svcs.values() for p in c.get("ports", [])]
+check(len(published) == len(set(published)) and len(published) >= 5, f"compose: published host ports are distinct {published}")
+check(all(p.startswith("127.0.0.1:") for c in svcs.values() for p in c.get("ports", [])),
+      "compose: ports published on 127.0.0.1 only")
 
 # ---- Prometheus configs: targets match the services' metrics ports ----
-for path, host_of in ((os.path.join(DEPLOY, "prometheus", "prometheus.yml"), lambda s: "127.0.0.1"),
-                      (os.path.join(DEPLOY, "compose", "prometheus.yml"), lambda s: s)):
+for path, hosts_of in ((os.path.join(DEPLOY, "prometheus", "prometheus.yml"), lambda s: ["127.0.0.1"]),
+                       (os.path.join(DEPLOY, "compose", "prometheus.yml"), lambda s: replicas_of[s])):
     cfg = load_all(path)[0]
-    jobs = {j["job_name"]: j["static_configs"][0]["targets"] for j in cfg["scrape_configs"]}
-    want = {f"gpuadvisor-{s}": [f"{host_of(s)}:{m}"] for s, (_, m) in SERVICES.items()}
-    check(jobs == want, f"{os.path.relpath(path, ROOT)}: jobs gpuadvisor-<service> scrape the metrics ports")
+    jobs = {j["job_name"]: sorted(t for sc in j["static_configs"] for t in sc["targets"]) for j in cfg["scrape_configs"]}
+    want = {f"gpuadvisor-{s}": sorted(f"{h}:{m}" for h in hosts_of(s)) for s, (_, m) in SERVICES.items()}
+    check(bool(jobs) and jobs == want,
+          f"{os.path.relpath(path, ROOT)}: jobs gpuadvisor-<service> scrape the metrics port of every replica {want}")
 
 # ---- rules and dashboard use only exported metrics ----
 rules = load_all(os.path.join(DEPLOY, "prometheus", "rules.yml"))[0]
