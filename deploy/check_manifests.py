@@ -231,6 +231,15 @@ def mounts(svc):
     return out
 
 
+def as_dict(value):
+    """Compose allows lists for depends_on and networks: {name: {}} then."""
+    return {v: {} for v in value} if isinstance(value, list) else (value or {})
+
+
+def aliases_of(svc):
+    return (as_dict(svc.get("networks")).get("default") or {}).get("aliases", [])
+
+
 def dial_host(address):
     """The host name a gRPC target dials: dns:///catalog:50051 -> catalog."""
     return address.split("///", 1)[-1].rsplit(":", 1)[0]
@@ -301,9 +310,9 @@ for name, (grpc_port, metrics_port) in SERVICES.items():
         check(f"--target=127.0.0.1:{HEALTH_PORTS[name]}" in hc, f"compose/{r}: healthcheck on the health port")
         check(svc.get("user") == "10001:10001" and svc.get("read_only") is True and svc.get("cap_drop") == ["ALL"],
               f"compose/{r}: user 10001, read-only root fs, no capabilities")
-        aliases = svc.get("networks", {}).get("default", {}).get("aliases", [])
+        aliases = aliases_of(svc)
         check(name in aliases and svc.get("hostname") == r, f"compose/{r}: hostname {r}, network alias {name}")
-        check(svc.get("depends_on", {}).get("certs", {}).get("condition") == "service_completed_successfully",
+        check((as_dict(svc.get("depends_on")).get("certs") or {}).get("condition") == "service_completed_successfully",
               f"compose/{r}: starts after the certs service completed")
         # TLS: the three flags, all on the certificate volume, mounted read-only.
         tls = {f: flag(cmd, f) for f in ("tls_cert", "tls_key", "tls_ca")}
@@ -367,7 +376,7 @@ for r, f, backend in dials:
         check(address == f"dns:///{backend}:{SERVICES[backend][0]}" and port_ok,
               f"compose/{r}: --{f}=dns:///{backend}:{SERVICES[backend][0]} (round_robin over both replicas)")
         targets = [c for c in replicas_of[backend]
-                   if host in svcs[c].get("networks", {}).get("default", {}).get("aliases", [])]
+                   if host in aliases_of(svcs[c])]
         check(targets == replicas_of[backend] and len(targets) == 2, f"compose/{r}: {host} resolves to {targets}")
     info = cert_info(os.path.join(cert_dir, backend, "tls.crt"))
     check(info is not None and host in info[0], f"compose/{r}: {backend}'s certificate names {host!r} ({address})")
