@@ -176,7 +176,8 @@ absl::Status BuildTrainingJob(const v1::Workload& w, Job* job, v1::WorkloadTotal
   }
   j.logits_bytes_per_token =
       m.kind == v1::MODEL_KIND_DIFFUSION ? 0.0
-                                         : m.vocab * LogitsBytesPerElement(fw.loss(), w.chunked_loss(), fp32);
+                                         : m.vocab * LogitsBytesPerElement(
+                w.loss() != v1::LOSS_HANDLING_UNSPECIFIED ? w.loss() : fw.loss(), w.chunked_loss(), fp32);
 
   // FLOPs per token (PaLM App. B): forward 2N + 4 L H Q T; training 3x
   // forward = 6N + 12 L H Q T. LoRA skips the frozen weight gradients:

@@ -106,10 +106,16 @@ Memory TrainingMemory(const Job& j, const TrainPlan& p) {
   const double expert_share = m.params > 0 ? m.routed_expert_params / m.params : 0.0;
   const double gather = 2.0 * m.largest_layer_params * held_per_param / p.tp *
                         (1.0 - expert_share + expert_share / ep);
+  // The gather buffer is a workspace, not model state: it is reported
+  // under overhead so that weights + gradients + optimizer stay ZeRO's
+  // sharded model states (16 psi / N_d).
+  double gather_buffer = 0;
   if (OffloadsParams(p.offload) && p.zero >= 3) {
-    mem.weights = gather;
+    mem.weights = 0;
+    gather_buffer = gather;
   } else if (p.zero >= 3) {
-    mem.weights = j.weight_bytes_dense / shard / dp + j.weight_bytes_expert / shard / ep / edp + gather;
+    mem.weights = j.weight_bytes_dense / shard / dp + j.weight_bytes_expert / shard / ep / edp;
+    gather_buffer = gather;
   } else {
     mem.weights = j.weight_bytes_dense / shard + j.weight_bytes_expert / shard / ep;
   }
@@ -165,7 +171,7 @@ Memory TrainingMemory(const Job& j, const TrainPlan& p) {
   } else {
     mem.activations = stored + working + logits;
   }
-  mem.overhead = kCudaContextBytes + j.framework->workspace_bytes() +
+  mem.overhead = gather_buffer + kCudaContextBytes + j.framework->workspace_bytes() +
                  (p.Gpus() > 1 ? kNcclBytes : 0.0) + j.extra_overhead_bytes;
   return mem;
 }

@@ -112,6 +112,7 @@ absl::Status ValidateWorkload(const v1::Workload& w) {
     return Invalid("workload.parallelism.expert_parallel", "must be in [1, 65536]");
   }
   if (w.framework().size() > 64) return Invalid("workload.framework", "at most 64 characters");
+  if (!v1::LossHandling_IsValid(w.loss())) return Invalid("workload.loss", "unknown value");
   if (!v1::Offload_IsValid(p.offload())) {
     return Invalid("workload.parallelism.offload", "unknown value");
   }
