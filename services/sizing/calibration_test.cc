@@ -378,6 +378,14 @@ TEST(Calibration, PublishedMeasurementsThroughEstimate) {
     results.push_back(Evaluate(c, c.expected() * factor, *got));
     const v1::ConfigurationEstimate& e = resp->estimates(0);
     results.back().plan = e.plan().description();
+    if (std::getenv("CAL_VERBOSE") != nullptr) {
+      results.back().plan += absl::StrFormat(
+          " | step %.3g s, comm %.0f%%, bubble %.0f%%, MFU %.1f%%, mem %.1f GB (w %.1f g %.1f o %.1f a %.1f ov %.1f)",
+          e.plan().step_seconds(), 100 * e.communication_fraction(), 100 * e.plan().bubble_fraction(),
+          100 * e.utilization(), e.memory().total_bytes() / 1e9, e.memory().weights_bytes() / 1e9,
+          e.memory().gradients_bytes() / 1e9, e.memory().optimizer_bytes() / 1e9,
+          e.memory().activations_bytes() / 1e9, e.memory().overhead_bytes() / 1e9);
+    }
     if (!e.fits()) results.back().plan += " -- DOES NOT FIT: " + e.not_fit_reason();
   }
 
@@ -396,7 +404,7 @@ TEST(Calibration, PublishedMeasurementsThroughEstimate) {
                 r.gross ? "GROSS" : (r.within ? "ok" : "OUT"), label.c_str(),
                 (Name(r.c->quantity()) + " [" + r.c->unit() + "]").c_str(), r.expected / f,
                 r.got / f, r.error * 100, tol.c_str(), r.c->source().c_str());
-    if (!r.within) std::printf("      plan: %s\n", r.plan.c_str());
+    if (!r.within || std::getenv("CAL_VERBOSE") != nullptr) std::printf("      plan: %s\n", r.plan.c_str());
     if (!r.c->engine_gap().empty()) std::printf("      gap: %s\n", r.c->engine_gap().c_str());
   }
   for (const auto& [c, why] : pending) {

@@ -112,6 +112,9 @@ struct Memory {
   double weights = 0, grads = 0, optimizer = 0, activations = 0, kv = 0, overhead = 0;
   double pageable = 0;  // part of `optimizer` that pages to CPU under pressure
   double offloaded_activations = 0;  // per micro-batch, kept in CPU memory
+  // Paged optimizer state evicted to CPU memory (unified memory): pages
+  // stay on the GPU while there is room, the rest is not in `optimizer`.
+  double paged_out = 0;
   double Total() const { return weights + grads + optimizer + activations + kv + overhead; }
 };
 

@@ -21,9 +21,13 @@ namespace v1 = ::gpuadvisor::sizing::v1;
 // fp32 upcast (4) + fp32 log-softmax kept for backward (4); 12 in fp32
 // training. Megatron's fused vocab-parallel CE keeps bf16 logits and one
 // fp32 buffer (6). A chunked/fused loss keeps only bf16 chunks (2).
-double LogitsBytesPerElement(v1::LossHandling loss, bool chunked, bool fp32) {
+// A profile's logits_bytes_per_element replaces the generic fp32-upcast
+// figure when its framework keeps more copies (transformers).
+double LogitsBytesPerElement(v1::LossHandling loss, bool chunked, bool fp32,
+                             const v1::FrameworkProfile& fw) {
   if (chunked || loss == v1::LOSS_HANDLING_CHUNKED) return 2.0;
   if (loss == v1::LOSS_HANDLING_VOCAB_PARALLEL) return 6.0;
+  if (fw.logits_bytes_per_element() > 0) return fw.logits_bytes_per_element() + (fp32 ? 2.0 : 0.0);
   return fp32 ? 12.0 : 10.0;
 }
 
@@ -177,7 +181,7 @@ absl::Status BuildTrainingJob(const v1::Workload& w, Job* job, v1::WorkloadTotal
   j.logits_bytes_per_token =
       m.kind == v1::MODEL_KIND_DIFFUSION ? 0.0
                                          : m.vocab * LogitsBytesPerElement(
-                w.loss() != v1::LOSS_HANDLING_UNSPECIFIED ? w.loss() : fw.loss(), w.chunked_loss(), fp32);
+                w.loss() != v1::LOSS_HANDLING_UNSPECIFIED ? w.loss() : fw.loss(), w.chunked_loss(), fp32, fw);
 
   // FLOPs per token (PaLM App. B): forward 2N + 4 L H Q T; training 3x
   // forward = 6N + 12 L H Q T. LoRA skips the frozen weight gradients:

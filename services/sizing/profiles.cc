@@ -42,6 +42,12 @@ absl::Status CheckFramework(const v1::FrameworkProfile& f, const std::string& pa
         !s.ok()) {
       return s;
     }
+    if (auto s = Range(path, "comm_overlap", f.comm_overlap(), 0, 0.95, false); !s.ok()) return s;
+    if (auto s = Range(path, "fp8_efficiency", f.fp8_efficiency(), 0, 2, false); !s.ok()) return s;
+    if (auto s = Range(path, "logits_bytes_per_element", f.logits_bytes_per_element(), 0, 64, false);
+        !s.ok()) {
+      return s;
+    }
   } else if (f.job() == v1::JOB_KIND_SERVING) {
     if (auto s = Range(path, "gpu_memory_utilization", f.gpu_memory_utilization(), 0, 1); !s.ok()) return s;
     if (auto s = Range(path, "decode_efficiency", f.decode_efficiency(), 0, 2); !s.ok()) return s;
@@ -113,6 +119,7 @@ absl::StatusOr<Profiles> Profiles::Build(v1::SizingProfiles data) {
     if (e.vendor().empty()) return absl::InvalidArgumentError(absl::StrCat(path, ".vendor: must be set"));
     if (auto s = Range(path, "training", e.training(), 0, 1); !s.ok()) return s;
     if (auto s = Range(path, "decode_bandwidth", e.decode_bandwidth(), 0, 1); !s.ok()) return s;
+    if (auto s = Range(path, "fp8_training", e.fp8_training(), 0, 1, false); !s.ok()) return s;
     if (e.source().empty()) return absl::InvalidArgumentError(absl::StrCat(path, ".source: must be set"));
   }
   absl::flat_hash_set<std::string> codes;

@@ -94,6 +94,7 @@ absl::StatusOr<GpuSpec> BuildGpuSpec(const cv1::Gpu& g, const std::string& path,
   const v1::EfficiencyBase* base = profiles.Efficiency(s.vendor, s.architecture);
   const double training = base != nullptr ? base->training() : 0.65;
   s.decode_bandwidth_efficiency = base != nullptr ? base->decode_bandwidth() : 0.72;
+  if (base != nullptr && base->fp8_training() > 0) s.fp8_training_factor = base->fp8_training();
   s.compute_efficiency = training * std::min(1.0, std::pow(std::max(balance, 0.2), 0.3));
   return s;
 }

@@ -41,6 +41,8 @@ struct GpuSpec {
   double compute_efficiency = 0;
   // Achieved fraction of memory bandwidth in 16-bit decode.
   double decode_bandwidth_efficiency = 0;
+  // Fraction of compute_efficiency FP8 training keeps at the FP8 peak.
+  double fp8_training_factor = 0.7;
 };
 
 class SizingModel {

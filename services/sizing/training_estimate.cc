@@ -43,8 +43,12 @@ double TrainingEfficiency(const Job& j, const GpuSpec& g) {
   double e = g.compute_efficiency * m.hidden / (m.hidden + 512.0) * tokens / (tokens + 64.0) *
              j.efficiency_factor;
   // Only the GEMMs run in FP8; attention, norms and casts do not (HANDBOOK
-  // A2.2): ~1.4x the BF16 speed rather than 2x.
-  if (j.precision == v1::PRECISION_FP8 && g.fp8_flops > 0) e *= 0.7;
+  // A2.2): the generation's FP8 factor (data) of the 16-bit efficiency at
+  // the FP8 peak.
+  if (j.precision == v1::PRECISION_FP8 && g.fp8_flops > 0) {
+    const double framework = j.framework->fp8_efficiency() > 0 ? j.framework->fp8_efficiency() : 1.0;
+    e *= std::min(1.0, g.fp8_training_factor * framework);
+  }
   return e;
 }
 
@@ -98,6 +102,13 @@ void RunSearch(const TrainContext& c, v1::Offload offload, Search* s) {
       if (!s->leanest.valid || e.mem.Total() < s->leanest.mem.Total()) s->leanest = e;
       if (e.mem.Total() - e.mem.pageable > c.usable) continue;
       e.step = TrainingStep(c, p, e.mem);
+      if (e.mem.pageable > 0 && e.mem.Total() > c.usable) {
+        // bitsandbytes paged optimizers live in CUDA unified memory: the
+        // driver keeps pages on the GPU while there is room and evicts the
+        // rest to host memory (the step above pays for their traffic).
+        e.mem.paged_out = std::min(e.mem.pageable, e.mem.Total() - c.usable);
+        e.mem.optimizer -= e.mem.paged_out;
+      }
       ++s->evaluated;
       if (!s->best.valid || Better(e, s->best)) {
         if (s->best.valid && !SameStructure(s->best.plan, e.plan)) s->runner_up = s->best;
@@ -248,8 +259,9 @@ void AddNotes(const TrainContext& c, const Evaluated& e, v1::ConfigurationEstima
                                 Percent(e.step.offload / std::max(e.step.seconds, 1e-12)),
                                 " of the step."));
   }
-  if (e.mem.pageable > 0 && e.mem.Total() > c.usable) {
-    out->add_notes("Paged optimizer state spills to CPU memory: fits, with host traffic every step.");
+  if (e.mem.paged_out > 0) {
+    out->add_notes(absl::StrCat("Paged optimizer state: ", Gb(e.mem.paged_out),
+                                " per GPU lives in CPU memory (unified memory pages), with host traffic every step."));
   }
   if (j.qlora && p.zero >= 3) {
     out->add_notes("FSDP-QLoRA: the 4-bit base is sharded across GPUs (needs FSDP support for quantized weights, e.g. bitsandbytes >= 0.43 with PEFT/Accelerate).");

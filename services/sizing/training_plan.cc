@@ -202,7 +202,14 @@ TrainStep TrainingStep(const TrainContext& c, const TrainPlan& p, const Memory& 
     const double dense_width = mm.intermediate / p.tp;
     const double e = tokens_per_expert / (tokens_per_expert + kExpertTokensHalf) *
                      (width / (width + kExpertWidthHalf)) / (dense_width / (dense_width + kExpertWidthHalf));
-    flops_factor = 1.0 - j.expert_flops_fraction + j.expert_flops_fraction / std::max(e, 0.05);
+    // The framework's FP8 gain (fused LayerNorm-Linear, cached FP8 weights)
+    // is a dense-layer gain: grouped expert GEMMs quantize their inputs per
+    // expert and keep the generation's FP8 factor.
+    double expert_fp8 = 1.0;
+    if (j.precision == v1::PRECISION_FP8 && c.gpu->fp8_flops > 0 && j.framework->fp8_efficiency() > 0) {
+      expert_fp8 = j.framework->fp8_efficiency();
+    }
+    flops_factor = 1.0 - j.expert_flops_fraction + j.expert_flops_fraction * expert_fp8 / std::max(e, 0.05);
   }
   double stage = tokens_micro * j.hw_flops_per_token[p.ckpt] * flops_factor / stages /
                  (c.peak * c.efficiency);
@@ -248,6 +255,9 @@ TrainStep TrainingStep(const TrainContext& c, const TrainPlan& p, const Memory& 
     comm_micro += v * (across ? 2.0 * (l.node_latency + bytes / (l.node_bus / gpn))
                               : 2.0 * (l.IntraLatency(gpn) + bytes / l.IntraBus(gpn)));
   }
+  // Frameworks that overlap these collectives with the GEMMs hide part of
+  // them (profile comm_overlap); the rest stays on the critical path.
+  comm_micro *= 1.0 - j.framework->comm_overlap();
   stage += comm_micro;
 
   // 1F1B: (m + (p - 1) / v) slots of one micro-batch per stage, bubble
