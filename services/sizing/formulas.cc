@@ -14,8 +14,6 @@ double AllGatherSeconds(double bytes, int ranks, double bus_bytes_per_second) {
   return bytes / bus_bytes_per_second * (n - 1.0) / n;
 }
 
-double ZeroCommunicationFactor(int zero_stage) { return zero_stage >= 3 ? 1.5 : 1.0; }
-
 double KvCacheBytesPerToken(int layers, int kv_heads, int head_dim, int kv_lora_rank,
                             int qk_rope_head_dim, double bytes_per_element) {
   if (kv_lora_rank > 0) {

@@ -18,12 +18,6 @@ double AllReduceSeconds(double bytes, int ranks, double bus_bytes_per_second);
 // All-gather or reduce-scatter of a `bytes` array: t = bytes / busbw * (n - 1) / n.
 double AllGatherSeconds(double bytes, int ranks, double bus_bytes_per_second);
 
-// ZeRO §7: gradient communication per optimizer step in units of the
-// all-reduce time: 1 for DP and ZeRO-1/2 (reduce-scatter + all-gather),
-// 1.5 for ZeRO-3 (parameters gathered for forward and backward, gradients
-// reduce-scattered).
-double ZeroCommunicationFactor(int zero_stage);
-
 // Per-token bytes of the KV cache: 2 (K and V) x layers x kv_heads x head_dim
 // x bytes per element (HANDBOOK A1.7). For MLA (kv_lora_rank > 0) the cache
 // holds one compressed latent of kv_lora_rank + qk_rope_head_dim per layer.
