@@ -4,6 +4,7 @@
 #include <cmath>
 #include <cstdint>
 #include <cstdio>
+#include <limits>
 #include <optional>
 #include <utility>
 
@@ -73,6 +74,24 @@ std::vector<PathElement> Join(const std::vector<PathElement>& base, std::string 
 
 bool FiniteNonNegative(double v) { return std::isfinite(v) && v >= 0; }
 
+// Egress of `gb` moved out under `rule`: the GB past the free allowance, each
+// at the rate of the volume tier it falls in (tiers count from the first GB).
+double EgressUsd(const v1::BillingRule& rule, double gb) {
+  double usd = 0;
+  double lo = 0;
+  double rate = rule.egress_usd_per_gb();
+  for (int i = 0; i <= rule.egress_tiers_size(); ++i) {
+    const double hi = i < rule.egress_tiers_size() ? rule.egress_tiers(i).from_gb()
+                                                   : std::numeric_limits<double>::infinity();
+    usd += rate * std::max(0.0, std::min(gb, hi) - std::max(lo, rule.egress_free_gb()));
+    if (i < rule.egress_tiers_size()) {
+      lo = hi;
+      rate = rule.egress_tiers(i).usd_per_gb();
+    }
+  }
+  return usd;
+}
+
 std::optional<FieldError> CheckAmount(const std::vector<PathElement>& base, const char* field,
                                       double value) {
   if (FiniteNonNegative(value)) return std::nullopt;
@@ -127,6 +146,17 @@ std::optional<FieldError> ValidateRule(const v1::BillingRule& rule,
   }
   if (auto e = CheckAmount(base, "egress_usd_per_gb", rule.egress_usd_per_gb())) return e;
   if (auto e = CheckAmount(base, "egress_free_gb", rule.egress_free_gb())) return e;
+  for (int i = 0; i < rule.egress_tiers_size(); ++i) {
+    const v1::EgressTier& tier = rule.egress_tiers(i);
+    std::vector<PathElement> tier_path = Join(base, "egress_tiers");
+    tier_path.back().index = i;
+    if (auto e = CheckAmount(tier_path, "usd_per_gb", tier.usd_per_gb())) return e;
+    const double previous = i == 0 ? 0 : rule.egress_tiers(i - 1).from_gb();
+    if (!std::isfinite(tier.from_gb()) || !(tier.from_gb() > previous)) {
+      return FieldError{Join(tier_path, "from_gb"),
+                        absl::StrCat("must be finite and > ", previous, " (tiers in increasing order)")};
+    }
+  }
   if (auto e = CheckAmount(base, "restart_minutes", rule.restart_minutes())) return e;
   if (!FiniteNonNegative(rule.reserved_discount()) || rule.reserved_discount() >= 1) {
     return FieldError{Join(base, "reserved_discount"), "must be finite, >= 0 and < 1"};
@@ -571,8 +601,7 @@ absl::StatusOr<v1::QuoteResponse> PriceBook::Quote(const v1::QuoteRequest& reque
 
     const double storage_usd =
         jc.storage_gb * rule.storage_usd_per_gb_month() * expected_hours / kHoursPerMonth;
-    const double egress_usd =
-        std::max(0.0, jc.egress_gb - rule.egress_free_gb()) * rule.egress_usd_per_gb();
+    const double egress_usd = EgressUsd(rule, jc.egress_gb);
 
     quote->set_priced(true);
     v1::CostBreakdown* cost = quote->mutable_cost();

@@ -57,6 +57,8 @@ constexpr char kTestBook[] = R"pb(
     storage_usd_per_gb_month: 0.08
     egress_usd_per_gb: 0.09
     egress_free_gb: 100
+    egress_tiers { from_gb: 10000 usd_per_gb: 0.085 }
+    egress_tiers { from_gb: 50000 usd_per_gb: 0.07 }
     restart_minutes: 6
   }
   billing { provider: "lambda" granularity_seconds: 60 storage_usd_per_gb_month: 0.2 }
@@ -211,6 +213,13 @@ TEST(PriceBookQuote, StorageAndEgressWithFreeAllowance) {
   job.set_egress_gb(50);
   q = QuoteOne(*book, Item(kP5, 1, 73), job);
   EXPECT_EQ(q.cost().egress_usd(), 0);
+
+  // Volume tiers count from the first GB: 60 TB out at AWS = (10000 - 100
+  // free) x $0.09 + 40000 x $0.085 + 10000 x $0.07 = 891 + 3400 + 700.
+  job.set_egress_gb(60000);
+  EXPECT_NEAR(QuoteOne(*book, Item(kP5, 1, 73), job).cost().egress_usd(), 4991.0, 1e-6);
+  job.set_egress_gb(10000);
+  EXPECT_NEAR(QuoteOne(*book, Item(kP5, 1, 73), job).cost().egress_usd(), 891.0, 1e-6);
 
   // Default rule: no allowance, 250 GB x $0.09 = $22.50; Lambda egress is free.
   job.set_egress_gb(250);
@@ -472,6 +481,12 @@ TEST(PriceBookCreate, ErrorsNameTheFieldPath) {
       {"negative storage",
        [](v1::PriceBook* b) { b->mutable_billing(2)->set_storage_usd_per_gb_month(-0.1); },
        "billing[2].storage_usd_per_gb_month: must be finite and >= 0"},
+      {"egress tiers out of order",
+       [](v1::PriceBook* b) { b->mutable_billing(0)->mutable_egress_tiers(1)->set_from_gb(5000); },
+       "billing[0].egress_tiers[1].from_gb: must be finite and > 10000"},
+      {"negative tier rate",
+       [](v1::PriceBook* b) { b->mutable_billing(0)->mutable_egress_tiers(0)->set_usd_per_gb(-1); },
+       "billing[0].egress_tiers[0].usd_per_gb: must be finite and >= 0"},
       {"duplicate provider", [](v1::PriceBook* b) { b->mutable_billing(3)->set_provider("AWS"); },
        "billing[3].provider: duplicate \"AWS\" (first at billing[0])"},
       {"bad provider key", [](v1::PriceBook* b) { b->mutable_billing(3)->set_provider("a/b/c"); },
