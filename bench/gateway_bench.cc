@@ -59,15 +59,21 @@ std::shared_ptr<const catalog::Catalog> BigCatalog(int offers) {
   return *catalog::Catalog::Create(std::move(s));
 }
 
-void RunRecommendations(benchmark::State& state, std::shared_ptr<const catalog::Catalog> catalog) {
+void RunRecommendations(benchmark::State& state, std::shared_ptr<const catalog::Catalog> catalog,
+                        RecommendationRun::Scan scan) {
   v1::RecommendRequest request;
   request.mutable_workload()->set_task(sizing::v1::TASK_FULL_FINETUNE);
   request.mutable_workload()->mutable_model()->set_preset("llama-3.1-8b");
+  request.mutable_workload()->set_train_tokens(1e9);
   int64_t configurations = 0;
   // Built once per catalog snapshot in the server (OfferIndexCache).
   const auto index = std::make_shared<const OfferIndex>(catalog);
   for (auto _ : state) {
-    absl::StatusOr<RecommendationRun> run = RecommendationRun::Start(index, request);
+    absl::StatusOr<RecommendationRun> run = RecommendationRun::Start(index, request, nullptr, nullptr, nullptr, scan);
+    if (!run.ok()) {
+      state.SkipWithError(std::string(run.status().message()).c_str());
+      return;
+    }
     state.PauseTiming();  // building the backends' answers is not the gateway's work
     sizing::v1::EstimateResponse sized;
     for (const auto& config : run->estimate_request().configurations()) {
@@ -98,10 +104,18 @@ void RunRecommendations(benchmark::State& state, std::shared_ptr<const catalog::
   state.counters["offers"] = static_cast<double>(catalog->snapshot().offers_size());
 }
 
-void BM_RecommendGatewaySide(benchmark::State& state) {
-  RunRecommendations(state, BigCatalog(static_cast<int>(state.range(0))));
+// Second argument: 0 = the streaming top-K over offer cells (what the
+// gateway runs), 1 = the full scan over every offer (the reference).
+RecommendationRun::Scan ScanArg(const benchmark::State& state) {
+  return state.range(1) == 0 ? RecommendationRun::Scan::kTopK : RecommendationRun::Scan::kFullScan;
 }
-BENCHMARK(BM_RecommendGatewaySide)->Arg(1000)->Arg(10000)->Unit(benchmark::kMicrosecond);
+
+void BM_RecommendGatewaySide(benchmark::State& state) {
+  RunRecommendations(state, BigCatalog(static_cast<int>(state.range(0))), ScanArg(state));
+}
+BENCHMARK(BM_RecommendGatewaySide)
+    ->ArgsProduct({{1000, 10000, 100000}, {0, 1}})
+    ->Unit(benchmark::kMicrosecond);
 
 // The same over a real offers file, e.g. the embedded offers copied to 10,000
 // by bench/make_catalog.py:
@@ -120,9 +134,9 @@ void BM_RecommendOverOffersFile(benchmark::State& state) {
     state.SkipWithError(std::string(snapshot.status().message()).c_str());
     return;
   }
-  RunRecommendations(state, *catalog::Catalog::Create(*std::move(snapshot)));
+  RunRecommendations(state, *catalog::Catalog::Create(*std::move(snapshot)), ScanArg(state));
 }
-BENCHMARK(BM_RecommendOverOffersFile)->Unit(benchmark::kMicrosecond);
+BENCHMARK(BM_RecommendOverOffersFile)->Args({0, 0})->Args({0, 1})->Unit(benchmark::kMicrosecond);
 
 }  // namespace
 }  // namespace gpuadvisor::gateway

@@ -2,6 +2,7 @@
 
 #include <string>
 #include <algorithm>
+#include <cmath>
 #include <tuple>
 #include <utility>
 
@@ -152,6 +153,14 @@ OfferIndex::OfferIndex(std::shared_ptr<const catalog::Catalog> catalog) : catalo
       cell.by_price[slot] = cell.offers;
       std::stable_sort(cell.by_price[slot].begin(), cell.by_price[slot].end(),
                        [&](int32_t a, int32_t b) { return price(a) < price(b); });
+      double previous = 0;
+      for (int32_t i : cell.by_price[slot]) {
+        const double p = price(i);
+        if (!std::isfinite(p) || p < 1e-9 || (p != previous && p <= previous * (1 + 1e-12))) {
+          distinct_price_keys_ = false;
+        }
+        previous = p;
+      }
     }
   }
   by_provider_.assign(providers_.size(), {});

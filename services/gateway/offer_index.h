@@ -91,6 +91,12 @@ class OfferIndex {
   const std::vector<OfferShape>& shapes() const { return shapes_; }
   // Ordered by their first offer.
   const std::vector<OfferCell>& cells() const { return cells_; }
+  // Whether every list price is finite and >= 1e-9 and, within each cell and
+  // option, distinct prices differ by more than 1e-12 relative: then a
+  // pre-rank key computed from a price (times nodes, times hours, or
+  // throughput over it) orders offers as their prices do, and equal keys
+  // mean equal prices. Otherwise a request breaks ties at the cap the slow way.
+  bool distinct_price_keys() const { return distinct_price_keys_; }
   // Offer indexes by provider id and by GPU id, ascending.
   const std::vector<int32_t>& OffersOfProvider(int provider) const { return by_provider_[provider]; }
   const std::vector<int32_t>& OffersOfGpu(int gpu) const { return by_gpu_[gpu]; }
@@ -114,6 +120,7 @@ class OfferIndex {
   std::vector<OfferFacts> offers_;
   std::vector<OfferShape> shapes_;
   std::vector<OfferCell> cells_;
+  bool distinct_price_keys_ = true;
   std::vector<std::vector<int32_t>> by_provider_, by_gpu_;
   absl::flat_hash_map<std::string, int> providers_, regions_, gpus_;
   std::vector<std::string> provider_names_, region_names_;

@@ -592,9 +592,14 @@ std::vector<RecommendationRun::Ranked> RecommendationRun::SelectCandidates(int c
   selected.reserve(std::min<int64_t>(total, cap) + 8);
   while (!heap.empty()) {
     Stream& top = streams[heap.front()];
-    // Past the cap, only candidates that tie with the last one taken: the
-    // sort below then keeps the full scan's order among them.
-    if (static_cast<int>(selected.size()) >= cap && !(top.head.key == selected.back().key)) break;
+    // Each stream is in the full scan's order when equal keys mean equal
+    // prices (then offer index breaks the tie): stop at the cap. Otherwise
+    // take every candidate that ties with the last one taken, and the sort
+    // below restores the full scan's order among them.
+    if (static_cast<int>(selected.size()) >= cap &&
+        (index_->distinct_price_keys() || !(top.head.key == selected.back().key))) {
+      break;
+    }
     std::pop_heap(heap.begin(), heap.end(), later);
     selected.push_back(top.head);
     ++top.pos;
