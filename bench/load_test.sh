@@ -105,6 +105,7 @@ start=$(date +%s.%N)
 stack_start "$BUILD_DIR" "$DATA" ephemeral "$TMP/logs"
 ready_seconds=$("$PY" -c "import sys; print('%.1f' % (float(sys.argv[2]) - float(sys.argv[1])))" "$start" "$(date +%s.%N)")
 echo "stack: $offers offers, SERVING after ${ready_seconds}s; gateway grpc=$GATEWAY_ADDR, response cache $CACHE"
+echo "load average (1, 5, 15 min) before the run: $(cut -d' ' -f1-3 /proc/loadavg)"
 
 # Each request once: it must end with grpc-status 0.
 for body in "${REQS[@]}"; do
@@ -140,6 +141,8 @@ for body in "${REQS[@]}"; do
 done
 curl -sS --max-time 5 "http://$GATEWAY_METRICS/metrics" >"$TMP/after.prom"
 
+# Other work on the machine moves every figure: say how busy it was.
+echo "load average (1, 5, 15 min) after the run: $(cut -d' ' -f1-3 /proc/loadavg)"
 rss=()
 for i in "${!STACK_PIDS[@]}"; do
   rss+=("$(awk '/^VmRSS/ {print $2}' "/proc/${STACK_PIDS[$i]}/status" 2>/dev/null || echo 0)")
@@ -199,8 +202,8 @@ print("| %d | %s | %d requests | %.0f | %.0f | %.1f%% | %.2f ms / %.2f ms | %d |
 names = ["catalog", "sizing", "pricing", "gateway"]
 print("resident memory: " + ", ".join("%s %.0f MB" % (n, kb / 1024) for n, kb in zip(names, rss_kb)))
 if offers >= 1000:
-    print("catalog memory per 100k offers: %.0f MB (catalog process), %.0f MB (gateway process)"
-          % (rss_kb[0] / 1024 * 1e5 / offers, rss_kb[3] / 1024 * 1e5 / offers))
+    print("memory per 100k offers: %.0f MB (catalog process), %.0f MB (pricing process), %.0f MB (gateway process)"
+          % (rss_kb[0] / 1024 * 1e5 / offers, rss_kb[2] / 1024 * 1e5 / offers, rss_kb[3] / 1024 * 1e5 / offers))
 if errors:
     print("load_test: Recommend errors by code: %s" % codes, file=sys.stderr)
     sys.exit(1)
