@@ -158,7 +158,10 @@ std::string FabricName(FabricType fabric) {
 }
 
 // "16.1", "2000": GB without exponents.
-std::string Gigabytes(double gb) { return absl::StrFormat(gb < 100 ? "%.1f" : "%.0f", gb); }
+// (Two literal formats: clang checks StrFormat's format at compile time.)
+std::string Gigabytes(double gb) {
+  return gb < 100 ? absl::StrFormat("%.1f", gb) : absl::StrFormat("%.0f", gb);
+}
 
 const char* OptionName(PurchaseOption option) {
   switch (option) {
