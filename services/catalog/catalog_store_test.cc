@@ -296,7 +296,9 @@ TEST_F(CatalogStoreTest, SkyPilotCsvRefreshesCuratedPricesAndAddsOffers) {
   EXPECT_EQ(store.Current(), catalog);
 }
 
-TEST_F(CatalogStoreTest, ReloadOfTenThousandOffersTakesMilliseconds) {
+// How long a reload takes is measured in bench/, not asserted here (a loaded
+// machine or a sanitizer build makes any time limit flaky).
+TEST_F(CatalogStoreTest, ReloadsTenThousandOffers) {
   std::string text = "prices_as_of: \"2026-11-29\"\n";
   for (int i = 0; i < 10000; ++i) {
     absl::StrAppend(&text, "offers { id: \"p/t", i, "/r\" provider: \"p\" instance_type: \"t", i,
@@ -306,12 +308,8 @@ TEST_F(CatalogStoreTest, ReloadOfTenThousandOffersTakesMilliseconds) {
   }
   Write(offers_path_, text);
   CatalogStore store(sources_);
-  const absl::Time start = absl::Now();
   ASSERT_OK(store.Reload());
-  const absl::Duration took = absl::Now() - start;
   EXPECT_EQ(store.Current()->snapshot().offers_size(), 10000);
-  std::printf("Reload(10k offers from text): %.1f ms\n", absl::ToDoubleMilliseconds(took));
-  EXPECT_LT(took, absl::Seconds(5));  // generous: sanitizer builds
 }
 
 }  // namespace
