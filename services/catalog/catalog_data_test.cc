@@ -180,6 +180,26 @@ TEST(EmbeddedData, TopologyFacts) {
             v1::SCALE_UP_KIND_PCIE_NO_P2P);
   EXPECT_EQ(at("aws/g6e.48xlarge/us-east-1").scale_up().kind(), v1::SCALE_UP_KIND_PCIE_P2P);
   EXPECT_EQ(at("aws/g6e.48xlarge/us-east-1").scale_up().bytes_per_second_per_gpu(), 32e9);
+  // Host link: the GPU's own PCIe generation unless a rule says otherwise
+  // (Grace Hopper reaches the host over NVLink-C2C); every offer whose GPU
+  // records a PCIe figure has one.
+  EXPECT_EQ(p5.host_link().pcie_generation(), 5);
+  EXPECT_EQ(p5.host_link().bytes_per_second_per_gpu(), 64e9);
+  EXPECT_EQ(at("aws/g4dn.xlarge/us-east-1").host_link().bytes_per_second_per_gpu(), 16e9);
+  EXPECT_EQ(at("lambda/gpu_1x_gh200/us-east-1").host_link().kind(), v1::HOST_LINK_KIND_NVLINK_C2C);
+  int with_host_link = 0;
+  for (const Offer& o : snapshot->offers()) {
+    if (!o.has_host_link()) continue;
+    ++with_host_link;
+    EXPECT_GT(o.host_link().bytes_per_second_per_gpu(), 0) << o.id();
+    EXPECT_FALSE(o.host_link().source().empty()) << o.id();
+  }
+  EXPECT_GT(with_host_link, snapshot->offers_size() * 9 / 10);
+  // Instance network where published: p5 3,200 Gbps (EFA and ENA share it),
+  // GCP A3 Ultra's 400 Gbps gVNIC (not its RDMA NICs); unset elsewhere.
+  EXPECT_EQ(p5.network().gbps(), 3200);
+  EXPECT_EQ(at("gcp/a3-ultragpu-8g/us-central1").network().gbps(), 400);
+  EXPECT_FALSE(at("lambda/gpu_8x_h100_sxm5/us-east-1").has_network());
   // TPUs: their own kind, joined by ICI.
   const Offer& tpu = at("gcp/v6e-8/us-east1");
   EXPECT_EQ(tpu.scale_up().kind(), v1::SCALE_UP_KIND_TPU_ICI);

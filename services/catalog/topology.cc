@@ -28,6 +28,33 @@ absl::Status FieldError(absl::string_view field, absl::string_view problem) {
   return absl::InvalidArgumentError(absl::StrCat(field, ": ", problem));
 }
 
+// Nominal one-direction PCIe rate of `lanes` lanes of generation `gen`, in
+// the convention of gpus.textproto (Gen4 x16 = 32e9 one way, 64e9 both).
+double PcieOneWay(int gen, int lanes) {
+  if (gen <= 0 || lanes <= 0) return 0;
+  return std::ldexp(1e9, gen - 3) * lanes;
+}
+
+// The card's own host link from gpus.textproto (bidirectional x16 figure);
+// unset when the file records none (TPU, Trainium).
+std::optional<v1::HostLink> HostLinkFromGpu(const Gpu& gpu) {
+  const double both = gpu.pcie_bytes_per_second();
+  if (both <= 0) return std::nullopt;
+  v1::HostLink link;
+  link.set_kind(v1::HOST_LINK_KIND_PCIE);
+  link.set_lanes(16);
+  for (int gen = 1; gen <= 7; ++gen) {
+    if (std::abs(PcieOneWay(gen, 16) - both / 2) < 1e6) link.set_pcie_generation(gen);
+  }
+  link.set_bytes_per_second_per_gpu(both / 2);
+  link.set_source(absl::StrCat("gpus.textproto: ", gpu.name(), " x16 PCIe",
+                               link.pcie_generation() > 0
+                                   ? absl::StrCat(" Gen", link.pcie_generation())
+                                   : std::string(),
+                               " (the card's link; no rule gives the host's)"));
+  return link;
+}
+
 bool IsMultiNodeFabric(v1::FabricType type) {
   return type != v1::FABRIC_TYPE_NONE && type != v1::FABRIC_TYPE_UNSPECIFIED;
 }
@@ -148,8 +175,10 @@ absl::StatusOr<TopologyRules> LoadTopologyRules(const std::string& path,
   for (int i = 0; i < rules.rules_size(); ++i) {
     TopologyRule& rule = *rules.mutable_rules(i);
     auto fail = [&](const absl::Status& s) { return Located(path, tree, list, i, s); };
-    if (!rule.has_scale_up() && !rule.has_scale_out()) {
-      return fail(FieldError("scale_up", "a rule must set scale_up or scale_out"));
+    if (!rule.has_scale_up() && !rule.has_scale_out() && !rule.has_host_link() &&
+        !rule.has_network()) {
+      return fail(
+          FieldError("scale_up", "a rule must set scale_up, scale_out, host_link or network"));
     }
     if (!rule.gpu_model().empty()) {
       std::optional<std::string> canonical = resolver.Canonical(rule.gpu_model());
@@ -171,6 +200,14 @@ absl::StatusOr<TopologyRules> LoadTopologyRules(const std::string& path,
         return fail(s);
       }
     }
+    if (rule.has_host_link()) {
+      if (absl::Status s = ValidateHostLink("host_link.", rule.host_link()); !s.ok()) {
+        return fail(s);
+      }
+    }
+    if (rule.has_network()) {
+      if (absl::Status s = ValidateNetwork("network.", rule.network()); !s.ok()) return fail(s);
+    }
     if (rule.source().empty()) return fail(FieldError("source", "must name where the fact comes from"));
   }
   return rules;
@@ -179,15 +216,38 @@ absl::StatusOr<TopologyRules> LoadTopologyRules(const std::string& path,
 void ApplyTopology(const TopologyRules& rules, const Gpu& gpu, Offer& offer) {
   const TopologyRule* up_rule = nullptr;
   const TopologyRule* out_rule = nullptr;
+  const TopologyRule* host_rule = nullptr;
+  const TopologyRule* net_rule = nullptr;
   for (const TopologyRule& rule : rules.rules()) {
-    if ((up_rule != nullptr || !rule.has_scale_up()) &&
-        (out_rule != nullptr || !rule.has_scale_out())) {
-      continue;
-    }
-    if (!RuleMatches(rule, offer)) continue;
+    const bool wanted = (up_rule == nullptr && rule.has_scale_up()) ||
+                        (out_rule == nullptr && rule.has_scale_out()) ||
+                        (host_rule == nullptr && rule.has_host_link()) ||
+                        (net_rule == nullptr && rule.has_network());
+    if (!wanted || !RuleMatches(rule, offer)) continue;
     if (up_rule == nullptr && rule.has_scale_up()) up_rule = &rule;
     if (out_rule == nullptr && rule.has_scale_out()) out_rule = &rule;
-    if (up_rule != nullptr && out_rule != nullptr) break;
+    if (host_rule == nullptr && rule.has_host_link()) host_rule = &rule;
+    if (net_rule == nullptr && rule.has_network()) net_rule = &rule;
+  }
+  if (!offer.has_host_link()) {
+    if (host_rule != nullptr) {
+      *offer.mutable_host_link() = host_rule->host_link();
+      if (offer.host_link().source().empty()) {
+        offer.mutable_host_link()->set_source(host_rule->source());
+      }
+    } else if (std::optional<v1::HostLink> link = HostLinkFromGpu(gpu)) {
+      *offer.mutable_host_link() = *std::move(link);
+    }
+  }
+  if (offer.has_host_link() && offer.host_link().bytes_per_second_per_gpu() == 0 &&
+      offer.host_link().kind() == v1::HOST_LINK_KIND_PCIE) {
+    v1::HostLink& link = *offer.mutable_host_link();
+    if (link.lanes() == 0) link.set_lanes(16);
+    link.set_bytes_per_second_per_gpu(PcieOneWay(link.pcie_generation(), link.lanes()));
+  }
+  if (!offer.has_network() && net_rule != nullptr) {
+    *offer.mutable_network() = net_rule->network();
+    if (offer.network().source().empty()) offer.mutable_network()->set_source(net_rule->source());
   }
   if (!offer.has_scale_up()) {
     if (up_rule != nullptr) {

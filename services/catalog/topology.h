@@ -33,7 +33,7 @@ namespace gpuadvisor::catalog {
 // Reads and validates a gpuadvisor.catalog.v1.TopologyRules text file.
 // kInvalidArgument with "file:line:col: rules[i].<field>: ..." for a syntax
 // error, an unknown gpu_model, a rule without selector-independent content
-// (neither scale_up nor scale_out), or a value out of range (negative
+// (none of scale_up, scale_out, host_link, network), or a value out of range (negative
 // bandwidth, domain_size < 0, max_nodes < 1 on a fabric other than NONE, max_nodes != 1 on
 // FABRIC_TYPE_NONE). gpu_model is rewritten to the canonical name. kNotFound
 // when the file is missing. An empty path gives no rules.
@@ -51,7 +51,13 @@ absl::StatusOr<gpuadvisor::catalog::v1::TopologyRules> LoadTopologyRules(
 //      fallback. One-accelerator offers without a rule get FABRIC_TYPE_NONE.
 //   3. Zero bandwidths are derived from `gpu` (see the header comment); a
 //      domain_size of 0 becomes gpus_per_node.
-//   4. link, link_bytes_per_second, fabric, fabric_gbps and max_nodes are set
+//   4. host_link: the offer's own, else the first matching rule that sets it,
+//      else the GPU's own PCIe figure (gpus.textproto, x16, generation read
+//      from the figure); unset when the GPU records none. A PCIe link with
+//      bytes_per_second_per_gpu 0 gets 1e9 x 2^(gen-3) per lane (one way).
+//      network: the offer's own, else the first matching rule; else unset
+//      (not published).
+//   5. link, link_bytes_per_second, fabric, fabric_gbps and max_nodes are set
 //      from the result (TPU ICI and NeuronLink have no legacy link type and
 //      leave `link` LINK_TYPE_UNSPECIFIED).
 // `gpu` is the offer's canonical GPU. The offer must have passed

@@ -66,6 +66,29 @@ absl::Status ValidateScaleOut(absl::string_view prefix, const ScaleOutFabric& ou
   return absl::OkStatus();
 }
 
+absl::Status ValidateHostLink(absl::string_view prefix, const v1::HostLink& link) {
+  if (!v1::HostLinkKind_IsValid(link.kind())) {
+    return FieldError(absl::StrCat(prefix, "kind"), absl::StrCat("unknown value ", link.kind()));
+  }
+  if (link.pcie_generation() < 0 || link.pcie_generation() > 7) {
+    return FieldError(absl::StrCat(prefix, "pcie_generation"),
+                      absl::StrCat("must be 0 (not recorded) or 1..7, got ", link.pcie_generation()));
+  }
+  if (link.lanes() < 0 || link.lanes() > 32) {
+    return FieldError(absl::StrCat(prefix, "lanes"),
+                      absl::StrCat("must be 0 (not recorded) or 1..32, got ", link.lanes()));
+  }
+  if (link.kind() != v1::HOST_LINK_KIND_PCIE && link.pcie_generation() != 0) {
+    return FieldError(absl::StrCat(prefix, "pcie_generation"), "only with HOST_LINK_KIND_PCIE");
+  }
+  return CheckBandwidth(absl::StrCat(prefix, "bytes_per_second_per_gpu"),
+                        link.bytes_per_second_per_gpu());
+}
+
+absl::Status ValidateNetwork(absl::string_view prefix, const v1::InstanceNetwork& network) {
+  return CheckBandwidth(absl::StrCat(prefix, "gbps"), network.gbps());
+}
+
 absl::Status ValidateOfferTopology(const Offer& offer) {
   if (offer.has_scale_up()) {
     if (absl::Status s = ValidateScaleUp("scale_up.", offer.scale_up(), offer.gpus_per_node());
@@ -73,7 +96,13 @@ absl::Status ValidateOfferTopology(const Offer& offer) {
       return s;
     }
   }
-  if (offer.has_scale_out()) return ValidateScaleOut("scale_out.", offer.scale_out());
+  if (offer.has_scale_out()) {
+    if (absl::Status s = ValidateScaleOut("scale_out.", offer.scale_out()); !s.ok()) return s;
+  }
+  if (offer.has_host_link()) {
+    if (absl::Status s = ValidateHostLink("host_link.", offer.host_link()); !s.ok()) return s;
+  }
+  if (offer.has_network()) return ValidateNetwork("network.", offer.network());
   return absl::OkStatus();
 }
 

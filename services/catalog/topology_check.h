@@ -12,7 +12,7 @@
 
 namespace gpuadvisor::catalog {
 
-// Checks one offer's own scale_up / scale_out (when present). Errors are
+// Checks one offer's own scale_up / scale_out / host_link / network (when present). Errors are
 // kInvalidArgument naming the field relative to the offer
 // ("scale_up.domain_size: must be <= gpus_per_node (4), got 8").
 absl::Status ValidateOfferTopology(const gpuadvisor::catalog::v1::Offer& offer);
@@ -27,6 +27,15 @@ absl::Status ValidateScaleUp(absl::string_view prefix, const gpuadvisor::catalog
 // kInvalidArgument naming the field: unknown type, gbps_per_node negative or
 // not finite, max_nodes < 0, or max_nodes > 1 with FABRIC_TYPE_NONE.
 absl::Status ValidateScaleOut(absl::string_view prefix, const gpuadvisor::catalog::v1::ScaleOutFabric& out);
+
+// kInvalidArgument naming the field: unknown kind, pcie_generation outside
+// 0..7 or set on a kind other than PCIe, lanes outside 0..32, a bandwidth
+// negative or not finite.
+absl::Status ValidateHostLink(absl::string_view prefix, const gpuadvisor::catalog::v1::HostLink& link);
+
+// kInvalidArgument naming the field: gbps negative or not finite.
+absl::Status ValidateNetwork(absl::string_view prefix,
+                             const gpuadvisor::catalog::v1::InstanceNetwork& network);
 
 }  // namespace gpuadvisor::catalog
 

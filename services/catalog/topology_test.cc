@@ -114,6 +114,56 @@ TEST(Topology, BandwidthsDerivedFromTheGpuOneWay) {
   EXPECT_EQ(pcie.link(), v1::LINK_TYPE_PCIE);
 }
 
+TEST(Topology, HostLinkFromRuleOrTheGpusOwnPcieAndNetworkOnlyFromRules) {
+  const TopologyRules rules = Rules(R"pb(
+    rules { gpu_model: "GH200" host_link { kind: HOST_LINK_KIND_NVLINK_C2C bytes_per_second_per_gpu: 450e9 } source: "c2c" }
+    rules { provider: "x" host_link { kind: HOST_LINK_KIND_PCIE pcie_generation: 4 } source: "gen4 slot" }
+    rules { provider: "x" instance_type: "big" network { gbps: 400 } source: "net" }
+    rules { scale_up { kind: SCALE_UP_KIND_NVSWITCH } source: "any" }
+  )pb");
+  // No host-link rule: the card's own x16 link from gpus.textproto, one way.
+  Offer h100 = MakeOffer("y", "t", "H100-SXM", 8);
+  ApplyTopology(rules, GpuNamed("H100-SXM"), h100);
+  EXPECT_EQ(h100.host_link().kind(), v1::HOST_LINK_KIND_PCIE);
+  EXPECT_EQ(h100.host_link().pcie_generation(), 5);
+  EXPECT_EQ(h100.host_link().lanes(), 16);
+  EXPECT_EQ(h100.host_link().bytes_per_second_per_gpu(), 64e9);
+  EXPECT_THAT(h100.host_link().source(), HasSubstr("gpus.textproto"));
+  EXPECT_FALSE(h100.has_network());  // not published: unset
+  Offer t4 = MakeOffer("y", "t", "T4", 1);
+  ApplyTopology(rules, GpuNamed("T4"), t4);
+  EXPECT_EQ(t4.host_link().pcie_generation(), 3);
+  EXPECT_EQ(t4.host_link().bytes_per_second_per_gpu(), 16e9);
+  // A rule with a generation and no rate: 16 lanes of Gen4, 32e9 one way,
+  // even for a Gen5 card (the host slot decides).
+  Offer big = MakeOffer("x", "big", "H100-PCIE", 2);
+  ApplyTopology(rules, GpuNamed("H100-PCIE"), big);
+  EXPECT_EQ(big.host_link().pcie_generation(), 4);
+  EXPECT_EQ(big.host_link().lanes(), 16);
+  EXPECT_EQ(big.host_link().bytes_per_second_per_gpu(), 32e9);
+  EXPECT_EQ(big.host_link().source(), "gen4 slot");
+  EXPECT_EQ(big.network().gbps(), 400);
+  EXPECT_EQ(big.network().source(), "net");
+  // Grace Hopper: NVLink-C2C, no PCIe generation.
+  Offer gh = MakeOffer("y", "t", "GH200", 1);
+  ApplyTopology(rules, GpuNamed("GH200"), gh);
+  EXPECT_EQ(gh.host_link().kind(), v1::HOST_LINK_KIND_NVLINK_C2C);
+  EXPECT_EQ(gh.host_link().bytes_per_second_per_gpu(), 450e9);
+  EXPECT_EQ(gh.host_link().pcie_generation(), 0);
+  // A GPU without a PCIe figure (TPU chips) gets no host link.
+  Offer tpu = MakeOffer("gcp", "v6e-8", "TPU-V6E", 8);
+  ApplyTopology(rules, GpuNamed("TPU-V6E"), tpu);
+  EXPECT_FALSE(tpu.has_host_link());
+  // An offer's own host link and network are kept.
+  Offer own = MakeOffer("x", "big", "H100-PCIE", 2);
+  own.mutable_host_link()->set_kind(v1::HOST_LINK_KIND_PCIE);
+  own.mutable_host_link()->set_bytes_per_second_per_gpu(8e9);
+  own.mutable_network()->set_gbps(25);
+  ApplyTopology(rules, GpuNamed("H100-PCIE"), own);
+  EXPECT_EQ(own.host_link().bytes_per_second_per_gpu(), 8e9);
+  EXPECT_EQ(own.network().gbps(), 25);
+}
+
 TEST(Topology, OffersKeepTheirOwnTopology) {
   const TopologyRules rules = Rules(R"pb(
     rules { scale_up { kind: SCALE_UP_KIND_PCIE_NO_P2P } scale_out { type: FABRIC_TYPE_NONE max_nodes: 1 } source: "s" }
@@ -191,7 +241,13 @@ TEST(Topology, BadRulesNameFileAndLine) {
   };
   const Case cases[] = {
       {"rules { gpu_model: \"H100-SXM\" source: \"s\" }\n",
-       ":1:1: rules[0].scale_up: a rule must set scale_up or scale_out"},
+       ":1:1: rules[0].scale_up: a rule must set scale_up, scale_out, host_link or network"},
+      {"rules { host_link { kind: HOST_LINK_KIND_PCIE pcie_generation: 9 } source: \"s\" }\n",
+       "rules[0].host_link.pcie_generation: must be 0 (not recorded) or 1..7, got 9"},
+      {"rules { host_link { kind: HOST_LINK_KIND_NVLINK_C2C pcie_generation: 5 } source: \"s\" }\n",
+       "rules[0].host_link.pcie_generation: only with HOST_LINK_KIND_PCIE"},
+      {"rules { network { gbps: -5 } source: \"s\" }\n",
+       "rules[0].network.gbps: must be finite and >= 0"},
       {"rules {\n  gpu_model: \"X9000\"\n  scale_up { kind: SCALE_UP_KIND_NVSWITCH }\n  source: \"s\"\n}\n",
        ":2:3: rules[0].gpu_model: unknown GPU \"X9000\""},
       {"rules { scale_up { kind: SCALE_UP_KIND_NVSWITCH } source: \"s\" }\n"

@@ -62,6 +62,7 @@ void OfferShape::FillConfiguration(int32_t nodes, sizing::v1::GpuConfiguration* 
     *config->mutable_scale_up() = scale_up;
     *config->mutable_scale_out() = scale_out;
   }
+  if (host_link_bytes_per_second > 0) config->set_host_link_bytes_per_second(host_link_bytes_per_second);
 }
 
 OfferIndex::OfferIndex(std::shared_ptr<const catalog::Catalog> catalog) : catalog_(std::move(catalog)) {
@@ -92,6 +93,8 @@ OfferIndex::OfferIndex(std::shared_ptr<const catalog::Catalog> catalog) : catalo
       shape.scale_out.SerializeToString(&out);
       topology_key = absl::StrCat(up.size(), ":", up, out);
     }
+    shape.host_link_bytes_per_second = offer.host_link().bytes_per_second_per_gpu();
+    absl::StrAppend(&topology_key, "|host ", shape.host_link_bytes_per_second);
     auto [it, inserted] = shape_ids.try_emplace(
         ShapeKey{shape.gpu_model, shape.gpus_per_node, shape.link, shape.link_bytes_per_second,
                  shape.fabric, shape.fabric_gbps, std::move(topology_key)},

@@ -35,6 +35,9 @@ struct OfferShape {
   catalog::v1::ScaleUpDomain scale_up;
   catalog::v1::ScaleOutFabric scale_out;
   bool has_topology = false;
+  // Nominal host-to-GPU link, one direction, per GPU (Offer.host_link);
+  // 0 = not recorded (sizing then assumes its default).
+  double host_link_bytes_per_second = 0;
   // Everything above as deterministic bytes (a sizing configuration without
   // its node count): equal keys size alike, whatever the catalog.
   std::string key;

@@ -120,6 +120,10 @@ TEST(OfferIndex, PassesTheOfferTopologyIntoTheSizingConfiguration) {
   EXPECT_EQ(p5.scale_out().gbps_per_node(), 3200);
   EXPECT_EQ(p5.scale_out().max_nodes(), 64);
   EXPECT_EQ(p5.fabric_gbps(), 3200);
+  // The offer's host link (PCIe Gen5 x16, one way) goes to sizing; T4 is Gen3.
+  ASSERT_TRUE(p5.has_host_link_bytes_per_second());
+  EXPECT_EQ(p5.host_link_bytes_per_second(), 64e9);
+  EXPECT_EQ(config_of("aws/g4dn.xlarge/us-east-1", 1).host_link_bytes_per_second(), 16e9);
 
   const sizing::v1::GpuConfiguration pairs = config_of("hyperstack/n3-H100x8-NVLink/CANADA-1", 1);
   EXPECT_EQ(pairs.scale_up().kind(), catalog::v1::SCALE_UP_KIND_NVLINK_BRIDGE_PAIRS);

@@ -1,5 +1,6 @@
 #include "services/gateway/overheads.h"
 
+#include <algorithm>
 #include <cmath>
 #include <tuple>
 #include <utility>
@@ -57,7 +58,12 @@ v1::Overheads OverheadModel::For(absl::string_view provider, const RunData& run)
   for (const v1::OverheadRule& r : rules_) {
     if (!r.provider().empty() && absl::EqualsIgnoreCase(r.provider(), provider)) rule = &r;
   }
-  const double gb_per_hour = rule->download_gbps() / 8.0 * 3600.0;
+  // The provider's practical download rate, never more than the instance's
+  // published network.
+  double gbps = rule->download_gbps();
+  if (run.network_gbps > 0 && std::isfinite(run.network_gbps)) gbps = std::min(gbps, run.network_gbps);
+  o.set_download_gbps(gbps);
+  const double gb_per_hour = gbps / 8.0 * 3600.0;
   o.set_startup_hours(rule->startup_minutes() / 60.0);
   o.set_image_pull_hours(rule->image_gb() / gb_per_hour);
   o.set_download_hours((run.weights_gb + run.dataset_gb) / gb_per_hour);

@@ -24,6 +24,9 @@ struct RunData {
   double run_hours = 0;       // the computation alone
   double weights_gb = 0;      // downloaded before the run
   double dataset_gb = 0;      // downloaded before the run
+  // The offer's published instance network (catalog Offer.network.gbps); 0 =
+  // not published. Downloads run at the rule's download_gbps, capped by it.
+  double network_gbps = 0;
   double checkpoint_gb = 0;   // one checkpoint; 0 = none written
   double checkpoint_interval_minutes = 0;  // 0 = the rule's default
   bool checkpoints_priced_elsewhere = false;  // spot: pricing's preemption model counts them

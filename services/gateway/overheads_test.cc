@@ -35,6 +35,25 @@ TEST(Overheads, DataFileLoadsAndComputesEachPart) {
   EXPECT_EQ(OverheadModel().For("aws", run).total_hours(), 0);
 }
 
+// The offer's published instance network caps the provider's practical
+// download rate; a faster network does not raise it; unpublished (0) leaves it.
+TEST(Overheads, DownloadRateIsCappedByTheInstanceNetwork) {
+  absl::StatusOr<OverheadModel> model =
+      OverheadModel::FromFile(GPUADVISOR_SOURCE_DIR "/data/gateway/overheads.textproto");
+  ASSERT_OK(model);
+  RunData run{.run_hours = 1, .weights_gb = 140, .dataset_gb = 10};
+  const v1::Overheads unpublished = model->For("aws", run);
+  EXPECT_EQ(unpublished.download_gbps(), 10);  // the default rule's practical rate
+  run.network_gbps = 3200;                      // p5: the practical rate still decides
+  EXPECT_EQ(model->For("aws", run).download_gbps(), 10);
+  EXPECT_DOUBLE_EQ(model->For("aws", run).download_hours(), unpublished.download_hours());
+  run.network_gbps = 5;  // a published 5 Gbps instance: half the default rate
+  const v1::Overheads slow = model->For("aws", run);
+  EXPECT_EQ(slow.download_gbps(), 5);
+  EXPECT_DOUBLE_EQ(slow.download_hours(), 150.0 / (5.0 / 8 * 3600));
+  EXPECT_DOUBLE_EQ(slow.image_pull_hours(), 2 * unpublished.image_pull_hours());
+}
+
 TEST(Overheads, RejectsBadRulesNamingTheField) {
   auto parse = [](const std::string& text) {
     v1::OverheadRules rules;

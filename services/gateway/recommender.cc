@@ -977,6 +977,7 @@ v1::Overheads RecommendationRun::OverheadsOf(const Candidate& candidate) const {
   run.checkpoint_gb = training_ ? totals.checkpoint_bytes() / 1e9 : 0;
   run.checkpoint_interval_minutes = w.checkpoint_interval_minutes();
   run.checkpoints_priced_elsewhere = candidate.option == catalog::v1::PURCHASE_OPTION_SPOT;
+  run.network_gbps = candidate.offer->network().gbps();
   return overheads_->For(candidate.offer->provider(), run);
 }
 
@@ -1250,9 +1251,13 @@ v1::Recommendation RecommendationRun::Explain(const Candidate& candidate,
   if (r.overheads().total_hours() > 0) {
     const v1::Overheads& o = r.overheads();
     r.add_reasons(absl::StrFormat(
-        "overheads %.2f h, $%.2f: start-up %.2f h, image pull %.2f h, model and data download %.2f h, "
-        "checkpoint writes %.2f h (included)",
-        o.total_hours(), o.usd(), o.startup_hours(), o.image_pull_hours(), o.download_hours(), o.checkpoint_hours()));
+        "overheads %.2f h, $%.2f: start-up %.2f h, image pull %.2f h, model and data download %.2f h "
+        "at %g Gbps (%s), checkpoint writes %.2f h (included)",
+        o.total_hours(), o.usd(), o.startup_hours(), o.image_pull_hours(), o.download_hours(), o.download_gbps(),
+        candidate.offer->network().gbps() > 0 && candidate.offer->network().gbps() <= o.download_gbps()
+            ? "the instance's published network"
+            : "the provider's practical download rate, data/gateway/overheads.textproto",
+        o.checkpoint_hours()));
   }
   if (serving_) {
     *r.mutable_serving() = Serving(e, candidate.spare_nodes, quote.cost().usd_per_hour());

@@ -258,6 +258,30 @@ TEST(PlanSelection, Full70BFinetuneOn8xH100PicksZero3) {
   EXPECT_THAT(e.plan().description(), HasSubstr("ZeRO-3"));
 }
 
+// The host link is the offer's (catalog Offer.host_link): offload runs at
+// 62.5% of its nominal one-way rate; unset keeps 20 GB/s, the Gen4 x16 reading.
+TEST(PlanSelection, OffloadTimeFollowsTheOffersHostLink) {
+  v1::EstimateRequest r = Request(v1::TASK_FULL_FINETUNE, "llama-3.1-70b");
+  r.mutable_workload()->mutable_parallelism()->set_offload(v1::OFFLOAD_OPTIMIZER_CPU);
+  r.mutable_workload()->set_train_tokens(100e6);
+  *r.mutable_configurations(0) = Config("H100-SXM", 8);
+  for (double host : {16e9, 32e9, 64e9}) {
+    *r.add_configurations() = Config("H100-SXM", 8);
+    r.mutable_configurations(r.configurations_size() - 1)->set_host_link_bytes_per_second(host);
+  }
+  auto resp = Model().Estimate(r);
+  ASSERT_TRUE(resp.ok()) << resp.status();
+  ASSERT_EQ(resp->estimates_size(), 4);
+  for (const auto& e : resp->estimates()) {
+    ASSERT_TRUE(e.fits()) << e.not_fit_reason();
+    ASSERT_GT(e.estimated_hours(), 0);
+  }
+  const double unset = resp->estimates(0).estimated_hours();
+  EXPECT_DOUBLE_EQ(resp->estimates(2).estimated_hours(), unset);  // Gen4 x16 = the default
+  EXPECT_GT(resp->estimates(1).estimated_hours(), unset);         // Gen3 x16: slower
+  EXPECT_LT(resp->estimates(3).estimated_hours(), unset);         // Gen5 x16: faster
+}
+
 TEST(PlanSelection, QLora7BFitsOne24GbGpu) {
   v1::EstimateRequest r = Request(v1::TASK_QLORA, "llama-2-7b");
   *r.mutable_configurations(0) = Config("RTX-4090", 1);

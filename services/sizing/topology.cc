@@ -20,6 +20,13 @@ constexpr double kPcieBusEfficiency = 0.6;
 constexpr double kPcieNoP2pBusEfficiency = 0.35;
 constexpr double kFabricBusEfficiency = 0.85;
 constexpr double kDefaultPcieBytesPerSecond = 32e9;  // Gen4 x16, one direction
+// Host link (offload, paged optimizer state, activation offload): the
+// achieved copy rate is this share of the nominal one-direction figure the
+// catalog gives (GpuConfiguration.host_link_bytes_per_second); the share
+// keeps the previous assumption, 20 GB/s achieved on Gen4 x16 (32 GB/s).
+// Unset: kDefaultHostLinkBytesPerSecond, achieved.
+constexpr double kHostLinkEfficiency = 0.625;
+constexpr double kDefaultHostLinkBytesPerSecond = 20e9;
 constexpr double kScaleUpLatencySeconds = 12e-6;
 constexpr double kPcieLatencySeconds = 30e-6;
 constexpr double kFabricLatencySeconds = 25e-6;
@@ -140,6 +147,9 @@ Links ResolveLinks(const GpuSpec& gpu, const v1::GpuConfiguration& c) {
         l.default_fabric = true;
       }
   }
+  l.host_bytes_per_second = c.has_host_link_bytes_per_second() && c.host_link_bytes_per_second() > 0
+                                ? c.host_link_bytes_per_second() * kHostLinkEfficiency
+                                : kDefaultHostLinkBytesPerSecond;
   l.fabric = gbps > 0;
   l.node_bus = gbps * 1e9 / 8.0 * kFabricBusEfficiency;
   l.node_latency = kFabricLatencySeconds;

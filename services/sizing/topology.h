@@ -27,6 +27,9 @@ struct Links {
   bool fabric = false;        // a usable inter-node network
   bool default_fabric = false;  // fabric type unknown: assumed 100 GbE
   int max_nodes = 0;          // 0 = no limit known
+  // Achieved host-to-GPU copy rate per GPU, one direction (offload traffic):
+  // 62.5% of GpuConfiguration.host_link_bytes_per_second, 20e9 when unset.
+  double host_bytes_per_second = 20e9;
   std::string unsupported;    // non-empty: the accelerator cannot be sized (why)
 
   // Bus bandwidth and latency of a collective whose group spans `span`

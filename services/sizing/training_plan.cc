@@ -17,9 +17,9 @@ constexpr double kGiB = 1073741824.0;
 // context on a real stack; NCCL communicator buffers when multi-GPU).
 constexpr double kCudaContextBytes = 0.5 * kGiB;
 constexpr double kNcclBytes = 0.25 * kGiB;
-// Offload: host link per GPU (PCIe Gen4/5 x16 achieved), NVMe per node and
-// the CPU Adam update rate per GPU's share of cores (DeepSpeed ZeRO-Offload).
-constexpr double kHostLinkBytesPerSecond = 20e9;
+// Offload: NVMe per node and the CPU Adam update rate per GPU's share of
+// cores (DeepSpeed ZeRO-Offload). The host link per GPU is the offer's
+// (Links::host_bytes_per_second).
 constexpr double kNvmeBytesPerSecond = 3e9;
 constexpr double kCpuAdamParamsPerSecond = 1e9;
 // Pretraining practice when no global batch is given: ~1M tokens per step.
@@ -307,7 +307,7 @@ TrainStep TrainingStep(const TrainContext& c, const TrainPlan& p, const Memory& 
   const double shard_params = j.TrainableParams() / stages / std::max(1, p.dp);
   if (OffloadsOptimizer(p.offload)) {
     offload += shard_params * (j.grad_bytes_per_param + j.weight_bytes_per_param) /
-                   kHostLinkBytesPerSecond +
+                   c.links.host_bytes_per_second +
                shard_params / kCpuAdamParamsPerSecond;
     if (OffloadsToNvme(p.offload)) {
       offload += shard_params * j.optimizer_bytes_per_param * 2.0 /
@@ -315,15 +315,15 @@ TrainStep TrainingStep(const TrainContext& c, const TrainPlan& p, const Memory& 
     }
     if (OffloadsParams(p.offload)) {
       offload += p.micro_batches * 2.0 * j.WeightBytes() / stages / std::max(1, p.dp) /
-                 kHostLinkBytesPerSecond;
+                 c.links.host_bytes_per_second;
     }
   }
   if (mem.pageable > 0) {
     const double spill = std::max(0.0, mem.Total() - c.usable);
-    offload += 2.0 * std::min(spill, mem.pageable) / kHostLinkBytesPerSecond;
+    offload += 2.0 * std::min(spill, mem.pageable) / c.links.host_bytes_per_second;
   }
   if (mem.offloaded_activations > 0) {
-    const double transfer = 2.0 * mem.offloaded_activations / kHostLinkBytesPerSecond;
+    const double transfer = 2.0 * mem.offloaded_activations / c.links.host_bytes_per_second;
     offload += slots * std::max(0.0, transfer - 0.8 * compute);
   }
 
