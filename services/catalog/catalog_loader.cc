@@ -1,6 +1,7 @@
 #include "services/catalog/catalog_loader.h"
 
 #include <algorithm>
+#include <optional>
 #include <utility>
 
 #include "absl/container/flat_hash_map.h"
@@ -18,9 +19,9 @@
 #include "google/protobuf/text_format.h"
 #include "services/catalog/catalog.h"
 #include "services/catalog/catalog_guards.h"
-#include "services/catalog/catalog_guards.h"
 #include "services/catalog/fingerprint.h"
 #include "services/catalog/gpu_name_resolver.h"
+#include "services/catalog/import/gcp_machines.h"
 #include "services/catalog/located_text_proto.h"
 #include "services/catalog/skypilot_import.h"
 #include "services/catalog/topology.h"
@@ -200,8 +201,14 @@ absl::StatusOr<CatalogSnapshot> Load(const CatalogSources& sources,
     }
     absl::StatusOr<std::string> text = ReadFile(csv.path);
     if (!text.ok()) return text.status();
-    absl::StatusOr<SkyPilotImport> imported =
-        ImportSkyPilotCsv(*text, csv.cloud, csv.path, resolver);
+    std::optional<GcpMachines> gcp_machines;
+    if (csv.cloud == "gcp") {
+      absl::StatusOr<GcpMachines> machines = LoadGcpMachines(sources.gcp_machines_path);
+      if (!machines.ok()) return machines.status();
+      gcp_machines = *std::move(machines);
+    }
+    absl::StatusOr<SkyPilotImport> imported = ImportSkyPilotCsv(
+        *text, csv.cloud, csv.path, resolver, gcp_machines ? &*gcp_machines : nullptr);
     if (!imported.ok()) return imported.status();
     if (absl::Status s = MergeImported(resolver, imported->offers, /*has_spot_prices=*/true,
                                        index_by_id, snapshot);
@@ -302,6 +309,7 @@ CatalogSources CatalogSourcesFor(const std::string& data_dir, absl::string_view 
   sources.skypilot_csv_paths = absl::StrSplit(skypilot_csvs, ',', absl::SkipEmpty());
   sources.continents_path = data_dir + "/catalog/country_continents.csv";
   sources.gcp_families_path = data_dir + "/catalog/gcp_billing_families.csv";
+  sources.gcp_machines_path = data_dir + "/catalog/gcp_machines.csv";
   return sources;
 }
 

@@ -35,6 +35,10 @@ struct CatalogSources {
   // Which Billing SKUs price which GCP machine types
   // (<data_dir>/catalog/gcp_billing_families.csv).
   std::string gcp_families_path;
+  // Which accelerators each GCP machine type carries, for SkyPilot's GCP
+  // catalog (<data_dir>/catalog/gcp_machines.csv); read only when a GCP
+  // SkyPilot CSV is given.
+  std::string gcp_machines_path;
   // A gpuadvisor.catalog.v1.TopologyRules text file
   // (data/catalog/topology.textproto); empty = no rules. After all offers are
   // read, every offer gets its scale_up / scale_out from it (ApplyTopology),

@@ -269,7 +269,9 @@ TEST_F(CatalogStoreTest, SkyPilotCsvRefreshesCuratedPricesAndAddsOffers) {
   std::shared_ptr<const Catalog> catalog = store.Current();
   ASSERT_EQ(catalog->snapshot().offers_size(), 3);
   const v1::Offer* p5 = catalog->FindOffer("aws/p5.48xlarge/us-east-1");
-  EXPECT_EQ(p5->spot_usd_per_hour(), 17.63);     // from the CSV
+  EXPECT_DOUBLE_EQ(p5->spot_usd_per_hour(), (17.63 + 25.75) / 2);  // the CSV's two zones: median
+  EXPECT_EQ(p5->spot_min_usd_per_hour(), 17.63);
+  EXPECT_EQ(p5->spot_zones(), 2);
   EXPECT_EQ(p5->fabric(), v1::FABRIC_TYPE_EFA);  // curated, kept
   EXPECT_EQ(p5->max_nodes(), 64);
   EXPECT_EQ(p5->vcpus(), 192);  // filled in

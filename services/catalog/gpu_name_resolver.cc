@@ -68,7 +68,7 @@ GpuNameResolver::GpuNameResolver(const google::protobuf::RepeatedPtrField<Gpu>& 
   for (const Gpu& gpu : gpus) {
     if (!facts_by_name_.emplace(gpu.name(), facts_.size()).second) continue;
     facts_.push_back(Facts{gpu.name(), gpu.vendor(), gpu.memory_bytes(), gpu.memory_type(),
-                           gpu.nvlink_bytes_per_second()});
+                           gpu.nvlink_bytes_per_second(), gpu.pcie_bytes_per_second()});
   }
 }
 

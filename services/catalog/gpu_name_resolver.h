@@ -53,6 +53,7 @@ class GpuNameResolver {
     gpuadvisor::catalog::v1::MemoryType memory_type =
         gpuadvisor::catalog::v1::MEMORY_TYPE_UNSPECIFIED;
     double nvlink_bytes_per_second = 0;
+    double pcie_bytes_per_second = 0;  // bidirectional x16; 0 = not recorded
   };
   // nullptr unless `canonical_name` is a canonical name.
   const Facts* FactsOf(absl::string_view canonical_name) const;

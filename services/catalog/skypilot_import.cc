@@ -14,11 +14,11 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/strip.h"
 #include "services/catalog/import/python_literal.h"
+#include "services/catalog/import/spot_statistics.h"
 
 namespace gpuadvisor::catalog {
 namespace {
 
-using ::gpuadvisor::catalog::v1::FabricType;
 using ::gpuadvisor::catalog::v1::LinkType;
 using ::gpuadvisor::catalog::v1::Offer;
 
@@ -143,41 +143,6 @@ std::string RefineVariant(const GpuNameResolver& gpus, const std::string& canoni
   return best->name;
 }
 
-// Bidirectional x16 bandwidth of the card's PCIe generation (the same
-// convention as the NVLink figures): Gen3 32 GB/s, Gen4 64 GB/s, Gen5 128 GB/s.
-double PcieBytesPerSecond(absl::string_view gpu) {
-  static const auto& kGeneration = *new absl::flat_hash_map<std::string, int>{
-      {"B200", 5},
-      {"H200", 5},
-      {"H100-SXM", 5},
-      {"H100-PCIE", 5},
-      {"H100-NVL", 5},
-      {"GH200", 5},
-      {"MI300X", 5},
-      {"GAUDI3", 5},
-      {"A100-80GB", 4},
-      {"A100-40GB", 4},
-      {"A100-80GB-PCIE", 4},
-      {"L40S", 4},
-      {"L40", 4},
-      {"L4", 4},
-      {"A10G", 4},
-      {"A10", 4},
-      {"RTX-4090", 4},
-      {"RTX-3090", 4},
-      {"RTX-A6000", 4},
-      {"RTX-6000-ADA", 4},
-      {"MI250X", 4},
-      {"GAUDI2", 4},
-      {"T4", 3},
-      {"V100", 3},
-      {"V100-32GB", 3},
-  };
-  auto it = kGeneration.find(gpu);
-  if (it == kGeneration.end()) return 0;
-  return it->second == 5 ? 128e9 : it->second == 4 ? 64e9 : 32e9;
-}
-
 void SetLink(const GpuNameResolver::Facts& gpu, int count, absl::string_view hints, Offer& offer) {
   if (count <= 1) {
     offer.set_link(v1::LINK_TYPE_NONE);
@@ -195,49 +160,8 @@ void SetLink(const GpuNameResolver::Facts& gpu, int count, absl::string_view hin
     offer.set_link_bytes_per_second(gpu.nvlink_bytes_per_second);
   } else {
     offer.set_link(v1::LINK_TYPE_PCIE);
-    offer.set_link_bytes_per_second(PcieBytesPerSecond(gpu.name));
+    offer.set_link_bytes_per_second(gpu.pcie_bytes_per_second);
   }
-}
-
-struct Fabric {
-  FabricType type;
-  double gbps;
-  int max_nodes;
-};
-
-// Inter-node networks sourced in PRICES.md §5 (U2, U3, U6 for AWS; G5 for
-// GCP; A3, A4 for Azure). Cluster sizes: AWS Capacity Blocks take up to 64
-// instances (U3); where a source gives no size, 32 is assumed.
-std::optional<Fabric> KnownFabric(absl::string_view cloud, absl::string_view instance_type) {
-  struct Entry {
-    const char* cloud;
-    const char* instance_type;
-    Fabric fabric;
-  };
-  static constexpr Entry kEntries[] = {
-      {"aws", "p6-b200.48xlarge", {v1::FABRIC_TYPE_EFA, 0, 64}},
-      {"aws", "p5en.48xlarge", {v1::FABRIC_TYPE_EFA, 3200, 64}},
-      {"aws", "p5e.48xlarge", {v1::FABRIC_TYPE_EFA, 3200, 64}},
-      {"aws", "p5.48xlarge", {v1::FABRIC_TYPE_EFA, 3200, 64}},
-      {"aws", "p4de.24xlarge", {v1::FABRIC_TYPE_EFA, 400, 64}},
-      {"aws", "p4d.24xlarge", {v1::FABRIC_TYPE_EFA, 400, 64}},
-      {"gcp", "a4-highgpu-8g", {v1::FABRIC_TYPE_ROCE, 3200, 32}},
-      {"gcp", "a3-ultragpu-8g", {v1::FABRIC_TYPE_ROCE, 3200, 32}},
-      {"gcp", "a3-megagpu-8g", {v1::FABRIC_TYPE_ETHERNET, 1800, 32}},
-      {"gcp", "a3-highgpu-8g", {v1::FABRIC_TYPE_ETHERNET, 1000, 32}},
-      {"gcp", "a2-highgpu-8g", {v1::FABRIC_TYPE_ETHERNET, 100, 32}},
-      {"gcp", "a2-ultragpu-8g", {v1::FABRIC_TYPE_ETHERNET, 100, 32}},
-      {"gcp", "g2-standard-96", {v1::FABRIC_TYPE_ETHERNET, 100, 32}},
-      {"azure", "Standard_ND96isr_H100_v5", {v1::FABRIC_TYPE_INFINIBAND, 3200, 128}},
-      {"azure", "Standard_ND96amsr_A100_v4", {v1::FABRIC_TYPE_INFINIBAND, 1600, 128}},
-      {"azure", "Standard_ND96asr_v4", {v1::FABRIC_TYPE_INFINIBAND, 1600, 128}},
-  };
-  for (const Entry& e : kEntries) {
-    if (absl::EqualsIgnoreCase(cloud, e.cloud) && instance_type == e.instance_type) {
-      return e.fabric;
-    }
-  }
-  return std::nullopt;
 }
 
 // ---------------------------------------------------------------------------
@@ -282,56 +206,9 @@ absl::StatusOr<double> ParseNumber(absl::string_view cell, absl::string_view fil
   return value;
 }
 
-// GCP GPU machine families: the accelerator row a host pairs with.
-struct GcpPairing {
-  std::string accelerator;
-  int count = 0;
-};
-
-std::optional<GcpPairing> GcpMachineAccelerator(absl::string_view machine) {
-  static constexpr std::pair<const char*, const char*> kFamilies[] = {
-      {"a2-highgpu-", "A100"},  {"a2-megagpu-", "A100"}, {"a2-ultragpu-", "A100-80GB"},
-      {"a3-highgpu-", "H100"},  {"a3-edgegpu-", "H100"}, {"a3-megagpu-", "H100-MEGA"},
-      {"a3-ultragpu-", "H200"}, {"a4-highgpu-", "B200"},
-  };
-  for (const auto& [prefix, accelerator] : kFamilies) {
-    absl::string_view rest = machine;
-    if (!absl::ConsumePrefix(&rest, prefix) || !absl::ConsumeSuffix(&rest, "g")) continue;
-    int count = 0;
-    if (!absl::SimpleAtoi(rest, &count) || count <= 0) continue;
-    return GcpPairing{accelerator, count};
-  }
-  absl::string_view rest = machine;
-  if (absl::ConsumePrefix(&rest, "g2-standard-")) {
-    int vcpus = 0;
-    if (!absl::SimpleAtoi(rest, &vcpus)) return std::nullopt;
-    switch (vcpus) {
-      case 4:
-      case 8:
-      case 12:
-      case 16:
-      case 32:
-        return GcpPairing{"L4", 1};
-      case 24:
-        return GcpPairing{"L4", 2};
-      case 48:
-        return GcpPairing{"L4", 4};
-      case 96:
-        return GcpPairing{"L4", 8};
-      default:
-        return std::nullopt;
-    }
-  }
-  return std::nullopt;
-}
-
-bool GcpAttachable(absl::string_view accelerator) {
-  const std::string key = GpuNameResolver::Key(accelerator);
-  return key == "T4" || key == "V100" || key == "P100" || key == "P4" || key == "K80";
-}
-
 // Pairs GCP host and accelerator rows of one zone; marks used rows.
-std::vector<Candidate> PairGcpRows(const std::vector<Row>& rows, std::vector<char>& paired,
+std::vector<Candidate> PairGcpRows(const std::vector<Row>& rows, const GcpMachines& machines,
+                                   std::vector<char>& paired,
                                    std::vector<std::string>& unpaired_reason) {
   std::vector<Candidate> out;
   auto zone_of = [](const Row& r) { return r.zone.empty() ? r.region : r.zone; };
@@ -358,11 +235,11 @@ std::vector<Candidate> PairGcpRows(const std::vector<Row>& rows, std::vector<cha
   for (size_t i = 0; i < rows.size(); ++i) {
     const Row& r = rows[i];
     if (r.instance_type.empty() || !r.accelerator.empty()) continue;
-    std::optional<GcpPairing> pairing = GcpMachineAccelerator(r.instance_type);
-    if (!pairing) continue;
+    const GcpMachines::Accelerators* pairing = machines.BuiltIn(r.instance_type);
+    if (pairing == nullptr) continue;
     auto it =
         accelerators.find(absl::StrCat(zone_of(r), "|", GpuNameResolver::Key(pairing->accelerator),
-                                       "|", static_cast<double>(pairing->count)));
+                                       "|", static_cast<double>(pairing->gpus)));
     if (it == accelerators.end()) {
       unpaired_reason[i] = absl::StrCat("gcp: no accelerator row for ", r.instance_type);
       continue;
@@ -371,11 +248,16 @@ std::vector<Candidate> PairGcpRows(const std::vector<Row>& rows, std::vector<cha
   }
   for (size_t i = 0; i < rows.size(); ++i) {
     const Row& r = rows[i];
-    if (!r.instance_type.empty() || r.accelerator.empty() || !GcpAttachable(r.accelerator)) {
+    if (!r.instance_type.empty() || r.accelerator.empty() || !machines.Attachable(r.accelerator)) {
       continue;
     }
     const int count = static_cast<int>(r.count);
-    const std::string machine = absl::StrCat("n1-standard-", std::min(8 * count, 96));
+    const std::string* host = machines.AttachedHost(r.accelerator, count);
+    if (host == nullptr) {
+      unpaired_reason[i] = absl::StrCat("gcp: no n1 host listed for ", r.accelerator, " x", count);
+      continue;
+    }
+    const std::string& machine = *host;
     auto it = hosts.find(absl::StrCat(zone_of(r), "|", machine));
     if (it == hosts.end()) {
       unpaired_reason[i] = absl::StrCat("gcp: no host row for ", r.accelerator, " x", count);
@@ -399,7 +281,8 @@ absl::StatusOr<int64_t> SkyPilotGpuMemoryPerGpuBytes(absl::string_view gpu_info,
 
 absl::StatusOr<SkyPilotImport> ImportSkyPilotCsv(absl::string_view csv, absl::string_view cloud,
                                                  absl::string_view file_name,
-                                                 const GpuNameResolver& gpus) {
+                                                 const GpuNameResolver& gpus,
+                                                 const GcpMachines* gcp_machines) {
   absl::StatusOr<std::vector<CsvRecord>> records = ParseCsv(csv, file_name);
   if (!records.ok()) return records.status();
   if (records->empty()) {
@@ -471,7 +354,13 @@ absl::StatusOr<SkyPilotImport> ImportSkyPilotCsv(absl::string_view csv, absl::st
   std::vector<std::string> reason(rows.size());
   std::vector<Candidate> candidates;
   const bool gcp = absl::EqualsIgnoreCase(cloud, "gcp");
-  if (gcp) candidates = PairGcpRows(rows, paired, reason);
+  if (gcp) {
+    if (gcp_machines == nullptr) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          file_name, ": a GCP catalog needs the machine table (data/catalog/gcp_machines.csv)"));
+    }
+    candidates = PairGcpRows(rows, *gcp_machines, paired, reason);
+  }
   for (size_t i = 0; i < rows.size(); ++i) {
     const Row& row = rows[i];
     if (paired[i]) continue;
@@ -494,6 +383,7 @@ absl::StatusOr<SkyPilotImport> ImportSkyPilotCsv(absl::string_view csv, absl::st
 
   // Candidates -> offers, merged per (instance type, region).
   absl::flat_hash_map<std::string, size_t> offer_index;  // id -> result.offers index
+  std::vector<std::vector<double>> zone_spots;           // per result.offers index
   const bool runpod = absl::EqualsIgnoreCase(cloud, "runpod");
   const bool vast = absl::EqualsIgnoreCase(cloud, "vast");
   auto index_of_row = [&](const Row* row) { return static_cast<size_t>(row - rows.data()); };
@@ -536,14 +426,17 @@ absl::StatusOr<SkyPilotImport> ImportSkyPilotCsv(absl::string_view csv, absl::st
     const std::string id = absl::StrCat(cloud, "/", c.instance_type, "/", row.region);
     auto [it, inserted] = offer_index.emplace(id, result.offers.size());
     if (!inserted) {
-      // Another zone of the same type and region: keep the lowest prices.
+      // Another zone of the same type and region: the on-demand price is the
+      // region's (the lowest, should zones differ); spot is a statistic
+      // over the zones (below).
       Offer& offer = result.offers[it->second];
       auto lowest = [](double a, double b) { return a <= 0 ? b : b <= 0 ? a : std::min(a, b); };
       offer.set_on_demand_usd_per_hour(lowest(offer.on_demand_usd_per_hour(), c.price));
-      offer.set_spot_usd_per_hour(lowest(offer.spot_usd_per_hour(), spot));
+      zone_spots[it->second].push_back(spot);
       mark_produced(c);
       continue;
     }
+    zone_spots.push_back({spot});
     Offer& offer = result.offers.emplace_back();
     offer.set_id(id);
     offer.set_provider(std::string(cloud));
@@ -557,19 +450,17 @@ absl::StatusOr<SkyPilotImport> ImportSkyPilotCsv(absl::string_view csv, absl::st
       offer.set_ram_bytes(static_cast<int64_t>(c.memory_gib * 1024 * kMiB));
     }
     if (facts != nullptr) SetLink(*facts, count, hints, offer);
-    if (std::optional<Fabric> fabric = KnownFabric(cloud, c.instance_type)) {
-      offer.set_fabric(fabric->type);
-      offer.set_fabric_gbps(fabric->gbps);
-      offer.set_max_nodes(fabric->max_nodes);
-    } else {
-      offer.set_max_nodes(1);
-    }
+    // The inter-node fabric is data (data/catalog/topology.textproto), applied
+    // when the catalog loads: a bare import is single node.
+    offer.set_max_nodes(1);
     offer.set_on_demand_usd_per_hour(c.price);
-    offer.set_spot_usd_per_hour(spot);
     offer.set_source(absl::StrCat("skypilot:", file_name, ":", row.line));
     mark_produced(c);
   }
 
+  for (size_t o = 0; o < result.offers.size(); ++o) {
+    SetSpotStatistics(std::move(zone_spots[o]), result.offers[o]);
+  }
   for (size_t i = 0; i < rows.size(); ++i) {
     if (produced[i]) continue;
     ++result.skipped_rows;

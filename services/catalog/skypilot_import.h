@@ -15,12 +15,15 @@
 //   - empty `SpotPrice` = no spot; Vast writes 0.00 for "no spot"; RunPod
 //     copies the on-demand price into SpotPrice, which is dropped;
 //   - AWS lists one row per availability zone: rows are merged per
-//     (instance type, region) taking the lowest on-demand and spot prices;
+//     (instance type, region); the spot price is the median over the zones
+//     with spot, min and max and the zone count kept (import/spot_statistics.h),
+//     the on-demand price the region's (the lowest should zones differ);
 //   - GCP prices GPU machines as a host row (empty AcceleratorName, host price
 //     only) plus an accelerator row (empty InstanceType) in the same zone:
-//     they are summed. a2/a3/a4/g2 hosts pair with the accelerator their
-//     machine type implies; T4/V100/P100/P4 rows pair with an n1-standard host
-//     of 8 vCPUs per GPU, named "n1-standard-8+T4x1";
+//     they are summed. Which host pairs with which accelerator row is data,
+//     data/catalog/gcp_machines.csv (import/gcp_machines.h): a2/a3/a4/g2
+//     machine types carry fixed GPUs; T4/V100/... rows pair with the n1 host
+//     listed for their count, named "n1-standard-8+T4x1";
 //   - Vast's vCPUs/MemoryGiB are placeholders and are not imported.
 // Each row's accelerator name goes through the GpuNameResolver; family names
 // ("A100", "H100") are narrowed to a variant by the per-GPU memory and by
@@ -28,12 +31,13 @@
 // known are skipped and counted.
 //
 // Offers get id "<cloud>/<instance_type>/<region>", nodes 1, availability
-// unspecified (a catalog row does not prove capacity), the intra-node link
-// inferred from the GPU (NVLink for HBM parts with NVLink or names saying
-// "NVLink", Infinity Fabric for AMD, else PCIe of the card's generation; none
-// for one GPU), and the inter-node fabric only where PRICES.md §5 sources it
-// (AWS p4d/p4de/p5*: EFA; GCP a3/a4: GPUDirect RDMA or TCPX) - otherwise
-// FABRIC_TYPE_UNSPECIFIED and max_nodes 1.
+// unspecified (a catalog row does not prove capacity), a first reading of the
+// legacy intra-node link from the GPU's facts in gpus.textproto (NVLink for
+// HBM SXM parts with NVLink or names saying "NVLink", Infinity Fabric for AMD,
+// else PCIe at the card's pcie_bytes_per_second; none for one GPU), no
+// inter-node fabric and max_nodes 1. The topology proper (scale-up domain,
+// fabric, host link, network) is data, data/catalog/topology.textproto,
+// applied by the catalog loader to imported offers like to any other.
 
 #include <map>
 #include <string>
@@ -44,6 +48,7 @@
 #include "gpuadvisor/catalog/v1/catalog.pb.h"
 #include "services/catalog/gpu_name_resolver.h"
 #include "services/catalog/import/csv.h"
+#include "services/catalog/import/gcp_machines.h"
 #include "services/catalog/import/import_report.h"
 
 namespace gpuadvisor::catalog {
@@ -63,13 +68,15 @@ struct SkyPilotImport {
 
 // Imports one vms.csv. `cloud` is the SkyPilot cloud name ("aws", "gcp",
 // "lambda", ...) and becomes Offer.provider; `file_name` is used in errors and
-// in Offer.source ("skypilot:<file_name>:<line>"). A malformed file is
+// in Offer.source ("skypilot:<file_name>:<line>"). `gcp_machines` (the parsed
+// data/catalog/gcp_machines.csv) is required for cloud "gcp", unused otherwise. A malformed file is
 // rejected whole: kInvalidArgument "<file_name>:<line>: <column>: <problem>"
 // (missing required column, unterminated quote, wrong field count, a number
 // that does not parse, a GpuInfo dict that does not parse).
 absl::StatusOr<SkyPilotImport> ImportSkyPilotCsv(absl::string_view csv, absl::string_view cloud,
                                                  absl::string_view file_name,
-                                                 const GpuNameResolver& gpus);
+                                                 const GpuNameResolver& gpus,
+                                                 const GcpMachines* gcp_machines = nullptr);
 
 // Per-GPU memory in bytes described by a GpuInfo cell for `cloud`, applying
 // the cloud's unit quirks above; 0 when the cell has no memory figure (empty,

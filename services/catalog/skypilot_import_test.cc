@@ -8,6 +8,8 @@
 #include "common/io/text_proto.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
+#include "services/catalog/import/spot_statistics.h"
+#include "services/catalog/topology.h"
 #include "tests/testing/fixtures.h"
 #include "tests/testing/status_matchers.h"
 
@@ -38,10 +40,35 @@ const GpuNameResolver& Resolver() {
   return *resolver;
 }
 
+// The real GCP machine table (data/catalog/gcp_machines.csv).
+const GcpMachines& Machines() {
+  static const GcpMachines* machines = [] {
+    absl::StatusOr<GcpMachines> m =
+        LoadGcpMachines(GPUADVISOR_SOURCE_DIR "/data/catalog/gcp_machines.csv");
+    EXPECT_TRUE(m.ok()) << m.status();
+    return new GcpMachines(m.ok() ? *std::move(m) : GcpMachines());
+  }();
+  return *machines;
+}
+
 absl::StatusOr<SkyPilotImport> ImportFile(const std::string& path, const std::string& cloud) {
   absl::StatusOr<std::string> text = ReadFile(path);
   if (!text.ok()) return text.status();
-  return ImportSkyPilotCsv(*text, cloud, path, Resolver());
+  return ImportSkyPilotCsv(*text, cloud, path, Resolver(), &Machines());
+}
+
+// The topology is data: the real rules, applied as the catalog loader does.
+void ApplyRealTopology(SkyPilotImport& imported) {
+  GpuList gpus;
+  ASSERT_OK(LoadTextProtoFile(GPUADVISOR_SOURCE_DIR "/data/catalog/gpus.textproto", &gpus));
+  absl::StatusOr<v1::TopologyRules> rules =
+      LoadTopologyRules(GPUADVISOR_SOURCE_DIR "/data/catalog/topology.textproto", Resolver());
+  ASSERT_OK(rules);
+  for (Offer& offer : imported.offers) {
+    for (const v1::Gpu& gpu : gpus.gpus()) {
+      if (gpu.name() == offer.gpu_model()) ApplyTopology(*rules, gpu, offer);
+    }
+  }
 }
 
 std::map<std::string, const Offer*> ById(const SkyPilotImport& imported) {
@@ -128,6 +155,62 @@ TEST(ImportSkyPilotCsv, RejectsMalformedFilesWithLineAndColumn) {
               StatusIs(absl::StatusCode::kInvalidArgument, HasSubstr("x.csv:2: GpuInfo: ")));
 }
 
+TEST(ImportSkyPilotCsv, GcpNeedsTheMachineTable) {
+  absl::StatusOr<std::string> text = ReadFile(absl::StrCat(kExcerpts, "/gcp/vms.csv"));
+  ASSERT_OK(text);
+  EXPECT_THAT(ImportSkyPilotCsv(*text, "gcp", "g.csv", Resolver()),
+              StatusIs(absl::StatusCode::kInvalidArgument, HasSubstr("gcp_machines.csv")));
+  // The table is data: a machine type it does not list is not paired.
+  absl::StatusOr<GcpMachines> partial = ParseGcpMachines(
+      "machine_type,accelerator,gpus,kind,source\n"
+      "a3-highgpu-8g,H100,8,built_in,test\n",
+      "m.csv");
+  ASSERT_OK(partial);
+  absl::StatusOr<SkyPilotImport> imported =
+      ImportSkyPilotCsv(*text, "gcp", "g.csv", Resolver(), &*partial);
+  ASSERT_OK(imported);
+  ASSERT_EQ(imported->offers.size(), 1u);
+  EXPECT_EQ(imported->offers[0].id(), "gcp/a3-highgpu-8g/us-central1");
+}
+
+TEST(GcpMachines, TheRealTableAndBadFiles) {
+  const GcpMachines& m = Machines();
+  ASSERT_FALSE(m.built_in.empty());
+  ASSERT_NE(m.BuiltIn("g2-standard-24"), nullptr);
+  EXPECT_EQ(m.BuiltIn("g2-standard-24")->gpus, 2);
+  EXPECT_EQ(m.BuiltIn("a3-megagpu-8g")->accelerator, "H100-MEGA");
+  EXPECT_EQ(m.BuiltIn("n1-standard-8"), nullptr);
+  ASSERT_NE(m.AttachedHost("t4", 1), nullptr);  // names compared as resolver keys
+  EXPECT_EQ(*m.AttachedHost("t4", 1), "n1-standard-8");
+  EXPECT_EQ(*m.AttachedHost("V100", 8), "n1-standard-64");
+  EXPECT_TRUE(m.Attachable("P100"));
+  EXPECT_FALSE(m.Attachable("H100"));
+  const std::string header = "machine_type,accelerator,gpus,kind,source\n";
+  EXPECT_THAT(ParseGcpMachines(header + "a,L4,0,built_in,s\n", "m.csv"),
+              StatusIs(absl::StatusCode::kInvalidArgument, HasSubstr("m.csv:2: gpus: must be a positive")));
+  EXPECT_THAT(ParseGcpMachines(header + "a,L4,1,other,s\n", "m.csv"),
+              StatusIs(absl::StatusCode::kInvalidArgument, HasSubstr("m.csv:2: kind")));
+  EXPECT_THAT(ParseGcpMachines(header + "a,L4,1,built_in,s\na,L4,2,built_in,s\n", "m.csv"),
+              StatusIs(absl::StatusCode::kInvalidArgument, HasSubstr("m.csv:3: machine_type")));
+  EXPECT_THAT(ParseGcpMachines(header + "a,L4,1,built_in,\n", "m.csv"),
+              StatusIs(absl::StatusCode::kInvalidArgument, HasSubstr("m.csv:2: source: must be set")));
+  EXPECT_THAT(ParseGcpMachines("machine_type,gpus\n", "m.csv"),
+              StatusIs(absl::StatusCode::kInvalidArgument, HasSubstr("missing column")));
+}
+
+TEST(SkyPilotSpot, MedianMinMaxAndZones) {
+  Offer o;
+  SetSpotStatistics({3, 1, 0, 2, 10}, o);  // 0 = no spot in that zone
+  EXPECT_EQ(o.spot_usd_per_hour(), 2.5);   // even count: mean of the middle two
+  EXPECT_EQ(o.spot_min_usd_per_hour(), 1);
+  EXPECT_EQ(o.spot_max_usd_per_hour(), 10);
+  EXPECT_EQ(o.spot_zones(), 4);
+  SetSpotStatistics({0, 0}, o);
+  EXPECT_EQ(o.spot_usd_per_hour(), 0);
+  EXPECT_EQ(o.spot_zones(), 0);
+  EXPECT_EQ(o.spot_max_usd_per_hour(), 0);
+}
+
 TEST(ImportSkyPilotCsv, SkipsFractionalAndUnpricedRows) {
   const std::string csv =
       "InstanceType,AcceleratorName,AcceleratorCount,Price,SpotPrice,Region\n"
@@ -181,21 +264,35 @@ TEST(SkyPilotExcerpts, Aws) {
   EXPECT_EQ(p5.ram_bytes(), 2048LL << 30);
   EXPECT_EQ(p5.link(), v1::LINK_TYPE_NVLINK);
   EXPECT_EQ(p5.link_bytes_per_second(), 900e9);
-  EXPECT_EQ(p5.fabric(), v1::FABRIC_TYPE_EFA);
-  EXPECT_EQ(p5.fabric_gbps(), 3200);
-  EXPECT_EQ(p5.max_nodes(), 64);
+  // The bare import is single node: the fabric is data (topology.textproto).
+  EXPECT_EQ(p5.fabric(), v1::FABRIC_TYPE_UNSPECIFIED);
+  EXPECT_EQ(p5.max_nodes(), 1);
   EXPECT_EQ(p5.nodes(), 1);
   EXPECT_EQ(p5.availability(), v1::AVAILABILITY_UNSPECIFIED);
-  // Lowest spot over the availability zones kept.
-  EXPECT_GT(p5.spot_usd_per_hour(), 0);
+  // Spot over the 3 us-east-1 zones: the median, min and max kept; the zone
+  // selling at the on-demand price counts.
+  EXPECT_EQ(p5.spot_usd_per_hour(), 25.7522);
+  EXPECT_EQ(p5.spot_min_usd_per_hour(), 17.6289);
+  EXPECT_EQ(p5.spot_max_usd_per_hour(), 55.04);
+  EXPECT_EQ(p5.spot_zones(), 3);
   const Offer& eun = *by_id.at("aws/p5.48xlarge/eu-north-1");
   EXPECT_EQ(eun.on_demand_usd_per_hour(), 58.8928);
-  EXPECT_EQ(eun.spot_usd_per_hour(), 28.3188);  // eun1-az1 has an empty SpotPrice
+  EXPECT_EQ(eun.spot_usd_per_hour(), 28.3188);  // two zones have an empty SpotPrice
+  EXPECT_EQ(eun.spot_zones(), 1);
   const Offer& p4de = *by_id.at("aws/p4de.24xlarge/eu-central-1");
   EXPECT_EQ(p4de.gpu_model(), "A100-80GB");
   EXPECT_EQ(p4de.on_demand_usd_per_hour(), 34.29122);
-  EXPECT_EQ(p4de.spot_usd_per_hour(), 8.0274);
-  EXPECT_EQ(p4de.fabric_gbps(), 400);
+  // Two zones: the median is their mean.
+  EXPECT_DOUBLE_EQ(p4de.spot_usd_per_hour(), (8.8218 + 8.0274) / 2);
+  EXPECT_EQ(p4de.spot_min_usd_per_hour(), 8.0274);
+  EXPECT_EQ(p4de.spot_max_usd_per_hour(), 8.8218);
+  // With the real topology rules applied, as the loader does.
+  ApplyRealTopology(*imported);
+  by_id = ById(*imported);
+  EXPECT_EQ(by_id.at("aws/p5.48xlarge/us-east-1")->fabric(), v1::FABRIC_TYPE_EFA);
+  EXPECT_EQ(by_id.at("aws/p5.48xlarge/us-east-1")->fabric_gbps(), 3200);
+  EXPECT_EQ(by_id.at("aws/p5.48xlarge/us-east-1")->max_nodes(), 64);
+  EXPECT_EQ(by_id.at("aws/p4de.24xlarge/eu-central-1")->fabric_gbps(), 400);
   const Offer& single = *by_id.at("aws/p5.4xlarge/us-east-1");
   EXPECT_EQ(single.gpus_per_node(), 1);
   EXPECT_EQ(single.link(), v1::LINK_TYPE_NONE);
@@ -239,6 +336,8 @@ TEST(SkyPilotExcerpts, Gcp) {
     EXPECT_NEAR(o.spot_usd_per_hour(), e.spot, 1e-9) << e.id;
   }
   EXPECT_EQ(by_id.at("gcp/a3-highgpu-8g/us-central1")->vcpus(), 208);
+  ApplyRealTopology(*imported);
+  by_id = ById(*imported);
   EXPECT_EQ(by_id.at("gcp/a3-highgpu-8g/us-central1")->fabric(), v1::FABRIC_TYPE_ETHERNET);
   EXPECT_EQ(by_id.at("gcp/a3-highgpu-8g/us-central1")->fabric_gbps(), 1000);
   EXPECT_EQ(by_id.at("gcp/a4-highgpu-8g/us-central1")->fabric(), v1::FABRIC_TYPE_ROCE);
@@ -495,7 +594,19 @@ TEST(SkyPilotFixtures, Quirks) {
       ImportFile(absl::StrCat(kFixtures, "/aws/vms.p4de-p5.excerpt.csv"), "aws");
   ASSERT_OK(aws);
   by_id = ById(*aws);
-  EXPECT_EQ(by_id.at("aws/p5.48xlarge/us-east-1")->spot_usd_per_hour(), 10.2397);
+  // Seven us-east-1 zones (two at the on-demand price): the median zone, not
+  // the cheapest (10.2397), is the price; the same figures as the embedded
+  // offer (catalog_data_test).
+  const Offer& p5 = *by_id.at("aws/p5.48xlarge/us-east-1");
+  EXPECT_EQ(p5.spot_zones(), 7);
+  EXPECT_EQ(p5.spot_usd_per_hour(), 21.1543);
+  EXPECT_EQ(p5.spot_min_usd_per_hour(), 10.2397);
+  EXPECT_EQ(p5.spot_max_usd_per_hour(), 55.04);
+  for (const Offer& o : aws->offers) {
+    if (o.spot_zones() == 0) continue;
+    EXPECT_LE(o.spot_min_usd_per_hour(), o.spot_usd_per_hour()) << o.id();
+    EXPECT_LE(o.spot_usd_per_hour(), o.spot_max_usd_per_hour()) << o.id();
+  }
   EXPECT_EQ(by_id.at("aws/p5.48xlarge/ap-northeast-2")->spot_usd_per_hour(), 0);
   EXPECT_EQ(by_id.at("aws/p5.4xlarge/us-east-1")->spot_usd_per_hour(), 0);
 }

@@ -12,6 +12,7 @@
 #include "absl/strings/strip.h"
 #include "services/catalog/import/csv.h"
 #include "services/catalog/import/gpu_match.h"
+#include "services/catalog/import/spot_statistics.h"
 #include "services/catalog/skypilot_import.h"
 
 namespace gpuadvisor::catalog {
@@ -70,6 +71,7 @@ absl::StatusOr<ImportedOffers> ImportGpuhuntCsv(absl::string_view csv,
   out.report.format = "gpuhunt";
   out.report.file = std::string(file_name);
   absl::flat_hash_map<std::string, size_t> index;
+  std::vector<std::vector<double>> zone_spots;  // per out.offers index
   for (size_t r = 1; r < records->size(); ++r) {
     const CsvRecord& row = (*records)[r];
     ++out.report.rows_read;
@@ -129,11 +131,15 @@ absl::StatusOr<ImportedOffers> ImportGpuhuntCsv(absl::string_view csv,
     auto [it, inserted] = index.emplace(id, out.offers.size());
     ++out.report.rows_kept;
     auto lowest = [](double a, double b) { return a <= 0 ? b : std::min(a, b); };
+    if (inserted) zone_spots.emplace_back();
+    if (spot) zone_spots[it->second].push_back(*price);
     if (!inserted) {
-      // The other purchase option, or another zone of the same region.
+      // The other purchase option, or another zone of the same region: the
+      // on-demand price is the region's (the lowest should zones differ),
+      // spot a statistic over the zones (below).
       Offer& offer = out.offers[it->second];
       if (spot) {
-        offer.set_spot_usd_per_hour(lowest(offer.spot_usd_per_hour(), *price));
+        // Set below.
       } else {
         offer.set_on_demand_usd_per_hour(lowest(offer.on_demand_usd_per_hour(), *price));
       }
@@ -157,12 +163,18 @@ absl::StatusOr<ImportedOffers> ImportGpuhuntCsv(absl::string_view csv,
     if (const GpuNameResolver::Facts* facts = gpus.FactsOf(*model)) {
       SetIntraNodeLink(*facts, gpus_per_node, absl::StrCat(instance, " ", gpu_name), offer);
     }
-    if (spot) {
-      offer.set_spot_usd_per_hour(*price);
-    } else {
-      offer.set_on_demand_usd_per_hour(*price);
-    }
+    if (!spot) offer.set_on_demand_usd_per_hour(*price);
     offer.set_source(absl::StrCat("gpuhunt:", file_name, ":", row.line));
+  }
+  // Spot over the zones of a region: the median, min and max kept. One row
+  // is one price (gpuhunt's AWS spot row is already its cheapest zone): kept
+  // as the price, zones not recorded.
+  for (size_t o = 0; o < out.offers.size(); ++o) {
+    if (zone_spots[o].size() == 1) {
+      out.offers[o].set_spot_usd_per_hour(zone_spots[o].front());
+    } else if (zone_spots[o].size() > 1) {
+      SetSpotStatistics(std::move(zone_spots[o]), out.offers[o]);
+    }
   }
   SortById(out.offers);
   return out;

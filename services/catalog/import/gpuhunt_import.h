@@ -13,7 +13,9 @@
 //                 and merge into one offer
 //   location      a region, a zone or a place: GCP zones ("us-central1-a")
 //                 become their region so rows match the other sources; rows of
-//                 several zones of one region keep the lowest price
+//                 several zones of one region: the lowest on-demand price, and
+//                 spot as the median over the zones with min, max and the
+//                 zone count kept (import/spot_statistics.h)
 //   gpu_name      dstack's normalised name, through the GpuNameResolver;
 //                 historical "tpu-v3" means vendor google, name v3
 // Provider names normalise to the catalog's (SkyPilot's) names: lambdalabs ->

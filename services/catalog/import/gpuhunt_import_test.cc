@@ -62,7 +62,21 @@ TEST(GpuhuntImport, RowsBuiltFromTheOtherFixtures) {
   const Offer& a3 = *by_id.at("gcp/a3-highgpu-8g/us-central1");
   EXPECT_EQ(a3.gpu_model(), "H100-SXM");
   EXPECT_DOUBLE_EQ(a3.spot_usd_per_hour(), 48.33637);
+  EXPECT_EQ(a3.spot_zones(), 0);  // one spot row: a price, no zone statistic
   EXPECT_EQ(g->report.rows_kept, 3);
+
+  // Spot rows of three zones of one region: the median, not the cheapest.
+  const std::string zones = std::string(kHeader) +
+                            "a3-highgpu-8g,us-central1-a,30.0,208,2010.0,8,H100,80.0,True,,nvidia,,x86,{}\r\n"
+                            "a3-highgpu-8g,us-central1-b,48.33637,208,2010.0,8,H100,80.0,True,,nvidia,,x86,{}\r\n"
+                            "a3-highgpu-8g,us-central1-c,60.0,208,2010.0,8,H100,80.0,True,,nvidia,,x86,{}\r\n";
+  absl::StatusOr<ImportedOffers> z = ImportGpuhuntCsv(zones, "gcp", "gcp.csv", TestGpuResolver());
+  ASSERT_OK(z);
+  ASSERT_EQ(z->offers.size(), 1u);
+  EXPECT_DOUBLE_EQ(z->offers[0].spot_usd_per_hour(), 48.33637);
+  EXPECT_DOUBLE_EQ(z->offers[0].spot_min_usd_per_hour(), 30.0);
+  EXPECT_DOUBLE_EQ(z->offers[0].spot_max_usd_per_hour(), 60.0);
+  EXPECT_EQ(z->offers[0].spot_zones(), 3);
   EXPECT_EQ(g->report.rows_read, 4);  // the TPU row: not a GPU of the list
 
   // Vast: provider "vastai" becomes "vast"; provider_data is a quoted JSON cell.
