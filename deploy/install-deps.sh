@@ -30,7 +30,7 @@ PACKAGES=(
   libcli11-dev
   # continuous checks: libFuzzer targets and the ASan+UBSan build (clang's
   # runtime ships the fuzzer); openssl makes the TLS tests' certificates
-  clang openssl
+  clang libclang-rt-14-dev openssl  # the sanitizer and fuzzer runtimes are only a Recommends of clang
   # misc
   curl ca-certificates
 )
