@@ -7,8 +7,7 @@
 #include "absl/time/clock.h"
 #include "absl/time/time.h"
 #include "common/grpc/server.h"
-#include "prometheus/collectable.h"
-#include "prometheus/metric_family.h"
+#include "common/metrics/function_metric.h"
 #include "common/status/grpc_status.h"
 #include "grpcpp/impl/codegen/server_callback_handlers.h"
 
@@ -20,41 +19,6 @@ constexpr char kService[] = "gpuadvisor.catalog.v1.CatalogService";
 grpc::Status NotLoaded() {
   return grpc::Status(grpc::StatusCode::UNAVAILABLE, "catalog not loaded yet; retry");
 }
-
-// Watch streams, read at scrape time.
-class WatchCollector final : public prometheus::Collectable {
- public:
-  explicit WatchCollector(std::shared_ptr<const WatchHub::Stats> stats) : stats_(std::move(stats)) {}
-  std::vector<prometheus::MetricFamily> Collect() const override {
-    std::vector<prometheus::MetricFamily> families;
-    auto add = [&](const char* name, const char* help, prometheus::MetricType type, double value) {
-      prometheus::MetricFamily family;
-      family.name = name;
-      family.help = help;
-      family.type = type;
-      prometheus::ClientMetric metric;
-      if (type == prometheus::MetricType::Counter) {
-        metric.counter.value = value;
-      } else {
-        metric.gauge.value = value;
-      }
-      family.metric.push_back(std::move(metric));
-      families.push_back(std::move(family));
-    };
-    add("gpuadvisor_catalog_watchers", "Open WatchCatalog streams.", prometheus::MetricType::Gauge,
-        static_cast<double>(stats_->watchers.load()));
-    add("gpuadvisor_catalog_watchers_dropped_total",
-        "WatchCatalog streams ended with RESOURCE_EXHAUSTED because the follower stopped reading.",
-        prometheus::MetricType::Counter, static_cast<double>(stats_->dropped_slow.load()));
-    add("gpuadvisor_catalog_watchers_refused_total",
-        "WatchCatalog streams refused (watcher cap reached, shutting down, bad request).",
-        prometheus::MetricType::Counter, static_cast<double>(stats_->refused.load()));
-    return families;
-  }
-
- private:
-  std::shared_ptr<const WatchHub::Stats> stats_;
-};
 
 }  // namespace
 
@@ -84,7 +48,19 @@ CatalogServiceImpl::CatalogServiceImpl(CatalogStore* store, Metrics* metrics, Op
                                 v1::ReloadCatalogResponse* response) {
                            return ReloadCatalog(context, request, response);
                          }));
-  metrics_->AddCollectable(std::make_shared<WatchCollector>(hub_.stats()));
+  // Watch streams, read at scrape time.
+  const std::shared_ptr<const WatchHub::Stats> stats = hub_.stats();
+  metrics_->AddCollectable(std::make_shared<FunctionMetric>(
+      "gpuadvisor_catalog_watchers", "Open WatchCatalog streams.",
+      [stats] { return static_cast<double>(stats->watchers.load()); }));
+  metrics_->AddCollectable(std::make_shared<FunctionMetric>(
+      "gpuadvisor_catalog_watchers_dropped_total",
+      "WatchCatalog streams ended with RESOURCE_EXHAUSTED because the follower stopped reading.",
+      [stats] { return static_cast<double>(stats->dropped_slow.load()); }, prometheus::MetricType::Counter));
+  metrics_->AddCollectable(std::make_shared<FunctionMetric>(
+      "gpuadvisor_catalog_watchers_refused_total",
+      "WatchCatalog streams refused (watcher cap reached, shutting down, bad request).",
+      [stats] { return static_cast<double>(stats->refused.load()); }, prometheus::MetricType::Counter));
   metrics_->InitializeMethods(kService, {{"ListGpus", "unary"}, {"ListOffers", "unary"},
                                         {"WatchCatalog", "server_stream"}, {"ReloadCatalog", "unary"}});
 }

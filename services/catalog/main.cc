@@ -38,7 +38,7 @@
 #include "common/grpc/replication.h"
 #include "common/grpc/server.h"
 #include "common/grpc/service_main.h"
-#include "common/metrics/function_gauge.h"
+#include "common/metrics/function_metric.h"
 #include "services/catalog/catalog_flags.h"
 #include "services/catalog/catalog_replica.h"
 #include "services/catalog/catalog_service_impl.h"
@@ -152,7 +152,7 @@ int main(int argc, char** argv) {
         gpuadvisor::catalog::v1::CatalogService::NewStub(gpuadvisor::BackendChannel(writer_address)),
         replica_options);
     replica->Start();
-    metrics.AddCollectable(std::make_shared<gpuadvisor::FunctionGauge>(
+    metrics.AddCollectable(std::make_shared<gpuadvisor::FunctionMetric>(
         "gpuadvisor_follower_writer_age_seconds",
         "Seconds since this follower replica was last known to be current with its writer (0 while in step).",
         [r = replica.get()] { return r->AgeSeconds(); }));

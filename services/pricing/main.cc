@@ -36,7 +36,7 @@
 #include "common/grpc/server.h"
 #include "common/grpc/service_main.h"
 #include "common/io/durable_file.h"
-#include "common/metrics/function_gauge.h"
+#include "common/metrics/function_metric.h"
 #include "common/io/text_proto.h"
 #include "google/protobuf/text_format.h"
 #include "services/catalog/catalog_replica.h"
@@ -149,7 +149,7 @@ int main(int argc, char** argv) {
     replica->Start();
   } else {
     follower->Start();
-    metrics.AddCollectable(std::make_shared<gpuadvisor::FunctionGauge>(
+    metrics.AddCollectable(std::make_shared<gpuadvisor::FunctionMetric>(
         "gpuadvisor_follower_writer_age_seconds",
         "Seconds since this follower replica was last known to be current with its writer (0 while in step).",
         [f = follower.get()] { return f->AgeSeconds(); }));

@@ -7,11 +7,10 @@
 #include "absl/time/clock.h"
 #include "absl/time/time.h"
 #include "common/grpc/server.h"
+#include "common/metrics/function_metric.h"
 #include "common/status/grpc_status.h"
 #include "grpcpp/impl/codegen/server_callback_handlers.h"
 #include "grpcpp/support/proto_buffer_reader.h"
-#include "prometheus/collectable.h"
-#include "prometheus/metric_family.h"
 
 namespace gpuadvisor::pricing {
 namespace {
@@ -21,62 +20,6 @@ constexpr char kService[] = "gpuadvisor.pricing.v1.PricingService";
 grpc::Status NotLoaded() {
   return grpc::Status(grpc::StatusCode::UNAVAILABLE, "price book not loaded yet; retry");
 }
-
-// gpuadvisor_pricing_prices_as_of_timestamp_seconds: when the served prices
-// were taken, read at scrape time (absent while unknown). The age of the data
-// itself, as opposed to when it was last loaded.
-class PricesAsOfCollector final : public prometheus::Collectable {
- public:
-  explicit PricesAsOfCollector(const PriceStore* store) : store_(store) {}
-  std::vector<prometheus::MetricFamily> Collect() const override {
-    prometheus::MetricFamily family;
-    family.name = "gpuadvisor_pricing_prices_as_of_timestamp_seconds";
-    family.help = "Unix time the served prices were taken (the price book's prices_as_of).";
-    family.type = prometheus::MetricType::Gauge;
-    std::shared_ptr<const PriceBook> book = store_->Current();
-    if (book != nullptr && book->prices_as_of() != absl::InfinitePast()) {
-      prometheus::ClientMetric metric;
-      metric.gauge.value = absl::ToDoubleSeconds(book->prices_as_of() - absl::UnixEpoch());
-      family.metric.push_back(std::move(metric));
-    }
-    return {std::move(family)};
-  }
-
- private:
-  const PriceStore* store_;
-};
-
-// WatchPrices streams, read at scrape time.
-class PriceWatchCollector final : public prometheus::Collectable {
- public:
-  explicit PriceWatchCollector(std::shared_ptr<const WatchHub::Stats> stats) : stats_(std::move(stats)) {}
-  std::vector<prometheus::MetricFamily> Collect() const override {
-    std::vector<prometheus::MetricFamily> families;
-    auto add = [&](const char* name, const char* help, prometheus::MetricType type, double value) {
-      prometheus::MetricFamily family;
-      family.name = name;
-      family.help = help;
-      family.type = type;
-      prometheus::ClientMetric metric;
-      if (type == prometheus::MetricType::Counter) {
-        metric.counter.value = value;
-      } else {
-        metric.gauge.value = value;
-      }
-      family.metric.push_back(std::move(metric));
-      families.push_back(std::move(family));
-    };
-    add("gpuadvisor_pricing_watchers", "Open WatchPrices streams.", prometheus::MetricType::Gauge,
-        static_cast<double>(stats_->watchers.load()));
-    add("gpuadvisor_pricing_watchers_dropped_total",
-        "WatchPrices streams ended with RESOURCE_EXHAUSTED because the follower stopped reading.",
-        prometheus::MetricType::Counter, static_cast<double>(stats_->dropped_slow.load()));
-    return families;
-  }
-
- private:
-  std::shared_ptr<const WatchHub::Stats> stats_;
-};
 
 }  // namespace
 
@@ -120,7 +63,15 @@ PricingServiceImpl::PricingServiceImpl(PriceStore* store, Metrics* metrics, Opti
           [this](grpc::CallbackServerContext* context, const grpc::ByteBuffer* request) {
             return hub_.Open(context, request);
           }));
-  metrics_->AddCollectable(std::make_shared<PriceWatchCollector>(hub_.stats()));
+  // WatchPrices streams, read at scrape time.
+  const std::shared_ptr<const WatchHub::Stats> stats = hub_.stats();
+  metrics_->AddCollectable(std::make_shared<FunctionMetric>(
+      "gpuadvisor_pricing_watchers", "Open WatchPrices streams.",
+      [stats] { return static_cast<double>(stats->watchers.load()); }));
+  metrics_->AddCollectable(std::make_shared<FunctionMetric>(
+      "gpuadvisor_pricing_watchers_dropped_total",
+      "WatchPrices streams ended with RESOURCE_EXHAUSTED because the follower stopped reading.",
+      [stats] { return static_cast<double>(stats->dropped_slow.load()); }, prometheus::MetricType::Counter));
   // The admin token is checked before the request body is read: an
   // unauthenticated caller's (possibly huge) update is never buffered whole
   // or decoded.
@@ -134,7 +85,15 @@ PricingServiceImpl::PricingServiceImpl(PriceStore* store, Metrics* metrics, Opti
                                 v1::UpdatePricesResponse* response) {
                            return UpdatePrices(context, request, response);
                          }));
-  metrics_->AddCollectable(std::make_shared<PricesAsOfCollector>(store_));
+  // When the served prices were taken (absent while unknown): the age of the
+  // data itself, as opposed to when it was last loaded.
+  metrics_->AddCollectable(std::make_shared<FunctionMetric>(
+      "gpuadvisor_pricing_prices_as_of_timestamp_seconds",
+      "Unix time the served prices were taken (the price book's prices_as_of).", [store = store_] {
+        const std::shared_ptr<const PriceBook> book = store->Current();
+        if (book == nullptr || book->prices_as_of() == absl::InfinitePast()) return -1.0;
+        return absl::ToDoubleSeconds(book->prices_as_of() - absl::UnixEpoch());
+      }));
   metrics_->InitializeMethods(kService, {{"Quote", "unary"}, {"GetPriceBook", "unary"},
                                         {"UpdatePrices", "unary"}, {"WatchPrices", "server_stream"}});
 }
