@@ -14,8 +14,7 @@
 # cores. A sanitizer report, a leak or a fuzzer crash fails the run.
 #
 # Environment: BUILD_DIR (default build), CTEST_ARGS (extra ctest arguments),
-# SANITIZE (1 runs the sanitizer and fuzz stage; default 0 until the whole
-# stage has been measured on a quiet machine, docs/reliability.md),
+# SANITIZE (default 1: run the sanitizer and fuzz stage; 0 skips it),
 # SAN_BUILD_DIR (default build-asan), FUZZ_SECONDS (default 30, per fuzzer).
 set -euo pipefail
 ROOT=$(cd "$(dirname "$0")/.." && pwd)
@@ -28,7 +27,7 @@ cmake --build "$BUILD_DIR" -j "$(nproc)"
 # shellcheck disable=SC2086
 ctest --test-dir "$BUILD_DIR" --output-on-failure -j "$(nproc)" --timeout 900 ${CTEST_ARGS:-}
 
-if [[ "${SANITIZE:-0}" == 1 ]]; then
+if [[ "${SANITIZE:-1}" == 1 ]]; then
   SAN_BUILD_DIR=${SAN_BUILD_DIR:-build-asan}
   # The unit-test binaries run under the sanitizers, then the fuzzers.
   SAN_TESTS=(common_test catalog_lib_test catalog_service_test catalog_replica_test
