@@ -34,6 +34,7 @@
 #include "google/protobuf/io/tokenizer.h"
 #include "google/protobuf/text_format.h"
 #include "gtest/gtest.h"
+#include "services/sizing/shipped_model_for_test.h"
 #include "services/sizing/calibration.pb.h"
 #include "services/sizing/sizing_model.h"
 
@@ -49,18 +50,6 @@ constexpr char kCasesPath[] = GPUADVISOR_SOURCE_DIR "/data/sizing/calibration.te
 constexpr int kMinActiveCases = 60;
 constexpr double kMinWithinFraction = 0.90;
 constexpr double kMaxRatio = 2.0;
-
-const SizingModel& Model() {
-  static const SizingModel* model = [] {
-    auto m = SizingModel::FromDataDir(GPUADVISOR_SOURCE_DIR "/data");
-    if (!m.ok()) {
-      std::fprintf(stderr, "%s\n", std::string(m.status().message()).c_str());
-      std::abort();
-    }
-    return new SizingModel(*std::move(m));
-  }();
-  return *model;
-}
 
 class ErrorCollector : public google::protobuf::io::ErrorCollector {
  public:
@@ -364,7 +353,7 @@ TEST(Calibration, PublishedMeasurementsThroughEstimate) {
       pending.push_back({&c, why});
       continue;
     }
-    auto resp = Model().Estimate(c.request());
+    auto resp = ShippedSizingModel().Estimate(c.request());
     if (!resp.ok()) {
       ADD_FAILURE() << c.id() << ": Estimate failed: " << resp.status();
       continue;

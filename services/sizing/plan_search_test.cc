@@ -6,6 +6,7 @@
 
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
+#include "services/sizing/shipped_model_for_test.h"
 #include "services/sizing/sizing_model.h"
 #include "tests/testing/status_matchers.h"
 
@@ -17,15 +18,6 @@ namespace cv1 = ::gpuadvisor::catalog::v1;
 using ::gpuadvisor::testing::StatusIs;
 using ::testing::Contains;
 using ::testing::HasSubstr;
-
-const SizingModel& Model() {
-  static const SizingModel* model = [] {
-    auto m = SizingModel::FromDataDir(GPUADVISOR_SOURCE_DIR "/data");
-    EXPECT_TRUE(m.ok()) << m.status();
-    return new SizingModel(*std::move(m));
-  }();
-  return *model;
-}
 
 v1::GpuConfiguration Config(const std::string& gpu, int gpus_per_node, int nodes = 1) {
   v1::GpuConfiguration c;
@@ -52,7 +44,7 @@ v1::EstimateRequest Train(v1::Task task, const std::string& preset, const v1::Gp
 }
 
 v1::ConfigurationEstimate One(const v1::EstimateRequest& r) {
-  auto resp = Model().Estimate(r);
+  auto resp = ShippedSizingModel().Estimate(r);
   EXPECT_TRUE(resp.ok()) << resp.status();
   return resp.ok() ? resp->estimates(0) : v1::ConfigurationEstimate();
 }
@@ -98,12 +90,12 @@ TEST(PlanSearch, PlainDdpIsExpressibleAndHonoured) {
 TEST(PlanSearch, HintThatDividesNoConfigurationIsInvalid) {
   v1::EstimateRequest r = Train(v1::TASK_PRETRAIN, "llama-3.1-8b", Config("H100-SXM", 8));
   r.mutable_workload()->mutable_parallelism()->set_tensor_parallel(3);
-  EXPECT_THAT(Model().Estimate(r), StatusIs(absl::StatusCode::kInvalidArgument,
+  EXPECT_THAT(ShippedSizingModel().Estimate(r), StatusIs(absl::StatusCode::kInvalidArgument,
                                             HasSubstr("workload.parallelism.tensor_parallel")));
   // A hint that fits one configuration makes only the others not fit.
   r.mutable_workload()->mutable_parallelism()->set_tensor_parallel(4);
   *r.add_configurations() = Config("H100-SXM", 2);
-  auto resp = Model().Estimate(r);
+  auto resp = ShippedSizingModel().Estimate(r);
   ASSERT_TRUE(resp.ok()) << resp.status();
   EXPECT_EQ(resp->estimates(0).plan().tensor_parallel(), 4);
   EXPECT_FALSE(resp->estimates(1).fits());
@@ -113,10 +105,10 @@ TEST(PlanSearch, HintThatDividesNoConfigurationIsInvalid) {
 TEST(Frameworks, UnknownOrWrongKindIsInvalidAndTheDefaultIsStated) {
   v1::EstimateRequest r = Train(v1::TASK_LORA, "llama-3.1-8b", Config("A100-80GB", 1));
   r.mutable_workload()->set_framework("no-such-framework");
-  EXPECT_THAT(Model().Estimate(r),
+  EXPECT_THAT(ShippedSizingModel().Estimate(r),
               StatusIs(absl::StatusCode::kInvalidArgument, HasSubstr("workload.framework")));
   r.mutable_workload()->set_framework("vllm");
-  EXPECT_THAT(Model().Estimate(r),
+  EXPECT_THAT(ShippedSizingModel().Estimate(r),
               StatusIs(absl::StatusCode::kInvalidArgument, HasSubstr("serving engine")));
   r.mutable_workload()->clear_framework();
   const v1::ConfigurationEstimate e = One(r);
@@ -204,7 +196,7 @@ TEST(Frameworks, LossHandlingSetsTheLogitsMemory) {
               0.05 * tokens_vocab);
   v1::EstimateRequest bad = Train(v1::TASK_QLORA, "llama-3.1-8b", Config("A100-80GB", 1));
   bad.mutable_workload()->set_loss(static_cast<v1::LossHandling>(99));
-  EXPECT_THAT(Model().Estimate(bad),
+  EXPECT_THAT(ShippedSizingModel().Estimate(bad),
               StatusIs(absl::StatusCode::kInvalidArgument, HasSubstr("workload.loss")));
 }
 
@@ -318,7 +310,7 @@ TEST(Serving, SeventyBFp8OnOne80GbGpuSaysWhyAndH200ReportsMaxConcurrency) {
   v1::EstimateRequest r =
       Serve(v1::TASK_INFERENCE, "llama-3.1-70b", v1::PRECISION_FP8, Config("H100-SXM", 1));
   *r.add_configurations() = Config("H200", 1);
-  auto resp = Model().Estimate(r);
+  auto resp = ShippedSizingModel().Estimate(r);
   ASSERT_TRUE(resp.ok()) << resp.status();
   const v1::ConfigurationEstimate& h100 = resp->estimates(0);
   EXPECT_FALSE(h100.fits());

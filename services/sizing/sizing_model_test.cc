@@ -1,4 +1,5 @@
 #include "services/sizing/sizing_model.h"
+#include "services/sizing/shipped_model_for_test.h"
 
 #include <cmath>
 #include <limits>
@@ -16,15 +17,6 @@ namespace v1 = ::gpuadvisor::sizing::v1;
 namespace cv1 = ::gpuadvisor::catalog::v1;
 using ::gpuadvisor::testing::StatusIs;
 using ::testing::HasSubstr;
-
-const SizingModel& Model() {
-  static const SizingModel* model = [] {
-    auto m = SizingModel::FromDataDir(GPUADVISOR_SOURCE_DIR "/data");
-    EXPECT_TRUE(m.ok()) << m.status();
-    return new SizingModel(*std::move(m));
-  }();
-  return *model;
-}
 
 v1::GpuConfiguration Config(const std::string& gpu, int gpus_per_node, int nodes = 1,
                             cv1::LinkType link = cv1::LINK_TYPE_NVLINK) {
@@ -49,7 +41,7 @@ v1::EstimateRequest Request(v1::Task task, const std::string& preset) {
 }
 
 v1::ConfigurationEstimate One(const v1::EstimateRequest& r) {
-  auto resp = Model().Estimate(r);
+  auto resp = ShippedSizingModel().Estimate(r);
   EXPECT_TRUE(resp.ok()) << resp.status();
   return resp.ok() ? resp->estimates(0) : v1::ConfigurationEstimate();
 }
@@ -57,7 +49,7 @@ v1::ConfigurationEstimate One(const v1::EstimateRequest& r) {
 // ---- Data files ----
 
 TEST(SizingModelData, EveryPresetAndGpuLoads) {
-  const v1::ListModelsResponse models = Model().ListModels();
+  const v1::ListModelsResponse models = ShippedSizingModel().ListModels();
   EXPECT_GE(models.models_size(), 24);
   for (const char* name : {"llama-2-7b", "llama-3.1-405b", "mixtral-8x7b", "deepseek-v3",
                            "stable-diffusion-xl", "whisper-large-v3", "bert-base-cased",
@@ -74,14 +66,14 @@ TEST(SizingModelData, EveryPresetAndGpuLoads) {
                           "A100-80GB", "A100-80GB-PCIE", "A100-40GB", "L40S", "L40", "L4",
                           "A10G", "A10", "T4", "V100", "V100-32GB", "RTX-4090", "RTX-3090",
                           "RTX-A6000", "RTX-6000-ADA", "MI300X", "MI250X", "GAUDI2", "GAUDI3"}) {
-    const GpuSpec* g = Model().FindGpu(gpu);
+    const GpuSpec* g = ShippedSizingModel().FindGpu(gpu);
     ASSERT_NE(g, nullptr) << gpu;
     EXPECT_EQ(g->name, gpu);
   }
-  ASSERT_NE(Model().FindGpu("RTX A6000"), nullptr);
-  EXPECT_EQ(Model().FindGpu("rtxa6000")->name, "RTX-A6000");
-  EXPECT_EQ(Model().FindGpu("H100")->name, "H100-SXM");
-  EXPECT_EQ(Model().FindGpu("T4")->bf16_flops, 0.0);
+  ASSERT_NE(ShippedSizingModel().FindGpu("RTX A6000"), nullptr);
+  EXPECT_EQ(ShippedSizingModel().FindGpu("rtxa6000")->name, "RTX-A6000");
+  EXPECT_EQ(ShippedSizingModel().FindGpu("H100")->name, "H100-SXM");
+  EXPECT_EQ(ShippedSizingModel().FindGpu("T4")->bf16_flops, 0.0);
 }
 
 TEST(SizingModelData, CreateRejectsBadEntries) {
@@ -119,7 +111,7 @@ class Validation : public ::testing::TestWithParam<BadCase> {};
 TEST_P(Validation, NamesTheField) {
   v1::EstimateRequest r = Request(v1::TASK_FULL_FINETUNE, "llama-2-7b");
   GetParam().mutate(&r);
-  auto resp = Model().Estimate(r);
+  auto resp = ShippedSizingModel().Estimate(r);
   EXPECT_THAT(resp, StatusIs(GetParam().code, HasSubstr(GetParam().field)));
 }
 
@@ -213,7 +205,7 @@ INSTANTIATE_TEST_SUITE_P(
 TEST(SizingModel, ByteCountsAreNeverNegative) {
   v1::EstimateRequest r = Request(v1::TASK_INFERENCE, "gpt2");
   r.mutable_workload()->set_context_length(16);
-  auto resp = Model().Estimate(r);
+  auto resp = ShippedSizingModel().Estimate(r);
   ASSERT_TRUE(resp.ok()) << resp.status();
   const auto& m = resp->estimates(0).memory();
   for (int64_t b : {m.weights_bytes(), m.gradients_bytes(), m.optimizer_bytes(),
@@ -233,7 +225,7 @@ TEST(SizingModel, ExplicitArchitectureDerivesParams) {
   m->set_kv_heads(8);
   m->set_intermediate_size(14336);
   m->set_vocab_size(128256);
-  auto resp = Model().Estimate(r);
+  auto resp = ShippedSizingModel().Estimate(r);
   ASSERT_TRUE(resp.ok()) << resp.status();
   // Llama-3.1-8B's shape: 8.03B parameters (HANDBOOK A3).
   EXPECT_NEAR(resp->totals().params() / 8.03e9, 1.0, 0.01);
@@ -269,7 +261,7 @@ TEST(PlanSelection, OffloadTimeFollowsTheOffersHostLink) {
     *r.add_configurations() = Config("H100-SXM", 8);
     r.mutable_configurations(r.configurations_size() - 1)->set_host_link_bytes_per_second(host);
   }
-  auto resp = Model().Estimate(r);
+  auto resp = ShippedSizingModel().Estimate(r);
   ASSERT_TRUE(resp.ok()) << resp.status();
   ASSERT_EQ(resp->estimates_size(), 4);
   for (const auto& e : resp->estimates()) {
@@ -295,7 +287,7 @@ TEST(PlanSelection, QLora70BNeedsAtLeast48Gb) {
   v1::EstimateRequest r = Request(v1::TASK_QLORA, "llama-3.1-70b");
   *r.mutable_configurations(0) = Config("RTX-4090", 1);
   *r.add_configurations() = Config("A100-80GB", 1);
-  auto resp = Model().Estimate(r);
+  auto resp = ShippedSizingModel().Estimate(r);
   ASSERT_TRUE(resp.ok());
   EXPECT_FALSE(resp->estimates(0).fits());
   EXPECT_TRUE(resp->estimates(1).fits()) << resp->estimates(1).not_fit_reason();
@@ -320,7 +312,7 @@ TEST(PlanSelection, Pretrain405BNeedsMultiNodeWithFabric) {
   r.mutable_workload()->set_sequence_length(8192);
   *r.mutable_configurations(0) = Config("H100-SXM", 8);
   *r.add_configurations() = Config("H100-SXM", 8, 16);
-  auto resp = Model().Estimate(r);
+  auto resp = ShippedSizingModel().Estimate(r);
   ASSERT_TRUE(resp.ok());
   EXPECT_FALSE(resp->estimates(0).fits());
   const v1::ConfigurationEstimate& multi = resp->estimates(1);
@@ -330,7 +322,7 @@ TEST(PlanSelection, Pretrain405BNeedsMultiNodeWithFabric) {
                 multi.plan().data_parallel(), 8);
   // Without a fabric the same nodes cannot train together.
   r.mutable_configurations(1)->set_fabric(cv1::FABRIC_TYPE_NONE);
-  resp = Model().Estimate(r);
+  resp = ShippedSizingModel().Estimate(r);
   ASSERT_TRUE(resp.ok());
   EXPECT_FALSE(resp->estimates(1).fits());
   EXPECT_THAT(resp->estimates(1).not_fit_reason(), HasSubstr("fabric"));
@@ -341,7 +333,7 @@ TEST(PlanSelection, PcieBoxIsSlowerThanNvlink) {
   r.mutable_workload()->set_train_tokens(1e9);
   *r.mutable_configurations(0) = Config("H100-SXM", 8, 1, cv1::LINK_TYPE_NVLINK);
   *r.add_configurations() = Config("H100-SXM", 8, 1, cv1::LINK_TYPE_PCIE);
-  auto resp = Model().Estimate(r);
+  auto resp = ShippedSizingModel().Estimate(r);
   ASSERT_TRUE(resp.ok());
   const auto& nvlink = resp->estimates(0);
   const auto& pcie = resp->estimates(1);
@@ -359,7 +351,7 @@ TEST(PlanSelection, SlowFabricIsSlower) {
   slow.set_fabric(cv1::FABRIC_TYPE_ETHERNET);
   slow.set_fabric_gbps(100);
   *r.add_configurations() = slow;
-  auto resp = Model().Estimate(r);
+  auto resp = ShippedSizingModel().Estimate(r);
   ASSERT_TRUE(resp.ok());
   EXPECT_GT(resp->estimates(0).tokens_per_second(), resp->estimates(1).tokens_per_second());
 }
@@ -406,7 +398,7 @@ TEST(Throughput, BatchInferenceHoursAndMoeActiveCompute) {
   r.mutable_workload()->set_context_length(2048);
   r.mutable_workload()->set_output_tokens(512);
   *r.mutable_configurations(0) = Config("H100-SXM", 8);
-  auto resp = Model().Estimate(r);
+  auto resp = ShippedSizingModel().Estimate(r);
   ASSERT_TRUE(resp.ok());
   const auto& e = resp->estimates(0);
   EXPECT_TRUE(e.fits());
@@ -439,12 +431,12 @@ TEST(Memory, LoraTrainableParamsFromRankAndModules) {
   for (const char* m : {"q", "v", "o", "gate", "up", "down"}) {
     r.mutable_workload()->add_lora_target_modules(m);
   }
-  auto resp = Model().Estimate(r);
+  auto resp = ShippedSizingModel().Estimate(r);
   ASSERT_TRUE(resp.ok());
   EXPECT_NEAR(resp->totals().trainable_params() / 19.7e6, 1.0, 0.02);  // HANDBOOK A1.4
   r.mutable_workload()->set_lora_rank(16);
   r.mutable_workload()->clear_lora_target_modules();
-  resp = Model().Estimate(r);
+  resp = ShippedSizingModel().Estimate(r);
   ASSERT_TRUE(resp.ok());
   EXPECT_NEAR(resp->totals().trainable_params() / 41.9e6, 1.0, 0.02);
 }
