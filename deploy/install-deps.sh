@@ -17,6 +17,7 @@ PACKAGES=(
   libprotobuf-dev protobuf-compiler
   libabsl-dev prometheus-cpp-dev
   libgtest-dev libgmock-dev libbenchmark-dev
+  libjemalloc-dev  # the servers' allocator (docs/performance.md)
   # monitoring: promtool checks the rules; prometheus runs locally
   prometheus
   # Python client (Debian's grpcio; call /usr/bin/python3), health/reflection protos;
