@@ -2,7 +2,8 @@
 # Load run on loopback: the four real services (deploy/local/stack.sh) on
 # ephemeral ports, h2load as the client, everything on this machine, in one run:
 #
-#   1. the ceiling: grpc.health.v1.Health/Check on the gateway, saturated;
+#   1. the ceiling: grpc.health.v1.Health/Check on the gateway, saturated, three
+#      times (before, between and after the Recommend phases; the median counts);
 #   2. Recommend, saturated, over a mix of distinct requests read from a file;
 #   3. Recommend with LOAD_CLIENTS closed-loop clients (one stream each), for
 #      latency percentiles.
@@ -24,7 +25,7 @@
 #   LOAD_N         Recommend calls per request of the mix, saturated (100)
 #   LOAD_C LOAD_M  connections and streams per connection when saturated (4, 8)
 #   LOAD_CLIENTS   closed-loop clients (8); LOAD_LATENCY_N calls per request (40)
-#   LOAD_CHECK_N   health Checks for the ceiling (20000)
+#   LOAD_CHECK_N   health Checks per ceiling measurement (20000)
 #   LOAD_SMOKE=1   a tiny run that checks the benchmark works, not the speed
 # Prints one Markdown table row (docs/performance.md has the header) and the
 # services' resident memory. Exit 1 if any call failed.
@@ -134,18 +135,20 @@ run_h2load() {  # label log n c m body path
     { cat "$log.out" >&2; echo "load_test: h2load failed ($label)" >&2; exit 1; }
 }
 
-# --- 1. ceiling ------------------------------------------------------------------------------
-run_h2load check "$TMP/check.log" "$CHECK_N" "$C" "$M" "$TMP/check.bin" "$CHECK"
+# --- 1. ceiling (again between and after the phases below: a short run alone is noisy) --------
+run_h2load check "$TMP/check-1.log" "$CHECK_N" "$C" "$M" "$TMP/check.bin" "$CHECK"
 
 # --- 2. saturated mix, 3. closed loop --------------------------------------------------------------
 curl -sS --max-time 5 "http://$GATEWAY_METRICS/metrics" >"$TMP/before.prom"
 for body in "${REQS[@]}"; do
   run_h2load saturated "${body%.bin}.sat.log" "$N" "$C" "$M" "$body" "$RECOMMEND"
 done
+run_h2load check "$TMP/check-2.log" "$CHECK_N" "$C" "$M" "$TMP/check.bin" "$CHECK"
 for body in "${REQS[@]}"; do
   run_h2load closed-loop "${body%.bin}.lat.log" "$LAT_N" "$CLIENTS" 1 "$body" "$RECOMMEND"
 done
 curl -sS --max-time 5 "http://$GATEWAY_METRICS/metrics" >"$TMP/after.prom"
+run_h2load check "$TMP/check-3.log" "$CHECK_N" "$C" "$M" "$TMP/check.bin" "$CHECK"
 
 # Other work on the machine moves every figure: say how busy it was.
 echo "load average (1, 5, 15 min) after the run: $(cut -d' ' -f1-3 /proc/loadavg)"
@@ -184,7 +187,8 @@ def pct(values, q):
     v = sorted(values)
     return v[min(len(v) - 1, int(q * len(v)))] / 1000.0  # ms
 
-check = rate(runs(tmp + "/check.log"))
+checks = [rate([r]) for r in runs(tmp + "/check-*.log")]
+check = sorted(checks)[len(checks) // 2]
 sat = rate(runs(tmp + "/req-*.sat.log"))
 lat = [d for _, _, ds in runs(tmp + "/req-*.lat.log") for d in ds]
 
@@ -205,6 +209,7 @@ print("| offers | cache | mix | Check/s (ceiling) | Recommend/s | share of ceili
 print("|---|---|---|---|---|---|---|---|")
 print("| %d | %s | %d requests | %.0f | %.0f | %.1f%% | %.2f ms / %.2f ms | %d |"
       % (offers, cache, nreq, check, sat, 100 * sat / check, pct(lat, 0.50), pct(lat, 0.99), errors))
+print("ceiling runs (before, between, after): " + ", ".join("%.0f/s" % c for c in checks) + "; the median counts")
 names = ["catalog", "sizing", "pricing", "gateway"]
 print("resident memory: " + ", ".join("%s %.0f MB" % (n, kb / 1024) for n, kb in zip(names, rss_kb)))
 if offers >= 1000:
