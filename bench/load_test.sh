@@ -140,9 +140,17 @@ run_h2load check "$TMP/check-1.log" "$CHECK_N" "$C" "$M" "$TMP/check.bin" "$CHEC
 
 # --- 2. saturated mix, 3. closed loop --------------------------------------------------------------
 curl -sS --max-time 5 "http://$GATEWAY_METRICS/metrics" >"$TMP/before.prom"
+cpu_ticks() {  # user + system clock ticks of each service, in STACK_PIDS order
+  local pid
+  for pid in "${STACK_PIDS[@]}"; do
+    awk '{sub(/^.*\) /, ""); print $12 + $13}' "/proc/$pid/stat" 2>/dev/null || echo 0
+  done | paste -sd, -
+}
+cpu_before=$(cpu_ticks)
 for body in "${REQS[@]}"; do
   run_h2load saturated "${body%.bin}.sat.log" "$N" "$C" "$M" "$body" "$RECOMMEND"
 done
+cpu_after=$(cpu_ticks)
 run_h2load check "$TMP/check-2.log" "$CHECK_N" "$C" "$M" "$TMP/check.bin" "$CHECK"
 for body in "${REQS[@]}"; do
   run_h2load closed-loop "${body%.bin}.lat.log" "$LAT_N" "$CLIENTS" 1 "$body" "$RECOMMEND"
@@ -158,11 +166,13 @@ for i in "${!STACK_PIDS[@]}"; do
 done
 
 # --- summary ------------------------------------------------------------------------------------
-"$PY" - "$TMP" "$offers" "$CACHE" "${#REQS[@]}" "${rss[@]}" <<'PY'
+"$PY" - "$TMP" "$offers" "$CACHE" "${#REQS[@]}" "$cpu_before" "$cpu_after" "$(getconf CLK_TCK)" "${rss[@]}" <<'PY'
 import glob, re, sys
 
 tmp, offers, cache, nreq = sys.argv[1], int(sys.argv[2]), sys.argv[3], int(sys.argv[4])
-rss_kb = [int(x) for x in sys.argv[5:]]
+cpu_before, cpu_after = [[int(x) for x in a.split(",")] for a in sys.argv[5:7]]
+tick = 1.0 / int(sys.argv[7])
+rss_kb = [int(x) for x in sys.argv[8:]]
 
 def runs(pattern):
     """[(requests, seconds, [latency_us])] of each h2load --log-file."""
@@ -211,6 +221,11 @@ print("| %d | %s | %d requests | %.0f | %.0f | %.1f%% | %.2f ms / %.2f ms | %d |
       % (offers, cache, nreq, check, sat, 100 * sat / check, pct(lat, 0.50), pct(lat, 0.99), errors))
 print("ceiling runs (before, between, after): " + ", ".join("%.0f/s" % c for c in checks) + "; the median counts")
 names = ["catalog", "sizing", "pricing", "gateway"]
+# CPU time each service spent per Recommend of the saturated mix: unlike the
+# rates, it hardly moves when other work shares the machine.
+sat_calls = sum(n for n, _, _ in runs(tmp + "/req-*.sat.log"))
+print("CPU per Recommend (saturated mix): " + ", ".join(
+    "%s %.0f us" % (n, (a - b) * tick / sat_calls * 1e6) for n, b, a in zip(names, cpu_before, cpu_after)))
 print("resident memory: " + ", ".join("%s %.0f MB" % (n, kb / 1024) for n, kb in zip(names, rss_kb)))
 if offers >= 1000:
     print("memory per 100k offers: %.0f MB (catalog process), %.0f MB (pricing process), %.0f MB (gateway process)"

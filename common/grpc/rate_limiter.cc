@@ -65,7 +65,7 @@ bool PeerRateLimiter::Allow(absl::string_view peer, absl::Time now) {
   return true;
 }
 
-grpc::Status PeerRateLimiter::Admit(const grpc::ServerContext& context) {
+grpc::Status PeerRateLimiter::Admit(const grpc::ServerContextBase& context) {
   if (!enabled()) return grpc::Status::OK;
   if (Allow(PeerKey(context.peer()), absl::Now())) return grpc::Status::OK;
   return grpc::Status(grpc::StatusCode::RESOURCE_EXHAUSTED,

@@ -39,8 +39,9 @@ class PeerRateLimiter {
   // Takes a token from `peer`'s bucket at time `now`; false if it is empty.
   bool Allow(absl::string_view peer, absl::Time now);
 
-  // Allow() for the caller of `context` (its peer IP), as a gRPC status.
-  grpc::Status Admit(const grpc::ServerContext& context);
+  // Allow() for the caller of `context` (its peer IP), as a gRPC status; sync
+  // and callback servers alike.
+  grpc::Status Admit(const grpc::ServerContextBase& context);
 
   // "ipv4:10.0.0.7:51234" -> "ipv4:10.0.0.7", "ipv6:[::1]:5000" -> "ipv6:[::1]";
   // anything else is kept whole.

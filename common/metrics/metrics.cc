@@ -141,6 +141,16 @@ RpcScope::RpcScope(Metrics* metrics, std::string grpc_service, std::string metho
   if (metrics_ != nullptr) metrics_->ServerStarted(type_, service_, method_);
 }
 
+RpcScope::RpcScope(RpcScope&& other) noexcept
+    : metrics_(other.metrics_),
+      service_(std::move(other.service_)),
+      method_(std::move(other.method_)),
+      type_(std::move(other.type_)),
+      start_(other.start_),
+      finished_(other.finished_) {
+  other.finished_ = true;
+}
+
 RpcScope::~RpcScope() {
   if (!finished_) Finish(grpc::Status(grpc::StatusCode::UNKNOWN, "handler did not finish"));
 }

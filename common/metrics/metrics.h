@@ -100,6 +100,8 @@ class RpcScope {
   ~RpcScope();
   RpcScope(const RpcScope&) = delete;
   RpcScope& operator=(const RpcScope&) = delete;
+  // Moves the record (to an async call object); `other` then records nothing.
+  RpcScope(RpcScope&& other) noexcept;
 
   // Records the outcome and returns `status` unchanged.
   grpc::Status Finish(grpc::Status status);

@@ -2,12 +2,16 @@
 
 #include <algorithm>
 #include <chrono>
+#include <optional>
 #include <utility>
 
 #include "absl/strings/str_cat.h"
+#include "absl/synchronization/mutex.h"
 #include "absl/time/clock.h"
 #include "absl/time/time.h"
 #include "common/status/grpc_status.h"
+#include "google/protobuf/arena.h"
+#include "grpcpp/alarm.h"
 #include "grpcpp/client_context.h"
 #include "services/gateway/recommender.h"
 #include "services/gateway/workload_defaults.h"
@@ -60,8 +64,8 @@ absl::Status NoCatalogYet() {
 }  // namespace
 
 GatewayServiceImpl::GatewayServiceImpl(
-    catalog::CatalogReplica* replica, std::unique_ptr<sizing::v1::SizingService::StubInterface> sizing,
-    std::unique_ptr<pricing::v1::PricingService::StubInterface> pricing, Metrics* metrics,
+    catalog::CatalogReplica* replica, std::unique_ptr<sizing::v1::SizingService::Stub> sizing,
+    std::unique_ptr<pricing::v1::PricingService::Stub> pricing, Metrics* metrics,
     Options options)
     : replica_(replica),
       sizing_(std::move(sizing)),
@@ -103,113 +107,231 @@ absl::StatusOr<sizing::v1::EstimateResponse> GatewayServiceImpl::CallEstimate(
   return response;
 }
 
-absl::StatusOr<pricing::v1::QuoteResponse> GatewayServiceImpl::CallQuote(
-    grpc::ServerContext* context, const pricing::v1::QuoteRequest& request) {
-  std::unique_ptr<grpc::ClientContext> client = BackendContext(context, options_.backend_timeout);
-  pricing::v1::QuoteResponse response;
-  const absl::Time start = absl::Now();
-  const grpc::Status status = pricing_->Quote(client.get(), request, &response);
-  metrics_->ClientHandled("gpuadvisor.pricing.v1.PricingService", "Quote", status.error_code(),
-                          absl::ToDoubleSeconds(absl::Now() - start));
-  if (!status.ok()) return MapBackendStatus(Backend::kPricing, status);
-  return response;
-}
+// One Recommend that missed the response cache, from the request to the
+// answer. The chain, each step on the gRPC thread that delivered the one
+// before (never a thread of its own, never a blocking wait):
+//
+//   Start: RecommendationRun::Start ── needs sizing? ── Estimate ──> Sized
+//   Sized: ApplyEstimates ──> CallQuote ── Quote ──> Quoted
+//   Quoted: FAILED_PRECONDITION and time left? ── Alarm ──> CallQuote
+//           else RecommendationRun::Finish ──> Answer (Finish the RPC)
+//
+// At most one backend call or alarm is outstanding, so the steps never run
+// at once; only OnCancel can run beside a step, and it touches nothing but
+// the alarm (under mu_). Backend calls are children of the caller's call
+// (ClientContext::FromCallbackServerContext): the caller's cancellation or
+// deadline ends them, and their callback carries the chain to its end.
+// The reactor deletes itself in OnDone, after Finish.
+class GatewayServiceImpl::RecommendCall final : public grpc::ServerUnaryReactor {
+ public:
+  RecommendCall(GatewayServiceImpl* service, grpc::CallbackServerContext* context,
+                const v1::RecommendRequest* request, v1::RecommendResponse* response, RpcScope rpc,
+                CacheSlot slot)
+      : service_(service),
+        context_(context),
+        request_(request),
+        response_(response),
+        rpc_(std::move(rpc)),
+        slot_(std::move(slot)) {}
 
-absl::StatusOr<pricing::v1::QuoteResponse> GatewayServiceImpl::CallQuoteAtVersion(
-    grpc::ServerContext* context, const pricing::v1::QuoteRequest& request) {
-  // Pricing follows the catalog on its own and may not have built the book
-  // of this version yet (a reload moments ago): wait a little and ask again,
-  // within the caller's deadline, rather than mix two versions.
-  absl::Duration wait = absl::Milliseconds(20);
-  const absl::Time give_up = absl::Now() + options_.quote_version_wait;
-  while (true) {
-    absl::StatusOr<pricing::v1::QuoteResponse> priced = CallQuote(context, request);
-    if (priced.ok()) {
-      if (priced->catalog_version() != request.catalog_version()) {
-        return absl::UnavailableError(absl::StrCat("pricing backend: quoted catalog version \"",
-                                                   priced->catalog_version(), "\", not \"",
-                                                   request.catalog_version(), "\" as asked; retry"));
+  void Start() {
+    // One snapshot for the whole answer: its offers are filtered and sized,
+    // and pricing quotes against the same version.
+    catalog_ = service_->replica_->Current();
+    absl::StatusOr<RecommendationRun> run = RecommendationRun::Start(
+        service_->index_cache_.Get(catalog_), *request_, service_->options_.region_groups,
+        service_->options_.overheads, service_->options_.estimate_cache);
+    if (!run.ok()) return Answer(run.status());
+    run_.emplace(*std::move(run));
+    if (!run_->needs_sizing()) return Sized(grpc::Status::OK);
+    client_ = BackendContext();
+    backend_start_ = absl::Now();
+    service_->sizing_->async()->Estimate(client_.get(), &run_->estimate_request(), &sized_,
+                                         [this](grpc::Status status) { Sized(std::move(status)); });
+  }
+
+  void OnCancel() override {
+    // A retry waiting on the alarm stops now (Quoted sees ok = false); a
+    // backend call in flight is cancelled by gRPC itself (it is a child).
+    absl::MutexLock lock(&mu_);
+    cancelled_ = true;
+    if (alarm_ != nullptr) alarm_->Cancel();
+  }
+
+  void OnDone() override { delete this; }
+
+ private:
+  void Sized(grpc::Status status) {
+    if (client_ != nullptr) {
+      service_->metrics_->ClientHandled("gpuadvisor.sizing.v1.SizingService", "Estimate",
+                                        status.error_code(),
+                                        absl::ToDoubleSeconds(absl::Now() - backend_start_));
+    }
+    if (!status.ok()) return Answer(MapBackendStatus(Backend::kSizing, status));
+    absl::StatusOr<pricing::v1::QuoteRequest> quote = run_->ApplyEstimates(std::move(sized_));
+    if (!quote.ok()) return Answer(quote.status());
+    quote_ = *std::move(quote);
+    quote_.set_catalog_version(catalog_->snapshot().version());
+    // Quote even with no items: an empty answer still says which price book
+    // it was checked against. With no items, a pricing failure only costs
+    // the answer that version.
+    quote_give_up_ = absl::Now() + service_->options_.quote_version_wait;
+    CallQuote();
+  }
+
+  void CallQuote() {
+    client_ = BackendContext();
+    // The answer is parsed into the arena and dropped with it, not message
+    // by message (a quote has hundreds of items).
+    priced_ = google::protobuf::Arena::CreateMessage<pricing::v1::QuoteResponse>(&arena_);
+    backend_start_ = absl::Now();
+    service_->pricing_->async()->Quote(client_.get(), &quote_, priced_,
+                                       [this](grpc::Status status) { Quoted(std::move(status)); });
+  }
+
+  // CallQuote for quote_.catalog_version(), retried while pricing answers
+  // FAILED_PRECONDITION (it has not built that version's book yet: a reload
+  // moments ago), for at most Options::quote_version_wait and the caller's
+  // deadline; then UNAVAILABLE naming the version. A quote of another
+  // version is refused.
+  void Quoted(grpc::Status status) {
+    service_->metrics_->ClientHandled("gpuadvisor.pricing.v1.PricingService", "Quote",
+                                      status.error_code(),
+                                      absl::ToDoubleSeconds(absl::Now() - backend_start_));
+    absl::Status priced = absl::OkStatus();
+    if (!status.ok()) {
+      priced = MapBackendStatus(Backend::kPricing, status);
+    } else if (priced_->catalog_version() != quote_.catalog_version()) {
+      priced = absl::UnavailableError(absl::StrCat("pricing backend: quoted catalog version \"",
+                                                   priced_->catalog_version(), "\", not \"",
+                                                   quote_.catalog_version(), "\" as asked; retry"));
+    }
+    if (absl::IsFailedPrecondition(priced)) {
+      const absl::Time deadline = absl::FromChrono(context_->deadline());
+      absl::MutexLock lock(&mu_);
+      const absl::Duration wait = retry_wait_;
+      if (!cancelled_ && absl::Now() + wait <= std::min(quote_give_up_, deadline)) {
+        retry_wait_ = std::min(wait * 2, absl::Milliseconds(200));
+        alarm_ = std::make_unique<grpc::Alarm>();
+        alarm_->Set(absl::ToChronoTime(absl::Now() + wait), [this, priced](bool fired) {
+          if (fired) return CallQuote();
+          Answer(VersionMissing(priced));  // cancelled while waiting
+        });
+        return;
       }
-      return priced;
+      priced = VersionMissing(priced);
     }
-    if (!absl::IsFailedPrecondition(priced.status())) return priced.status();
-    const absl::Time deadline = absl::FromChrono(context->deadline());
-    if (absl::Now() + wait > std::min(give_up, deadline) || context->IsCancelled()) {
-      return absl::UnavailableError(absl::StrCat(
-          "pricing backend does not hold catalog version \"", request.catalog_version(),
-          "\" that this answer was built from (", priced.status().message(), "); retry"));
+    if (!priced.ok()) {
+      if (quote_.items_size() > 0) return Answer(priced);
+      priced_->Clear();
     }
-    absl::SleepFor(wait);
-    wait = std::min(wait * 2, absl::Milliseconds(200));
+    Answer(run_->Finish(*priced_));
   }
-}
 
-absl::StatusOr<v1::RecommendResponse> GatewayServiceImpl::DoRecommend(
-    grpc::ServerContext* context, const v1::RecommendRequest& request) {
-  // One snapshot for the whole answer: its offers are filtered and sized,
-  // and pricing quotes against the same version.
+  absl::Status VersionMissing(const absl::Status& last) const {
+    return absl::UnavailableError(absl::StrCat("pricing backend does not hold catalog version \"",
+                                               quote_.catalog_version(),
+                                               "\" that this answer was built from (", last.message(),
+                                               "); retry"));
+  }
+
+  std::unique_ptr<grpc::ClientContext> BackendContext() const {
+    std::unique_ptr<grpc::ClientContext> client = grpc::ClientContext::FromCallbackServerContext(*context_);
+    // The child deadline is the earlier of the caller's and ours.
+    client->set_deadline(absl::ToChronoTime(absl::Now() + service_->options_.backend_timeout));
+    return client;
+  }
+
+  void Answer(absl::StatusOr<v1::RecommendResponse> answer) {
+    Finish(rpc_.Finish(service_->AnswerRecommend(slot_, std::move(answer), response_)));
+  }
+
+  GatewayServiceImpl* const service_;
+  grpc::CallbackServerContext* const context_;
+  const v1::RecommendRequest* const request_;
+  v1::RecommendResponse* const response_;
+  RpcScope rpc_;
+  const CacheSlot slot_;
+  std::shared_ptr<const catalog::Catalog> catalog_;
+  std::optional<RecommendationRun> run_;
+  std::unique_ptr<grpc::ClientContext> client_;  // of the backend call in flight
+  absl::Time backend_start_;
+  sizing::v1::EstimateResponse sized_;
+  pricing::v1::QuoteRequest quote_;
+  google::protobuf::Arena arena_;
+  pricing::v1::QuoteResponse* priced_ = nullptr;  // on arena_
+  absl::Time quote_give_up_;
+  absl::Duration retry_wait_ = absl::Milliseconds(20);
+  absl::Mutex mu_;
+  bool cancelled_ ABSL_GUARDED_BY(mu_) = false;
+  std::unique_ptr<grpc::Alarm> alarm_ ABSL_GUARDED_BY(mu_);
+};
+
+GatewayServiceImpl::CacheSlot GatewayServiceImpl::CacheSlotFor(const v1::RecommendRequest& request) const {
+  // The key names the versions live now; an answer is stored only if it was
+  // computed from exactly those versions.
+  CacheSlot slot;
+  if (options_.response_cache == nullptr || !options_.response_cache->enabled() ||
+      !options_.price_book_version) {
+    return slot;
+  }
   std::shared_ptr<const catalog::Catalog> catalog = replica_->Current();
-  absl::StatusOr<RecommendationRun> run =
-      RecommendationRun::Start(index_cache_.Get(catalog), request, options_.region_groups,
-                               options_.overheads, options_.estimate_cache);
-  if (!run.ok()) return run.status();
-  absl::StatusOr<sizing::v1::EstimateResponse> sized =
-      run->needs_sizing() ? CallEstimate(context, run->estimate_request()) : sizing::v1::EstimateResponse();
-  if (!sized.ok()) return sized.status();
-  absl::StatusOr<pricing::v1::QuoteRequest> quote = run->ApplyEstimates(std::move(*sized));
-  if (!quote.ok()) return quote.status();
-  quote->set_catalog_version(catalog->snapshot().version());
-  // Quote even with no items: an empty answer still says which price book
-  // it was checked against. With no items, a pricing failure only costs the
-  // answer that version.
-  absl::StatusOr<pricing::v1::QuoteResponse> priced = CallQuoteAtVersion(context, *quote);
-  if (!priced.ok()) {
-    if (quote->items_size() > 0) return priced.status();
-    priced = pricing::v1::QuoteResponse();
-  }
-  return run->Finish(*priced);
+  if (catalog != nullptr) slot.catalog_version = catalog->snapshot().version();
+  slot.price_book_version = options_.price_book_version();
+  slot.key = ResponseCache::Key(request, slot.catalog_version, slot.price_book_version);
+  return slot;
 }
 
-grpc::Status GatewayServiceImpl::Recommend(grpc::ServerContext* context,
-                                           const v1::RecommendRequest* request,
-                                           v1::RecommendResponse* response) {
-  RpcScope rpc(metrics_, kService, "Recommend");
-  if (grpc::Status admitted = limiter_.Admit(*context); !admitted.ok()) return rpc.Finish(admitted);
-  // The cache key names the versions live now; an answer is stored only if
-  // it was computed from exactly those versions.
-  std::string key, catalog_version, price_book_version;
-  if (options_.response_cache != nullptr && options_.response_cache->enabled() &&
-      options_.price_book_version) {
-    std::shared_ptr<const catalog::Catalog> catalog = replica_->Current();
-    if (catalog != nullptr) catalog_version = catalog->snapshot().version();
-    price_book_version = options_.price_book_version();
-    key = ResponseCache::Key(*request, catalog_version, price_book_version);
-  }
-  const ResponseCache::Hit hit =
-      options_.response_cache != nullptr ? options_.response_cache->Lookup(key) : ResponseCache::Hit{};
-  const bool cached = hit.response != nullptr;
-  absl::StatusOr<v1::RecommendResponse> answer =
-      cached ? absl::StatusOr<v1::RecommendResponse>(*hit.response) : DoRecommend(context, *request);
-  if (cached) {
-    answer->set_price_book_age_seconds(answer->price_book_age_seconds() +
-                                       absl::ToInt64Seconds(absl::Now() - hit.stored_at));
-  }
+grpc::Status GatewayServiceImpl::AnswerRecommend(const CacheSlot& slot,
+                                                 absl::StatusOr<v1::RecommendResponse> answer,
+                                                 v1::RecommendResponse* response) {
   const double age = replica_->AgeSeconds();
   if (!answer.ok()) {
     recommendations_.Add({{"outcome", "error"}}).Increment();
-    return rpc.Finish(ToGrpcStatus(answer.status()));
+    return ToGrpcStatus(answer.status());
   }
-  if (!key.empty()) {
-    (cached ? cache_hits_ : cache_misses_).Increment();
-    if (!cached && answer->catalog_version() == catalog_version &&
-        answer->price_book_version() == price_book_version) {
-      options_.response_cache->Insert(key, catalog_version, price_book_version, *answer, absl::Now());
+  if (!slot.key.empty()) {
+    cache_misses_.Increment();
+    if (answer->catalog_version() == slot.catalog_version &&
+        answer->price_book_version() == slot.price_book_version) {
+      options_.response_cache->Insert(slot.key, slot.catalog_version, slot.price_book_version, *answer,
+                                      absl::Now());
     }
   }
   recommendations_.Add({{"outcome", answer->recommendations().empty() ? "empty" : "ok"}}).Increment();
   *response = std::move(*answer);
   response->set_catalog_age_seconds(static_cast<int64_t>(age));
-  return rpc.Finish(grpc::Status::OK);
+  return grpc::Status::OK;
+}
+
+grpc::ServerUnaryReactor* GatewayServiceImpl::Recommend(grpc::CallbackServerContext* context,
+                                                        const v1::RecommendRequest* request,
+                                                        v1::RecommendResponse* response) {
+  RpcScope rpc(metrics_, kService, "Recommend");
+  if (grpc::Status admitted = limiter_.Admit(*context); !admitted.ok()) {
+    grpc::ServerUnaryReactor* reactor = context->DefaultReactor();
+    reactor->Finish(rpc.Finish(admitted));
+    return reactor;
+  }
+  CacheSlot slot = CacheSlotFor(*request);
+  if (!slot.key.empty()) {
+    const ResponseCache::Hit hit = options_.response_cache->Lookup(slot.key);
+    if (hit.response != nullptr) {
+      // Answered here, on the thread that delivered the request.
+      cache_hits_.Increment();
+      *response = *hit.response;
+      response->set_price_book_age_seconds(response->price_book_age_seconds() +
+                                           absl::ToInt64Seconds(absl::Now() - hit.stored_at));
+      recommendations_.Add({{"outcome", response->recommendations().empty() ? "empty" : "ok"}}).Increment();
+      response->set_catalog_age_seconds(static_cast<int64_t>(replica_->AgeSeconds()));
+      grpc::ServerUnaryReactor* reactor = context->DefaultReactor();
+      reactor->Finish(rpc.Finish(grpc::Status::OK));
+      return reactor;
+    }
+  }
+  auto* call = new RecommendCall(this, context, request, response, std::move(rpc), std::move(slot));
+  call->Start();
+  return call;
 }
 
 grpc::Status GatewayServiceImpl::Estimate(grpc::ServerContext* context,

@@ -8,7 +8,16 @@
 // FAILED_PRECONDITION for a version it does not hold; the gateway retries
 // briefly, then answers UNAVAILABLE). Backend calls carry the caller's deadline
 // and cancellation (ClientContext::FromServerContext), capped by
-// Options::backend_timeout. Status mapping: a backend's UNAVAILABLE,
+// Options::backend_timeout.
+//
+// Recommend is served on the gRPC callback API and never blocks a thread: a
+// response-cache hit is answered inline on the gRPC thread that delivered the
+// request; a miss runs the domain logic on the gRPC threads that deliver each
+// step (the request, then sizing's answer, then pricing's) and calls the
+// backends with the callback client API; the FAILED_PRECONDITION retry waits
+// on a grpc::Alarm. The whole chain is RecommendCall in the .cc. A caller that
+// cancels (or whose deadline passes) cancels the backend call in flight and
+// any retry wait. The other methods are synchronous (one handler thread each). Status mapping: a backend's UNAVAILABLE,
 // DEADLINE_EXCEEDED, CANCELLED and RESOURCE_EXHAUSTED pass through; sizing's
 // INVALID_ARGUMENT and NOT_FOUND describe the caller's workload and pass
 // through; anything else a backend says about a request the gateway built is
@@ -42,7 +51,8 @@
 
 namespace gpuadvisor::gateway {
 
-class GatewayServiceImpl final : public v1::GatewayService::Service {
+class GatewayServiceImpl final
+    : public v1::GatewayService::WithCallbackMethod_Recommend<v1::GatewayService::Service> {
  public:
   struct Options {
     absl::Duration backend_timeout = absl::Seconds(2);  // per backend call
@@ -67,14 +77,18 @@ class GatewayServiceImpl final : public v1::GatewayService::Service {
     PeerRateLimiter::Options rate_limit = PeerRateLimiter::Options();
   };
 
-  // `replica` and `metrics` must outlive the service.
+  // `replica` and `metrics` must outlive the service. The stubs are real
+  // stubs (their callback API serves Recommend).
   GatewayServiceImpl(catalog::CatalogReplica* replica,
-                     std::unique_ptr<sizing::v1::SizingService::StubInterface> sizing,
-                     std::unique_ptr<pricing::v1::PricingService::StubInterface> pricing,
+                     std::unique_ptr<sizing::v1::SizingService::Stub> sizing,
+                     std::unique_ptr<pricing::v1::PricingService::Stub> pricing,
                      Metrics* metrics, Options options);
 
-  grpc::Status Recommend(grpc::ServerContext* context, const v1::RecommendRequest* request,
-                         v1::RecommendResponse* response) override;
+  // The synchronous overload is the generated one that is never called.
+  using v1::GatewayService::WithCallbackMethod_Recommend<v1::GatewayService::Service>::Recommend;
+  grpc::ServerUnaryReactor* Recommend(grpc::CallbackServerContext* context,
+                                      const v1::RecommendRequest* request,
+                                      v1::RecommendResponse* response) override;
   grpc::Status Estimate(grpc::ServerContext* context, const v1::EstimateRequest* request,
                         v1::EstimateResponse* response) override;
   grpc::Status ListOffers(grpc::ServerContext* context, const catalog::v1::ListOffersRequest* request,
@@ -85,23 +99,26 @@ class GatewayServiceImpl final : public v1::GatewayService::Service {
                           sizing::v1::ListModelsResponse* response) override;
 
  private:
-  absl::StatusOr<v1::RecommendResponse> DoRecommend(grpc::ServerContext* context,
-                                                    const v1::RecommendRequest& request);
+  class RecommendCall;  // one Recommend that missed the response cache
+
+  // The response-cache key of a request and the versions it names; key is
+  // empty when the cache is off or a version is unknown.
+  struct CacheSlot {
+    std::string key, catalog_version, price_book_version;
+  };
+  CacheSlot CacheSlotFor(const v1::RecommendRequest& request) const;
+  // The end of every Recommend: counts the outcome, stores a computed answer
+  // under `slot`, moves it into `response` with the catalog's age.
+  grpc::Status AnswerRecommend(const CacheSlot& slot, absl::StatusOr<v1::RecommendResponse> answer,
+                               v1::RecommendResponse* response);
+
   absl::StatusOr<sizing::v1::EstimateResponse> CallEstimate(grpc::ServerContext* context,
                                                             const sizing::v1::EstimateRequest& request);
-  absl::StatusOr<pricing::v1::QuoteResponse> CallQuote(grpc::ServerContext* context,
-                                                       const pricing::v1::QuoteRequest& request);
-  // CallQuote for request.catalog_version(), retried while pricing answers
-  // FAILED_PRECONDITION (it has not built that version's book yet), for at
-  // most Options::quote_version_wait and the caller's deadline; then
-  // UNAVAILABLE naming the version. A quote of another version is refused.
-  absl::StatusOr<pricing::v1::QuoteResponse> CallQuoteAtVersion(grpc::ServerContext* context,
-                                                                const pricing::v1::QuoteRequest& request);
 
   catalog::CatalogReplica* replica_;
   OfferIndexCache index_cache_;  // the replica's newest snapshot, indexed once
-  std::unique_ptr<sizing::v1::SizingService::StubInterface> sizing_;
-  std::unique_ptr<pricing::v1::PricingService::StubInterface> pricing_;
+  std::unique_ptr<sizing::v1::SizingService::Stub> sizing_;
+  std::unique_ptr<pricing::v1::PricingService::Stub> pricing_;
   Metrics* metrics_;
   const Options options_;
   PeerRateLimiter limiter_;

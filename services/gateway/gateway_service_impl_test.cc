@@ -65,9 +65,18 @@ class FakeCatalog final : public catalog::v1::CatalogService::Service {
 
 class FakeSizing final : public sizing::v1::SizingService::Service {
  public:
-  grpc::Status Estimate(grpc::ServerContext*, const sizing::v1::EstimateRequest* request,
+  grpc::Status Estimate(grpc::ServerContext* context, const sizing::v1::EstimateRequest* request,
                         sizing::v1::EstimateResponse* response) override {
-    absl::SleepFor(delay);
+    ++calls;
+    // Waits out `delay` unless the gateway cancels the call first.
+    const absl::Time until = absl::Now() + delay;
+    while (absl::Now() < until) {
+      if (context->IsCancelled()) {
+        ++cancelled;
+        return grpc::Status::CANCELLED;
+      }
+      absl::SleepFor(absl::Milliseconds(5));
+    }
     if (!answer.ok()) return answer;
     for (const auto& config : request->configurations()) {
       sizing::v1::ConfigurationEstimate* e = response->add_estimates();
@@ -82,14 +91,23 @@ class FakeSizing final : public sizing::v1::SizingService::Service {
   }
   grpc::Status answer = grpc::Status::OK;
   absl::Duration delay = absl::ZeroDuration();
+  std::atomic<int> calls{0};
+  std::atomic<int> cancelled{0};  // calls that saw the gateway cancel them
 };
 
 class FakePricing final : public pricing::v1::PricingService::Service {
  public:
   grpc::Status Quote(grpc::ServerContext*, const pricing::v1::QuoteRequest* request,
                      pricing::v1::QuoteResponse* response) override {
+    if (++calls <= lacking_version) {
+      // As pricing answers while it has not built the catalog version yet.
+      return grpc::Status(grpc::StatusCode::FAILED_PRECONDITION,
+                          absl::StrCat("catalog_version: no price book for catalog version \"",
+                                       request->catalog_version(), "\""));
+    }
     if (!answer.ok()) return answer;
     response->set_catalog_version(request->catalog_version());
+    response->set_price_book_version("prices-1");
     for (const auto& item : request->items()) {
       pricing::v1::Quote* q = response->add_quotes();
       q->set_offer_id(item.offer_id());
@@ -101,6 +119,8 @@ class FakePricing final : public pricing::v1::PricingService::Service {
     return grpc::Status::OK;
   }
   grpc::Status answer = grpc::Status::OK;
+  std::atomic<int> calls{0};
+  std::atomic<int> lacking_version{0};  // the first calls answer FAILED_PRECONDITION
 };
 
 class GatewayServiceTest : public ::testing::Test {
@@ -120,15 +140,43 @@ class GatewayServiceTest : public ::testing::Test {
         catalog::CatalogReplica::Options{.cache_path = "", .retry_interval = absl::Milliseconds(100), .on_snapshot = nullptr, .on_rejected = nullptr});
     replica_->Start();
     ASSERT_TRUE(replica_->WaitUntilLoaded(absl::Seconds(10)));
+    StartGateway(DefaultOptions());
+  }
+
+  static GatewayServiceImpl::Options DefaultOptions() {
     GatewayServiceImpl::Options options;
     options.backend_timeout = absl::Milliseconds(300);
+    return options;
+  }
+
+  // (Re)starts the gateway with `options`; its metrics start afresh.
+  void StartGateway(GatewayServiceImpl::Options options) {
+    if (gateway_server_ != nullptr) gateway_server_->Shutdown();
+    gateway_server_.reset();
+    service_.reset();
+    metrics_ = std::make_unique<Metrics>("gateway");
     service_ = std::make_unique<GatewayServiceImpl>(
         replica_.get(), sizing::v1::SizingService::NewStub(Channel(sizing_port_)),
-        pricing::v1::PricingService::NewStub(Channel(pricing_port_)), &metrics_, options);
+        pricing::v1::PricingService::NewStub(Channel(pricing_port_)), metrics_.get(), options);
     absl::StatusOr<StartedServer> gateway = StartServer(ServerOptions(), {service_.get()});
     ASSERT_OK(gateway);
     gateway_server_ = std::move(gateway->server);
     stub_ = v1::GatewayService::NewStub(Channel(gateway->port));
+  }
+
+  // The value of one series in the gateway's metrics; -1 if absent.
+  double Metric(const std::string& series) const {
+    const std::string text = metrics_->Serialize();
+    const size_t at = text.find("\n" + series + " ");
+    if (at == std::string::npos) return -1;
+    return std::stod(text.substr(at + series.size() + 2));
+  }
+
+  // Recommend calls the gateway finished with `code`.
+  double RecommendsHandled(const std::string& code) const {
+    return std::max(0.0, Metric(absl::StrCat("grpc_server_handled_total{grpc_code=\"", code,
+                                             "\",grpc_method=\"Recommend\",grpc_service=\"gpuadvisor."
+                                             "gateway.v1.GatewayService\",grpc_type=\"unary\"}")));
   }
 
   void TearDown() override {
@@ -143,14 +191,19 @@ class GatewayServiceTest : public ::testing::Test {
     return grpc::CreateChannel(absl::StrCat("127.0.0.1:", port), grpc::InsecureChannelCredentials());
   }
 
-  grpc::Status Recommend(v1::RecommendResponse* response) {
+  static v1::RecommendRequest Request() {
     v1::RecommendRequest request;
     request.mutable_workload()->set_task(sizing::v1::TASK_LORA);
     request.mutable_workload()->mutable_model()->set_preset("llama-3.1-8b");
     request.mutable_workload()->set_train_tokens(5e7);
+    return request;
+  }
+
+  grpc::Status Recommend(v1::RecommendResponse* response,
+                         absl::Duration deadline = absl::Seconds(5)) {
     grpc::ClientContext context;
-    context.set_deadline(std::chrono::system_clock::now() + std::chrono::seconds(5));
-    return stub_->Recommend(&context, request, response);
+    context.set_deadline(absl::ToChronoTime(absl::Now() + deadline));
+    return stub_->Recommend(&context, Request(), response);
   }
 
   FakeCatalog catalog_;
@@ -158,8 +211,9 @@ class GatewayServiceTest : public ::testing::Test {
   FakePricing pricing_;
   std::unique_ptr<grpc::Server> catalog_server_, sizing_server_, pricing_server_, gateway_server_;
   int catalog_port_ = 0, sizing_port_ = 0, pricing_port_ = 0;
-  Metrics metrics_{"gateway"};
+  std::unique_ptr<Metrics> metrics_;
   std::unique_ptr<catalog::CatalogReplica> replica_;
+  ResponseCache response_cache_{{.max_entries = 16}};
   std::unique_ptr<GatewayServiceImpl> service_;
   std::unique_ptr<v1::GatewayService::Stub> stub_;
 };
@@ -172,7 +226,7 @@ TEST_F(GatewayServiceTest, ComposesBackendsIntoARankedAnswer) {
   EXPECT_EQ(response.recommendations(0).cost().total_usd(), 42.9);
   EXPECT_EQ(response.catalog_version(), "v1");
   EXPECT_EQ(response.catalog_age_seconds(), 0);
-  EXPECT_THAT(metrics_.Serialize(), HasSubstr("grpc_client_handled_total{grpc_code=\"OK\",grpc_method=\"Estimate\""));
+  EXPECT_THAT(metrics_->Serialize(), HasSubstr("grpc_client_handled_total{grpc_code=\"OK\",grpc_method=\"Estimate\""));
 }
 
 TEST_F(GatewayServiceTest, SizingRejectionOfTheWorkloadPassesThrough) {
@@ -218,8 +272,93 @@ TEST_F(GatewayServiceTest, ReplicaServesAndAgesWhenTheCatalogGoesAway) {
   ASSERT_TRUE(Recommend(&response).ok());
   EXPECT_EQ(response.recommendations_size(), 1);
   EXPECT_GE(response.catalog_age_seconds(), 1);
-  metrics_.AddCollectable(std::make_shared<CatalogAgeCollector>(replica_.get()));
-  EXPECT_THAT(metrics_.Serialize(), ::testing::ContainsRegex("gpuadvisor_gateway_catalog_age_seconds [1-9]"));
+  metrics_->AddCollectable(std::make_shared<CatalogAgeCollector>(replica_.get()));
+  EXPECT_THAT(metrics_->Serialize(), ::testing::ContainsRegex("gpuadvisor_gateway_catalog_age_seconds [1-9]"));
+}
+
+TEST_F(GatewayServiceTest, RepeatedRequestIsAnsweredFromTheResponseCache) {
+  GatewayServiceImpl::Options options = DefaultOptions();
+  options.response_cache = &response_cache_;
+  options.price_book_version = [] { return std::string("prices-1"); };
+  StartGateway(options);
+  v1::RecommendResponse computed, cached;
+  ASSERT_TRUE(Recommend(&computed).ok());
+  ASSERT_TRUE(Recommend(&cached).ok());
+  ASSERT_EQ(cached.recommendations_size(), 1);
+  EXPECT_EQ(cached.SerializeAsString(), computed.SerializeAsString());
+  EXPECT_EQ(pricing_.calls.load(), 1);  // the second answer made no backend call
+  EXPECT_EQ(Metric("gpuadvisor_gateway_response_cache_hits_total"), 1);
+  EXPECT_EQ(Metric("gpuadvisor_gateway_response_cache_misses_total"), 1);
+  EXPECT_EQ(Metric("gpuadvisor_gateway_recommendations_total{outcome=\"ok\"}"), 2);
+  EXPECT_EQ(RecommendsHandled("OK"), 2);
+}
+
+TEST_F(GatewayServiceTest, PricingBehindOnTheCatalogVersionIsAskedAgain) {
+  pricing_.lacking_version = 2;
+  v1::RecommendResponse response;
+  ASSERT_TRUE(Recommend(&response).ok());
+  EXPECT_EQ(pricing_.calls.load(), 3);
+  ASSERT_EQ(response.recommendations_size(), 1);
+  EXPECT_EQ(response.catalog_version(), "v1");
+}
+
+TEST_F(GatewayServiceTest, PricingThatNeverHoldsTheVersionIsUnavailableNamingIt) {
+  GatewayServiceImpl::Options options = DefaultOptions();
+  options.quote_version_wait = absl::Milliseconds(100);
+  StartGateway(options);
+  pricing_.lacking_version = 1000;
+  v1::RecommendResponse response;
+  const grpc::Status status = Recommend(&response);
+  EXPECT_EQ(status.error_code(), grpc::StatusCode::UNAVAILABLE);
+  EXPECT_THAT(status.error_message(), HasSubstr("does not hold catalog version \"v1\""));
+  EXPECT_GE(pricing_.calls.load(), 2);  // asked again at least once before giving up
+}
+
+TEST_F(GatewayServiceTest, CallersDeadlineEndsTheBackendCallInFlight) {
+  sizing_.delay = absl::Seconds(5);
+  GatewayServiceImpl::Options options = DefaultOptions();
+  options.backend_timeout = absl::Seconds(10);  // the caller's deadline is the earlier one
+  StartGateway(options);
+  v1::RecommendResponse response;
+  EXPECT_EQ(Recommend(&response, absl::Milliseconds(200)).error_code(),
+            grpc::StatusCode::DEADLINE_EXCEEDED);
+  // Sizing sees the cancellation (its own 5 s would otherwise run out).
+  for (int i = 0; i < 400 && sizing_.cancelled == 0; ++i) absl::SleepFor(absl::Milliseconds(10));
+  EXPECT_EQ(sizing_.cancelled.load(), 1);
+  // The gateway finished the call and still answers.
+  sizing_.delay = absl::ZeroDuration();
+  ASSERT_TRUE(Recommend(&response).ok());
+  EXPECT_EQ(response.recommendations_size(), 1);
+}
+
+TEST_F(GatewayServiceTest, CancellingEndsTheRetryWait) {
+  GatewayServiceImpl::Options options = DefaultOptions();
+  options.quote_version_wait = absl::Seconds(60);  // far longer than the test waits
+  StartGateway(options);
+  pricing_.lacking_version = 1'000'000;
+  grpc::ClientContext context;
+  v1::RecommendResponse response;
+  grpc::Status status;
+  std::atomic<bool> done{false};
+  const v1::RecommendRequest request = Request();
+  stub_->async()->Recommend(&context, &request, &response, [&](grpc::Status s) {
+    status = std::move(s);
+    done = true;
+  });
+  for (int i = 0; i < 500 && pricing_.calls < 2; ++i) absl::SleepFor(absl::Milliseconds(10));
+  ASSERT_GE(pricing_.calls.load(), 2);  // retrying
+  context.TryCancel();
+  // CANCELLED if a Quote was in flight (gRPC cancels it), UNAVAILABLE if the
+  // call was waiting to ask again.
+  const auto ended = [&] { return RecommendsHandled("Cancelled") + RecommendsHandled("Unavailable"); };
+  for (int i = 0; i < 1000 && ended() != 1; ++i) absl::SleepFor(absl::Milliseconds(10));
+  EXPECT_EQ(ended(), 1);  // the gateway ended the call, not the 60 s wait
+  const int calls = pricing_.calls;
+  absl::SleepFor(absl::Milliseconds(300));
+  EXPECT_EQ(pricing_.calls.load(), calls);  // and asks pricing no more
+  for (int i = 0; i < 500 && !done; ++i) absl::SleepFor(absl::Milliseconds(10));
+  ASSERT_TRUE(done);
+  EXPECT_EQ(status.error_code(), grpc::StatusCode::CANCELLED);
 }
 
 }  // namespace
