@@ -13,6 +13,7 @@
 #include "google/protobuf/arena.h"
 #include "grpcpp/alarm.h"
 #include "grpcpp/client_context.h"
+#include "grpcpp/impl/codegen/proto_utils.h"
 #include "services/gateway/recommender.h"
 #include "services/gateway/workload_defaults.h"
 
@@ -125,11 +126,10 @@ absl::StatusOr<sizing::v1::EstimateResponse> GatewayServiceImpl::CallEstimate(
 class GatewayServiceImpl::RecommendCall final : public grpc::ServerUnaryReactor {
  public:
   RecommendCall(GatewayServiceImpl* service, grpc::CallbackServerContext* context,
-                const v1::RecommendRequest* request, v1::RecommendResponse* response, RpcScope rpc,
-                CacheSlot slot)
+                v1::RecommendRequest request, grpc::ByteBuffer* response, RpcScope rpc, CacheSlot slot)
       : service_(service),
         context_(context),
-        request_(request),
+        request_(std::move(request)),
         response_(response),
         rpc_(std::move(rpc)),
         slot_(std::move(slot)) {}
@@ -139,7 +139,7 @@ class GatewayServiceImpl::RecommendCall final : public grpc::ServerUnaryReactor 
     // and pricing quotes against the same version.
     catalog_ = service_->replica_->Current();
     absl::StatusOr<RecommendationRun> run = RecommendationRun::Start(
-        service_->index_cache_.Get(catalog_), *request_, service_->options_.region_groups,
+        service_->index_cache_.Get(catalog_), request_, service_->options_.region_groups,
         service_->options_.overheads, service_->options_.estimate_cache);
     if (!run.ok()) return Answer(run.status());
     run_.emplace(*std::move(run));
@@ -248,8 +248,8 @@ class GatewayServiceImpl::RecommendCall final : public grpc::ServerUnaryReactor 
 
   GatewayServiceImpl* const service_;
   grpc::CallbackServerContext* const context_;
-  const v1::RecommendRequest* const request_;
-  v1::RecommendResponse* const response_;
+  const v1::RecommendRequest request_;
+  grpc::ByteBuffer* const response_;
   RpcScope rpc_;
   const CacheSlot slot_;
   std::shared_ptr<const catalog::Catalog> catalog_;
@@ -284,52 +284,58 @@ GatewayServiceImpl::CacheSlot GatewayServiceImpl::CacheSlotFor(const v1::Recomme
 
 grpc::Status GatewayServiceImpl::AnswerRecommend(const CacheSlot& slot,
                                                  absl::StatusOr<v1::RecommendResponse> answer,
-                                                 v1::RecommendResponse* response) {
-  const double age = replica_->AgeSeconds();
+                                                 grpc::ByteBuffer* response) {
   if (!answer.ok()) {
     recommendations_.Add({{"outcome", "error"}}).Increment();
     return ToGrpcStatus(answer.status());
   }
+  const bool storable = !slot.key.empty() && answer->catalog_version() == slot.catalog_version &&
+                        answer->price_book_version() == slot.price_book_version;
+  auto encoded = std::make_shared<const EncodedAnswer>(EncodedAnswer::From(*std::move(answer)));
+  *response = encoded->Send(encoded->price_book_age_seconds, static_cast<int64_t>(replica_->AgeSeconds()));
+  recommendations_.Add({{"outcome", encoded->empty ? "empty" : "ok"}}).Increment();
   if (!slot.key.empty()) {
     cache_misses_.Increment();
-    if (answer->catalog_version() == slot.catalog_version &&
-        answer->price_book_version() == slot.price_book_version) {
-      options_.response_cache->Insert(slot.key, slot.catalog_version, slot.price_book_version, *answer,
-                                      absl::Now());
+    if (storable) {
+      options_.response_cache->Insert(slot.key, slot.catalog_version, slot.price_book_version,
+                                      std::move(encoded), absl::Now());
     }
   }
-  recommendations_.Add({{"outcome", answer->recommendations().empty() ? "empty" : "ok"}}).Increment();
-  *response = std::move(*answer);
-  response->set_catalog_age_seconds(static_cast<int64_t>(age));
   return grpc::Status::OK;
 }
 
 grpc::ServerUnaryReactor* GatewayServiceImpl::Recommend(grpc::CallbackServerContext* context,
-                                                        const v1::RecommendRequest* request,
-                                                        v1::RecommendResponse* response) {
+                                                        const grpc::ByteBuffer* request_bytes,
+                                                        grpc::ByteBuffer* response) {
   RpcScope rpc(metrics_, kService, "Recommend");
-  if (grpc::Status admitted = limiter_.Admit(*context); !admitted.ok()) {
+  const auto answer_now = [&](grpc::Status status) {
     grpc::ServerUnaryReactor* reactor = context->DefaultReactor();
-    reactor->Finish(rpc.Finish(admitted));
+    reactor->Finish(rpc.Finish(std::move(status)));
     return reactor;
+  };
+  if (grpc::Status admitted = limiter_.Admit(*context); !admitted.ok()) return answer_now(admitted);
+  v1::RecommendRequest request;
+  grpc::ByteBuffer bytes(*request_bytes);  // shares the slices
+  // The status a typed method answers for an unparsable request.
+  if (grpc::Status parsed = grpc::SerializationTraits<v1::RecommendRequest>::Deserialize(&bytes, &request);
+      !parsed.ok()) {
+    return answer_now(parsed);
   }
-  CacheSlot slot = CacheSlotFor(*request);
+  CacheSlot slot = CacheSlotFor(request);
   if (!slot.key.empty()) {
     const ResponseCache::Hit hit = options_.response_cache->Lookup(slot.key);
     if (hit.response != nullptr) {
-      // Answered here, on the thread that delivered the request.
+      // Answered here, on the thread that delivered the request, with the
+      // bytes encoded when the answer was computed.
       cache_hits_.Increment();
-      *response = *hit.response;
-      response->set_price_book_age_seconds(response->price_book_age_seconds() +
-                                           absl::ToInt64Seconds(absl::Now() - hit.stored_at));
-      recommendations_.Add({{"outcome", response->recommendations().empty() ? "empty" : "ok"}}).Increment();
-      response->set_catalog_age_seconds(static_cast<int64_t>(replica_->AgeSeconds()));
-      grpc::ServerUnaryReactor* reactor = context->DefaultReactor();
-      reactor->Finish(rpc.Finish(grpc::Status::OK));
-      return reactor;
+      recommendations_.Add({{"outcome", hit.response->empty ? "empty" : "ok"}}).Increment();
+      *response = hit.response->Send(
+          hit.response->price_book_age_seconds + absl::ToInt64Seconds(absl::Now() - hit.stored_at),
+          static_cast<int64_t>(replica_->AgeSeconds()));
+      return answer_now(grpc::Status::OK);
     }
   }
-  auto* call = new RecommendCall(this, context, request, response, std::move(rpc), std::move(slot));
+  auto* call = new RecommendCall(this, context, std::move(request), response, std::move(rpc), std::move(slot));
   call->Start();
   return call;
 }

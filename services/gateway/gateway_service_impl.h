@@ -17,7 +17,10 @@
 // backends with the callback client API; the FAILED_PRECONDITION retry waits
 // on a grpc::Alarm. The whole chain is RecommendCall in the .cc. A caller that
 // cancels (or whose deadline passes) cancels the backend call in flight and
-// any retry wait. The other methods are synchronous (one handler thread each). Status mapping: a backend's UNAVAILABLE,
+// any retry wait. Recommend is a raw method (bytes in and out, the same
+// messages on the wire): an answer is encoded once, and a cached one is sent
+// as those bytes (EncodedAnswer, response_cache.h). The other methods are
+// synchronous (one handler thread each). Status mapping: a backend's UNAVAILABLE,
 // DEADLINE_EXCEEDED, CANCELLED and RESOURCE_EXHAUSTED pass through; sizing's
 // INVALID_ARGUMENT and NOT_FOUND describe the caller's workload and pass
 // through; anything else a backend says about a request the gateway built is
@@ -52,7 +55,7 @@
 namespace gpuadvisor::gateway {
 
 class GatewayServiceImpl final
-    : public v1::GatewayService::WithCallbackMethod_Recommend<v1::GatewayService::Service> {
+    : public v1::GatewayService::WithRawCallbackMethod_Recommend<v1::GatewayService::Service> {
  public:
   struct Options {
     absl::Duration backend_timeout = absl::Seconds(2);  // per backend call
@@ -84,11 +87,12 @@ class GatewayServiceImpl final
                      std::unique_ptr<pricing::v1::PricingService::Stub> pricing,
                      Metrics* metrics, Options options);
 
-  // The synchronous overload is the generated one that is never called.
-  using v1::GatewayService::WithCallbackMethod_Recommend<v1::GatewayService::Service>::Recommend;
-  grpc::ServerUnaryReactor* Recommend(grpc::CallbackServerContext* context,
-                                      const v1::RecommendRequest* request,
-                                      v1::RecommendResponse* response) override;
+  // `request` is an encoded RecommendRequest, `response` receives an encoded
+  // RecommendResponse. (The synchronous overload is the generated one that is
+  // never called.)
+  using v1::GatewayService::WithRawCallbackMethod_Recommend<v1::GatewayService::Service>::Recommend;
+  grpc::ServerUnaryReactor* Recommend(grpc::CallbackServerContext* context, const grpc::ByteBuffer* request,
+                                      grpc::ByteBuffer* response) override;
   grpc::Status Estimate(grpc::ServerContext* context, const v1::EstimateRequest* request,
                         v1::EstimateResponse* response) override;
   grpc::Status ListOffers(grpc::ServerContext* context, const catalog::v1::ListOffersRequest* request,
@@ -107,10 +111,10 @@ class GatewayServiceImpl final
     std::string key, catalog_version, price_book_version;
   };
   CacheSlot CacheSlotFor(const v1::RecommendRequest& request) const;
-  // The end of every Recommend: counts the outcome, stores a computed answer
-  // under `slot`, moves it into `response` with the catalog's age.
+  // The end of every computed Recommend: counts the outcome, encodes the
+  // answer into `response` with the catalog's age and stores it under `slot`.
   grpc::Status AnswerRecommend(const CacheSlot& slot, absl::StatusOr<v1::RecommendResponse> answer,
-                               v1::RecommendResponse* response);
+                               grpc::ByteBuffer* response);
 
   absl::StatusOr<sizing::v1::EstimateResponse> CallEstimate(grpc::ServerContext* context,
                                                             const sizing::v1::EstimateRequest& request);

@@ -6,6 +6,30 @@
 
 namespace gpuadvisor::gateway {
 
+EncodedAnswer EncodedAnswer::From(v1::RecommendResponse response) {
+  EncodedAnswer encoded;
+  encoded.price_book_age_seconds = response.price_book_age_seconds();
+  encoded.empty = response.recommendations().empty();
+  response.clear_price_book_age_seconds();
+  response.clear_catalog_age_seconds();
+  const size_t size = response.ByteSizeLong();
+  grpc_slice slice = grpc_slice_malloc(size);
+  response.SerializeWithCachedSizesToArray(GRPC_SLICE_START_PTR(slice));
+  encoded.bytes = grpc::Slice(slice, grpc::Slice::STEAL_REF);
+  return encoded;
+}
+
+grpc::ByteBuffer EncodedAnswer::Send(int64_t price_book_age, int64_t catalog_age) const {
+  v1::RecommendResponse ages;
+  ages.set_price_book_age_seconds(price_book_age);
+  ages.set_catalog_age_seconds(catalog_age);
+  uint8_t buffer[32];  // two tagged varints: at most 22 bytes
+  const size_t size = ages.ByteSizeLong();
+  ages.SerializeWithCachedSizesToArray(buffer);
+  const grpc::Slice parts[2] = {bytes, grpc::Slice(buffer, size)};
+  return grpc::ByteBuffer(parts, size > 0 ? 2 : 1);
+}
+
 std::string ResponseCache::Key(const v1::RecommendRequest& request, const std::string& catalog_version,
                                const std::string& price_book_version) {
   if (catalog_version.empty() || price_book_version.empty()) return "";
@@ -32,10 +56,10 @@ ResponseCache::Hit ResponseCache::Lookup(const std::string& key) {
 }
 
 void ResponseCache::Insert(const std::string& key, const std::string& catalog_version,
-                           const std::string& price_book_version, v1::RecommendResponse response,
-                           absl::Time now) {
+                           const std::string& price_book_version,
+                           std::shared_ptr<const EncodedAnswer> response, absl::Time now) {
   if (key.empty() || !enabled()) return;
-  Hit value{std::make_shared<const v1::RecommendResponse>(std::move(response)), now};
+  Hit value{std::move(response), now};
   const std::string versions = absl::StrCat(catalog_version, "\n", price_book_version);
   absl::MutexLock lock(&mu_);
   if (versions != versions_) {

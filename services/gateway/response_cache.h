@@ -19,8 +19,27 @@
 #include "absl/synchronization/mutex.h"
 #include "absl/time/time.h"
 #include "gpuadvisor/gateway/v1/gateway.pb.h"
+#include "grpcpp/support/byte_buffer.h"
+#include "grpcpp/support/slice.h"
 
 namespace gpuadvisor::gateway {
+
+// A Recommend answer as the gateway sends it, encoded once: a cached answer is
+// sent as these bytes, never copied or encoded again. The two age fields
+// (price_book_age_seconds, catalog_age_seconds) change with every call, so
+// `bytes` leaves them out and Send() appends them: protobuf parses the
+// concatenation of two encodings of a message as their merge, and fields may
+// come in any order.
+struct EncodedAnswer {
+  grpc::Slice bytes;  // the RecommendResponse without its age fields
+  int64_t price_book_age_seconds = 0;  // as computed
+  bool empty = false;  // no recommendations
+
+  // Encodes `response` (its age fields are left out of `bytes`).
+  static EncodedAnswer From(v1::RecommendResponse response);
+  // The answer to send: `bytes`, then the two ages (a few bytes).
+  grpc::ByteBuffer Send(int64_t price_book_age, int64_t catalog_age) const;
+};
 
 class ResponseCache {
  public:
@@ -38,7 +57,7 @@ class ResponseCache {
                          const std::string& price_book_version);
 
   struct Hit {
-    std::shared_ptr<const v1::RecommendResponse> response;  // null on a miss
+    std::shared_ptr<const EncodedAnswer> response;  // null on a miss
     absl::Time stored_at;  // to age the answer's price_book_age_seconds
   };
 
@@ -47,7 +66,7 @@ class ResponseCache {
 
   // Stores `response` under `key`, computed from the versions the key names.
   void Insert(const std::string& key, const std::string& catalog_version,
-              const std::string& price_book_version, v1::RecommendResponse response,
+              const std::string& price_book_version, std::shared_ptr<const EncodedAnswer> response,
               absl::Time now);
 
   size_t size() const;

@@ -13,12 +13,46 @@ v1::RecommendRequest Request(const std::string& preset, int max_results) {
   return request;
 }
 
-v1::RecommendResponse Answer(const std::string& catalog, const std::string& prices, int candidates) {
+v1::RecommendResponse Response(const std::string& catalog, const std::string& prices, int candidates) {
   v1::RecommendResponse response;
   response.set_catalog_version(catalog);
   response.set_price_book_version(prices);
   response.set_candidates_considered(candidates);
   return response;
+}
+
+std::shared_ptr<const EncodedAnswer> Answer(const std::string& catalog, const std::string& prices,
+                                            int candidates) {
+  return std::make_shared<const EncodedAnswer>(EncodedAnswer::From(Response(catalog, prices, candidates)));
+}
+
+// What a client parses from the bytes the gateway sends.
+v1::RecommendResponse Received(const EncodedAnswer& answer, int64_t price_book_age, int64_t catalog_age) {
+  grpc::ByteBuffer sent = answer.Send(price_book_age, catalog_age);
+  grpc::Slice whole;
+  EXPECT_TRUE(sent.DumpToSingleSlice(&whole).ok());
+  v1::RecommendResponse response;
+  EXPECT_TRUE(response.ParseFromArray(whole.begin(), static_cast<int>(whole.size())));
+  return response;
+}
+
+TEST(EncodedAnswer, SendsTheAnswerWithTheAgesOfThisCall) {
+  v1::RecommendResponse response = Response("c1", "p1", 42);
+  response.add_recommendations()->mutable_offer()->set_id("lambda/gpu_1x_h100_sxm5/us-east-1");
+  response.set_price_book_age_seconds(7);
+  response.set_catalog_age_seconds(3);
+  const EncodedAnswer encoded = EncodedAnswer::From(response);
+  EXPECT_EQ(encoded.price_book_age_seconds, 7);
+  EXPECT_FALSE(encoded.empty);
+  v1::RecommendResponse received = Received(encoded, 9, 4);
+  EXPECT_EQ(received.price_book_age_seconds(), 9);
+  EXPECT_EQ(received.catalog_age_seconds(), 4);
+  received.set_price_book_age_seconds(7);
+  received.set_catalog_age_seconds(3);
+  EXPECT_EQ(received.SerializeAsString(), response.SerializeAsString());  // nothing else changed
+  // Ages of zero are absent, as in any proto3 encoding.
+  EXPECT_EQ(Received(encoded, 0, 0).price_book_age_seconds(), 0);
+  EXPECT_TRUE(EncodedAnswer::From(Response("c1", "p1", 0)).empty);
 }
 
 TEST(ResponseCacheKey, EqualRequestsShareAKeyAndEveryVersionOrFieldSeparatesThem) {
@@ -46,7 +80,7 @@ TEST(ResponseCache, ReturnsWhatWasStoredUnderTheSameVersions) {
   cache.Insert(key, "c1", "p1", Answer("c1", "p1", 42), stored);
   ResponseCache::Hit hit = cache.Lookup(key);
   ASSERT_NE(hit.response, nullptr);
-  EXPECT_EQ(hit.response->candidates_considered(), 42);
+  EXPECT_EQ(Received(*hit.response, 0, 0).candidates_considered(), 42);
   EXPECT_EQ(hit.stored_at, stored);
   EXPECT_EQ(cache.Lookup("").response, nullptr);
 }
@@ -63,7 +97,7 @@ TEST(ResponseCache, ANewVersionDropsEveryOlderEntry) {
   EXPECT_EQ(cache.size(), 1u);
   EXPECT_EQ(cache.Lookup(old_a).response, nullptr);
   ASSERT_NE(cache.Lookup(fresh).response, nullptr);
-  EXPECT_EQ(cache.Lookup(fresh).response->candidates_considered(), 3);
+  EXPECT_EQ(Received(*cache.Lookup(fresh).response, 0, 0).candidates_considered(), 3);
 }
 
 TEST(ResponseCache, EvictsTheLeastRecentlyUsedBeyondItsBound) {
