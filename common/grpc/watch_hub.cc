@@ -26,16 +26,24 @@ std::shared_ptr<const WatchHub::Encoded> WatchHub::Encode(const google::protobuf
   encoded->version = std::move(version);
   std::string bytes;
   response.SerializeToString(&bytes);
-  grpc::Slice slice(std::move(bytes));
+  grpc::Slice slice = OwningSlice(std::move(bytes));
   encoded->bytes = grpc::ByteBuffer(&slice, 1);
   return encoded;
+}
+
+std::shared_ptr<WatchHub::Encoded> WatchHub::NewEncoded() { return std::make_shared<CountedEncoded>(); }
+
+grpc::Slice WatchHub::OwningSlice(std::string bytes) {
+  auto* owned = new std::string(std::move(bytes));
+  return grpc::Slice(owned->data(), owned->size(), +[](void* p) { delete static_cast<std::string*>(p); },
+                     owned);
 }
 
 class WatchHub::Watcher final : public grpc::ServerWriteReactor<grpc::ByteBuffer> {
  public:
   Watcher(WatchHub* hub, grpc::CallbackServerContext* context, std::string known,
-          absl::Duration heartbeat)
-      : hub_(hub), context_(context), known_(std::move(known)), heartbeat_(heartbeat) {}
+          absl::Duration heartbeat, bool chunks)
+      : hub_(hub), context_(context), known_(std::move(known)), heartbeat_(heartbeat), chunks_(chunks) {}
 
   void Ref() { refs_.fetch_add(1); }
   void Unref() {
@@ -101,8 +109,17 @@ class WatchHub::Watcher final : public grpc::ServerWriteReactor<grpc::ByteBuffer
 
   void OnWriteDone(bool ok) override {
     absl::ReleasableMutexLock lock(&mu_);
-    in_flight_.reset();
     last_write_ = absl::Now();
+    if (ok && !finished_ && in_flight_ != nullptr && part_ + 1 < PartCount(*in_flight_)) {
+      // The next chunk of the same version, before anything else.
+      ++part_;
+      buffer_ = Part(*in_flight_, part_);
+      write_started_ = last_write_;
+      lock.Release();
+      StartWrite(&buffer_);
+      return;
+    }
+    in_flight_.reset();
     if (!ok) {
       // The stream broke (client gone or cancelled): end it.
       if (finished_) return;
@@ -131,10 +148,27 @@ class WatchHub::Watcher final : public grpc::ServerWriteReactor<grpc::ByteBuffer
 
  private:
   // Starts writing `encoded`; releases the lock before calling into gRPC.
+  // What this watcher writes for `encoded`: its chunks, or the whole message.
+  bool Chunked(const Encoded& encoded) const { return chunks_ && !encoded.chunks.empty(); }
+  size_t PartCount(const Encoded& encoded) const { return Chunked(encoded) ? encoded.chunks.size() : 1; }
+  const grpc::ByteBuffer& Part(const Encoded& encoded, size_t i) const {
+    return Chunked(encoded) ? encoded.chunks[i] : encoded.bytes;
+  }
+
   void StartLocked(const std::shared_ptr<const Encoded>& encoded, absl::ReleasableMutexLock* lock)
       ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) {
+    if (!Chunked(*encoded) && !encoded->whole_refused.ok()) {
+      // Too large for one message and this follower did not ask for chunks.
+      finished_ = true;
+      finished_at_ = absl::Now();
+      pending_.reset();
+      lock->Release();
+      Finish(encoded->whole_refused);
+      return;
+    }
     in_flight_ = encoded;
-    buffer_ = encoded->bytes;  // shares the slices: no copy of the snapshot
+    part_ = 0;
+    buffer_ = Part(*encoded, 0);  // shares the slices: no copy of the snapshot
     write_started_ = absl::Now();
     if (!encoded->version.empty()) known_ = encoded->version;
     lock->Release();
@@ -148,7 +182,9 @@ class WatchHub::Watcher final : public grpc::ServerWriteReactor<grpc::ByteBuffer
   absl::Mutex mu_;
   std::string known_ ABSL_GUARDED_BY(mu_);  // newest version written or in flight
   const absl::Duration heartbeat_;
+  const bool chunks_;  // the watcher takes Encoded::chunks
   std::shared_ptr<const Encoded> in_flight_ ABSL_GUARDED_BY(mu_);
+  size_t part_ ABSL_GUARDED_BY(mu_) = 0;  // of Parts(*in_flight_) being written
   std::shared_ptr<const Encoded> pending_ ABSL_GUARDED_BY(mu_);
   grpc::ByteBuffer buffer_;  // what StartWrite points at while in flight
   absl::Time write_started_ ABSL_GUARDED_BY(mu_);
@@ -186,7 +222,8 @@ grpc::ServerWriteReactor<grpc::ByteBuffer>* WatchHub::Open(grpc::CallbackServerC
     heartbeat = absl::Milliseconds(std::clamp<int64_t>(heartbeat_millis, kMinWatchHeartbeatMillis,
                                                        kMaxWatchHeartbeatMillis));
   }
-  auto* watcher = new Watcher(this, context, known, heartbeat);
+  const bool chunks = parsed && source_.accepts_chunks != nullptr && source_.accepts_chunks(*request_bytes);
+  auto* watcher = new Watcher(this, context, known, heartbeat, chunks);
   const std::string current = source_.current_version();
   grpc::Status refused = grpc::Status::OK;
   {

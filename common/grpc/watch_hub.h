@@ -42,7 +42,9 @@
 #include "google/protobuf/message_lite.h"
 #include "grpcpp/server_context.h"
 #include "grpcpp/support/byte_buffer.h"
+#include "grpcpp/support/slice.h"
 #include "grpcpp/support/server_callback.h"
+#include "grpcpp/support/status.h"
 
 namespace gpuadvisor {
 
@@ -60,11 +62,25 @@ class WatchHub {
   // One serialized response, shared by every watcher writing it.
   struct Encoded {
     std::string version;  // "" for a heartbeat
-    grpc::ByteBuffer bytes;
+    grpc::ByteBuffer bytes;  // the whole value in one message
+    // The same value as consecutive messages, for watchers that accept
+    // chunks (Source::accepts_chunks); empty = this source does not chunk,
+    // they get `bytes` too. A watcher writes all of them back to back (no
+    // heartbeat or other version in between), each counted on its own by
+    // the slow-watcher check. They may share slices with `bytes`.
+    std::vector<grpc::ByteBuffer> chunks;
+    // Not OK: `bytes` is unusable (the value is too large for one message);
+    // a watcher that does not accept chunks is finished with this status.
+    grpc::Status whole_refused;
   };
   // Serializes `response` once, for every watcher.
   static std::shared_ptr<const Encoded> Encode(const google::protobuf::MessageLite& response,
                                                std::string version);
+  // An empty Encoded counted by live_encodings(), for sources that build
+  // their own (chunks).
+  static std::shared_ptr<Encoded> NewEncoded();
+  // A slice that owns `bytes` (moved, not copied); sub-slices share it.
+  static grpc::Slice OwningSlice(std::string bytes);
 
   // What is watched. Every function is called from the hub's threads and
   // must be thread-safe.
@@ -83,6 +99,8 @@ class WatchHub {
     // interval it asks for (0 = none). False when the bytes do not parse.
     std::function<bool(const grpc::ByteBuffer& request, std::string* known, int64_t* heartbeat_millis)>
         parse_request;
+    // Whether the watch request asks for Encoded::chunks (null: never).
+    std::function<bool(const grpc::ByteBuffer& request)> accepts_chunks;
     std::string version_header;    // initial metadata: the version at open
     std::string heartbeat_header;  // initial metadata: the accepted interval, ms
   };

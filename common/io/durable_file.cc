@@ -6,6 +6,7 @@
 #include <cerrno>
 #include <cstdio>
 #include <cstring>
+#include <vector>
 
 #include "absl/strings/str_cat.h"
 
@@ -19,6 +20,10 @@ absl::Status Errno(const std::string& what) {
 }  // namespace
 
 absl::Status WriteFileDurably(const std::string& path, absl::string_view contents) {
+  return WriteFileDurably(path, std::vector<absl::string_view>{contents});
+}
+
+absl::Status WriteFileDurably(const std::string& path, const std::vector<absl::string_view>& pieces) {
   const std::string tmp = absl::StrCat(path, ".tmp.", getpid());
   const int fd = ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
   if (fd < 0) return Errno(tmp);
@@ -28,14 +33,16 @@ absl::Status WriteFileDurably(const std::string& path, absl::string_view content
     ::unlink(tmp.c_str());
     return status;
   };
-  size_t written = 0;
-  while (written < contents.size()) {
-    const ssize_t n = ::write(fd, contents.data() + written, contents.size() - written);
-    if (n < 0) {
-      if (errno == EINTR) continue;
-      return fail(tmp);
+  for (absl::string_view contents : pieces) {
+    size_t written = 0;
+    while (written < contents.size()) {
+      const ssize_t n = ::write(fd, contents.data() + written, contents.size() - written);
+      if (n < 0) {
+        if (errno == EINTR) continue;
+        return fail(tmp);
+      }
+      written += static_cast<size_t>(n);
     }
-    written += static_cast<size_t>(n);
   }
   if (::fsync(fd) != 0) return fail(absl::StrCat(tmp, ": fsync"));
   if (::close(fd) != 0) {

@@ -7,6 +7,7 @@
 // the step that failed; the old file is untouched then.
 
 #include <string>
+#include <vector>
 
 #include "absl/status/status.h"
 #include "absl/strings/string_view.h"
@@ -14,6 +15,9 @@
 namespace gpuadvisor {
 
 absl::Status WriteFileDurably(const std::string& path, absl::string_view contents);
+// The same with the contents given as consecutive pieces (a header and a large
+// body written without concatenating them first).
+absl::Status WriteFileDurably(const std::string& path, const std::vector<absl::string_view>& pieces);
 
 }  // namespace gpuadvisor
 

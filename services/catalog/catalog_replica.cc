@@ -4,6 +4,7 @@
 #include <cerrno>
 #include <cstdio>
 #include <cstring>
+#include <limits>
 #include <utility>
 
 #include "absl/strings/numbers.h"
@@ -21,15 +22,90 @@ constexpr char kCacheMagic[] = "gpuadvisor-catalog-cache";
 
 }  // namespace
 
+absl::Status SnapshotAssembler::Add(v1::SnapshotChunk chunk) {
+  const int64_t received = static_cast<int64_t>(data_.size());
+  std::string problem;
+  if (chunk.offset() == 0 && in_progress()) {
+    problem = absl::StrCat("a new snapshot (", chunk.version(), ") began after ", received, " of ", total_,
+                           " bytes of ", version_);
+  } else if (chunk.offset() == 0) {
+    if (chunk.version().empty()) return absl::DataLossError("snapshot chunk: no version");
+    if (chunk.total_bytes() < 0 || chunk.total_bytes() > std::numeric_limits<int32_t>::max()) {
+      return absl::DataLossError(absl::StrCat("snapshot chunk: ", chunk.version(), " is ", chunk.total_bytes(),
+                                              " bytes, more than a protobuf message can hold"));
+    }
+    version_ = chunk.version();
+    total_ = chunk.total_bytes();
+    checksum_ = chunk.fnv1a64();
+    data_.clear();
+    data_.reserve(static_cast<size_t>(total_));
+  } else if (!in_progress()) {
+    problem = absl::StrCat("a chunk of ", chunk.version(), " at offset ", chunk.offset(),
+                           " without the start of its snapshot");
+  } else if (chunk.version() != version_ || chunk.total_bytes() != total_ || chunk.fnv1a64() != checksum_) {
+    problem = absl::StrCat("a chunk of ", chunk.version(), " (", chunk.total_bytes(), " bytes) inside ",
+                           version_, " (", total_, " bytes)");
+  } else if (chunk.offset() != received) {
+    problem = absl::StrCat("a chunk at offset ", chunk.offset(), " of ", version_, " after ", received,
+                           " bytes (a chunk lost or repeated)");
+  }
+  if (problem.empty() && static_cast<int64_t>(chunk.data().size()) > total_ - received) {
+    problem = absl::StrCat("chunks of ", version_, " run past its ", total_, " bytes");
+  }
+  if (!problem.empty()) {
+    Reset();
+    return absl::DataLossError(absl::StrCat("snapshot chunks: ", problem));
+  }
+  data_.append(chunk.data());
+  return absl::OkStatus();
+}
+
+absl::StatusOr<v1::CatalogSnapshot> SnapshotAssembler::Take(std::string* serialized) {
+  if (!complete()) {
+    const std::string status = absl::StrCat("snapshot chunks: ", received(), " of ", total_, " bytes of ",
+                                            version_.empty() ? "(none)" : version_, " received");
+    Reset();
+    return absl::DataLossError(status);
+  }
+  const std::string version = std::move(version_);
+  std::string data = std::move(data_);
+  const std::string checksum = std::move(checksum_);
+  Reset();
+  if (FingerprintHex(data) != checksum) {
+    return absl::DataLossError(absl::StrCat("snapshot chunks: ", version, ": checksum mismatch"));
+  }
+  v1::CatalogSnapshot snapshot;
+  if (!snapshot.ParseFromString(data)) {
+    return absl::DataLossError(absl::StrCat("snapshot chunks: ", version, ": unparsable snapshot"));
+  }
+  if (snapshot.version() != version) {
+    return absl::DataLossError(absl::StrCat("snapshot chunks: announced as ", version, ", the snapshot is ",
+                                            snapshot.version()));
+  }
+  if (serialized != nullptr) *serialized = std::move(data);
+  return snapshot;
+}
+
+void SnapshotAssembler::Reset() {
+  version_.clear();
+  total_ = 0;
+  checksum_.clear();
+  std::string().swap(data_);  // release the buffer, not just its contents
+}
+
+std::string CatalogReplica::CacheHeader(const v1::CatalogSnapshot& snapshot, absl::string_view body) {
+  return absl::StrCat(kCacheMagic, " 1 offers=", snapshot.offers_size(), " gpus=", snapshot.gpus_size(),
+                      " bytes=", body.size(), " fnv1a64=", FingerprintHex(body),
+                      " version=", snapshot.version(), "\n");
+}
+
 std::string CatalogReplica::EncodeCache(const v1::CatalogSnapshot& snapshot) {
   std::string body;
   snapshot.SerializeToString(&body);
-  return absl::StrCat(kCacheMagic, " 1 offers=", snapshot.offers_size(), " gpus=", snapshot.gpus_size(),
-                      " bytes=", body.size(), " fnv1a64=", FingerprintHex(body),
-                      " version=", snapshot.version(), "\n", body);
+  return absl::StrCat(CacheHeader(snapshot, body), body);
 }
 
-absl::StatusOr<v1::CatalogSnapshot> CatalogReplica::DecodeCache(const std::string& bytes) {
+absl::StatusOr<v1::CatalogSnapshot> CatalogReplica::DecodeCache(absl::string_view bytes) {
   if (bytes.empty()) return absl::DataLossError("cache: empty file");
   const size_t newline = bytes.find('\n');
   if (newline == std::string::npos || newline > 4096) return absl::DataLossError("cache: no header line");
@@ -49,14 +125,16 @@ absl::StatusOr<v1::CatalogSnapshot> CatalogReplica::DecodeCache(const std::strin
   if (offers < 0 || gpus < 0 || size < 0 || checksum.empty()) {
     return absl::DataLossError("cache: header lacks offers, gpus, bytes or fnv1a64");
   }
-  const std::string body = bytes.substr(newline + 1);
+  const absl::string_view body = bytes.substr(newline + 1);
   if (static_cast<int64_t>(body.size()) != size) {
     return absl::DataLossError(absl::StrCat("cache: ", body.size(), " bytes after the header, expected ", size,
                                             " (truncated or appended)"));
   }
   if (FingerprintHex(body) != checksum) return absl::DataLossError("cache: checksum mismatch");
   v1::CatalogSnapshot snapshot;
-  if (!snapshot.ParseFromString(body)) return absl::DataLossError("cache: unparsable snapshot");
+  if (!snapshot.ParseFromArray(body.data(), static_cast<int>(body.size()))) {
+    return absl::DataLossError("cache: unparsable snapshot");
+  }
   if (snapshot.offers_size() != offers || snapshot.gpus_size() != gpus) {
     return absl::DataLossError(absl::StrCat("cache: holds ", snapshot.offers_size(), " offers and ",
                                             snapshot.gpus_size(), " GPUs, header says ", offers, " and ",
@@ -126,9 +204,14 @@ bool CatalogReplica::WaitUntilLoaded(absl::Duration timeout) const {
                               timeout);
 }
 
-void CatalogReplica::Apply(v1::CatalogSnapshot snapshot, bool from_cache) {
-  std::string bytes;
-  if (!from_cache && !options_.cache_path.empty()) bytes = EncodeCache(snapshot);
+void CatalogReplica::Apply(v1::CatalogSnapshot snapshot, bool from_cache, std::string serialized) {
+  std::string header;
+  if (!from_cache && !options_.cache_path.empty()) {
+    if (serialized.empty()) snapshot.SerializeToString(&serialized);
+    header = CacheHeader(snapshot, serialized);
+  } else {
+    std::string().swap(serialized);
+  }
   const absl::Time loaded_at = absl::FromUnixSeconds(snapshot.loaded_at_unix_seconds());
   absl::StatusOr<std::shared_ptr<const Catalog>> catalog =
       Catalog::Create(std::move(snapshot));
@@ -145,11 +228,23 @@ void CatalogReplica::Apply(v1::CatalogSnapshot snapshot, bool from_cache) {
     synced_at_ = from_cache ? loaded_at : absl::Now();
   }
   if (options_.on_snapshot) options_.on_snapshot(*catalog);
-  if (!bytes.empty()) {
-    if (absl::Status s = WriteFileDurably(options_.cache_path, bytes); !s.ok()) {
+  if (!header.empty()) {
+    // Header and body written as they are: no concatenated copy of a
+    // snapshot that may be hundreds of MB.
+    if (absl::Status s = WriteFileDurably(options_.cache_path, {header, serialized}); !s.ok()) {
       std::fprintf(stderr, "catalog replica: cannot write cache: %s\n", s.ToString().c_str());
     }
   }
+}
+
+void CatalogReplica::Reject(const std::string& reason) {
+  std::fprintf(stderr, "catalog replica: %s\n", reason.c_str());
+  if (options_.on_rejected) options_.on_rejected(absl::DataLossError(reason));
+}
+
+std::string CatalogReplica::ServingVersion() const {
+  absl::MutexLock lock(&mu_);
+  return current_ != nullptr ? absl::StrCat("version ", current_->snapshot().version()) : "no snapshot";
 }
 
 void CatalogReplica::Watchdog() {
@@ -157,7 +252,7 @@ void CatalogReplica::Watchdog() {
   const absl::Duration tick = std::min(absl::Milliseconds(100), options_.heartbeat_interval);
   while (!stopping_) {
     mu_.AwaitWithTimeout(absl::Condition(&stopping_), tick);
-    if (stopping_ || active_call_ == nullptr) continue;
+    if (stopping_ || active_call_ == nullptr || applying_) continue;
     // Before the server accepted the call, allow the requested interval; after,
     // the interval it accepted. A server that sends no heartbeats is not timed.
     const absl::Duration interval = connected_ ? call_heartbeat_ : options_.heartbeat_interval;
@@ -191,6 +286,7 @@ void CatalogReplica::Follow() {
       call_heartbeat_ = absl::ZeroDuration();
       if (current_ != nullptr) request.set_known_version(current_->snapshot().version());
     }
+    request.set_accept_chunks(true);
     std::unique_ptr<grpc::ClientReaderInterface<v1::WatchCatalogResponse>> reader =
         stub_->WatchCatalog(&context, request);
     // The catalog service accepts a watch by sending initial metadata that
@@ -216,13 +312,46 @@ void CatalogReplica::Follow() {
       }
     }
     v1::WatchCatalogResponse update;
+    SnapshotAssembler assembler;
     while (accepted && reader->Read(&update)) {
       {
         absl::MutexLock lock(&mu_);
         last_heard_ = absl::Now();
       }
-      if (update.has_snapshot()) Apply(std::move(*update.mutable_snapshot()), /*from_cache=*/false);
+      absl::StatusOr<v1::CatalogSnapshot> snapshot = absl::UnavailableError("no snapshot");
+      std::string serialized;
+      if (update.has_chunk()) {
+        if (absl::Status added = assembler.Add(std::move(*update.mutable_chunk())); !added.ok()) {
+          snapshot = added;
+        } else if (assembler.complete()) {
+          snapshot = assembler.Take(&serialized);
+        }
+      } else if (update.has_snapshot()) {
+        assembler.Reset();
+        snapshot = std::move(*update.mutable_snapshot());
+      }
       update.Clear();
+      if (absl::IsDataLoss(snapshot.status())) {
+        // Out of order, corrupt or mislabelled chunks: drop them, keep
+        // serving, and reconnect so the catalog sends its snapshot again.
+        Reject(absl::StrCat(snapshot.status().message(), "; keeping ", ServingVersion()));
+        context.TryCancel();
+        break;
+      }
+      if (!snapshot.ok()) continue;  // a heartbeat, or a chunk of a snapshot still arriving
+      {
+        absl::MutexLock lock(&mu_);
+        applying_ = true;
+      }
+      Apply(*std::move(snapshot), /*from_cache=*/false, std::move(serialized));
+      absl::MutexLock lock(&mu_);
+      applying_ = false;
+      last_heard_ = absl::Now();
+    }
+    if (assembler.in_progress()) {
+      Reject(absl::StrCat("watch stream ended after ", assembler.received(), " of ", assembler.total(),
+                          " bytes of snapshot ", assembler.version(), "; keeping ", ServingVersion()));
+      assembler.Reset();
     }
     reader->Finish();
     absl::MutexLock lock(&mu_);

@@ -14,6 +14,13 @@
 // AgeSeconds() counts from the last message heard, so the age rises within
 // seconds of a hang instead of staying 0 while a dead stream looks open.
 //
+// Chunks: the replica asks for them (WatchCatalogRequest.accept_chunks) and
+// reassembles each snapshot whole (SnapshotAssembler) before it validates
+// and swaps it in; a stream that ends, breaks or sends a chunk out of order
+// mid-snapshot leaves the serving snapshot as it was (the partial one is
+// dropped and reported through on_rejected, and the replica reconnects).
+// A catalog service that sends whole snapshots is followed as before.
+//
 // Cache file: a one-line header ("gpuadvisor-catalog-cache 1 offers=N gpus=G
 // bytes=B fnv1a64=H version=V") then B bytes of the binary CatalogSnapshot;
 // written to a temp file, fsync'd, renamed over the old one and the directory
@@ -34,8 +41,41 @@
 #include "services/catalog/catalog.h"
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
+#include "absl/strings/string_view.h"
 
 namespace gpuadvisor::catalog {
+
+// Reassembles a snapshot sent as SnapshotChunks (WatchCatalogResponse.chunk,
+// see the proto): the chunks of one version must follow each other at
+// consecutive offsets with the same version, total size and checksum.
+// Nothing is parsed until the last byte arrived and the size and checksum
+// match. Not thread-safe (one per watch stream).
+class SnapshotAssembler {
+ public:
+  // Takes the next chunk. kDataLoss (the partial snapshot is dropped) when
+  // it does not continue the snapshot being assembled: another version,
+  // total or checksum, an offset other than where the last chunk ended, data
+  // past the total, or a total protobuf cannot parse (over 2 GiB).
+  absl::Status Add(v1::SnapshotChunk chunk);
+  bool in_progress() const { return !version_.empty(); }
+  bool complete() const { return in_progress() && static_cast<int64_t>(data_.size()) == total_; }
+  // Bytes received of the snapshot in progress, and its size and version.
+  int64_t received() const { return static_cast<int64_t>(data_.size()); }
+  int64_t total() const { return total_; }
+  const std::string& version() const { return version_; }
+  // Once complete(): the snapshot, after checking the checksum, that it
+  // parses and that it carries the chunks' version (kDataLoss otherwise).
+  // `serialized` (if not null) receives its bytes, for the cache file.
+  // Resets the assembler either way.
+  absl::StatusOr<v1::CatalogSnapshot> Take(std::string* serialized);
+  void Reset();
+
+ private:
+  std::string version_;  // "" = nothing in progress
+  int64_t total_ = 0;
+  std::string checksum_;
+  std::string data_;
+};
 
 class CatalogReplica {
  public:
@@ -72,8 +112,10 @@ class CatalogReplica {
 
   // The cache file format (see the top of this file).
   static std::string EncodeCache(const v1::CatalogSnapshot& snapshot);
+  // Its header line (with the newline) for `snapshot` serialized as `body`.
+  static std::string CacheHeader(const v1::CatalogSnapshot& snapshot, absl::string_view body);
   // kDataLoss naming what is wrong for an empty, truncated or corrupt cache.
-  static absl::StatusOr<v1::CatalogSnapshot> DecodeCache(const std::string& bytes);
+  static absl::StatusOr<v1::CatalogSnapshot> DecodeCache(absl::string_view bytes);
 
   // True once a snapshot is held, waiting at most `timeout`.
   bool WaitUntilLoaded(absl::Duration timeout) const;
@@ -81,7 +123,12 @@ class CatalogReplica {
  private:
   void Follow();
   void Watchdog();
-  void Apply(v1::CatalogSnapshot snapshot, bool from_cache);
+  // A snapshot that will not be served (logged, and on_rejected).
+  void Reject(const std::string& reason);
+  std::string ServingVersion() const;
+  // `serialized`: the snapshot's bytes when the caller has them (chunks),
+  // written to the cache as they are.
+  void Apply(v1::CatalogSnapshot snapshot, bool from_cache, std::string serialized = std::string());
 
   std::unique_ptr<v1::CatalogService::StubInterface> stub_;
   const Options options_;
@@ -97,6 +144,9 @@ class CatalogReplica {
   const grpc::ClientContext* cancelled_call_ ABSL_GUARDED_BY(mu_) = nullptr;  // by the watchdog
   absl::Time last_heard_ ABSL_GUARDED_BY(mu_) = absl::InfinitePast();  // any message on the stream
   absl::Duration call_heartbeat_ ABSL_GUARDED_BY(mu_) = absl::ZeroDuration();  // accepted by the server
+  // The follower thread is validating and swapping in a snapshot (seconds at
+  // a million offers) and not reading: the watchdog does not time it.
+  bool applying_ ABSL_GUARDED_BY(mu_) = false;
 };
 
 }  // namespace gpuadvisor::catalog

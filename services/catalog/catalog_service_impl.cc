@@ -30,7 +30,7 @@ CatalogServiceImpl::CatalogServiceImpl(CatalogStore* store, Metrics* metrics, Op
                                .Name("gpuadvisor_catalog_offers")
                                .Help("Offers in the serving catalog snapshot, by provider.")
                                .Register(metrics->registry())),
-      hub_(CatalogWatchSource(store), options_.watch) {
+      hub_(CatalogWatchSource(store, options_.snapshot_encoding), options_.watch) {
   MarkMethodRawCallback(
       MethodIndex(kService, "WatchCatalog"),
       new grpc::internal::CallbackServerStreamingHandler<grpc::ByteBuffer, grpc::ByteBuffer>(

@@ -34,6 +34,9 @@ class CatalogServiceImpl final : public v1::CatalogService::Service {
     std::function<grpc::Status(grpc::ServerContext*, const v1::ReloadCatalogRequest&,
                                v1::ReloadCatalogResponse*)>
         forward_reload = nullptr;
+    // WatchCatalog's chunk size (followers that set accept_chunks) and the
+    // largest snapshot sent whole to those that did not.
+    SnapshotEncoding snapshot_encoding = SnapshotEncoding();
   };
 
   // `store` and `metrics` must outlive the service.

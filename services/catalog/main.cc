@@ -23,6 +23,7 @@
 // ReloadCatalog RPC (the caller learns whether they took) or, with
 // --reload_interval_seconds, happen by polling the files.
 
+#include <algorithm>
 #include <chrono>
 #include <cstdio>
 #include <memory>
@@ -58,6 +59,9 @@ ABSL_FLAG(std::string, catalog_cache_file, "",
           "A follower's copy of the writer's catalog across restarts (serves it while the writer is down); "
           "empty = none.");
 ABSL_FLAG(int, max_watchers, 1000, "Most concurrent WatchCatalog streams; more get RESOURCE_EXHAUSTED.");
+ABSL_FLAG(int64_t, watch_chunk_bytes, gpuadvisor::catalog::kDefaultWatchChunkBytes,
+          "Snapshot data per WatchCatalog chunk (followers that set accept_chunks; at least 1024). "
+          "Followers that did not get the snapshot whole while it fits the 64 MiB message limit.");
 ABSL_FLAG(double, watch_slow_seconds, 30,
           "A watcher whose write has not drained for this long is dropped with RESOURCE_EXHAUSTED.");
 namespace {
@@ -117,6 +121,8 @@ int main(int argc, char** argv) {
   service_options.admin_token = *token;
   service_options.watch.max_watchers = absl::GetFlag(FLAGS_max_watchers);
   service_options.watch.slow_watcher = absl::Seconds(absl::GetFlag(FLAGS_watch_slow_seconds));
+  service_options.snapshot_encoding.chunk_bytes =
+      std::max<int64_t>(1024, absl::GetFlag(FLAGS_watch_chunk_bytes));
   if (!writer) {
     writer_stub = gpuadvisor::catalog::v1::CatalogService::NewStub(gpuadvisor::BackendChannel(writer_address));
     service_options.forward_reload = [&](grpc::ServerContext* context,

@@ -7,19 +7,47 @@
 // heartbeats (WatchCatalogRequest.heartbeat_interval_millis; the version at
 // open in kWatchVersionHeader, the accepted interval in
 // kWatchHeartbeatHeader).
+//
+// Chunks: each version is serialized once (the binary CatalogSnapshot). A
+// follower that sets WatchCatalogRequest.accept_chunks gets it as
+// SnapshotChunk messages of at most `chunk_bytes` of data each; one that does
+// not gets one WatchCatalogResponse.snapshot while that fits
+// `max_message_bytes`, else FAILED_PRECONDITION naming the size. Both forms
+// are slices of the same serialized bytes: the snapshot is held once
+// whatever the number of watchers or forms.
 
+#include <cstdint>
+#include <memory>
+#include <string>
+
+#include "common/grpc/channel.h"
 #include "common/grpc/watch_hub.h"
+#include "gpuadvisor/catalog/v1/catalog.pb.h"
 #include "services/catalog/catalog_store.h"
 
 namespace gpuadvisor::catalog {
 
 inline constexpr int kMinHeartbeatMillis = kMinWatchHeartbeatMillis;
 inline constexpr int kMaxHeartbeatMillis = kMaxWatchHeartbeatMillis;
+// Data per SnapshotChunk by default: well under the 64 MiB backend message
+// limit, small enough that a chunk is written in well under the slow-watcher
+// limit, large enough that a 1M-offer snapshot is ~100 messages.
+inline constexpr int64_t kDefaultWatchChunkBytes = 4 << 20;
 
 using WatchHub = ::gpuadvisor::WatchHub;
 
+struct SnapshotEncoding {
+  int64_t chunk_bytes = kDefaultWatchChunkBytes;  // data per chunk (at least 1)
+  int64_t max_message_bytes = kMaxBackendMessageBytes;  // largest whole message sent
+};
+
+// The watch encoding of `snapshot`: the whole WatchCatalogResponse (or
+// whole_refused when it is larger than max_message_bytes) and its chunks.
+std::shared_ptr<const WatchHub::Encoded> EncodeSnapshot(const v1::CatalogSnapshot& snapshot,
+                                                        const SnapshotEncoding& encoding);
+
 // The WatchCatalog source over `store`, which must outlive the hub.
-WatchHub::Source CatalogWatchSource(CatalogStore* store);
+WatchHub::Source CatalogWatchSource(CatalogStore* store, SnapshotEncoding encoding = SnapshotEncoding());
 
 }  // namespace gpuadvisor::catalog
 
