@@ -24,7 +24,8 @@
 #   LOAD_CACHE     off (default: cold figures) | on: the gateway's response cache
 #   LOAD_N         Recommend calls per request of the mix, saturated (100)
 #   LOAD_C LOAD_M  connections and streams per connection when saturated (4, 8)
-#   LOAD_CLIENTS   closed-loop clients (8); LOAD_LATENCY_N calls per request (40)
+#   LOAD_CLIENTS   closed-loop clients (8); LOAD_LATENCY_N calls per request (40,
+#                  at least LOAD_CLIENTS)
 #   LOAD_CHECK_N   health Checks per ceiling measurement (20000)
 #   LOAD_SMOKE=1   a tiny run that checks the benchmark works, not the speed
 # Prints one Markdown table row (docs/performance.md has the header) and the
@@ -152,8 +153,10 @@ for body in "${REQS[@]}"; do
 done
 cpu_after=$(cpu_ticks)
 run_h2load check "$TMP/check-2.log" "$CHECK_N" "$C" "$M" "$TMP/check.bin" "$CHECK"
+# h2load needs at least one call per client.
+LAT_CALLS=$((LAT_N < CLIENTS ? CLIENTS : LAT_N))
 for body in "${REQS[@]}"; do
-  run_h2load closed-loop "${body%.bin}.lat.log" "$LAT_N" "$CLIENTS" 1 "$body" "$RECOMMEND"
+  run_h2load closed-loop "${body%.bin}.lat.log" "$LAT_CALLS" "$CLIENTS" 1 "$body" "$RECOMMEND"
 done
 curl -sS --max-time 5 "http://$GATEWAY_METRICS/metrics" >"$TMP/after.prom"
 run_h2load check "$TMP/check-3.log" "$CHECK_N" "$C" "$M" "$TMP/check.bin" "$CHECK"
@@ -161,9 +164,13 @@ run_h2load check "$TMP/check-3.log" "$CHECK_N" "$C" "$M" "$TMP/check.bin" "$CHEC
 # Other work on the machine moves every figure: say how busy it was.
 echo "load average (1, 5, 15 min) after the run: $(cut -d' ' -f1-3 /proc/loadavg)"
 rss=()
+hwm=()
 for i in "${!STACK_PIDS[@]}"; do
   rss+=("$(awk '/^VmRSS/ {print $2}' "/proc/${STACK_PIDS[$i]}/status" 2>/dev/null || echo 0)")
+  hwm+=("$(awk '/^VmHWM/ {print $2}' "/proc/${STACK_PIDS[$i]}/status" 2>/dev/null || echo 0)")
 done
+echo "peak resident memory (VmHWM): catalog $((hwm[0] / 1024)) MB, sizing $((hwm[1] / 1024)) MB," \
+  "pricing $((hwm[2] / 1024)) MB, gateway $((hwm[3] / 1024)) MB"
 
 # --- summary ------------------------------------------------------------------------------------
 "$PY" - "$TMP" "$offers" "$CACHE" "${#REQS[@]}" "$cpu_before" "$cpu_after" "$(getconf CLK_TCK)" "${rss[@]}" <<'PY'
