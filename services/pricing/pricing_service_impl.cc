@@ -104,25 +104,31 @@ void PricingServiceImpl::Shutdown() {
   store_->Shutdown();
 }
 
-grpc::Status PricingServiceImpl::Quote(grpc::ServerContext*, const v1::QuoteRequest* request,
-                                       v1::QuoteResponse* response) {
+grpc::ServerUnaryReactor* PricingServiceImpl::Quote(grpc::CallbackServerContext* context,
+                                                    const v1::QuoteRequest* request,
+                                                    v1::QuoteResponse* response) {
   RpcScope rpc(metrics_, kService, "Quote");
+  grpc::ServerUnaryReactor* reactor = context->DefaultReactor();
   std::shared_ptr<const PriceBook> book = store_->ForCatalog(request->catalog_version());
   if (book == nullptr) {
     std::shared_ptr<const PriceBook> current = store_->Current();
-    if (current == nullptr) return rpc.Finish(NotLoaded());
+    if (current == nullptr) {
+      reactor->Finish(rpc.Finish(NotLoaded()));
+      return reactor;
+    }
     // The caller used a catalog version this replica has not seen yet (or no
     // longer keeps): quoting another version's book would mix two versions
     // in one answer.
-    return rpc.Finish(grpc::Status(
+    reactor->Finish(rpc.Finish(grpc::Status(
         grpc::StatusCode::FAILED_PRECONDITION,
         absl::StrCat("catalog_version: no price book for catalog version \"", request->catalog_version(),
-                     "\" (current: \"", current->data().catalog_version(), "\"); retry")));
+                     "\" (current: \"", current->data().catalog_version(), "\"); retry"))));
+    return reactor;
   }
   absl::StatusOr<v1::QuoteResponse> quote = book->Quote(*request, absl::Now());
-  if (!quote.ok()) return rpc.Finish(ToGrpcStatus(quote.status()));
-  *response = std::move(*quote);
-  return rpc.Finish(grpc::Status::OK);
+  if (quote.ok()) *response = std::move(*quote);  // both on the heap: no copy
+  reactor->Finish(rpc.Finish(quote.ok() ? grpc::Status::OK : ToGrpcStatus(quote.status())));
+  return reactor;
 }
 
 grpc::Status PricingServiceImpl::GetPriceBook(grpc::ServerContext*, const v1::GetPriceBookRequest*,

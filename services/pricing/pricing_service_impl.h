@@ -9,6 +9,8 @@
 // encoding per book version for every watcher, no thread per watcher, slow
 // watchers dropped with RESOURCE_EXHAUSTED, a watcher cap and heartbeats.
 // UpdatePrices checks the admin token before it reads the request.
+// Quote is CPU-only and runs on the gRPC callback API: answered on the gRPC
+// thread that delivered the request (no handler thread, no handoff).
 // Thread-safe.
 
 #include <atomic>
@@ -22,7 +24,8 @@
 
 namespace gpuadvisor::pricing {
 
-class PricingServiceImpl final : public v1::PricingService::Service {
+class PricingServiceImpl final
+    : public v1::PricingService::WithCallbackMethod_Quote<v1::PricingService::Service> {
  public:
   struct Options {
     std::string admin_token;  // empty disables UpdatePrices
@@ -45,8 +48,10 @@ class PricingServiceImpl final : public v1::PricingService::Service {
   // Wakes and ends WatchPrices streams (before server shutdown).
   void Shutdown();
 
-  grpc::Status Quote(grpc::ServerContext* context, const v1::QuoteRequest* request,
-                     v1::QuoteResponse* response) override;
+  // (The synchronous overload is the generated one that is never called.)
+  using v1::PricingService::WithCallbackMethod_Quote<v1::PricingService::Service>::Quote;
+  grpc::ServerUnaryReactor* Quote(grpc::CallbackServerContext* context, const v1::QuoteRequest* request,
+                                  v1::QuoteResponse* response) override;
   grpc::Status GetPriceBook(grpc::ServerContext* context, const v1::GetPriceBookRequest* request,
                             v1::GetPriceBookResponse* response) override;
   grpc::Status UpdatePrices(grpc::ServerContext* context, const v1::UpdatePricesRequest* request,

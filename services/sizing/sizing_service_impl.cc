@@ -14,13 +14,15 @@ SizingServiceImpl::SizingServiceImpl(std::shared_ptr<const SizingModel> model, M
   metrics_->InitializeMethods(kService, {{"Estimate", "unary"}, {"ListModels", "unary"}});
 }
 
-grpc::Status SizingServiceImpl::Estimate(grpc::ServerContext*, const v1::EstimateRequest* request,
-                                         v1::EstimateResponse* response) {
+grpc::ServerUnaryReactor* SizingServiceImpl::Estimate(grpc::CallbackServerContext* context,
+                                                      const v1::EstimateRequest* request,
+                                                      v1::EstimateResponse* response) {
   RpcScope rpc(metrics_, kService, "Estimate");
   absl::StatusOr<v1::EstimateResponse> estimate = model_->Estimate(*request);
-  if (!estimate.ok()) return rpc.Finish(ToGrpcStatus(estimate.status()));
-  *response = std::move(*estimate);
-  return rpc.Finish(grpc::Status::OK);
+  if (estimate.ok()) *response = std::move(*estimate);
+  grpc::ServerUnaryReactor* reactor = context->DefaultReactor();
+  reactor->Finish(rpc.Finish(estimate.ok() ? grpc::Status::OK : ToGrpcStatus(estimate.status())));
+  return reactor;
 }
 
 grpc::Status SizingServiceImpl::ListModels(grpc::ServerContext*, const v1::ListModelsRequest*,
