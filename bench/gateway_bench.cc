@@ -10,9 +10,16 @@
 #include <string>
 
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_split.h"
+#include "absl/time/clock.h"
 #include "benchmark/benchmark.h"
+#include "common/io/text_proto.h"
+#include "common/status/status_macros.h"
+#include "google/protobuf/text_format.h"
 #include "services/catalog/catalog_loader.h"
 #include "services/gateway/recommender.h"
+#include "services/pricing/price_book.h"
+#include "services/sizing/sizing_model.h"
 
 namespace gpuadvisor::gateway {
 namespace {
@@ -137,6 +144,124 @@ void BM_RecommendOverOffersFile(benchmark::State& state) {
   RunRecommendations(state, *catalog::Catalog::Create(*std::move(snapshot)), ScanArg(state));
 }
 BENCHMARK(BM_RecommendOverOffersFile)->Args({0, 0})->Args({0, 1})->Unit(benchmark::kMicrosecond);
+
+// A cold Recommend as the live stack computes it, minus the transport: the
+// request mix of bench/requests.txtpb in turn over an offers file (default
+// the embedded offers; GATEWAY_BENCH_OFFERS for a generated catalog), with
+// the real region groups, overheads, sizing model (behind the estimate
+// cache, as in the gateway: sized once per request and configuration, so
+// the loop never sizes) and price book of data/. Per Recommend:
+// RecommendRequest parsed, Start, ApplyEstimates, QuoteRequest serialized,
+// [pricing: parsed, PriceBook::Quote, QuoteResponse serialized], parsed,
+// Finish, RecommendResponse serialized. Argument 0: the gateway's share only
+// (pricing's part paused); 1: gateway and pricing.
+struct MixWorld {
+  std::shared_ptr<const catalog::Catalog> catalog;
+  std::shared_ptr<const OfferIndex> index;
+  RegionGroups groups;
+  OverheadModel overheads;
+  std::shared_ptr<const pricing::PriceBook> book;
+  std::vector<std::string> requests;  // serialized RecommendRequests
+  EstimateCache estimate_cache{EstimateCache::Options{}};
+  sizing::SizingModel sizing;
+};
+
+absl::StatusOr<std::unique_ptr<MixWorld>> LoadMixWorld() {
+  const std::string data = std::string(GPUADVISOR_SOURCE_DIR) + "/data";
+  const char* offers = std::getenv("GATEWAY_BENCH_OFFERS");
+  catalog::CatalogSources sources;
+  sources.gpus_path = data + "/catalog/gpus.textproto";
+  sources.offer_paths = {offers != nullptr && *offers != 0 ? std::string(offers) : data + "/catalog/offers.textproto"};
+  ASSIGN_OR_RETURN(catalog::v1::CatalogSnapshot snapshot, catalog::LoadCatalogSnapshot(sources));
+  snapshot.set_version("bench");
+  ASSIGN_OR_RETURN(std::shared_ptr<const pricing::PriceBook> book,
+                   pricing::LoadPriceBook(data + "/pricing/billing.textproto", snapshot));
+  ASSIGN_OR_RETURN(RegionGroups groups, RegionGroups::FromFile(data + "/gateway/regions.textproto"));
+  ASSIGN_OR_RETURN(OverheadModel overheads, OverheadModel::FromFile(data + "/gateway/overheads.textproto"));
+  ASSIGN_OR_RETURN(sizing::SizingModel sizing, sizing::SizingModel::FromDataDir(data));
+  ASSIGN_OR_RETURN(std::string mix, ReadFile(std::string(GPUADVISOR_SOURCE_DIR) + "/bench/requests.txtpb"));
+  auto world = std::unique_ptr<MixWorld>(new MixWorld{nullptr, nullptr, std::move(groups), std::move(overheads),
+                                                      std::move(book), {}, EstimateCache(EstimateCache::Options{}),
+                                                      std::move(sizing)});
+  ASSIGN_OR_RETURN(world->catalog, catalog::Catalog::Create(std::move(snapshot)));
+  world->index = std::make_shared<const OfferIndex>(world->catalog);
+  for (absl::string_view part : absl::StrSplit(mix, "\n---\n")) {
+    v1::RecommendRequest request;
+    if (!google::protobuf::TextFormat::ParseFromString(std::string(part), &request)) {
+      return absl::InvalidArgumentError(absl::StrCat("bench/requests.txtpb: cannot parse ", part));
+    }
+    world->requests.push_back(request.SerializeAsString());
+  }
+  return world;
+}
+
+// One Recommend of the mix; pricing's part is paused unless `with_pricing`.
+absl::Status RecommendOnce(MixWorld& world, const std::string& request_bytes, bool with_pricing,
+                           benchmark::State& state, size_t& quote_bytes) {
+  v1::RecommendRequest request;
+  if (!request.ParseFromString(request_bytes)) return absl::InternalError("request does not parse");
+  ASSIGN_OR_RETURN(RecommendationRun run, RecommendationRun::Start(world.index, request, &world.groups,
+                                                                   &world.overheads, &world.estimate_cache));
+  sizing::v1::EstimateResponse sized;
+  if (run.needs_sizing()) {  // the first pass over the mix only
+    ASSIGN_OR_RETURN(sized, world.sizing.Estimate(run.estimate_request()));
+  }
+  ASSIGN_OR_RETURN(pricing::v1::QuoteRequest quote, run.ApplyEstimates(std::move(sized)));
+  quote.set_catalog_version("bench");
+  std::string wire = quote.SerializeAsString();
+  if (!with_pricing) state.PauseTiming();
+  {
+    pricing::v1::QuoteRequest received;
+    if (!received.ParseFromString(wire)) return absl::InternalError("quote request does not parse");
+    ASSIGN_OR_RETURN(pricing::v1::QuoteResponse priced, world.book->Quote(received, absl::Now()));
+    wire = priced.SerializeAsString();
+  }
+  if (!with_pricing) state.ResumeTiming();
+  quote_bytes += wire.size();
+  pricing::v1::QuoteResponse priced;
+  if (!priced.ParseFromString(wire)) return absl::InternalError("quote response does not parse");
+  ASSIGN_OR_RETURN(v1::RecommendResponse answer, run.Finish(priced));
+  benchmark::DoNotOptimize(answer.SerializeAsString());
+  return absl::OkStatus();
+}
+
+void BM_RecommendMix(benchmark::State& state) {
+  static MixWorld* world = [] {
+    absl::StatusOr<std::unique_ptr<MixWorld>> w = LoadMixWorld();
+    if (!w.ok()) {
+      std::fprintf(stderr, "%s\n", std::string(w.status().message()).c_str());
+      return static_cast<MixWorld*>(nullptr);
+    }
+    return w->release();
+  }();
+  if (world == nullptr) {
+    state.SkipWithError("data does not load");
+    return;
+  }
+  size_t quote_bytes = 0;
+  for (const std::string& request : world->requests) {  // fills the estimate cache
+    if (absl::Status s = RecommendOnce(*world, request, true, state, quote_bytes); !s.ok()) {
+      state.SkipWithError(std::string(s.message()).c_str());
+      return;
+    }
+  }
+  quote_bytes = 0;
+  size_t next = 0;
+  int64_t calls = 0;
+  for (auto _ : state) {
+    if (absl::Status s = RecommendOnce(*world, world->requests[next], state.range(0) == 1, state, quote_bytes);
+        !s.ok()) {
+      state.SkipWithError(std::string(s.message()).c_str());
+      return;
+    }
+    next = (next + 1) % world->requests.size();
+    ++calls;
+  }
+  state.counters["offers"] = static_cast<double>(world->catalog->snapshot().offers_size());
+  state.counters["requests"] = static_cast<double>(world->requests.size());
+  state.counters["quote_response_bytes"] = calls > 0 ? static_cast<double>(quote_bytes) / calls : 0;
+}
+BENCHMARK(BM_RecommendMix)->Arg(0)->Arg(1)->Unit(benchmark::kMicrosecond);
 
 }  // namespace
 }  // namespace gpuadvisor::gateway
