@@ -70,6 +70,7 @@ OfferIndex::OfferIndex(std::shared_ptr<const catalog::Catalog> catalog) : catalo
   absl::flat_hash_map<ShapeKey, int> shape_ids;
   const auto& offers = catalog_->snapshot().offers();
   offers_.reserve(offers.size());
+  id_starts_.reserve(offers.size() + 1);
   for (const catalog::v1::Offer& offer : offers) {
     const bool multi_node = offer.max_nodes() > 1 && offer.fabric() != catalog::v1::FABRIC_TYPE_NONE &&
                             offer.fabric() != catalog::v1::FABRIC_TYPE_UNSPECIFIED;
@@ -123,8 +124,12 @@ OfferIndex::OfferIndex(std::shared_ptr<const catalog::Catalog> catalog) : catalo
     facts.spot_usd_per_hour = offer.spot_usd_per_hour();
     facts.reserved_usd_per_hour =
         offer.reserved_usd_per_hour() > 0 ? offer.reserved_usd_per_hour() : offer.on_demand_usd_per_hour();
+    facts.network_gbps = offer.network().gbps();
     offers_.push_back(facts);
+    id_starts_.push_back(ids_.size());
+    ids_ += offer.id();
   }
+  id_starts_.push_back(ids_.size());
   // Cells, by first offer; the per-option price order within each.
   using CellKey = std::tuple<int32_t, int32_t, bool, bool, bool, bool>;
   absl::flat_hash_map<CellKey, int> cell_ids;
@@ -167,9 +172,11 @@ OfferIndex::OfferIndex(std::shared_ptr<const catalog::Catalog> catalog) : catalo
     }
   }
   by_provider_.assign(providers_.size(), {});
+  by_region_.assign(regions_.size(), {});
   by_gpu_.assign(gpus_.size(), {});
   for (int i = 0; i < static_cast<int>(offers_.size()); ++i) {
     by_provider_[offers_[i].provider].push_back(i);
+    by_region_[offers_[i].region].push_back(i);
     by_gpu_[offers_[i].gpu].push_back(i);
   }
   Fold(providers_, provider_names_, providers_folded_);

@@ -60,6 +60,7 @@ struct OfferFacts {
   double on_demand_usd_per_hour;
   double spot_usd_per_hour;
   double reserved_usd_per_hour;  // on-demand when none is published (pricing discounts it)
+  double network_gbps;           // Offer.network.gbps (0 = not published)
 };
 
 // Offers that a Recommend treats alike until prices rank them: same shape,
@@ -91,6 +92,11 @@ class OfferIndex {
   const std::shared_ptr<const catalog::Catalog>& shared_catalog() const { return catalog_; }
   // Same order as the snapshot's offers.
   const std::vector<OfferFacts>& offers() const { return offers_; }
+  // Offer.id by offer index, from one contiguous buffer: a request reads the
+  // ids of the offers it quotes without touching their protos.
+  absl::string_view id(int offer) const {
+    return absl::string_view(ids_).substr(id_starts_[offer], id_starts_[offer + 1] - id_starts_[offer]);
+  }
   const std::vector<OfferShape>& shapes() const { return shapes_; }
   // Ordered by their first offer.
   const std::vector<OfferCell>& cells() const { return cells_; }
@@ -100,8 +106,9 @@ class OfferIndex {
   // throughput over it) orders offers as their prices do, and equal keys
   // mean equal prices. Otherwise a request breaks ties at the cap the slow way.
   bool distinct_price_keys() const { return distinct_price_keys_; }
-  // Offer indexes by provider id and by GPU id, ascending.
+  // Offer indexes by provider id, by region id and by GPU id, ascending.
   const std::vector<int32_t>& OffersOfProvider(int provider) const { return by_provider_[provider]; }
+  const std::vector<int32_t>& OffersOfRegion(int region) const { return by_region_[region]; }
   const std::vector<int32_t>& OffersOfGpu(int gpu) const { return by_gpu_[gpu]; }
   int providers() const { return static_cast<int>(providers_.size()); }
   int regions() const { return static_cast<int>(regions_.size()); }
@@ -121,10 +128,12 @@ class OfferIndex {
  private:
   std::shared_ptr<const catalog::Catalog> catalog_;
   std::vector<OfferFacts> offers_;
+  std::string ids_;                  // every Offer.id, in offer order
+  std::vector<size_t> id_starts_;    // offer -> start in ids_; one more at the end
   std::vector<OfferShape> shapes_;
   std::vector<OfferCell> cells_;
   bool distinct_price_keys_ = true;
-  std::vector<std::vector<int32_t>> by_provider_, by_gpu_;
+  std::vector<std::vector<int32_t>> by_provider_, by_region_, by_gpu_;
   absl::flat_hash_map<std::string, int> providers_, regions_, gpus_;
   std::vector<std::string> provider_names_, region_names_;
   absl::flat_hash_map<std::string, std::vector<int>> providers_folded_, regions_folded_;  // lower case

@@ -58,6 +58,16 @@ TEST(OfferIndex, GroupsOffersByShapeAndInternsNames) {
   EXPECT_EQ(index.regions(), 2);
 }
 
+TEST(OfferIndex, IdsAndOffersByRegion) {
+  const OfferIndex index(ThreeOffers());
+  ASSERT_EQ(index.offers().size(), 3u);
+  for (int i = 0; i < 3; ++i) EXPECT_EQ(index.id(i), index.catalog().snapshot().offers(i).id());
+  const int east = index.RegionId("us-east-1");
+  ASSERT_GE(east, 0);
+  EXPECT_THAT(index.OffersOfRegion(east), ::testing::ElementsAre(0, 2));
+  EXPECT_THAT(index.OffersOfRegion(index.RegionId("us-west-2")), ::testing::ElementsAre(1));
+}
+
 TEST(OfferIndex, ReservedFallsBackToOnDemandForPricingToDiscount) {
   const OfferIndex index(ThreeOffers());
   double published = 0, fallback = 0;

@@ -51,31 +51,55 @@ absl::StatusOr<OverheadModel> OverheadModel::FromFile(const std::string& path) {
   return model;
 }
 
-v1::Overheads OverheadModel::For(absl::string_view provider, const RunData& run) const {
-  v1::Overheads o;
-  if (rules_.empty()) return o;
+const v1::OverheadRule* OverheadModel::RuleFor(absl::string_view provider) const {
+  if (rules_.empty()) return nullptr;
   const v1::OverheadRule* rule = &rules_[0];
   for (const v1::OverheadRule& r : rules_) {
     if (!r.provider().empty() && absl::EqualsIgnoreCase(r.provider(), provider)) rule = &r;
   }
+  return rule;
+}
+
+OverheadModel::Hours OverheadModel::Compute(const v1::OverheadRule& rule, const RunData& run) {
+  Hours h;
   // The provider's practical download rate, never more than the instance's
   // published network.
-  double gbps = rule->download_gbps();
-  if (run.network_gbps > 0 && std::isfinite(run.network_gbps)) gbps = std::min(gbps, run.network_gbps);
-  o.set_download_gbps(gbps);
-  const double gb_per_hour = gbps / 8.0 * 3600.0;
-  o.set_startup_hours(rule->startup_minutes() / 60.0);
-  o.set_image_pull_hours(rule->image_gb() / gb_per_hour);
-  o.set_download_hours((run.weights_gb + run.dataset_gb) / gb_per_hour);
+  h.download_gbps = rule.download_gbps();
+  if (run.network_gbps > 0 && std::isfinite(run.network_gbps)) h.download_gbps = std::min(h.download_gbps, run.network_gbps);
+  const double gb_per_hour = h.download_gbps / 8.0 * 3600.0;
+  h.startup = rule.startup_minutes() / 60.0;
+  h.image_pull = rule.image_gb() / gb_per_hour;
+  h.download = (run.weights_gb + run.dataset_gb) / gb_per_hour;
   if (run.checkpoint_gb > 0 && !run.checkpoints_priced_elsewhere && run.run_hours > 0) {
     const double interval_hours = (run.checkpoint_interval_minutes > 0 ? run.checkpoint_interval_minutes
-                                                                       : rule->checkpoint_interval_minutes()) / 60.0;
+                                                                       : rule.checkpoint_interval_minutes()) / 60.0;
     const double writes = std::floor(run.run_hours / interval_hours);
-    o.set_checkpoint_hours(writes * run.checkpoint_gb / rule->checkpoint_write_gb_per_second() / 3600.0);
+    h.checkpoint = writes * run.checkpoint_gb / rule.checkpoint_write_gb_per_second() / 3600.0;
   }
-  o.set_total_hours(o.startup_hours() + o.image_pull_hours() + o.download_hours() + o.checkpoint_hours());
+  h.total = h.startup + h.image_pull + h.download + h.checkpoint;
+  return h;
+}
+
+v1::Overheads OverheadModel::For(absl::string_view provider, const RunData& run) const {
+  return For(RuleFor(provider), run);
+}
+
+v1::Overheads OverheadModel::For(const v1::OverheadRule* rule, const RunData& run) const {
+  v1::Overheads o;
+  if (rule == nullptr) return o;
+  const Hours h = Compute(*rule, run);
+  o.set_download_gbps(h.download_gbps);
+  o.set_startup_hours(h.startup);
+  o.set_image_pull_hours(h.image_pull);
+  o.set_download_hours(h.download);
+  o.set_checkpoint_hours(h.checkpoint);
+  o.set_total_hours(h.total);
   o.set_source(rule->source());
   return o;
+}
+
+double OverheadModel::TotalHours(const v1::OverheadRule* rule, const RunData& run) const {
+  return rule == nullptr ? 0 : Compute(*rule, run).total;
 }
 
 }  // namespace gpuadvisor::gateway

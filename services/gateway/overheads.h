@@ -45,7 +45,20 @@ class OverheadModel {
   // Hours only (usd = 0); all zero for an empty model.
   v1::Overheads For(absl::string_view provider, const RunData& run) const;
 
+  // The same in two steps, for callers that ask per candidate: the rule of a
+  // provider (nullptr for an empty model), then For(RuleFor(p), run) ==
+  // For(p, run), and TotalHours(rule, run) == its total_hours without
+  // building the message.
+  const v1::OverheadRule* RuleFor(absl::string_view provider) const;
+  v1::Overheads For(const v1::OverheadRule* rule, const RunData& run) const;
+  double TotalHours(const v1::OverheadRule* rule, const RunData& run) const;
+
  private:
+  struct Hours {
+    double download_gbps = 0, startup = 0, image_pull = 0, download = 0, checkpoint = 0, total = 0;
+  };
+  static Hours Compute(const v1::OverheadRule& rule, const RunData& run);
+
   std::vector<v1::OverheadRule> rules_;  // rules_[0] is the default
 };
 

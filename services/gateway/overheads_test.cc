@@ -35,6 +35,30 @@ TEST(Overheads, DataFileLoadsAndComputesEachPart) {
   EXPECT_EQ(OverheadModel().For("aws", run).total_hours(), 0);
 }
 
+// The two-step form a Recommend uses per candidate (the provider's rule
+// found once) gives the same message, and TotalHours its total, bit for bit.
+TEST(Overheads, RuleForThenForEqualsForByProvider) {
+  absl::StatusOr<OverheadModel> model =
+      OverheadModel::FromFile(GPUADVISOR_SOURCE_DIR "/data/gateway/overheads.textproto");
+  ASSERT_OK(model);
+  EXPECT_EQ(model->RuleFor("Vast"), model->RuleFor("vast"));
+  EXPECT_NE(model->RuleFor("vast"), model->RuleFor("aws"));
+  EXPECT_EQ(OverheadModel().RuleFor("aws"), nullptr);
+  EXPECT_EQ(OverheadModel().TotalHours(nullptr, {}), 0);
+  for (const char* provider : {"aws", "vast", "VAST", "no-such-provider"}) {
+    for (bool spot : {false, true}) {
+      for (double network_gbps : {0.0, 5.0, 3200.0}) {
+        const RunData run{.run_hours = 10.5, .weights_gb = 16, .dataset_gb = 9, .network_gbps = network_gbps,
+                          .checkpoint_gb = 100, .checkpoints_priced_elsewhere = spot};
+        const v1::Overheads by_name = model->For(provider, run);
+        EXPECT_GT(by_name.total_hours(), 0);
+        EXPECT_EQ(model->For(model->RuleFor(provider), run).SerializeAsString(), by_name.SerializeAsString());
+        EXPECT_EQ(model->TotalHours(model->RuleFor(provider), run), by_name.total_hours());
+      }
+    }
+  }
+}
+
 // The offer's published instance network caps the provider's practical
 // download rate; a faster network does not raise it; unpublished (0) leaves it.
 TEST(Overheads, DownloadRateIsCappedByTheInstanceNetwork) {

@@ -234,6 +234,12 @@ absl::StatusOr<RecommendationRun> RecommendationRun::Start(std::shared_ptr<const
         "lift the floor"));
   }
   if (!run.serving_) run.min_user_tps_ = 0;
+  if (overheads != nullptr) {
+    run.overhead_rules_.reserve(run.index_->providers());
+    for (const std::string& provider : run.index_->provider_names()) {
+      run.overhead_rules_.push_back(overheads->RuleFor(provider));
+    }
+  }
   run.estimate_cache_ = estimate_cache;
   run.scan_ = scan;
   RETURN_IF_ERROR(run.Enumerate(groups));
@@ -391,7 +397,7 @@ absl::Status RecommendationRun::Enumerate(const RegionGroups* groups) {
       }
     }
   } else {
-    // Visit only the offers of the providers or GPUs asked for, when given.
+    // Visit only the offers of the providers, GPUs or regions asked for, when given.
     std::vector<const std::vector<int32_t>*> sources;
     if (!provider_ok_.empty() && scan_ == Scan::kTopK) {
       for (int id = 0; id < index_->providers(); ++id) {
@@ -400,6 +406,11 @@ absl::Status RecommendationRun::Enumerate(const RegionGroups* groups) {
     } else if (!gpu_ok_.empty() && scan_ == Scan::kTopK) {
       for (int id = 0; id < index_->gpus(); ++id) {
         if (gpu_ok_[id]) sources.push_back(&index_->OffersOfGpu(id));
+      }
+    } else if (!region_ok_.empty() && region_groups_.empty() && scan_ == Scan::kTopK) {
+      // Region names only (a region group can hold any region): their offers.
+      for (int id = 0; id < index_->regions(); ++id) {
+        if (region_ok_[id]) sources.push_back(&index_->OffersOfRegion(id));
       }
     }
     std::vector<int> unit_of_cell(scan_ == Scan::kTopK ? cells.size() : 0, -1);
@@ -734,6 +745,7 @@ absl::StatusOr<pricing::v1::QuoteRequest> RecommendationRun::ApplyEstimates(
     for (int u = 0; u < static_cast<int>(units_.size()); ++u) full_scan_unit[units_[u].offer] = u;
   }
   candidates_.reserve(fitting.size() + 4);
+  quoted_offers_.reserve(fitting.size());
   for (const Ranked& r : fitting) {
     const OfferFacts& f = facts[r.offer];
     const PurchaseOption option = options_[r.option_pos];
@@ -812,13 +824,16 @@ absl::StatusOr<pricing::v1::QuoteRequest> RecommendationRun::ApplyEstimates(
       candidates_.push_back(reserved);
     }
   }
+  quote.mutable_items()->Reserve(static_cast<int>(quoted_.size()));
   for (int q = 0; q < static_cast<int>(quoted_.size()); ++q) {
     Candidate& candidate = candidates_[quoted_[q]];
     candidate.quote = q;
     pricing::v1::QuoteItem* item = quote.add_items();
-    item->set_offer_id(candidate.offer->id());
+    const absl::string_view id = index_->id(candidate.offer_index);
+    item->set_offer_id(id.data(), id.size());
     item->set_nodes(candidate.nodes + candidate.spare_nodes);
-    item->set_hours(Est(candidate.config).estimated_hours() + OverheadsOf(candidate).total_hours());
+    item->set_hours(Est(candidate.config).estimated_hours() +
+                    (overheads_ != nullptr ? overheads_->TotalHours(OverheadRuleOf(candidate), RunOf(candidate)) : 0));
     item->set_purchase_option(candidate.option);
   }
   return quote;
@@ -880,7 +895,7 @@ absl::StatusOr<v1::RecommendResponse> RecommendationRun::Finish(
                            : objective_ == v1::OBJECTIVE_BEST_VALUE ? value
                                                                     : cost.total_usd();
     const double secondary = objective_ == v1::OBJECTIVE_FASTEST ? cost.total_usd() : hours;
-    return std::make_tuple(primary, secondary, absl::string_view(candidate.offer->id()),
+    return std::make_tuple(primary, secondary, index_->id(candidate.offer_index),
                            candidate.nodes, static_cast<int>(candidate.option));
   };
   auto better = [&](int a, int b) { return key(a) < key(b); };
@@ -889,11 +904,11 @@ absl::StatusOr<v1::RecommendResponse> RecommendationRun::Finish(
   // A fallback list for autoscalers: first the best candidate of each
   // (provider, region), then the rest in rank order; shown in rank order.
   std::vector<int> chosen;
-  absl::flat_hash_set<std::pair<absl::string_view, absl::string_view>> places;
+  absl::flat_hash_set<std::pair<int32_t, int32_t>> places;  // (provider, region) ids
   std::vector<bool> taken(survivors.size(), false);
   for (size_t i = 0; i < survivors.size() && static_cast<int>(chosen.size()) < max_results_; ++i) {
-    const Offer& offer = *candidates_[survivors[i]].offer;
-    if (places.insert({offer.provider(), offer.region()}).second) {
+    const OfferFacts& offer = index_->offers()[candidates_[survivors[i]].offer_index];
+    if (places.insert({offer.provider, offer.region}).second) {
       chosen.push_back(survivors[i]);
       taken[i] = true;
     }
@@ -968,6 +983,14 @@ void RecommendationRun::Track(std::map<std::string, Miss>& misses, const std::st
 
 v1::Overheads RecommendationRun::OverheadsOf(const Candidate& candidate) const {
   if (overheads_ == nullptr) return v1::Overheads();
+  return overheads_->For(OverheadRuleOf(candidate), RunOf(candidate));
+}
+
+const v1::OverheadRule* RecommendationRun::OverheadRuleOf(const Candidate& candidate) const {
+  return overhead_rules_[index_->offers()[candidate.offer_index].provider];
+}
+
+RunData RecommendationRun::RunOf(const Candidate& candidate) const {
   const sizing::v1::Workload& w = request_.workload();
   const sizing::v1::WorkloadTotals& totals = sized_->totals();
   RunData run;
@@ -977,8 +1000,8 @@ v1::Overheads RecommendationRun::OverheadsOf(const Candidate& candidate) const {
   run.checkpoint_gb = training_ ? totals.checkpoint_bytes() / 1e9 : 0;
   run.checkpoint_interval_minutes = w.checkpoint_interval_minutes();
   run.checkpoints_priced_elsewhere = candidate.option == catalog::v1::PURCHASE_OPTION_SPOT;
-  run.network_gbps = candidate.offer->network().gbps();
-  return overheads_->For(candidate.offer->provider(), run);
+  run.network_gbps = index_->offers()[candidate.offer_index].network_gbps;
+  return run;
 }
 
 v1::ServingEstimate RecommendationRun::Serving(const sizing::v1::ConfigurationEstimate& e, int32_t spare_nodes,
@@ -1016,7 +1039,9 @@ void RecommendationRun::AddWhatIfs(int top_index, const std::vector<int>& surviv
     return c.quote >= 0 && quotes.quotes(c.quote).priced() &&
            RankableQuote(quotes.quotes(c.quote), Est(c.config));  // no NaN into the sort
   };
-  auto total_gpus = [&](const Candidate& c) { return c.offer->gpus_per_node() * c.nodes; };
+  const std::vector<OfferFacts>& facts = index_->offers();
+  auto total_gpus = [&](const Candidate& c) { return facts[c.offer_index].gpus_per_node * c.nodes; };
+  auto same_gpu = [&](const Candidate& c) { return facts[c.offer_index].gpu == facts[top.offer_index].gpu; };
   // Candidates in rank order: survivors first (already sorted), then the rest
   // of the quoted by total cost.
   std::vector<int> order(survivors.begin(), survivors.end());
@@ -1080,17 +1105,17 @@ void RecommendationRun::AddWhatIfs(int top_index, const std::vector<int>& surviv
   }
   // The best of another GPU model, at the same purchase option.
   const int next_gpu = first([&](const Candidate& c) {
-    return c.offer->gpu_model() != top.offer->gpu_model() && c.option == top.option && !c.what_if_only;
+    return !same_gpu(c) && c.option == top.option && !c.what_if_only;
   });
   if (next_gpu >= 0) add("next GPU class", next_gpu);
   // Same GPU model, fewer or more GPUs in total.
   const int fewer = first([&](const Candidate& c) {
-    return c.offer->gpu_model() == top.offer->gpu_model() && c.option == top.option && !c.what_if_only &&
+    return same_gpu(c) && c.option == top.option && !c.what_if_only &&
            total_gpus(c) < total_gpus(top);
   });
   if (fewer >= 0) add("fewer GPUs", fewer);
   const int more = first([&](const Candidate& c) {
-    return c.offer->gpu_model() == top.offer->gpu_model() && c.option == top.option && !c.what_if_only &&
+    return same_gpu(c) && c.option == top.option && !c.what_if_only &&
            total_gpus(c) > total_gpus(top);
   });
   if (more >= 0) add("more GPUs", more);

@@ -25,8 +25,8 @@
 // cell), and the pre-ranking takes the best candidates by a streaming merge
 // of each cell's offers, already sorted by list price in the index, so a
 // request touches the offers it quotes, not the whole catalog. Name filters
-// (providers, regions, GPUs) visit only the offers of the providers or GPUs
-// asked for. Scan::kFullScan visits every offer and candidate instead; it
+// (providers, regions, GPUs) visit only the offers of the providers, GPUs or
+// regions asked for (a region group visits every offer). Scan::kFullScan visits every offer and candidate instead; it
 // gives the same answer and is kept as the reference the tests compare with.
 //
 // A run is single-threaded; the catalog it holds is immutable and shared.
@@ -218,6 +218,10 @@ class RecommendationRun {
   double PreRankKey(const Candidate& candidate) const;
   v1::Recommendation Explain(const Candidate& candidate, const pricing::v1::Quote& quote) const;
   v1::Overheads OverheadsOf(const Candidate& candidate) const;
+  // The overhead rule of the candidate's provider (nullptr without a model),
+  // and what the candidate's run downloads and writes.
+  const v1::OverheadRule* OverheadRuleOf(const Candidate& candidate) const;
+  RunData RunOf(const Candidate& candidate) const;
   // Serving numbers of a configuration, from sizing's ServingEstimate (all
   // zero for training). The SLO filters read these same numbers.
   v1::ServingEstimate Serving(const sizing::v1::ConfigurationEstimate& e, int32_t spare_nodes,
@@ -249,6 +253,7 @@ class RecommendationRun {
   bool training_ = false;
   bool serving_ = false;
   const OverheadModel* overheads_ = nullptr;
+  std::vector<const v1::OverheadRule*> overhead_rules_;  // by provider id; empty without a model
   // Per constraint ("deadline", "total_usd", ...): the closest miss.
   std::map<std::string, Miss> misses_;
 

@@ -446,6 +446,53 @@ TEST(Recommender, TopKAnswersAsTheFullScanOnAGeneratedCatalog) {
   EXPECT_GT(outranked_cases, 3);
 }
 
+// Region filters without a region group visit only the offers of those
+// regions (OfferIndex::OffersOfRegion); with one, every offer. Both answer as
+// the full scan does, and with the overheads of data/ as well.
+TEST(Recommender, TopKAnswersAsTheFullScanWithRegionFiltersAndOverheads) {
+  std::shared_ptr<const catalog::Catalog> catalog = GeneratedCatalog(3000);
+  auto index = std::make_shared<const OfferIndex>(catalog);
+  absl::StatusOr<OverheadModel> overheads =
+      OverheadModel::FromFile(GPUADVISOR_SOURCE_DIR "/data/gateway/overheads.textproto");
+  ASSERT_OK(overheads);
+  auto answer = [&](const v1::RecommendRequest& request, RecommendationRun::Scan scan,
+                    pricing::v1::QuoteRequest* quoted) -> absl::StatusOr<v1::RecommendResponse> {
+    absl::StatusOr<RecommendationRun> run =
+        RecommendationRun::Start(index, request, &DataRegionGroups(), &*overheads, nullptr, scan);
+    if (!run.ok()) return run.status();
+    absl::StatusOr<pricing::v1::QuoteRequest> quote = run->ApplyEstimates(Sized(run->estimate_request(), 40, *catalog));
+    if (!quote.ok()) return quote.status();
+    *quoted = *quote;
+    return run->Finish(Priced(*quote, *catalog, 1.1));
+  };
+  std::vector<v1::RecommendRequest> cases;
+  v1::RecommendRequest r = Training();
+  r.mutable_constraints()->add_regions("region-2");
+  r.mutable_constraints()->add_regions("REGION-5");
+  cases.push_back(r);
+  r.mutable_constraints()->set_objective(v1::OBJECTIVE_FASTEST);
+  cases.push_back(r);
+  r = Training();
+  r.mutable_constraints()->add_regions("region-3");
+  r.mutable_constraints()->add_regions(DataRegionGroups().names().front());
+  cases.push_back(r);
+  for (size_t i = 0; i < cases.size(); ++i) {
+    SCOPED_TRACE(absl::StrCat("case ", i, ": ", cases[i].ShortDebugString()));
+    pricing::v1::QuoteRequest quoted_top_k, quoted_full;
+    absl::StatusOr<v1::RecommendResponse> top_k = answer(cases[i], RecommendationRun::Scan::kTopK, &quoted_top_k);
+    absl::StatusOr<v1::RecommendResponse> full = answer(cases[i], RecommendationRun::Scan::kFullScan, &quoted_full);
+    ASSERT_OK(top_k);
+    ASSERT_OK(full);
+    ASSERT_THAT(top_k->recommendations(), ::testing::Not(IsEmpty()));
+    EXPECT_EQ(quoted_top_k.SerializeAsString(), quoted_full.SerializeAsString());
+    EXPECT_EQ(top_k->DebugString(), full->DebugString());
+    for (const v1::Recommendation& rec : top_k->recommendations()) {
+      EXPECT_GT(rec.overheads().total_hours(), 0);
+      if (i < 2) EXPECT_THAT(rec.offer().region(), ::testing::AnyOf("region-2", "region-5"));
+    }
+  }
+}
+
 TEST(Recommender, FastestObjectivePrefersMoreGpus) {
   v1::RecommendRequest request = Training();
   request.mutable_constraints()->set_objective(v1::OBJECTIVE_FASTEST);

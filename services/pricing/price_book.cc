@@ -15,6 +15,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "common/io/text_proto.h"
+#include "common/status/status_macros.h"
 #include "google/protobuf/io/coded_stream.h"
 #include "google/protobuf/io/zero_copy_stream_impl_lite.h"
 #include "google/protobuf/text_format.h"
@@ -438,6 +439,15 @@ absl::Status PriceBook::Index() {
 
 absl::StatusOr<v1::QuoteResponse> PriceBook::Quote(const v1::QuoteRequest& request,
                                                    absl::Time now) const {
+  v1::QuoteResponse response;
+  RETURN_IF_ERROR(Quote(request, now, &response));
+  return response;
+}
+
+absl::Status PriceBook::Quote(const v1::QuoteRequest& request, absl::Time now,
+                              v1::QuoteResponse* response_out) const {
+  v1::QuoteResponse& response = *response_out;
+  response.Clear();
   // Job-wide values, validated and derived once.
   const v1::JobProfile& job = request.job();
   const std::pair<const char*, double> job_fields[] = {
@@ -463,7 +473,6 @@ absl::StatusOr<v1::QuoteResponse> PriceBook::Quote(const v1::QuoteRequest& reque
   jc.restartable = job.restartable();
   jc.always_on = job.always_on();
 
-  v1::QuoteResponse response;
   response.set_price_book_version(data_.version());
   response.set_catalog_version(data_.catalog_version());
   response.set_prices_as_of(data_.prices_as_of());
@@ -614,7 +623,7 @@ absl::StatusOr<v1::QuoteResponse> PriceBook::Quote(const v1::QuoteRequest& reque
     cost->set_billed_hours(billed_seconds / 3600.0);
     cost->set_expected_hours(expected_hours);
   }
-  return response;
+  return absl::OkStatus();
 }
 
 absl::StatusOr<std::shared_ptr<const PriceBook>> PriceBook::WithUpdates(

@@ -137,6 +137,10 @@ class PriceBook {
   // for warnings and unpriced reasons.
   absl::StatusOr<gpuadvisor::pricing::v1::QuoteResponse> Quote(
       const gpuadvisor::pricing::v1::QuoteRequest& request, absl::Time now) const;
+  // The same, written into `response` (cleared first; possibly arena-allocated
+  // by the caller). On error `response` holds a partial answer: discard it.
+  absl::Status Quote(const gpuadvisor::pricing::v1::QuoteRequest& request, absl::Time now,
+                     gpuadvisor::pricing::v1::QuoteResponse* response) const;
 
   // A new book with the update's prices applied, all or nothing: each entry
   // replaces the entry with its offer_id whole (an empty provider or

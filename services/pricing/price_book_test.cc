@@ -416,6 +416,28 @@ TEST(PriceBookQuote, UnpricedItemsAreNotErrors) {
   EXPECT_EQ(response->price_book_age_seconds(), 2 * 86400);  // 2026-11-29 -> 2026-12-01
 }
 
+// The form that writes into the caller's message (the gRPC handler's, or one
+// on an arena) answers as the returning one, replacing whatever it held.
+TEST(PriceBookQuote, IntoACallersMessageOnAnArena) {
+  auto book = TestBook();
+  ASSERT_NE(book, nullptr);
+  v1::QuoteRequest request;
+  *request.add_items() = Item("nope/x/y", 1, 1);
+  *request.add_items() = Item(kP5, 2, 10, PURCHASE_OPTION_SPOT);
+  *request.add_items() = Item(kP5, 1, 3);
+  absl::StatusOr<v1::QuoteResponse> returned = book->Quote(request, kNow);
+  ASSERT_OK(returned);
+  ASSERT_EQ(returned->quotes_size(), 3);
+  google::protobuf::Arena arena;
+  auto* response = google::protobuf::Arena::CreateMessage<v1::QuoteResponse>(&arena);
+  response->add_quotes()->set_offer_id("left over");
+  response->set_catalog_version("left over");
+  ASSERT_OK(book->Quote(request, kNow, response));
+  EXPECT_EQ(response->SerializeAsString(), returned->SerializeAsString());
+  request.mutable_items(1)->set_nodes(0);
+  EXPECT_THAT(book->Quote(request, kNow, response), StatusIs(absl::StatusCode::kInvalidArgument));
+}
+
 TEST(PriceBookQuote, InvalidRequestsNameTheField) {
   auto book = TestBook();
   ASSERT_NE(book, nullptr);

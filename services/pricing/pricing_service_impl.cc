@@ -125,9 +125,8 @@ grpc::ServerUnaryReactor* PricingServiceImpl::Quote(grpc::CallbackServerContext*
                      "\" (current: \"", current->data().catalog_version(), "\"); retry"))));
     return reactor;
   }
-  absl::StatusOr<v1::QuoteResponse> quote = book->Quote(*request, absl::Now());
-  if (quote.ok()) *response = std::move(*quote);  // both on the heap: no copy
-  reactor->Finish(rpc.Finish(quote.ok() ? grpc::Status::OK : ToGrpcStatus(quote.status())));
+  const absl::Status quoted = book->Quote(*request, absl::Now(), response);
+  reactor->Finish(rpc.Finish(ToGrpcStatus(quoted)));
   return reactor;
 }
 
