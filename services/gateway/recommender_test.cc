@@ -488,7 +488,9 @@ TEST(Recommender, TopKAnswersAsTheFullScanWithRegionFiltersAndOverheads) {
     EXPECT_EQ(top_k->DebugString(), full->DebugString());
     for (const v1::Recommendation& rec : top_k->recommendations()) {
       EXPECT_GT(rec.overheads().total_hours(), 0);
-      if (i < 2) EXPECT_THAT(rec.offer().region(), ::testing::AnyOf("region-2", "region-5"));
+      if (i < 2) {
+        EXPECT_THAT(rec.offer().region(), ::testing::AnyOf("region-2", "region-5"));
+      }
     }
   }
 }
