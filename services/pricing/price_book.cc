@@ -75,9 +75,10 @@ std::vector<PathElement> Join(const std::vector<PathElement>& base, std::string 
 
 bool FiniteNonNegative(double v) { return std::isfinite(v) && v >= 0; }
 
-// Egress of `gb` moved out under `rule`: the GB past the free allowance, each
-// at the rate of the volume tier it falls in (tiers count from the first GB).
-double EgressUsd(const v1::BillingRule& rule, double gb) {
+// Egress of `gb` moved out in one month under `rule`: the GB past the free
+// allowance, each at the rate of the volume tier it falls in (tiers count
+// from the month's first GB).
+double MonthlyEgressUsd(const v1::BillingRule& rule, double gb) {
   double usd = 0;
   double lo = 0;
   double rate = rule.egress_usd_per_gb();
@@ -91,6 +92,18 @@ double EgressUsd(const v1::BillingRule& rule, double gb) {
     }
   }
   return usd;
+}
+
+// Egress of `gb` over a job of `hours`: providers define the allowance and
+// the tiers per month, so the GB are spread evenly over the job's months
+// (730 h each) and every month, the last partial one included, is billed on
+// its own; a job of a month or less is one month.
+double EgressUsd(const v1::BillingRule& rule, double gb, double hours) {
+  const double months = hours / kHoursPerMonth;
+  if (!(months > 1.0) || !std::isfinite(months)) return MonthlyEgressUsd(rule, gb);
+  const double full = std::floor(months);
+  const double per_month = gb / months;
+  return full * MonthlyEgressUsd(rule, per_month) + MonthlyEgressUsd(rule, per_month * (months - full));
 }
 
 std::optional<FieldError> CheckAmount(const std::vector<PathElement>& base, const char* field,
@@ -610,7 +623,7 @@ absl::Status PriceBook::Quote(const v1::QuoteRequest& request, absl::Time now,
 
     const double storage_usd =
         jc.storage_gb * rule.storage_usd_per_gb_month() * expected_hours / kHoursPerMonth;
-    const double egress_usd = EgressUsd(rule, jc.egress_gb);
+    const double egress_usd = EgressUsd(rule, jc.egress_gb, expected_hours);
 
     quote->set_priced(true);
     v1::CostBreakdown* cost = quote->mutable_cost();

@@ -65,9 +65,12 @@
 //                     0 for on-demand and reserved)
 //    storage_usd    = (dataset_gb + 2 x checkpoint_gb) x storage_usd_per_gb_month
 //                     x expected_hours / 730 (shared storage, not per node)
-//    egress_usd     = max(0, egress_gb - egress_free_gb) x egress_usd_per_gb,
+//    egress_usd     = per month of use: egress_gb spread evenly over
+//                     M = expected_hours / 730 months (one month when M <= 1),
+//                     each month (the last partial one too) billed
+//                     max(0, its GB - egress_free_gb) x egress_usd_per_gb,
 //                     with BillingRule.egress_tiers: each GB past the free
-//                     allowance at the rate of the volume tier it falls in
+//                     allowance at the rate of the month's volume tier
 //    usd_per_hour   = N x p
 //    total_usd      = compute + storage + egress + preemption
 

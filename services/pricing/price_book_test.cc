@@ -228,6 +228,30 @@ TEST(PriceBookQuote, StorageAndEgressWithFreeAllowance) {
             0);
 }
 
+// The providers' free allowance and volume tiers are per month (PRICES.md 3:
+// AWS "first 100 GB/month free", tiers "up to 10 TB" a month), so a job that
+// runs for several months gets the allowance once per month of use, its
+// egress spread evenly over its hours.
+TEST(PriceBookQuote, EgressAllowanceAndTiersArePerMonthOfUse) {
+  auto book = TestBook();
+  ASSERT_NE(book, nullptr);
+  v1::JobProfile job;
+  job.set_egress_gb(250);
+  // 3 months (2190 h): 83.3 GB a month, inside each month's 100 GB.
+  const v1::Quote three_months = QuoteOne(*book, Item(kP5, 1, 3 * 730), job);
+  ASSERT_TRUE(three_months.priced());
+  EXPECT_EQ(three_months.cost().egress_usd(), 0);
+  // 1.5 months (1095 h): 166.7 GB in the full month (66.7 GB paid) and
+  // 83.3 GB in the half month (free): 66.67 x $0.09 = $6.00.
+  EXPECT_NEAR(QuoteOne(*book, Item(kP5, 1, 1.5 * 730), job).cost().egress_usd(), 6.0, 1e-9);
+  // A job shorter than a month gets one allowance, as before.
+  EXPECT_NEAR(QuoteOne(*book, Item(kP5, 1, 100), job).cost().egress_usd(), 13.5, 1e-9);
+  // Tiers reset every month: 40 TB over 4 months is 10 TB a month, all in
+  // the first paid tier: 4 x (10000 - 100) x $0.09 = $3564.
+  job.set_egress_gb(40000);
+  EXPECT_NEAR(QuoteOne(*book, Item(kP5, 1, 4 * 730), job).cost().egress_usd(), 3564.0, 1e-6);
+}
+
 TEST(PriceBookQuote, ReservedUsesPublishedPriceElseStatedDiscount) {
   auto book = TestBook();
   ASSERT_NE(book, nullptr);
