@@ -36,6 +36,15 @@ absl::StatusOr<OverheadModel> OverheadModel::FromProto(const v1::OverheadRules& 
     if (r.provider().empty()) default_index = i;
   }
   if (default_index < 0) return absl::InvalidArgumentError("rules: needs a default rule (provider \"\")");
+  const v1::ServingDefaults& serving = rules.serving_defaults();
+  if (!std::isfinite(serving.min_user_tokens_per_second()) || serving.min_user_tokens_per_second() < 0) {
+    return absl::InvalidArgumentError("serving_defaults.min_user_tokens_per_second: must be finite and >= 0");
+  }
+  if (serving.min_user_tokens_per_second() > 0 && serving.source().empty()) {
+    return absl::InvalidArgumentError("serving_defaults.source: must name where the floor comes from");
+  }
+  model.serving_defaults_ = serving;
+  model.as_of_ = rules.as_of();
   model.rules_.push_back(rules.rules(default_index));
   for (int i = 0; i < rules.rules_size(); ++i) {
     if (i != default_index) model.rules_.push_back(rules.rules(i));

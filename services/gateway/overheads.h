@@ -37,11 +37,16 @@ class OverheadModel {
   OverheadModel() = default;  // no overheads
 
   // kInvalidArgument naming the field for a negative or non-finite value, a
-  // zero bandwidth, a duplicate provider or no default rule (provider "").
+  // zero bandwidth, a duplicate provider, no default rule (provider "") or a
+  // serving default without its source.
   static absl::StatusOr<OverheadModel> FromProto(const v1::OverheadRules& rules);
   static absl::StatusOr<OverheadModel> FromFile(const std::string& path);
 
   bool empty() const { return rules_.empty(); }
+  // The serving SLO defaults of the file (all zero for an empty model: no
+  // default floor), and the file's date.
+  const v1::ServingDefaults& serving_defaults() const { return serving_defaults_; }
+  const std::string& as_of() const { return as_of_; }
   // Hours only (usd = 0); all zero for an empty model.
   v1::Overheads For(absl::string_view provider, const RunData& run) const;
 
@@ -60,6 +65,8 @@ class OverheadModel {
   static Hours Compute(const v1::OverheadRule& rule, const RunData& run);
 
   std::vector<v1::OverheadRule> rules_;  // rules_[0] is the default
+  v1::ServingDefaults serving_defaults_;
+  std::string as_of_;
 };
 
 }  // namespace gpuadvisor::gateway

@@ -78,6 +78,18 @@ TEST(Overheads, DownloadRateIsCappedByTheInstanceNetwork) {
   EXPECT_DOUBLE_EQ(slow.image_pull_hours(), 2 * unpublished.image_pull_hours());
 }
 
+// The per-user speed floor an endpoint gets by default is data with its
+// source and date, not a C++ constant.
+TEST(Overheads, ServingDefaultsComeFromTheDataFileWithSource) {
+  absl::StatusOr<OverheadModel> model =
+      OverheadModel::FromFile(GPUADVISOR_SOURCE_DIR "/data/gateway/overheads.textproto");
+  ASSERT_OK(model);
+  EXPECT_EQ(model->serving_defaults().min_user_tokens_per_second(), 10);
+  EXPECT_THAT(model->serving_defaults().source(), HasSubstr("MLPerf"));
+  EXPECT_FALSE(model->as_of().empty());
+  EXPECT_EQ(OverheadModel().serving_defaults().min_user_tokens_per_second(), 0);  // no data, no floor
+}
+
 TEST(Overheads, RejectsBadRulesNamingTheField) {
   auto parse = [](const std::string& text) {
     v1::OverheadRules rules;
@@ -90,6 +102,11 @@ TEST(Overheads, RejectsBadRulesNamingTheField) {
               StatusIs(absl::StatusCode::kInvalidArgument, HasSubstr("rules[0].download_gbps")));
   EXPECT_THAT(parse(R"(rules { startup_minutes: -1 download_gbps: 1 checkpoint_write_gb_per_second: 1 checkpoint_interval_minutes: 60 })"),
               StatusIs(absl::StatusCode::kInvalidArgument, HasSubstr("rules[0].startup_minutes")));
+  constexpr char kRule[] = R"(rules { download_gbps: 1 checkpoint_write_gb_per_second: 1 checkpoint_interval_minutes: 60 } )";
+  EXPECT_THAT(parse(std::string(kRule) + R"(serving_defaults { min_user_tokens_per_second: -1 source: "x" })"),
+              StatusIs(absl::StatusCode::kInvalidArgument, HasSubstr("serving_defaults.min_user_tokens_per_second")));
+  EXPECT_THAT(parse(std::string(kRule) + R"(serving_defaults { min_user_tokens_per_second: 10 })"),
+              StatusIs(absl::StatusCode::kInvalidArgument, HasSubstr("serving_defaults.source")));
 }
 
 }  // namespace

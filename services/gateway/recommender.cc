@@ -225,13 +225,16 @@ absl::StatusOr<RecommendationRun> RecommendationRun::Start(std::shared_ptr<const
   } else if (c.min_tokens_per_second_per_user() > 0) {
     run.min_user_tps_ = c.min_tokens_per_second_per_user();
     run.min_user_tps_field_ = "min_tokens_per_second_per_user";
-  } else if (run.always_on_) {
-    run.min_user_tps_ = kDefaultMinUserTokensPerSecond;
+  } else if (run.always_on_ && overheads != nullptr &&
+             overheads->serving_defaults().min_user_tokens_per_second() > 0) {
+    const double floor = overheads->serving_defaults().min_user_tokens_per_second();
+    run.min_user_tps_ = floor;
     run.assumptions_.push_back(MakeAssumption(
-        "constraints.min_user_tokens_per_second", absl::StrFormat("%.0f", kDefaultMinUserTokensPerSecond),
-        "interactive endpoint: each user's stream at least 10 output tokens/s (MLPerf Inference's Llama 3.1 8B "
-        "server bound, 100 ms per output token; about twice reading speed); set it to 0 (--min_user_tps=0) to "
-        "lift the floor"));
+        "constraints.min_user_tokens_per_second", absl::StrFormat("%g", floor),
+        absl::StrFormat("interactive endpoint: each user's stream at least %g output tokens/s (%s; "
+                        "data/gateway/overheads.textproto as of %s); set it to 0 (--min_user_tps=0) to lift the "
+                        "floor",
+                        floor, overheads->serving_defaults().source(), overheads->as_of())));
   }
   if (!run.serving_) run.min_user_tps_ = 0;
   if (overheads != nullptr) {

@@ -69,14 +69,10 @@ inline constexpr int kMaxMaxNodes = 1024;
 // longer estimate is excluded as EXCLUSION_REASON_RUNS_TOO_LONG.
 inline constexpr double kMaxQuotableHours = 1e6;
 inline constexpr double kDefaultVramMargin = 0.1;
-// Per-user output speed floor of an interactive endpoint (TASK_INFERENCE)
-// when the request sets none: MLPerf Inference's server-scenario bound for
-// Llama 3.1 8B, time per output token <= 100 ms at P99 (mlcommons/inference
-// loadgen/mlperf.conf, llama3_1-8b.Server.tpot_latency = 100), about twice
-// silent reading speed (238 words/min, Brysbaert 2019, ~5.3 tokens/s at
-// 0.75 words per token) so streamed text stays ahead of the reader.
-// Stated in the answer when applied; min_user_tokens_per_second = 0 lifts it.
-inline constexpr double kDefaultMinUserTokensPerSecond = 10;
+// The per-user output speed floor of an interactive endpoint (TASK_INFERENCE)
+// when the request sets none is data: OverheadModel::serving_defaults(), from
+// data/gateway/overheads.textproto with its source. Stated in the answer when
+// applied; min_user_tokens_per_second = 0 lifts it; no overheads, no floor.
 
 class RecommendationRun {
  public:

@@ -9,6 +9,7 @@
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "gmock/gmock.h"
+#include "google/protobuf/text_format.h"
 #include "gtest/gtest.h"
 #include "tests/testing/status_matchers.h"
 
@@ -781,6 +782,48 @@ TEST(Recommender, ServingOutputsAndSloConstraints) {
   ASSERT_OK(response);
   EXPECT_THAT(response->recommendations(), IsEmpty());
   EXPECT_THAT(ByReason(*response)[v1::EXCLUSION_REASON_TOO_SLOW].detail(), HasSubstr("first token"));
+}
+
+// The default per-user floor of an endpoint is the data file's value, stated
+// with its source; a file without one (or no overheads at all) sets none.
+TEST(Recommender, DefaultUserSpeedFloorComesFromDataAndIsStated) {
+  v1::OverheadRules rules;
+  ASSERT_TRUE(google::protobuf::TextFormat::ParseFromString(
+      R"(as_of: "2026-12-01"
+         rules { download_gbps: 10 checkpoint_write_gb_per_second: 2 checkpoint_interval_minutes: 60 }
+         serving_defaults { min_user_tokens_per_second: 300 source: "a test SLO" })",
+      &rules));
+  absl::StatusOr<OverheadModel> overheads = OverheadModel::FromProto(rules);
+  ASSERT_OK(overheads);
+  std::shared_ptr<const catalog::Catalog> catalog = TestCatalog();
+  v1::RecommendRequest request = Serving();
+  request.mutable_workload()->set_concurrent_sequences(4);
+  auto run_with = [&](const OverheadModel* model) -> absl::StatusOr<v1::RecommendResponse> {
+    absl::StatusOr<RecommendationRun> run = RecommendationRun::Start(catalog, request, &DataRegionGroups(), model);
+    if (!run.ok()) return run.status();
+    absl::StatusOr<pricing::v1::QuoteRequest> quote = run->ApplyEstimates(Sized(run->estimate_request(), 10, *catalog));
+    if (!quote.ok()) return quote.status();
+    return run->Finish(Priced(*quote, *catalog));
+  };
+  // The fake serves 250 tokens/s per user at 4 sequences: under a 300 floor.
+  absl::StatusOr<v1::RecommendResponse> floored = run_with(&*overheads);
+  ASSERT_OK(floored);
+  EXPECT_THAT(floored->recommendations(), IsEmpty());
+  EXPECT_THAT(ByReason(*floored)[v1::EXCLUSION_REASON_TOO_SLOW].detail(), HasSubstr("per user"));
+  const std::string stated = Assumed(*floored)["constraints.min_user_tokens_per_second"];
+  EXPECT_EQ(stated, "300");
+  bool sourced = false;
+  for (const v1::Assumption& a : floored->assumptions()) {
+    if (a.field() == "constraints.min_user_tokens_per_second") {
+      sourced = absl::StrContains(a.note(), "a test SLO") && absl::StrContains(a.note(), "2026-12-01");
+    }
+  }
+  EXPECT_TRUE(sourced);
+
+  absl::StatusOr<v1::RecommendResponse> none = run_with(nullptr);
+  ASSERT_OK(none);
+  EXPECT_THAT(none->recommendations(), ::testing::Not(IsEmpty()));
+  EXPECT_EQ(Assumed(*none).count("constraints.min_user_tokens_per_second"), 0u);
 }
 
 TEST(Recommender, NearestMissSaysHowFarOverTheCap) {
