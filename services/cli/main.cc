@@ -459,6 +459,11 @@ class Commands {
       std::cout << "\n#1 because:\n";
       for (const std::string& reason : best.reasons()) std::cout << "  - " << reason << "\n";
       for (const std::string& warning : best.warnings()) std::cout << "  ! " << warning << "\n";
+      // Context, not warnings: already included in the numbers above.
+      if (!best.notes().empty()) {
+        std::cout << "\nNotes on #1:\n";
+        for (const std::string& note : best.notes()) std::cout << "  - " << note << "\n";
+      }
       if (!response.what_if().empty()) {
         std::cout << "\nWhat if:\n";
         for (const gw::WhatIf& w : response.what_if()) {
@@ -595,12 +600,22 @@ class Commands {
           s.kv_cache_capacity_tokens_per_replica());
     }
     if (!e.not_fit_reason().empty()) std::cout << "why not: " << e.not_fit_reason() << "\n";
-    for (const std::string& note : e.notes()) std::cout << "  - " << note << "\n";
+    // Notes: "!" a warning (changes whether the job works or what it
+    // costs), "-" context; a note without a severity (an older sizing) is a
+    // warning.
+    for (const sizing::v1::Note& note : e.structured_notes()) {
+      std::cout << (note.severity() == sizing::v1::NOTE_SEVERITY_INFO ? "  - " : "  ! ") << note.text() << "\n";
+    }
+    for (const std::string& note : e.notes()) {
+      bool structured = false;
+      for (const sizing::v1::Note& n : e.structured_notes()) structured |= n.text() == note;
+      if (!structured) std::cout << "  ! " << note << "\n";
+    }
     // Whatever else the estimate carries, so new outputs show up without a
     // change here.
     const std::vector<std::string> other = OtherFields(
         e, {"configuration", "fits", "memory", "plan", "tokens_per_second", "estimated_hours", "gpu_memory_bytes",
-            "utilization", "communication_fraction", "notes", "not_fit_reason", "memory_margin", "runner_up",
+            "utilization", "communication_fraction", "notes", "structured_notes", "not_fit_reason", "memory_margin", "runner_up",
             "runner_up_reason", "serving"});
     for (const std::string& line : other) std::cout << line << "\n";
   }

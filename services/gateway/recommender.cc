@@ -1253,6 +1253,50 @@ std::string RecommendationRun::ExclusionDetail(int offer_index, v1::ExclusionRea
   return "";
 }
 
+namespace {
+
+void AddOnce(google::protobuf::RepeatedPtrField<std::string>* list, const std::string& text) {
+  if (std::find(list->begin(), list->end(), text) == list->end()) *list->Add() = text;
+}
+
+// Sizing's notes about the configuration: a WARNING note is a warning unless
+// one of the gateway's own already says it (then its detail goes to the
+// notes), an INFO note is a note. A plain note with no structured twin comes
+// from an older sizing service that set no severity: a warning, as before.
+void AddSizingNotes(const sizing::v1::ConfigurationEstimate& e, bool link_warned, bool fp16_warned,
+                    v1::Recommendation* r) {
+  auto covered = [&](const std::string& code, const std::string& text) {
+    if (link_warned && (code == "tp_over_pcie" || code == "pcie_allreduce")) return true;
+    if (fp16_warned && code == "no_bf16") return true;
+    // The topic (the text before the first ':' or ',') of a warning already given.
+    const absl::string_view topic = absl::string_view(text).substr(0, text.find_first_of(":,"));
+    for (const std::string& warning : r->warnings()) {
+      if (absl::StartsWithIgnoreCase(warning, topic)) return true;
+    }
+    return false;
+  };
+  for (const sizing::v1::Note& note : e.structured_notes()) {
+    if (note.text().empty()) continue;
+    if (note.severity() == sizing::v1::NOTE_SEVERITY_INFO || covered(note.code(), note.text())) {
+      AddOnce(r->mutable_notes(), note.text());
+    } else {
+      AddOnce(r->mutable_warnings(), note.text());
+    }
+  }
+  for (const std::string& text : e.notes()) {
+    bool structured = false;
+    for (const sizing::v1::Note& note : e.structured_notes()) structured |= note.text() == text;
+    if (structured) continue;
+    if (covered("", text)) {
+      AddOnce(r->mutable_notes(), text);
+    } else {
+      AddOnce(r->mutable_warnings(), text);
+    }
+  }
+}
+
+}  // namespace
+
 v1::Recommendation RecommendationRun::Explain(const Candidate& candidate,
                                               const pricing::v1::Quote& quote) const {
   const Offer& offer = *candidate.offer;
@@ -1324,18 +1368,20 @@ v1::Recommendation RecommendationRun::Explain(const Candidate& candidate,
                                   FabricName(offer.fabric()), offer.fabric_gbps()));
   }
 
+  // Warnings change whether the job works or what it costs, or need a check
+  // before renting; notes are context for numbers that already include it.
   const bool data_or_tensor_parallel = training_ || e.plan().tensor_parallel() > 1;
-  if (total_gpus > 1 && offer.link() == catalog::v1::LINK_TYPE_PCIE && data_or_tensor_parallel) {
+  const bool pcie_bound = total_gpus > 1 && offer.link() == catalog::v1::LINK_TYPE_PCIE && data_or_tensor_parallel;
+  if (pcie_bound) {
     r.add_warnings(absl::StrFormat("PCIe-only multi-GPU: all-reduce bound across %d GPUs without NVLink",
                                    offer.gpus_per_node()));
   }
-  if (training_ && gpu != nullptr && !gpu->supports_bf16() &&
-      w.precision() != sizing::v1::PRECISION_FP32) {
-    r.add_warnings("FP16-only GPU (no BF16): overflow risk in training; needs loss scaling");
-  }
+  const bool fp16_only_training = training_ && gpu != nullptr && !gpu->supports_bf16() &&
+                                  w.precision() != sizing::v1::PRECISION_FP32;
+  if (fp16_only_training) r.add_warnings("FP16-only GPU (no BF16): overflow risk in training; needs loss scaling");
   if (IsServing(w.task()) && gpu != nullptr && gpu->memory_type() == catalog::v1::MEMORY_TYPE_GDDR) {
-    r.add_warnings(absl::StrFormat(
-        "GDDR card (%.2f TB/s): decode is memory-bandwidth-bound, HBM GPUs serve faster",
+    r.add_notes(absl::StrFormat(
+        "GDDR card (%.2f TB/s): decode is memory-bandwidth-bound (the speeds above include it); HBM GPUs serve faster",
         gpu->memory_bandwidth_bytes_per_second() / 1e12));
   }
   for (const std::string& warning : quote.warnings()) r.add_warnings(warning);
@@ -1353,25 +1399,11 @@ v1::Recommendation RecommendationRun::Explain(const Candidate& candidate,
     r.add_warnings(absl::StrFormat("multi-node over Ethernet (%.0f Gbps): slow gradient sync",
                                    offer.fabric_gbps()));
   }
-  if (e.plan().needs_nvlink() && offer.link() != catalog::v1::LINK_TYPE_NVLINK) {
+  const bool tp_off_nvlink = e.plan().needs_nvlink() && offer.link() != catalog::v1::LINK_TYPE_NVLINK;
+  if (tp_off_nvlink && !pcie_bound) {
     r.add_warnings(absl::StrCat("tensor parallel over ", LinkName(offer.link()), ", not NVLink"));
   }
-  // Sizing's notes about this configuration, unless a warning above already
-  // covers the topic (the text before the first ':').
-  for (const std::string& note : e.notes()) {
-    const absl::string_view topic = absl::string_view(note).substr(0, note.find_first_of(":,"));
-    bool covered = false;
-    for (const std::string& warning : r.warnings()) covered |= absl::StartsWithIgnoreCase(warning, topic);
-    if (!covered) r.add_warnings(note);
-  }
-  // Sizing's structured notes that change what to do (hazards of the task
-  // on this GPU's software stack), each once.
-  for (const sizing::v1::Note& note : e.structured_notes()) {
-    if (note.severity() != sizing::v1::NOTE_SEVERITY_WARNING || note.text().empty()) continue;
-    if (std::find(r.warnings().begin(), r.warnings().end(), note.text()) == r.warnings().end()) {
-      r.add_warnings(note.text());
-    }
-  }
+  AddSizingNotes(e, pcie_bound || tp_off_nvlink, fp16_only_training, &r);
   if (offer.availability() == catalog::v1::AVAILABILITY_UNSPECIFIED) {
     r.add_warnings("availability unconfirmed: check capacity before provisioning");
   } else if (offer.availability() == catalog::v1::AVAILABILITY_LIMITED) {

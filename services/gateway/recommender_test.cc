@@ -22,6 +22,7 @@ using ::testing::Contains;
 using ::testing::ElementsAre;
 using ::testing::HasSubstr;
 using ::testing::IsEmpty;
+using ::testing::Not;
 using ::testing::SizeIs;
 
 catalog::v1::Offer MakeOffer(const std::string& provider, const std::string& type, const std::string& region,
@@ -584,8 +585,57 @@ TEST(Recommender, WarnsAboutPcieTrainingFp16OnlyGpusAndGddrServing) {
   response = RunWith(request, 21);  // 12.5% free: tight against a 10% margin
   ASSERT_OK(response);
   ASSERT_THAT(response->recommendations(), ::testing::Not(IsEmpty()));
-  EXPECT_THAT(response->recommendations(0).warnings(), Contains(HasSubstr("GDDR")));
+  // GDDR bandwidth is context for speeds that already include it: a note.
+  EXPECT_THAT(response->recommendations(0).notes(), Contains(HasSubstr("GDDR")));
+  EXPECT_THAT(response->recommendations(0).warnings(), Not(Contains(HasSubstr("GDDR"))));
   EXPECT_THAT(response->recommendations(0).warnings(), Contains(HasSubstr("VRAM margin tight")));
+}
+
+// Sizing marks each note with a severity: WARNING notes become warnings, INFO
+// notes become notes (never the table's top warning); a warning the gateway
+// already gives is not repeated; a plain note from an older sizing service
+// (no severity) stays a warning.
+TEST(Recommender, OnlyWarningNotesBecomeWarnings) {
+  std::shared_ptr<const catalog::Catalog> catalog = TestCatalog();
+  v1::RecommendRequest request = Training();
+  request.mutable_constraints()->add_gpu_models("L4");
+  request.mutable_constraints()->set_single_node(true);
+  absl::StatusOr<RecommendationRun> run = RecommendationRun::Start(catalog, request, &DataRegionGroups());
+  ASSERT_OK(run);
+  sizing::v1::EstimateResponse sized = Sized(run->estimate_request(), 100, *catalog);  // needs 8 L4s
+  ASSERT_THAT(sized.estimates(), Not(IsEmpty()));
+  auto note = [](sizing::v1::ConfigurationEstimate& e, const char* code, sizing::v1::NoteSeverity severity,
+                 const std::string& text) {
+    e.add_notes(text);
+    sizing::v1::Note* n = e.add_structured_notes();
+    n->set_code(code);
+    n->set_severity(severity);
+    n->set_text(text);
+  };
+  for (sizing::v1::ConfigurationEstimate& e : *sized.mutable_estimates()) {
+    note(e, "framework_assumed", sizing::v1::NOTE_SEVERITY_INFO, "Framework not given: the estimate assumes X.");
+    note(e, "pcie_allreduce", sizing::v1::NOTE_SEVERITY_WARNING,
+         "PCIe-only multi-GPU: the gradient all-reduce is bound by PCIe bandwidth.");
+    note(e, "qlora_rocm", sizing::v1::NOTE_SEVERITY_WARNING, "QLoRA on ROCm: bitsandbytes 4-bit is experimental.");
+    e.add_notes("An older sizing's note without a severity.");
+  }
+  absl::StatusOr<pricing::v1::QuoteRequest> quote = run->ApplyEstimates(std::move(sized));
+  ASSERT_OK(quote);
+  absl::StatusOr<v1::RecommendResponse> response = run->Finish(Priced(*quote, *catalog));
+  ASSERT_OK(response);
+  ASSERT_THAT(response->recommendations(), Not(IsEmpty()));
+  const v1::Recommendation& top = response->recommendations(0);
+  ASSERT_THAT(top.warnings(), Not(IsEmpty()));
+  EXPECT_THAT(top.warnings(0), HasSubstr("PCIe-only multi-GPU: all-reduce bound"));  // the gateway's own
+  EXPECT_THAT(top.warnings(), Contains(HasSubstr("QLoRA on ROCm")));
+  EXPECT_THAT(top.warnings(), Contains(HasSubstr("older sizing")));
+  EXPECT_THAT(top.warnings(), Not(Contains(HasSubstr("Framework not given"))));
+  EXPECT_THAT(top.notes(), Contains(HasSubstr("Framework not given")));
+  // Sizing's PCIe note repeats the gateway's warning: its detail is a note.
+  int pcie = 0;
+  for (const std::string& w : top.warnings()) pcie += absl::StrContains(w, "PCIe");
+  EXPECT_EQ(pcie, 1);
+  EXPECT_THAT(top.notes(), Contains(HasSubstr("gradient all-reduce is bound by PCIe")));
 }
 
 TEST(Recommender, FallbackListSpreadsAcrossPlacesAndStaysSorted) {

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdint>
+#include <utility>
 
 #include "absl/strings/str_format.h"
 #include "services/sizing/profiles.h"
@@ -25,10 +26,18 @@ void SetMemory(double weights, double grads, double optimizer, double activation
 
 std::string Gb(double bytes) { return absl::StrFormat("%.1f GB", bytes / 1e9); }
 
+void AddNote(v1::NoteSeverity severity, const char* code, std::string text, v1::ConfigurationEstimate* out) {
+  v1::Note* note = out->add_structured_notes();
+  note->set_code(code);
+  note->set_severity(severity);
+  out->add_notes(text);
+  note->set_text(std::move(text));
+}
+
 void NotFit(const std::string& reason, v1::ConfigurationEstimate* out) {
   out->set_fits(false);
   out->set_not_fit_reason(reason);
-  out->add_notes(reason);
+  AddNote(v1::NOTE_SEVERITY_WARNING, "does_not_fit", reason, out);
 }
 
 void EstimateConfiguration(const Job& job, const GpuSpec& gpu, const v1::GpuConfiguration& config,
@@ -47,6 +56,7 @@ void EstimateConfiguration(const Job& job, const GpuSpec& gpu, const v1::GpuConf
     note->set_severity(h->severity() == v1::NOTE_SEVERITY_UNSPECIFIED ? v1::NOTE_SEVERITY_WARNING : h->severity());
     note->set_text(h->text());
     note->set_source(h->source());
+    out->add_notes(h->text());
   }
 }
 

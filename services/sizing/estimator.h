@@ -6,6 +6,8 @@
 // the runner-up and the notes a user needs. Training and serving are
 // separate job types (training_estimate.cc, serving_estimate.cc).
 
+#include <string>
+
 #include "gpuadvisor/sizing/v1/sizing.pb.h"
 #include "services/sizing/job.h"
 
@@ -29,7 +31,14 @@ void EstimateServing(const Job& job, const GpuSpec& gpu,
 void SetMemory(double weights, double grads, double optimizer, double activations, double kv,
                double overhead, gpuadvisor::sizing::v1::MemoryBreakdown* out);
 std::string Gb(double bytes);
-// Marks the estimate as not fitting, with `reason` as a note.
+// Adds a note: its text to `notes` (every note, in order, for clients that
+// read text only) and the same text with a stable `code` and a severity to
+// `structured_notes`. WARNING: it changes whether the job works or what it
+// costs, or needs a check before renting; INFO: context for the numbers.
+void AddNote(gpuadvisor::sizing::v1::NoteSeverity severity, const char* code, std::string text,
+             gpuadvisor::sizing::v1::ConfigurationEstimate* out);
+// Marks the estimate as not fitting, with `reason` as a warning note
+// ("does_not_fit").
 void NotFit(const std::string& reason, gpuadvisor::sizing::v1::ConfigurationEstimate* out);
 
 }  // namespace gpuadvisor::sizing

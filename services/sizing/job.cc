@@ -55,9 +55,12 @@ absl::StatusOr<Job> BuildJob(const v1::Workload& w, const ModelSpec& m, const Pr
     }
   } else {
     j.framework = &profiles.DefaultFor(j.task);
-    j.notes.push_back(absl::StrCat("Framework not given: the estimate assumes ",
-                                   j.framework->display_name(), " (\"", j.framework->name(),
-                                   "\"), the default for ", v1::Task_Name(j.task), "."));
+    v1::Note& note = j.notes.emplace_back();
+    note.set_code("framework_assumed");
+    note.set_severity(v1::NOTE_SEVERITY_INFO);
+    note.set_text(absl::StrCat("Framework not given: the estimate assumes ", j.framework->display_name(),
+                               " (\"", j.framework->name(), "\"), the default for ",
+                               v1::Task_Name(j.task), "."));
   }
 
   const v1::Parallelism& par = w.parallelism();

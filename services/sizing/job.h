@@ -34,7 +34,8 @@ struct Job {
   gpuadvisor::sizing::v1::Precision precision = gpuadvisor::sizing::v1::PRECISION_BF16;
   double vram_margin = kDefaultVramMargin;
   bool vram_margin_given = false;
-  std::vector<std::string> notes;  // assumptions stated in every estimate
+  // Assumptions stated in every estimate (structured: code, severity, text).
+  std::vector<gpuadvisor::sizing::v1::Note> notes;
 
   // Hints (training and serving). -1 / 0 = chosen by sizing.
   int zero_hint = -1;

@@ -108,9 +108,12 @@ absl::Status BuildTrainingJob(const v1::Workload& w, Job* job, v1::WorkloadTotal
   if (j.qlora && j.checkpointing == v1::GRADIENT_CHECKPOINTING_UNSPECIFIED &&
       fw.qlora_checkpointing() != v1::GRADIENT_CHECKPOINTING_UNSPECIFIED) {
     j.checkpointing = fw.qlora_checkpointing();
-    j.notes.push_back(absl::StrCat("QLoRA with ", fw.display_name(),
-                                   ": activation checkpointing ", fw.qlora_checkpointing() == v1::GRADIENT_CHECKPOINTING_FULL ? "on (full)" : "selective",
-                                   " assumed, the framework's default; set gradient_checkpointing to change it."));
+    v1::Note& note = j.notes.emplace_back();
+    note.set_code("checkpointing_assumed");
+    note.set_severity(v1::NOTE_SEVERITY_INFO);
+    note.set_text(absl::StrCat("QLoRA with ", fw.display_name(), ": activation checkpointing ",
+                               fw.qlora_checkpointing() == v1::GRADIENT_CHECKPOINTING_FULL ? "on (full)" : "selective",
+                               " assumed, the framework's default; set gradient_checkpointing to change it."));
   }
 
   // Compute precision of the trainable weights. LoRA/QLoRA bases may be

@@ -42,6 +42,8 @@ double BandwidthEfficiencyRatio(v1::Precision p) {
 
 double Peak16(const GpuSpec& g) { return g.bf16_flops > 0 ? g.bf16_flops : g.fp16_flops; }
 
+const char* PeakNoteCode(v1::Precision p) { return p == v1::PRECISION_FP8 ? "no_fp8" : "no_bf16"; }
+
 double PeakFlops(const GpuSpec& g, v1::Precision p, bool training, std::string* note) {
   switch (p) {
     case v1::PRECISION_FP32:

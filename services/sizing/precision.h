@@ -31,6 +31,9 @@ double Peak16(const GpuSpec& g);
 // precision (FP8 falls back to 16-bit, BF16 to FP16).
 double PeakFlops(const GpuSpec& g, gpuadvisor::sizing::v1::Precision p, bool training,
                  std::string* note);
+// The code of the note PeakFlops writes for `p` ("no_fp8" for FP8 work on a
+// GPU without FP8, else "no_bf16").
+const char* PeakNoteCode(gpuadvisor::sizing::v1::Precision p);
 
 }  // namespace gpuadvisor::sizing
 

@@ -138,7 +138,7 @@ void EstimateServing(const Job& j, const GpuSpec& gpu, const v1::GpuConfiguratio
   const double capacity = gpu.memory_bytes;
   const double margin_usable = capacity * (1.0 - j.vram_margin);
   out->set_gpu_memory_bytes(static_cast<int64_t>(capacity));
-  for (const std::string& note : j.notes) out->add_notes(note);
+  for (const v1::Note& note : j.notes) AddNote(note.severity(), note.code().c_str(), note.text(), out);
   if (!links.unsupported.empty()) return NotFit(links.unsupported, out);
   if (j.tp_hint > 0 && (gpn % j.tp_hint != 0 && j.tp_hint % gpn != 0)) {
     return NotFit(absl::StrCat("workload.parallelism.tensor_parallel: ", j.tp_hint,
@@ -258,23 +258,24 @@ void EstimateServing(const Job& j, const GpuSpec& gpu, const v1::GpuConfiguratio
   out->set_fits(reason.empty());
   if (!reason.empty()) {
     out->set_not_fit_reason(reason);
-    out->add_notes(reason);
+    AddNote(v1::NOTE_SEVERITY_WARNING, "does_not_fit", reason, out);
   }
   if (c.weights_fit) {
-    out->add_notes(absl::StrCat("KV cache: up to ", static_cast<int64_t>(c.max_concurrency),
+    AddNote(v1::NOTE_SEVERITY_INFO, "kv_capacity", absl::StrCat("KV cache: up to ", static_cast<int64_t>(c.max_concurrency),
                                 " concurrent sequences of ", static_cast<int64_t>(j.context),
                                 " tokens per replica with ", e.display_name(),
-                                " (gpu_memory_utilization ", e.gpu_memory_utilization(), ")."));
+                                " (gpu_memory_utilization ", e.gpu_memory_utilization(), ")."),
+            out);
   }
   if (c.plan.tp > 1 && (links.bridged_or_pcie || c.plan.tp > links.domain_size)) {
-    out->add_notes("TP over a bridged/PCIe domain: per-layer all-reduces are slow; an NVLink/NVSwitch node serves faster.");
+    AddNote(v1::NOTE_SEVERITY_WARNING, "tp_over_pcie", "TP over a bridged/PCIe domain: per-layer all-reduces are slow; an NVLink/NVSwitch node serves faster.", out);
   }
-  if (!j.precision_note.empty()) out->add_notes(j.precision_note);
+  if (!j.precision_note.empty()) AddNote(v1::NOTE_SEVERITY_INFO, "precision", j.precision_note, out);
   std::string peak_note;
   PeakFlops(gpu, j.precision, false, &peak_note);
-  if (!peak_note.empty()) out->add_notes(peak_note);
+  if (!peak_note.empty()) AddNote(j.precision == v1::PRECISION_FP8 ? v1::NOTE_SEVERITY_WARNING : v1::NOTE_SEVERITY_INFO, PeakNoteCode(j.precision), peak_note, out);
   if (m.kind == v1::MODEL_KIND_DIFFUSION || m.kind == v1::MODEL_KIND_ENCODER) {
-    out->add_notes("Not an autoregressive model: token rates are indicative only.");
+    AddNote(v1::NOTE_SEVERITY_WARNING, "not_autoregressive", "Not an autoregressive model: token rates are indicative only.", out);
   }
 
   // Outputs: per replica at its concurrency, and for the cluster.
@@ -309,7 +310,7 @@ void EstimateServing(const Job& j, const GpuSpec& gpu, const v1::GpuConfiguratio
     if (j.requests > 0 && se->requests_per_second() > 0) {
       out->set_estimated_hours(j.requests / se->requests_per_second() / 3600.0);
     } else {
-      out->add_notes("No requests given: estimated_hours is 0.");
+      AddNote(v1::NOTE_SEVERITY_WARNING, "no_requests", "No requests given: estimated_hours is 0.", out);
     }
   } else {
     out->set_estimated_hours(j.serving_hours);

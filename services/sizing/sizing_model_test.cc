@@ -3,6 +3,7 @@
 
 #include <cmath>
 #include <limits>
+#include <map>
 #include <ostream>
 #include <string>
 
@@ -406,6 +407,45 @@ TEST(Throughput, BatchInferenceHoursAndMoeActiveCompute) {
   EXPECT_GT(e.prefill_tokens_per_second(), e.tokens_per_second() / 100);
   // MoE: all experts in memory.
   EXPECT_GT(resp->totals().weights_bytes(), 90e9);
+}
+
+// Every note carries a code and a severity: context already in the numbers
+// (the assumed framework, the KV-cache capacity) is INFO; what changes
+// whether the job works or what it costs (PCIe-bound TP, FP8 on a GPU
+// without it, a configuration that does not fit) is WARNING. `notes` keeps
+// every text for clients that read text only.
+TEST(Notes, EveryNoteHasACodeAndASeverity) {
+  v1::EstimateRequest serve = Request(v1::TASK_INFERENCE, "llama-3.1-8b");
+  serve.mutable_workload()->set_context_length(8192);
+  serve.mutable_workload()->set_concurrent_sequences(32);
+  serve.clear_configurations();
+  *serve.add_configurations() = Config("RTX-3090", 4, 1, cv1::LINK_TYPE_PCIE);
+  v1::EstimateRequest fp8 = Request(v1::TASK_FULL_FINETUNE, "llama-3.2-3b");
+  fp8.mutable_workload()->set_precision(v1::PRECISION_FP8);
+  fp8.mutable_workload()->set_train_tokens(1e8);
+  fp8.clear_configurations();
+  *fp8.add_configurations() = Config("A100-80GB", 8);
+  v1::EstimateRequest too_small = Request(v1::TASK_FULL_FINETUNE, "llama-3.1-70b");
+  too_small.mutable_workload()->set_train_tokens(1e8);
+
+  std::map<std::string, v1::NoteSeverity> seen;
+  for (const v1::EstimateRequest& r : {serve, fp8, too_small}) {
+    const v1::ConfigurationEstimate e = One(r);
+    ASSERT_FALSE(e.structured_notes().empty());
+    EXPECT_EQ(e.notes_size(), e.structured_notes_size());
+    for (int i = 0; i < e.structured_notes_size(); ++i) {
+      const v1::Note& n = e.structured_notes(i);
+      EXPECT_FALSE(n.code().empty()) << n.text();
+      EXPECT_NE(n.severity(), v1::NOTE_SEVERITY_UNSPECIFIED) << n.text();
+      EXPECT_EQ(e.notes(i), n.text());
+      seen[n.code()] = n.severity();
+    }
+  }
+  EXPECT_EQ(seen["framework_assumed"], v1::NOTE_SEVERITY_INFO);
+  EXPECT_EQ(seen["kv_capacity"], v1::NOTE_SEVERITY_INFO);
+  EXPECT_EQ(seen["tp_over_pcie"], v1::NOTE_SEVERITY_WARNING);
+  EXPECT_EQ(seen["no_fp8"], v1::NOTE_SEVERITY_WARNING);
+  EXPECT_EQ(seen["does_not_fit"], v1::NOTE_SEVERITY_WARNING);
 }
 
 TEST(Memory, OptimizerAccounting) {

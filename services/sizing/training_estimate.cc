@@ -228,43 +228,50 @@ void AddNotes(const TrainContext& c, const Evaluated& e, v1::ConfigurationEstima
   const TrainPlan& p = e.plan;
   const Links& l = c.links;
   if (p.tp > 1 && (l.bridged_or_pcie || p.tp > l.domain_size)) {
-    out->add_notes(absl::StrCat("TP over a bridged/PCIe domain: tensor-parallel all-reduces run at ",
-                                Gb(l.IntraBus(p.tp)), "/s; an NVSwitch node is much faster."));
+    AddNote(v1::NOTE_SEVERITY_WARNING, "tp_over_pcie", absl::StrCat("TP over a bridged/PCIe domain: tensor-parallel all-reduces run at ",
+                                Gb(l.IntraBus(p.tp)), "/s; an NVSwitch node is much faster."),
+            out);
   }
   if (p.Gpus() > 1 && !l.fast_domain && p.dp > 1) {
-    out->add_notes("PCIe-only multi-GPU: the gradient all-reduce is bound by PCIe bandwidth.");
+    AddNote(v1::NOTE_SEVERITY_WARNING, "pcie_allreduce", "PCIe-only multi-GPU: the gradient all-reduce is bound by PCIe bandwidth.", out);
   }
   if (c.nodes > 1 && l.default_fabric) {
-    out->add_notes("Fabric unspecified: the estimate assumes 100 Gb/s Ethernet between nodes.");
+    AddNote(v1::NOTE_SEVERITY_WARNING, "fabric_assumed", "Fabric unspecified: the estimate assumes 100 Gb/s Ethernet between nodes.", out);
   }
   if (e.step.bubble_fraction > 0.10) {
-    out->add_notes(absl::StrCat("Pipeline bubble is ", Percent(e.step.bubble_fraction),
+    AddNote(v1::NOTE_SEVERITY_WARNING, "pipeline_bubble", absl::StrCat("Pipeline bubble is ", Percent(e.step.bubble_fraction),
                                 " of the step (PP", p.pp, " with ", p.micro_batches,
-                                " micro-batches): a larger global_batch_size shrinks it."));
+                                " micro-batches): a larger global_batch_size shrinks it."),
+            out);
   }
   if (e.step.communication_fraction > 0.30) {
-    out->add_notes(absl::StrCat("Communication is ", Percent(e.step.communication_fraction),
-                                " of the step: a faster interconnect or fewer, larger GPUs would train faster."));
+    AddNote(v1::NOTE_SEVERITY_WARNING, "communication_bound", absl::StrCat("Communication is ", Percent(e.step.communication_fraction),
+                                " of the step: a faster interconnect or fewer, larger GPUs would train faster."),
+            out);
   }
   if (p.global_batch_defaulted) {
-    out->add_notes(absl::StrCat("global_batch_size not given: ",
+    AddNote(v1::NOTE_SEVERITY_INFO, "global_batch_assumed", absl::StrCat("global_batch_size not given: ",
                                 static_cast<int64_t>(std::llround(p.global_batch)),
                                 " sequences per step assumed (", p.micro_batches,
                                 " micro-batch", p.micro_batches == 1 ? "" : "es", " of ",
-                                static_cast<int>(j.micro_batch), " per data-parallel rank)."));
+                                static_cast<int>(j.micro_batch), " per data-parallel rank)."),
+            out);
   }
   if (j.offload == v1::OFFLOAD_UNSPECIFIED && p.offload != v1::OFFLOAD_NONE) {
-    out->add_notes(absl::StrCat("Fits only with ", v1::Offload_Name(p.offload),
+    AddNote(v1::NOTE_SEVERITY_WARNING, "offload_required", absl::StrCat("Fits only with ", v1::Offload_Name(p.offload),
                                 ": nothing else fits in GPU memory; host traffic costs ",
                                 Percent(e.step.offload / std::max(e.step.seconds, 1e-12)),
-                                " of the step."));
+                                " of the step."),
+            out);
   }
   if (e.mem.paged_out > 0) {
-    out->add_notes(absl::StrCat("Paged optimizer state: ", Gb(e.mem.paged_out),
-                                " per GPU lives in CPU memory (unified memory pages), with host traffic every step."));
+    AddNote(v1::NOTE_SEVERITY_INFO, "paged_optimizer", absl::StrCat("Paged optimizer state: ", Gb(e.mem.paged_out),
+                                " per GPU lives in CPU memory (unified memory pages), with host traffic every step."),
+            out);
   }
   if (j.qlora && p.zero >= 3) {
-    out->add_notes("FSDP-QLoRA: the 4-bit base is sharded across GPUs (needs FSDP support for quantized weights, e.g. bitsandbytes >= 0.43 with PEFT/Accelerate).");
+    AddNote(v1::NOTE_SEVERITY_WARNING, "fsdp_qlora", "FSDP-QLoRA: the 4-bit base is sharded across GPUs (needs FSDP support for quantized weights, e.g. bitsandbytes >= 0.43 with PEFT/Accelerate).",
+            out);
   }
 }
 
@@ -281,7 +288,7 @@ void EstimateTraining(const Job& j, const GpuSpec& gpu, const v1::GpuConfigurati
   const double capacity = gpu.memory_bytes;
   c.usable = capacity * (1.0 - j.vram_margin);
   out->set_gpu_memory_bytes(static_cast<int64_t>(capacity));
-  for (const std::string& note : j.notes) out->add_notes(note);
+  for (const v1::Note& note : j.notes) AddNote(note.severity(), note.code().c_str(), note.text(), out);
   if (!c.links.unsupported.empty()) return NotFit(c.links.unsupported, out);
   const int gpus = c.gpus_per_node * c.nodes;
   if (std::string hint = HintProblem(j, c.gpus_per_node, gpus); !hint.empty()) {
@@ -340,16 +347,18 @@ void EstimateTraining(const Job& j, const GpuSpec& gpu, const v1::GpuConfigurati
   out->set_fits(reason.empty());
   if (!reason.empty()) {
     out->set_not_fit_reason(reason);
-    out->add_notes(reason);
+    AddNote(v1::NOTE_SEVERITY_WARNING, "does_not_fit", reason, out);
     if (!found) {
-      out->add_notes(j.qlora ? "Consider a GPU with more memory or more GPUs (FSDP-QLoRA)."
-                             : "Consider more GPUs, an 8-bit optimizer, CPU offload (framework "
-                               "\"deepspeed\" or \"torchtune\", or parallelism.offload), LoRA or QLoRA.");
+      AddNote(v1::NOTE_SEVERITY_INFO, "does_not_fit_advice",
+              j.qlora ? "Consider a GPU with more memory or more GPUs (FSDP-QLoRA)."
+                      : "Consider more GPUs, an 8-bit optimizer, CPU offload (framework "
+                        "\"deepspeed\" or \"torchtune\", or parallelism.offload), LoRA or QLoRA.",
+              out);
     }
   }
   AddNotes(c, chosen, out);
-  if (!j.precision_note.empty()) out->add_notes(j.precision_note);
-  if (!peak_note.empty()) out->add_notes(peak_note);
+  if (!j.precision_note.empty()) AddNote(v1::NOTE_SEVERITY_INFO, "precision", j.precision_note, out);
+  if (!peak_note.empty()) AddNote(v1::NOTE_SEVERITY_WARNING, PeakNoteCode(j.precision), peak_note, out);
 
   const TrainStep& st = chosen.step;
   out->set_tokens_per_second(st.tokens_per_second);
@@ -362,14 +371,15 @@ void EstimateTraining(const Job& j, const GpuSpec& gpu, const v1::GpuConfigurati
     out->set_goodput(goodput);
     out->set_estimated_hours(run_hours / goodput);
     if (goodput < 0.98) {
-      out->add_notes(absl::StrCat("Expected interruptions on ", gpus, " GPUs cost ",
+      AddNote(v1::NOTE_SEVERITY_INFO, "goodput", absl::StrCat("Expected interruptions on ", gpus, " GPUs cost ",
                                   Percent(1.0 - goodput),
                                   " of wall time (restarts and lost progress since the last "
-                                  "checkpoint); estimated_hours includes them."));
+                                  "checkpoint); estimated_hours includes them."),
+              out);
     }
   }
   if (j.total_tokens <= 0) {
-    out->add_notes("No train_tokens or dataset size given: estimated_hours is 0.");
+    AddNote(v1::NOTE_SEVERITY_WARNING, "no_train_tokens", "No train_tokens or dataset size given: estimated_hours is 0.", out);
   }
 }
 

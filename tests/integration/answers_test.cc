@@ -6,7 +6,9 @@
 #include <map>
 #include <set>
 #include <string>
+#include <vector>
 
+#include "absl/strings/match.h"
 #include "absl/strings/str_format.h"
 #include "common/io/text_proto.h"
 #include "gmock/gmock.h"
@@ -426,12 +428,53 @@ TEST_F(Answers, QloraOnRocmIsAStructuredNoteAndAWarning) {
   context.set_deadline(std::chrono::system_clock::now() + std::chrono::seconds(60));
   ASSERT_TRUE(stack_->GatewayStub()->Estimate(&context, estimate, &sized).ok());
   ASSERT_EQ(sized.estimates_size(), 2);
-  ASSERT_EQ(sized.estimates(0).structured_notes_size(), 1);
-  const sizing::v1::Note& note = sized.estimates(0).structured_notes(0);
-  EXPECT_EQ(note.code(), "qlora_rocm");
+  // Every note is structured now; the hazard is the one with its code.
+  auto hazards = [](const sizing::v1::ConfigurationEstimate& e) {
+    std::vector<sizing::v1::Note> found;
+    for (const sizing::v1::Note& n : e.structured_notes()) {
+      if (n.code() == "qlora_rocm") found.push_back(n);
+    }
+    return found;
+  };
+  const std::vector<sizing::v1::Note> amd_notes = hazards(sized.estimates(0));
+  ASSERT_EQ(amd_notes.size(), 1u);
+  const sizing::v1::Note& note = amd_notes[0];
   EXPECT_EQ(note.severity(), sizing::v1::NOTE_SEVERITY_WARNING);
   EXPECT_THAT(note.source(), HasSubstr("bitsandbytes"));
-  EXPECT_EQ(sized.estimates(1).structured_notes_size(), 0);
+  EXPECT_THAT(hazards(sized.estimates(1)), ::testing::IsEmpty());
+}
+
+// Was: the table's TOP WARNING (and Recommendation.warnings) was filled with
+// informational notes such as "Framework not given: the estimate assumes
+// vLLM" or the KV-cache capacity. Sizing now marks each note INFO or
+// WARNING; INFO notes arrive as Recommendation.notes, never as warnings.
+TEST_F(Answers, InformationalNotesAreNotWarnings) {
+  RecommendRequest request = Endpoint();
+  request.mutable_workload()->set_context_length(8192);
+  request.mutable_workload()->set_concurrent_sequences(32);
+  request.mutable_constraints()->set_min_user_tokens_per_second(0);
+  const RecommendResponse response = MustRecommend(request);
+  ASSERT_FALSE(response.recommendations().empty());
+  for (const auto& r : response.recommendations()) {
+    EXPECT_THAT(r.notes(), ::testing::Contains(HasSubstr("Framework not given"))) << r.offer().id();
+    EXPECT_THAT(r.notes(), ::testing::Contains(HasSubstr("KV cache: up to"))) << r.offer().id();
+    for (const std::string& w : r.warnings()) {
+      EXPECT_THAT(w, ::testing::Not(HasSubstr("Framework not given"))) << r.offer().id();
+      EXPECT_THAT(w, ::testing::Not(HasSubstr("KV cache: up to"))) << r.offer().id();
+      EXPECT_THAT(w, ::testing::Not(HasSubstr("GDDR"))) << r.offer().id();
+    }
+  }
+  // A real warning stays one: tensor parallelism over PCIe, said once.
+  request.mutable_constraints()->add_gpu_models("RTX-3090");
+  const RecommendResponse pcie = MustRecommend(request);
+  ASSERT_FALSE(pcie.recommendations().empty());
+  const auto& top = pcie.recommendations(0);
+  ASSERT_GT(top.parallel_plan().tensor_parallel(), 1);
+  ASSERT_FALSE(top.warnings().empty());
+  EXPECT_THAT(top.warnings(0), HasSubstr("PCIe-only multi-GPU"));
+  int pcie_warnings = 0;
+  for (const std::string& w : top.warnings()) pcie_warnings += absl::StrContains(w, "PCIe");
+  EXPECT_EQ(pcie_warnings, 1);
 }
 
 // Was: the gateway derived TTFT and per-user speed from older decode and

@@ -127,6 +127,15 @@ check "an endpoint without --min_user_tps: the 10 tokens/s floor is stated" json
 out=$("$CLI" recommend --model=llama-3.1-8b --task=inference --concurrency=16 --max_results=3)
 check "a serving table shows first token, per-user speed and \$ per million tokens" \
   grep -q "MEM FREE  TTFT S  TOK/S/USER  USD/1M TOK  TOP WARNING" <<<"$out"
+# Informational notes (the framework assumed, the KV-cache capacity) are never
+# the table's TOP WARNING nor a "!" line; they are listed under "Notes on #1".
+table=$(sed -n '1,/^$/p' <<<"$out")
+check "TOP WARNING holds no informational note" \
+  bash -c '! grep -qE "Framework not given|KV cache: up to|GDDR card" <<<"$1"' _ "$table"
+check "no informational note among the ! warnings" \
+  bash -c '! grep -qE "^  ! (Framework not given|KV cache: up to|GDDR card)" <<<"$1"' _ "$out"
+check "informational notes are listed under Notes on #1" \
+  bash -c 'sed -n "/^Notes on #1:/,/^$/p" <<<"$1" | grep -q "Framework not given"' _ "$out"
 
 # --request_file for estimate, with a flag overriding the file.
 js=$("$CLI" estimate --request_file=docs/examples/request.json --gpu=A100-80GB --gpus=2 --json)

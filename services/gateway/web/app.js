@@ -215,6 +215,13 @@ function renderRanked() {
     const warnings = r.warnings.length
       ? el('ul', {class: 'warn-list'}, ...r.warnings.map((w) => el('li', {text: w})))
       : el('span', {class: 'none', text: 'none'});
+    // Informational notes (context already in the numbers), folded away.
+    const noteList = r.notes || [];
+    const notes = noteList.length
+      ? el('details', {class: 'note-list'},
+          el('summary', {text: `${noteList.length} note${noteList.length === 1 ? '' : 's'}`}),
+          el('ul', {}, ...noteList.map((n) => el('li', {text: n}))))
+      : null;
     tbody.append(el('tr', {class: r.rank === 1 ? 'top' : '', 'data-rank': String(r.rank)},
       el('td', {class: 'rank', text: String(r.rank)}),
       el('td', {}, el('div', {text: o.provider}), el('div', {class: 'sub', text: o.region})),
@@ -227,7 +234,7 @@ function renderRanked() {
       el('td', {class: 'num total', text: usd(r.cost.total_usd)}),
       el('td', {}, memoryBar(r)),
       el('td', {}, costCell(r)),
-      el('td', {}, warnings)));
+      el('td', {}, warnings, notes)));
   }
 }
 
