@@ -90,36 +90,87 @@ std::map<std::string, std::string> RpcLabels(const std::string& grpc_type,
 }
 }  // namespace
 
+MethodMetrics::MethodMetrics(Metrics* owner, prometheus::Family<prometheus::Counter>* handled_family,
+                             std::map<std::string, std::string> labels, prometheus::Counter* started,
+                             prometheus::Histogram* seconds)
+    : owner_(owner),
+      handled_family_(handled_family),
+      labels_(std::move(labels)),
+      started_(started),
+      seconds_(seconds) {}
+
+void MethodMetrics::Started() {
+  if (started_ != nullptr) started_->Increment();
+}
+
+void MethodMetrics::Handled(grpc::StatusCode code, double seconds) {
+  seconds_->Observe(seconds);
+  const int index = code >= 0 && code < kCodes ? static_cast<int>(code) : static_cast<int>(grpc::StatusCode::UNKNOWN);
+  prometheus::Counter* handled = handled_[index].load(std::memory_order_acquire);
+  if (handled == nullptr) {
+    // First call with this code: Metrics' cache makes racing first calls
+    // agree on one counter.
+    std::map<std::string, std::string> labels = labels_;
+    labels["grpc_code"] = GrpcCodeLabel(static_cast<grpc::StatusCode>(index));
+    handled = &owner_->CounterFor(*handled_family_, labels);
+    handled_[index].store(handled, std::memory_order_release);
+  }
+  handled->Increment();
+}
+
+MethodMetrics& Metrics::ServerMethod(const std::string& grpc_service, const std::string& method,
+                                     const std::string& grpc_type) {
+  return MethodFor(true, grpc_type, grpc_service, method);
+}
+
+MethodMetrics& Metrics::ClientMethod(const std::string& grpc_service, const std::string& method) {
+  return MethodFor(false, "unary", grpc_service, method);
+}
+
+MethodMetrics& Metrics::MethodFor(bool server, const std::string& grpc_type, const std::string& grpc_service,
+                                  const std::string& method) {
+  auto key = std::make_tuple(server, grpc_type, grpc_service, method);
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    auto it = methods_.find(key);
+    if (it != methods_.end()) return *it->second;
+  }
+  const Labels labels = RpcLabels(grpc_type, grpc_service, method);
+  prometheus::Counter* started = server ? &CounterFor(server_started_, labels) : nullptr;
+  prometheus::Histogram* seconds = &HistogramFor(server ? server_seconds_ : client_seconds_, labels);
+  auto created = std::unique_ptr<MethodMetrics>(
+      new MethodMetrics(this, server ? &server_handled_ : &client_handled_, labels, started, seconds));
+  MethodMetrics* handle = created.get();
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    auto [it, inserted] = methods_.emplace(std::move(key), std::move(created));
+    handle = it->second.get();
+  }
+  // The OK series exists at zero from the start (rate() sees the first calls).
+  Labels ok = labels;
+  ok["grpc_code"] = GrpcCodeLabel(grpc::StatusCode::OK);
+  handle->handled_[0].store(&CounterFor(*handle->handled_family_, ok), std::memory_order_release);
+  return *handle;
+}
+
 void Metrics::InitializeMethods(const std::string& grpc_service,
                                 const std::vector<std::pair<std::string, std::string>>& methods) {
-  for (const auto& [method, grpc_type] : methods) {
-    Labels labels = RpcLabels(grpc_type, grpc_service, method);
-    CounterFor(server_started_, labels);
-    HistogramFor(server_seconds_, labels);
-    labels["grpc_code"] = GrpcCodeLabel(grpc::StatusCode::OK);
-    CounterFor(server_handled_, labels);
-  }
+  for (const auto& [method, grpc_type] : methods) ServerMethod(grpc_service, method, grpc_type);
 }
 
 void Metrics::ServerStarted(const std::string& grpc_type, const std::string& grpc_service,
                             const std::string& method) {
-  CounterFor(server_started_, RpcLabels(grpc_type, grpc_service, method)).Increment();
+  ServerMethod(grpc_service, method, grpc_type).Started();
 }
 
 void Metrics::ServerHandled(const std::string& grpc_type, const std::string& grpc_service,
                             const std::string& method, grpc::StatusCode code, double seconds) {
-  Labels labels = RpcLabels(grpc_type, grpc_service, method);
-  HistogramFor(server_seconds_, labels).Observe(seconds);
-  labels["grpc_code"] = GrpcCodeLabel(code);
-  CounterFor(server_handled_, labels).Increment();
+  ServerMethod(grpc_service, method, grpc_type).Handled(code, seconds);
 }
 
 void Metrics::ClientHandled(const std::string& grpc_service, const std::string& method,
                             grpc::StatusCode code, double seconds) {
-  Labels labels = RpcLabels("unary", grpc_service, method);
-  HistogramFor(client_seconds_, labels).Observe(seconds);
-  labels["grpc_code"] = GrpcCodeLabel(code);
-  CounterFor(client_handled_, labels).Increment();
+  ClientMethod(grpc_service, method).Handled(code, seconds);
 }
 
 void Metrics::DataLoaded(bool accepted, double unix_seconds) {
@@ -131,23 +182,16 @@ void Metrics::DataLoaded(bool accepted, double unix_seconds) {
   }
 }
 
-RpcScope::RpcScope(Metrics* metrics, std::string grpc_service, std::string method,
-                   std::string grpc_type)
-    : metrics_(metrics),
-      service_(std::move(grpc_service)),
-      method_(std::move(method)),
-      type_(std::move(grpc_type)),
-      start_(std::chrono::steady_clock::now()) {
-  if (metrics_ != nullptr) metrics_->ServerStarted(type_, service_, method_);
+RpcScope::RpcScope(MethodMetrics* method) : method_(method), start_(std::chrono::steady_clock::now()) {
+  if (method_ != nullptr) method_->Started();
 }
 
+RpcScope::RpcScope(Metrics* metrics, const std::string& grpc_service, const std::string& method,
+                   const std::string& grpc_type)
+    : RpcScope(metrics != nullptr ? &metrics->ServerMethod(grpc_service, method, grpc_type) : nullptr) {}
+
 RpcScope::RpcScope(RpcScope&& other) noexcept
-    : metrics_(other.metrics_),
-      service_(std::move(other.service_)),
-      method_(std::move(other.method_)),
-      type_(std::move(other.type_)),
-      start_(other.start_),
-      finished_(other.finished_) {
+    : method_(other.method_), start_(other.start_), finished_(other.finished_) {
   other.finished_ = true;
 }
 
@@ -156,10 +200,9 @@ RpcScope::~RpcScope() {
 }
 
 grpc::Status RpcScope::Finish(grpc::Status status) {
-  if (!finished_ && metrics_ != nullptr) {
-    const double seconds =
-        std::chrono::duration<double>(std::chrono::steady_clock::now() - start_).count();
-    metrics_->ServerHandled(type_, service_, method_, status.error_code(), seconds);
+  if (!finished_ && method_ != nullptr) {
+    method_->Handled(status.error_code(),
+                     std::chrono::duration<double>(std::chrono::steady_clock::now() - start_).count());
   }
   finished_ = true;
   return status;

@@ -5,11 +5,13 @@
 // service shares (gRPC server and client RPC metrics, data-load metrics).
 // Services add their own families to registry(). Thread-safe.
 
+#include <atomic>
 #include <chrono>
 #include <map>
 #include <memory>
 #include <mutex>
 #include <string>
+#include <tuple>
 #include <utility>
 #include <vector>
 
@@ -24,6 +26,37 @@
 #include "prometheus/registry.h"
 
 namespace gpuadvisor {
+
+class Metrics;
+
+// The series of one RPC method, resolved once (Metrics::ServerMethod,
+// Metrics::ClientMethod) and kept by the caller: recording a call takes no
+// lock and builds no label map. The handled counter of a status code other
+// than OK is created on the code's first use. Thread-safe.
+class MethodMetrics {
+ public:
+  MethodMetrics(const MethodMetrics&) = delete;
+  MethodMetrics& operator=(const MethodMetrics&) = delete;
+
+  // grpc_server_started_total (a client method has none: no-op).
+  void Started();
+  // grpc_{server,client}_handled_total with the code, and the latency.
+  void Handled(grpc::StatusCode code, double seconds);
+
+ private:
+  friend class Metrics;
+  static constexpr int kCodes = 17;  // grpc::StatusCode OK (0) .. UNAUTHENTICATED (16)
+  MethodMetrics(Metrics* owner, prometheus::Family<prometheus::Counter>* handled_family,
+                std::map<std::string, std::string> labels, prometheus::Counter* started,
+                prometheus::Histogram* seconds);
+
+  Metrics* const owner_;
+  prometheus::Family<prometheus::Counter>* const handled_family_;
+  const std::map<std::string, std::string> labels_;  // without grpc_code
+  prometheus::Counter* const started_;                // null for a client method
+  prometheus::Histogram* const seconds_;
+  std::atomic<prometheus::Counter*> handled_[kCodes] = {};  // by code, once used
+};
 
 class Metrics {
  public:
@@ -50,7 +83,17 @@ class Metrics {
   void InitializeMethods(const std::string& grpc_service,
                          const std::vector<std::pair<std::string, std::string>>& methods);
 
-  // grpc_server_* metrics (go-grpc-prometheus names and labels).
+  // The series of a server method (grpc_server_*) or of calls to a backend
+  // method (grpc_client_*), created at zero (started, latency, handled with
+  // grpc_code="OK") on the first ask. Look them up once (a member of the
+  // service) and record through the handle: the lookup takes a lock and
+  // builds labels, recording does not. The handle lives as long as this.
+  MethodMetrics& ServerMethod(const std::string& grpc_service, const std::string& method,
+                              const std::string& grpc_type = "unary");
+  MethodMetrics& ClientMethod(const std::string& grpc_service, const std::string& method);
+
+  // grpc_server_* metrics (go-grpc-prometheus names and labels), looked up
+  // per call: for methods off the hot path.
   void ServerStarted(const std::string& grpc_type, const std::string& grpc_service,
                      const std::string& method);
   void ServerHandled(const std::string& grpc_type, const std::string& grpc_service,
@@ -64,7 +107,10 @@ class Metrics {
   void DataLoaded(bool accepted, double unix_seconds);
 
  private:
+  friend class MethodMetrics;
   using Labels = std::map<std::string, std::string>;
+  MethodMetrics& MethodFor(bool server, const std::string& grpc_type, const std::string& grpc_service,
+                           const std::string& method);
   // Family::Add() takes a lock and hashes labels; the hot path looks the
   // child up in our own cache keyed by (family, labels) instead.
   prometheus::Counter& CounterFor(prometheus::Family<prometheus::Counter>& family,
@@ -88,15 +134,21 @@ class Metrics {
   std::mutex mu_;  // guards the caches; Family::Add is itself thread-safe
   std::map<std::pair<const void*, Labels>, prometheus::Counter*> counters_;
   std::map<std::pair<const void*, Labels>, prometheus::Histogram*> histograms_;
+  // By (server?, type, service, method).
+  std::map<std::tuple<bool, std::string, std::string, std::string>, std::unique_ptr<MethodMetrics>> methods_;
 };
 
 // Records one server RPC: started on construction, handled with its code and
 // latency when Finish() is called (or as UNKNOWN if never finished).
 class RpcScope {
  public:
-  // `grpc_type` as in go-grpc-prometheus: "unary" or "server_stream".
-  RpcScope(Metrics* metrics, std::string grpc_service, std::string method,
-           std::string grpc_type = "unary");
+  // The hot path: `method` resolved once (Metrics::ServerMethod); may be null
+  // (records nothing).
+  explicit RpcScope(MethodMetrics* method);
+  // Looks the method up on each call. `grpc_type` as in go-grpc-prometheus:
+  // "unary" or "server_stream".
+  RpcScope(Metrics* metrics, const std::string& grpc_service, const std::string& method,
+           const std::string& grpc_type = "unary");
   ~RpcScope();
   RpcScope(const RpcScope&) = delete;
   RpcScope& operator=(const RpcScope&) = delete;
@@ -107,8 +159,7 @@ class RpcScope {
   grpc::Status Finish(grpc::Status status);
 
  private:
-  Metrics* metrics_;
-  std::string service_, method_, type_;
+  MethodMetrics* method_;
   std::chrono::steady_clock::time_point start_;
   bool finished_ = false;
 };

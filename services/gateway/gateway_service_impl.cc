@@ -78,6 +78,9 @@ GatewayServiceImpl::GatewayServiceImpl(
                            .Name("gpuadvisor_gateway_recommendations_total")
                            .Help("Recommend calls by outcome: ok, empty (nothing qualified), error.")
                            .Register(metrics->registry())),
+      recommendations_ok_(recommendations_.Add({{"outcome", "ok"}})),
+      recommendations_empty_(recommendations_.Add({{"outcome", "empty"}})),
+      recommendations_error_(recommendations_.Add({{"outcome", "error"}})),
       cache_hits_(prometheus::BuildCounter()
                       .Name("gpuadvisor_gateway_response_cache_hits_total")
                       .Help("Recommend answers served from the response cache.")
@@ -87,13 +90,15 @@ GatewayServiceImpl::GatewayServiceImpl(
                         .Name("gpuadvisor_gateway_response_cache_misses_total")
                         .Help("Recommend answers computed with the response cache on.")
                         .Register(metrics->registry())
-                        .Add({})) {
+                        .Add({})),
+      recommend_rpc_(metrics->ServerMethod(kService, "Recommend")),
+      sizing_estimate_(metrics->ClientMethod("gpuadvisor.sizing.v1.SizingService", "Estimate")),
+      pricing_quote_(metrics->ClientMethod("gpuadvisor.pricing.v1.PricingService", "Quote")) {
   metrics_->InitializeMethods(kService, {{"Recommend", "unary"},
                                         {"Estimate", "unary"},
                                         {"ListOffers", "unary"},
                                         {"ListGpus", "unary"},
                                         {"ListModels", "unary"}});
-  for (const char* outcome : {"ok", "empty", "error"}) recommendations_.Add({{"outcome", outcome}});
 }
 
 absl::StatusOr<sizing::v1::EstimateResponse> GatewayServiceImpl::CallEstimate(
@@ -102,8 +107,7 @@ absl::StatusOr<sizing::v1::EstimateResponse> GatewayServiceImpl::CallEstimate(
   sizing::v1::EstimateResponse response;
   const absl::Time start = absl::Now();
   const grpc::Status status = sizing_->Estimate(client.get(), request, &response);
-  metrics_->ClientHandled("gpuadvisor.sizing.v1.SizingService", "Estimate", status.error_code(),
-                          absl::ToDoubleSeconds(absl::Now() - start));
+  sizing_estimate_.Handled(status.error_code(), absl::ToDoubleSeconds(absl::Now() - start));
   if (!status.ok()) return MapBackendStatus(Backend::kSizing, status);
   return response;
 }
@@ -163,9 +167,8 @@ class GatewayServiceImpl::RecommendCall final : public grpc::ServerUnaryReactor 
  private:
   void Sized(grpc::Status status) {
     if (client_ != nullptr) {
-      service_->metrics_->ClientHandled("gpuadvisor.sizing.v1.SizingService", "Estimate",
-                                        status.error_code(),
-                                        absl::ToDoubleSeconds(absl::Now() - backend_start_));
+      service_->sizing_estimate_.Handled(status.error_code(),
+                                         absl::ToDoubleSeconds(absl::Now() - backend_start_));
     }
     if (!status.ok()) return Answer(MapBackendStatus(Backend::kSizing, status));
     absl::StatusOr<pricing::v1::QuoteRequest> quote = run_->ApplyEstimates(std::move(sized_));
@@ -195,9 +198,7 @@ class GatewayServiceImpl::RecommendCall final : public grpc::ServerUnaryReactor 
   // deadline; then UNAVAILABLE naming the version. A quote of another
   // version is refused.
   void Quoted(grpc::Status status) {
-    service_->metrics_->ClientHandled("gpuadvisor.pricing.v1.PricingService", "Quote",
-                                      status.error_code(),
-                                      absl::ToDoubleSeconds(absl::Now() - backend_start_));
+    service_->pricing_quote_.Handled(status.error_code(), absl::ToDoubleSeconds(absl::Now() - backend_start_));
     absl::Status priced = absl::OkStatus();
     if (!status.ok()) {
       priced = MapBackendStatus(Backend::kPricing, status);
@@ -286,14 +287,14 @@ grpc::Status GatewayServiceImpl::AnswerRecommend(const CacheSlot& slot,
                                                  absl::StatusOr<v1::RecommendResponse> answer,
                                                  grpc::ByteBuffer* response) {
   if (!answer.ok()) {
-    recommendations_.Add({{"outcome", "error"}}).Increment();
+    recommendations_error_.Increment();
     return ToGrpcStatus(answer.status());
   }
   const bool storable = !slot.key.empty() && answer->catalog_version() == slot.catalog_version &&
                         answer->price_book_version() == slot.price_book_version;
   auto encoded = std::make_shared<const EncodedAnswer>(EncodedAnswer::From(*std::move(answer)));
   *response = encoded->Send(encoded->price_book_age_seconds, static_cast<int64_t>(replica_->AgeSeconds()));
-  recommendations_.Add({{"outcome", encoded->empty ? "empty" : "ok"}}).Increment();
+  (encoded->empty ? recommendations_empty_ : recommendations_ok_).Increment();
   if (!slot.key.empty()) {
     cache_misses_.Increment();
     if (storable) {
@@ -307,7 +308,7 @@ grpc::Status GatewayServiceImpl::AnswerRecommend(const CacheSlot& slot,
 grpc::ServerUnaryReactor* GatewayServiceImpl::Recommend(grpc::CallbackServerContext* context,
                                                         const grpc::ByteBuffer* request_bytes,
                                                         grpc::ByteBuffer* response) {
-  RpcScope rpc(metrics_, kService, "Recommend");
+  RpcScope rpc(&recommend_rpc_);
   const auto answer_now = [&](grpc::Status status) {
     grpc::ServerUnaryReactor* reactor = context->DefaultReactor();
     reactor->Finish(rpc.Finish(std::move(status)));
@@ -328,7 +329,7 @@ grpc::ServerUnaryReactor* GatewayServiceImpl::Recommend(grpc::CallbackServerCont
       // Answered here, on the thread that delivered the request, with the
       // bytes encoded when the answer was computed.
       cache_hits_.Increment();
-      recommendations_.Add({{"outcome", hit.response->empty ? "empty" : "ok"}}).Increment();
+      (hit.response->empty ? recommendations_empty_ : recommendations_ok_).Increment();
       *response = hit.response->Send(
           hit.response->price_book_age_seconds + absl::ToInt64Seconds(absl::Now() - hit.stored_at),
           static_cast<int64_t>(replica_->AgeSeconds()));

@@ -126,9 +126,16 @@ class GatewayServiceImpl final
   Metrics* metrics_;
   const Options options_;
   PeerRateLimiter limiter_;
+  // Resolved once: a Recommend builds no label map and takes no metrics lock.
   prometheus::Family<prometheus::Counter>& recommendations_;
+  prometheus::Counter& recommendations_ok_;
+  prometheus::Counter& recommendations_empty_;
+  prometheus::Counter& recommendations_error_;
   prometheus::Counter& cache_hits_;
   prometheus::Counter& cache_misses_;
+  MethodMetrics& recommend_rpc_;
+  MethodMetrics& sizing_estimate_;  // calls to sizing's Estimate
+  MethodMetrics& pricing_quote_;    // calls to pricing's Quote
 };
 
 // gpuadvisor_gateway_catalog_age_seconds, read from the replica at scrape

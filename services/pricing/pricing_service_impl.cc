@@ -56,7 +56,11 @@ WatchHub::Source PriceWatchSource(PriceStore* store) {
 }
 
 PricingServiceImpl::PricingServiceImpl(PriceStore* store, Metrics* metrics, Options options)
-    : store_(store), metrics_(metrics), options_(std::move(options)), hub_(PriceWatchSource(store), options_.watch) {
+    : store_(store),
+      metrics_(metrics),
+      options_(std::move(options)),
+      hub_(PriceWatchSource(store), options_.watch),
+      quote_rpc_(metrics->ServerMethod(kService, "Quote")) {
   MarkMethodRawCallback(
       MethodIndex(kService, "WatchPrices"),
       new grpc::internal::CallbackServerStreamingHandler<grpc::ByteBuffer, grpc::ByteBuffer>(
@@ -107,7 +111,7 @@ void PricingServiceImpl::Shutdown() {
 grpc::ServerUnaryReactor* PricingServiceImpl::Quote(grpc::CallbackServerContext* context,
                                                     const v1::QuoteRequest* request,
                                                     v1::QuoteResponse* response) {
-  RpcScope rpc(metrics_, kService, "Quote");
+  RpcScope rpc(&quote_rpc_);
   grpc::ServerUnaryReactor* reactor = context->DefaultReactor();
   std::shared_ptr<const PriceBook> book = store_->ForCatalog(request->catalog_version());
   if (book == nullptr) {

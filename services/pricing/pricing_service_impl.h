@@ -66,6 +66,7 @@ class PricingServiceImpl final
   const Options options_;
   std::atomic<bool> shutting_down_{false};
   WatchHub hub_;
+  MethodMetrics& quote_rpc_;  // resolved once
 };
 
 // The WatchPrices source over `store`, which must outlive the hub.

@@ -10,14 +10,14 @@ constexpr char kService[] = "gpuadvisor.sizing.v1.SizingService";
 }  // namespace
 
 SizingServiceImpl::SizingServiceImpl(std::shared_ptr<const SizingModel> model, Metrics* metrics)
-    : model_(std::move(model)), metrics_(metrics) {
+    : model_(std::move(model)), metrics_(metrics), estimate_rpc_(metrics->ServerMethod(kService, "Estimate")) {
   metrics_->InitializeMethods(kService, {{"Estimate", "unary"}, {"ListModels", "unary"}});
 }
 
 grpc::ServerUnaryReactor* SizingServiceImpl::Estimate(grpc::CallbackServerContext* context,
                                                       const v1::EstimateRequest* request,
                                                       v1::EstimateResponse* response) {
-  RpcScope rpc(metrics_, kService, "Estimate");
+  RpcScope rpc(&estimate_rpc_);
   absl::StatusOr<v1::EstimateResponse> estimate = model_->Estimate(*request);
   if (estimate.ok()) *response = std::move(*estimate);
   grpc::ServerUnaryReactor* reactor = context->DefaultReactor();

@@ -30,6 +30,7 @@ class SizingServiceImpl final
  private:
   const std::shared_ptr<const SizingModel> model_;
   Metrics* metrics_;
+  MethodMetrics& estimate_rpc_;  // resolved once
 };
 
 }  // namespace gpuadvisor::sizing
