@@ -205,6 +205,7 @@ bool CatalogReplica::WaitUntilLoaded(absl::Duration timeout) const {
 }
 
 void CatalogReplica::Apply(v1::CatalogSnapshot snapshot, bool from_cache, std::string serialized) {
+  const absl::Time start = absl::Now();
   std::string header;
   if (!from_cache && !options_.cache_path.empty()) {
     if (serialized.empty()) snapshot.SerializeToString(&serialized);
@@ -228,6 +229,9 @@ void CatalogReplica::Apply(v1::CatalogSnapshot snapshot, bool from_cache, std::s
     synced_at_ = from_cache ? loaded_at : absl::Now();
   }
   if (options_.on_snapshot) options_.on_snapshot(*catalog);
+  std::fprintf(stderr, "catalog replica: serving %s (%d offers%s), validated and swapped in in %.1f s\n",
+               (*catalog)->snapshot().version().c_str(), (*catalog)->snapshot().offers_size(),
+               from_cache ? ", from the cache file" : "", absl::ToDoubleSeconds(absl::Now() - start));
   if (!header.empty()) {
     // Header and body written as they are: no concatenated copy of a
     // snapshot that may be hundreds of MB.

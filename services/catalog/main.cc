@@ -35,6 +35,8 @@
 #include "absl/flags/parse.h"
 #include "absl/strings/str_split.h"
 #include "absl/synchronization/notification.h"
+#include "absl/time/clock.h"
+#include "absl/time/time.h"
 #include "common/grpc/channel.h"
 #include "common/grpc/replication.h"
 #include "common/grpc/server.h"
@@ -144,9 +146,15 @@ int main(int argc, char** argv) {
   gpuadvisor::catalog::CatalogServiceImpl service(&store, &metrics, service_options);
   std::unique_ptr<gpuadvisor::catalog::CatalogReplica> replica;
   if (writer) {
+    const absl::Time load_start = absl::Now();
     if (absl::Status loaded = service.Reload(); !loaded.ok()) {
       return gpuadvisor::FailStartup("catalog", loaded);
     }
+    // What the catalog holds, for the memory per offer (docs/performance.md).
+    const gpuadvisor::catalog::v1::CatalogSnapshot& loaded = store.Current()->snapshot();
+    std::fprintf(stderr, "catalog: loaded %d offers (%s) in %.1f s; snapshot %.0f MB in memory, %.0f MB serialized\n",
+                 loaded.offers_size(), loaded.version().c_str(), absl::ToDoubleSeconds(absl::Now() - load_start),
+                 static_cast<double>(loaded.SpaceUsedLong()) / 1e6, static_cast<double>(loaded.ByteSizeLong()) / 1e6);
   } else {
     gpuadvisor::catalog::CatalogReplica::Options replica_options;
     replica_options.cache_path = absl::GetFlag(FLAGS_catalog_cache_file);
