@@ -164,6 +164,17 @@ class GatewayServiceImpl::RecommendCall final : public grpc::ServerUnaryReactor 
 
   void OnDone() override { delete this; }
 
+  // Set before Start on the first call of its cache key: it answers the
+  // calls parked on the key when it ends.
+  bool leads = false;
+
+  // A parked call: answered with the answer of the call it waited for.
+  void Share(const std::shared_ptr<const EncodedAnswer>& answer, absl::Time computed_at) {
+    service_->cache_hits_.Increment();
+    service_->SendEncoded(*answer, computed_at, response_);
+    Finish(rpc_.Finish(grpc::Status::OK));
+  }
+
  private:
   void Sized(grpc::Status status) {
     if (client_ != nullptr) {
@@ -244,7 +255,20 @@ class GatewayServiceImpl::RecommendCall final : public grpc::ServerUnaryReactor 
   }
 
   void Answer(absl::StatusOr<v1::RecommendResponse> answer) {
-    Finish(rpc_.Finish(service_->AnswerRecommend(slot_, std::move(answer), response_)));
+    std::shared_ptr<const EncodedAnswer> shared;
+    const grpc::Status status = service_->AnswerRecommend(slot_, std::move(answer), response_, &shared);
+    if (leads) {
+      // Before this call finishes (it may be deleted right after).
+      const absl::Time now = absl::Now();
+      for (RecommendCall* parked : service_->TakeParked(slot_.key)) {
+        if (shared != nullptr) {
+          parked->Share(shared, now);
+        } else {
+          parked->Start();  // no answer to share: it computes its own
+        }
+      }
+    }
+    Finish(rpc_.Finish(status));
   }
 
   GatewayServiceImpl* const service_;
@@ -285,7 +309,8 @@ GatewayServiceImpl::CacheSlot GatewayServiceImpl::CacheSlotFor(const v1::Recomme
 
 grpc::Status GatewayServiceImpl::AnswerRecommend(const CacheSlot& slot,
                                                  absl::StatusOr<v1::RecommendResponse> answer,
-                                                 grpc::ByteBuffer* response) {
+                                                 grpc::ByteBuffer* response,
+                                                 std::shared_ptr<const EncodedAnswer>* shared) {
   if (!answer.ok()) {
     recommendations_error_.Increment();
     return ToGrpcStatus(answer.status());
@@ -298,11 +323,28 @@ grpc::Status GatewayServiceImpl::AnswerRecommend(const CacheSlot& slot,
   if (!slot.key.empty()) {
     cache_misses_.Increment();
     if (storable) {
+      *shared = encoded;
       options_.response_cache->Insert(slot.key, slot.catalog_version, slot.price_book_version,
                                       std::move(encoded), absl::Now());
     }
   }
   return grpc::Status::OK;
+}
+
+void GatewayServiceImpl::SendEncoded(const EncodedAnswer& answer, absl::Time stored_at,
+                                     grpc::ByteBuffer* response) {
+  (answer.empty ? recommendations_empty_ : recommendations_ok_).Increment();
+  *response = answer.Send(answer.price_book_age_seconds + absl::ToInt64Seconds(absl::Now() - stored_at),
+                          static_cast<int64_t>(replica_->AgeSeconds()));
+}
+
+std::vector<GatewayServiceImpl::RecommendCall*> GatewayServiceImpl::TakeParked(const std::string& key) {
+  absl::MutexLock lock(&inflight_mu_);
+  auto it = inflight_.find(key);
+  if (it == inflight_.end()) return {};
+  std::vector<RecommendCall*> parked = std::move(it->second);
+  inflight_.erase(it);
+  return parked;
 }
 
 grpc::ServerUnaryReactor* GatewayServiceImpl::Recommend(grpc::CallbackServerContext* context,
@@ -329,14 +371,21 @@ grpc::ServerUnaryReactor* GatewayServiceImpl::Recommend(grpc::CallbackServerCont
       // Answered here, on the thread that delivered the request, with the
       // bytes encoded when the answer was computed.
       cache_hits_.Increment();
-      (hit.response->empty ? recommendations_empty_ : recommendations_ok_).Increment();
-      *response = hit.response->Send(
-          hit.response->price_book_age_seconds + absl::ToInt64Seconds(absl::Now() - hit.stored_at),
-          static_cast<int64_t>(replica_->AgeSeconds()));
+      SendEncoded(*hit.response, hit.stored_at, response);
       return answer_now(grpc::Status::OK);
     }
   }
+  const std::string key = slot.key;
   auto* call = new RecommendCall(this, context, std::move(request), response, std::move(rpc), std::move(slot));
+  if (!key.empty()) {
+    absl::MutexLock lock(&inflight_mu_);
+    auto [it, first] = inflight_.try_emplace(key);
+    if (!first) {
+      it->second.push_back(call);  // parked until the first call of its key ends
+      return call;
+    }
+    call->leads = true;
+  }
   call->Start();
   return call;
 }

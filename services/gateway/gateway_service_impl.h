@@ -17,7 +17,9 @@
 // backends with the callback client API; the FAILED_PRECONDITION retry waits
 // on a grpc::Alarm. The whole chain is RecommendCall in the .cc. A caller that
 // cancels (or whose deadline passes) cancels the backend call in flight and
-// any retry wait. Recommend is a raw method (bytes in and out, the same
+// any retry wait. Identical requests that arrive while one is computed wait
+// for its answer rather than compute it again (with the response cache on).
+// Recommend is a raw method (bytes in and out, the same
 // messages on the wire): an answer is encoded once, and a cached one is sent
 // as those bytes (EncodedAnswer, response_cache.h). The other methods are
 // synchronous (one handler thread each). Status mapping: a backend's UNAVAILABLE,
@@ -34,7 +36,10 @@
 #include <functional>
 #include <memory>
 #include <string>
+#include <vector>
 
+#include "absl/container/flat_hash_map.h"
+#include "absl/synchronization/mutex.h"
 #include "absl/time/time.h"
 #include "common/grpc/rate_limiter.h"
 #include "common/metrics/metrics.h"
@@ -112,9 +117,14 @@ class GatewayServiceImpl final
   };
   CacheSlot CacheSlotFor(const v1::RecommendRequest& request) const;
   // The end of every computed Recommend: counts the outcome, encodes the
-  // answer into `response` with the catalog's age and stores it under `slot`.
+  // answer into `response` with the catalog's age and stores it under `slot`;
+  // `*shared` receives the answer if it may serve the slot's key.
   grpc::Status AnswerRecommend(const CacheSlot& slot, absl::StatusOr<v1::RecommendResponse> answer,
-                               grpc::ByteBuffer* response);
+                               grpc::ByteBuffer* response, std::shared_ptr<const EncodedAnswer>* shared);
+  // A cached (or shared) answer into `response`, aged since `stored_at`.
+  void SendEncoded(const EncodedAnswer& answer, absl::Time stored_at, grpc::ByteBuffer* response);
+  // The calls parked on `key` (see inflight_), no longer parked.
+  std::vector<RecommendCall*> TakeParked(const std::string& key);
 
   absl::StatusOr<sizing::v1::EstimateResponse> CallEstimate(grpc::ServerContext* context,
                                                             const sizing::v1::EstimateRequest& request);
@@ -133,6 +143,13 @@ class GatewayServiceImpl final
   prometheus::Counter& recommendations_error_;
   prometheus::Counter& cache_hits_;
   prometheus::Counter& cache_misses_;
+  // Identical requests (one cache key) that miss while one of them is being
+  // computed are parked on it instead of computing it again: the first call
+  // is the key's entry here, the others wait in its list. When it ends, a
+  // parked call is answered with its answer, or (if it failed) computes its
+  // own. Only with the response cache on.
+  absl::Mutex inflight_mu_;
+  absl::flat_hash_map<std::string, std::vector<RecommendCall*>> inflight_ ABSL_GUARDED_BY(inflight_mu_);
   MethodMetrics& recommend_rpc_;
   MethodMetrics& sizing_estimate_;  // calls to sizing's Estimate
   MethodMetrics& pricing_quote_;    // calls to pricing's Quote

@@ -293,6 +293,80 @@ TEST_F(GatewayServiceTest, RepeatedRequestIsAnsweredFromTheResponseCache) {
   EXPECT_EQ(RecommendsHandled("OK"), 2);
 }
 
+// Starts identical Recommends at once, one per deadline, and waits for all of
+// them; the statuses in the same order.
+std::vector<grpc::Status> RecommendAtOnce(v1::GatewayService::Stub* stub, const v1::RecommendRequest& request,
+                                          const std::vector<absl::Duration>& deadlines) {
+  const size_t n = deadlines.size();
+  std::vector<grpc::ClientContext> contexts(n);
+  std::vector<v1::RecommendResponse> responses(n);
+  std::vector<grpc::Status> statuses(n);
+  std::atomic<size_t> done{0};
+  for (size_t i = 0; i < n; ++i) {
+    contexts[i].set_deadline(absl::ToChronoTime(absl::Now() + deadlines[i]));
+    stub->async()->Recommend(&contexts[i], &request, &responses[i], [&, i](grpc::Status status) {
+      if (status.ok()) {
+        EXPECT_EQ(responses[i].recommendations_size(), 1);
+      }
+      statuses[i] = std::move(status);
+      ++done;
+    });
+  }
+  for (int i = 0; i < 2000 && done < n; ++i) absl::SleepFor(absl::Milliseconds(10));
+  EXPECT_EQ(done.load(), n);
+  return statuses;
+}
+
+TEST_F(GatewayServiceTest, IdenticalRequestsInFlightAreComputedOnce) {
+  GatewayServiceImpl::Options options = DefaultOptions();
+  options.backend_timeout = absl::Seconds(5);
+  options.response_cache = &response_cache_;
+  options.price_book_version = [] { return std::string("prices-1"); };
+  StartGateway(options);
+  sizing_.delay = absl::Milliseconds(300);  // the others arrive while the first is computed
+  const std::vector<grpc::Status> statuses =
+      RecommendAtOnce(stub_.get(), Request(), std::vector<absl::Duration>(5, absl::Seconds(10)));
+  ASSERT_EQ(statuses.size(), 5u);
+  for (const grpc::Status& status : statuses) EXPECT_TRUE(status.ok()) << status.error_message();
+  EXPECT_EQ(sizing_.calls.load(), 1);
+  EXPECT_EQ(pricing_.calls.load(), 1);
+  EXPECT_EQ(Metric("gpuadvisor_gateway_response_cache_misses_total"), 1);
+  EXPECT_EQ(Metric("gpuadvisor_gateway_response_cache_hits_total"), 4);
+  EXPECT_EQ(RecommendsHandled("OK"), 5);
+}
+
+TEST_F(GatewayServiceTest, WhenTheFirstOfIdenticalRequestsFailsTheOthersComputeTheirOwn) {
+  GatewayServiceImpl::Options options = DefaultOptions();
+  options.backend_timeout = absl::Seconds(5);
+  options.response_cache = &response_cache_;
+  options.price_book_version = [] { return std::string("prices-1"); };
+  StartGateway(options);
+  sizing_.delay = absl::Milliseconds(600);
+  // The first call's deadline passes while sizing works on it; the others,
+  // parked on it, then size and price for themselves.
+  grpc::ClientContext first;
+  first.set_deadline(absl::ToChronoTime(absl::Now() + absl::Milliseconds(300)));
+  const v1::RecommendRequest request = Request();
+  v1::RecommendResponse first_response;
+  std::atomic<bool> first_done{false};
+  grpc::Status first_status;
+  stub_->async()->Recommend(&first, &request, &first_response, [&](grpc::Status status) {
+    first_status = std::move(status);
+    first_done = true;
+  });
+  for (int i = 0; i < 500 && sizing_.calls == 0; ++i) absl::SleepFor(absl::Milliseconds(2));
+  ASSERT_EQ(sizing_.calls.load(), 1);  // the first call is being computed
+  const std::vector<grpc::Status> statuses =
+      RecommendAtOnce(stub_.get(), request, std::vector<absl::Duration>(3, absl::Seconds(10)));
+  for (int i = 0; i < 500 && !first_done; ++i) absl::SleepFor(absl::Milliseconds(10));
+  ASSERT_TRUE(first_done);
+  EXPECT_EQ(first_status.error_code(), grpc::StatusCode::DEADLINE_EXCEEDED);
+  ASSERT_EQ(statuses.size(), 3u);
+  for (const grpc::Status& status : statuses) EXPECT_TRUE(status.ok()) << status.error_message();
+  EXPECT_EQ(sizing_.calls.load(), 4);  // the first, then each parked call for itself
+  EXPECT_EQ(RecommendsHandled("OK"), 3);
+}
+
 TEST_F(GatewayServiceTest, PricingBehindOnTheCatalogVersionIsAskedAgain) {
   pricing_.lacking_version = 2;
   v1::RecommendResponse response;
