@@ -13,6 +13,7 @@
 #include "common/grpc/server.h"
 #include "gmock/gmock.h"
 #include "grpcpp/create_channel.h"
+#include "grpcpp/generic/generic_stub.h"
 #include "grpcpp/security/credentials.h"
 #include "gtest/gtest.h"
 #include "tests/testing/status_matchers.h"
@@ -161,6 +162,7 @@ class GatewayServiceTest : public ::testing::Test {
     absl::StatusOr<StartedServer> gateway = StartServer(ServerOptions(), {service_.get()});
     ASSERT_OK(gateway);
     gateway_server_ = std::move(gateway->server);
+    gateway_port_ = gateway->port;
     stub_ = v1::GatewayService::NewStub(Channel(gateway->port));
   }
 
@@ -210,7 +212,7 @@ class GatewayServiceTest : public ::testing::Test {
   FakeSizing sizing_;
   FakePricing pricing_;
   std::unique_ptr<grpc::Server> catalog_server_, sizing_server_, pricing_server_, gateway_server_;
-  int catalog_port_ = 0, sizing_port_ = 0, pricing_port_ = 0;
+  int catalog_port_ = 0, sizing_port_ = 0, pricing_port_ = 0, gateway_port_ = 0;
   std::unique_ptr<Metrics> metrics_;
   std::unique_ptr<catalog::CatalogReplica> replica_;
   ResponseCache response_cache_{{.max_entries = 16}};
@@ -365,6 +367,32 @@ TEST_F(GatewayServiceTest, WhenTheFirstOfIdenticalRequestsFailsTheOthersComputeT
   for (const grpc::Status& status : statuses) EXPECT_TRUE(status.ok()) << status.error_message();
   EXPECT_EQ(sizing_.calls.load(), 4);  // the first, then each parked call for itself
   EXPECT_EQ(RecommendsHandled("OK"), 3);
+}
+
+TEST_F(GatewayServiceTest, UnparsableRequestIsRejectedAndTheGatewayKeepsAnswering) {
+  // Recommend reads its request bytes itself (a raw method): bytes that are
+  // no RecommendRequest get the status a generated method gives them.
+  grpc::GenericStub generic(Channel(gateway_port_));
+  grpc::ClientContext context;
+  context.set_deadline(absl::ToChronoTime(absl::Now() + absl::Seconds(5)));
+  const char garbage[] = "\xff\xff\xff\xff";
+  grpc::Slice slice(garbage, sizeof(garbage) - 1);
+  const grpc::ByteBuffer request(&slice, 1);
+  grpc::ByteBuffer response;
+  std::atomic<bool> done{false};
+  grpc::Status status;
+  generic.UnaryCall(&context, "/gpuadvisor.gateway.v1.GatewayService/Recommend", grpc::StubOptions(), &request,
+                    &response, [&](grpc::Status s) {
+                      status = std::move(s);
+                      done = true;
+                    });
+  for (int i = 0; i < 500 && !done; ++i) absl::SleepFor(absl::Milliseconds(10));
+  ASSERT_TRUE(done);
+  EXPECT_EQ(status.error_code(), grpc::StatusCode::INTERNAL);
+  EXPECT_EQ(sizing_.calls.load(), 0);
+  v1::RecommendResponse answer;
+  ASSERT_TRUE(Recommend(&answer).ok());
+  EXPECT_EQ(answer.recommendations_size(), 1);
 }
 
 TEST_F(GatewayServiceTest, PricingBehindOnTheCatalogVersionIsAskedAgain) {
