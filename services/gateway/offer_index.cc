@@ -76,6 +76,7 @@ OfferIndex::OfferIndex(std::shared_ptr<const catalog::Catalog> catalog) : catalo
                             offer.fabric() != catalog::v1::FABRIC_TYPE_UNSPECIFIED;
     OfferShape shape;
     shape.gpu_model = offer.gpu_model();
+    shape.gpu = Intern(gpus_, offer.gpu_model());
     shape.gpus_per_node = offer.gpus_per_node();
     shape.link = offer.link();
     shape.link_bytes_per_second = offer.link_bytes_per_second();

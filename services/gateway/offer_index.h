@@ -24,6 +24,7 @@ namespace gpuadvisor::gateway {
 // their GPU configurations.
 struct OfferShape {
   std::string gpu_model;
+  int32_t gpu = 0;  // GPU model id (OfferIndex::GpuId of gpu_model)
   int32_t gpus_per_node = 1;
   catalog::v1::LinkType link = catalog::v1::LINK_TYPE_UNSPECIFIED;
   double link_bytes_per_second = 0;

@@ -66,6 +66,8 @@ TEST(OfferIndex, IdsAndOffersByRegion) {
   ASSERT_GE(east, 0);
   EXPECT_THAT(index.OffersOfRegion(east), ::testing::ElementsAre(0, 2));
   EXPECT_THAT(index.OffersOfRegion(index.RegionId("us-west-2")), ::testing::ElementsAre(1));
+  ASSERT_FALSE(index.shapes().empty());
+  for (const OfferShape& shape : index.shapes()) EXPECT_EQ(shape.gpu, index.GpuId(shape.gpu_model));
 }
 
 TEST(OfferIndex, ReservedFallsBackToOnDemandForPricingToDiscount) {

@@ -670,11 +670,9 @@ absl::StatusOr<pricing::v1::QuoteRequest> RecommendationRun::ApplyEstimates(
   // GPU models that fit when spread over several nodes: an offer of one of
   // them that has no fabric was excluded for the lack of it, not for size.
   std::vector<char> fit_multi_node(index_->gpus(), 0);  // by GPU id
-  for (const EstimateCache::Estimate& estimate : estimates_) {
-    const sizing::v1::ConfigurationEstimate& e = *estimate;
-    if (e.configuration().nodes() > 1 && e.fits()) {
-      if (const int gpu = index_->GpuId(e.configuration().gpu_model()); gpu >= 0) fit_multi_node[gpu] = 1;
-    }
+  for (int config = 0; config < static_cast<int>(configs_.size()); ++config) {
+    const sizing::v1::ConfigurationEstimate& e = Est(config);
+    if (e.configuration().nodes() > 1 && e.fits()) fit_multi_node[index_->shapes()[configs_[config].first].gpu] = 1;
   }
   // For cost objectives without a deadline or a throughput floor, an offer's
   // larger clusters only add communication: keep the smallest cluster that
@@ -888,7 +886,8 @@ absl::StatusOr<v1::RecommendResponse> RecommendationRun::Finish(
 
   // Objective first, then the other measure, then identity: a total order,
   // so equal requests always get equal answers.
-  auto key = [&](int index) {
+  using Key = std::tuple<double, double, absl::string_view, int32_t, int>;
+  auto key = [&](int index) -> Key {
     const Candidate& candidate = candidates_[index];
     const pricing::v1::CostBreakdown& cost = quotes.quotes(candidate.quote).cost();
     const double hours = cost.expected_hours();
@@ -901,7 +900,9 @@ absl::StatusOr<v1::RecommendResponse> RecommendationRun::Finish(
     return std::make_tuple(primary, secondary, index_->id(candidate.offer_index),
                            candidate.nodes, static_cast<int>(candidate.option));
   };
-  auto better = [&](int a, int b) { return key(a) < key(b); };
+  std::vector<Key> keys(candidates_.size());  // computed once per survivor, not per comparison
+  for (int index : survivors) keys[index] = key(index);
+  auto better = [&](int a, int b) { return keys[a] < keys[b]; };
   std::sort(survivors.begin(), survivors.end(), better);
 
   // A fallback list for autoscalers: first the best candidate of each

@@ -493,6 +493,15 @@ absl::Status PriceBook::Quote(const v1::QuoteRequest& request, absl::Time now,
     response.set_price_book_age_seconds(absl::ToInt64Seconds(now - prices_as_of_));
   }
   response.mutable_quotes()->Reserve(request.items_size());
+  // The spot warnings of one cluster size and rate repeat on every regional
+  // copy of an offer: each text is formatted once per request.
+  absl::flat_hash_map<std::pair<int32_t, double>, std::string> capacity_warnings, frequent_warnings;
+  auto once = [](absl::flat_hash_map<std::pair<int32_t, double>, std::string>& texts, int32_t nodes,
+                 double value, const auto& format) -> const std::string& {
+    auto [it, inserted] = texts.try_emplace({nodes, value});
+    if (inserted) it->second = format();
+    return it->second;
+  };
 
   for (int i = 0; i < request.items_size(); ++i) {
     const v1::QuoteItem& item = request.items(i);
@@ -569,10 +578,12 @@ absl::Status PriceBook::Quote(const v1::QuoteRequest& request, absl::Time now,
           rule.restart_minutes() / 60.0 * (1.0 + entry.capacity_restart_factor * (nodes - 1));
       quote->set_restart_minutes(restart_hours * 60.0);
       if (item.nodes() > 1 && entry.capacity_restart_factor > 0) {
-        quote->add_warnings(absl::StrFormat(
-            "spot on %d nodes: each preemption stops the whole job until %d spot nodes are "
-            "available again at once (restart %.0f min assumed)",
-            item.nodes(), item.nodes(), restart_hours * 60.0));
+        quote->add_warnings(once(capacity_warnings, item.nodes(), restart_hours, [&] {
+          return absl::StrFormat(
+              "spot on %d nodes: each preemption stops the whole job until %d spot nodes are "
+              "available again at once (restart %.0f min assumed)",
+              item.nodes(), item.nodes(), restart_hours * 60.0);
+        }));
       }
       if (!entry.has_spot_risk) {
         quote->add_warnings(absl::StrCat("no spot interruption rate for ", price.provider(), " ",
@@ -600,10 +611,12 @@ absl::Status PriceBook::Quote(const v1::QuoteRequest& request, absl::Time now,
             expected_hours * 3600.0, rule.granularity_seconds(), rule.minimum_seconds());
         preemption_usd = nodes * unit_price * (billed_with_rework - billed_seconds) / 3600.0;
         if (rate * loss_per_interruption > kHighRiskReworkFraction) {
-          quote->add_warnings(absl::StrFormat(
-              "frequent spot interruptions (every %.1f h on %d nodes): the preemption "
-              "estimate is optimistic",
-              1.0 / rate, item.nodes()));
+          quote->add_warnings(once(frequent_warnings, item.nodes(), rate, [&] {
+            return absl::StrFormat(
+                "frequent spot interruptions (every %.1f h on %d nodes): the preemption "
+                "estimate is optimistic",
+                1.0 / rate, item.nodes());
+          }));
         }
       } else {
         billed_seconds =

@@ -560,6 +560,39 @@ TEST(PriceBookCreate, ErrorsNameTheFieldPath) {
   }
 }
 
+// Spot warnings are formatted once per request and reused: each quote of a
+// mixed request carries exactly the warnings it gets when quoted alone.
+TEST(PriceBookQuote, RepeatedSpotWarningsMatchQuotingEachItemAlone) {
+  v1::PriceBook data;
+  ASSERT_TRUE(google::protobuf::TextFormat::ParseFromString(R"pb(
+    billing { provider: "p" granularity_seconds: 1 restart_minutes: 6 }
+    default_billing { provider: "*" granularity_seconds: 1 restart_minutes: 10 }
+    spot_risks { provider: "p" gpu_model: "*" interruptions_per_hour: 0.05 capacity_restart_factor: 0.5 }
+    prices { offer_id: "p/x/r1" provider: "p" gpu_model: "H100" spot_usd_per_hour: 10 }
+    prices { offer_id: "p/x/r2" provider: "p" gpu_model: "H100" spot_usd_per_hour: 12 }
+  )pb", &data));
+  absl::StatusOr<std::shared_ptr<const PriceBook>> book = PriceBook::Create(data);
+  ASSERT_TRUE(book.ok()) << book.status();
+  v1::QuoteRequest request;
+  request.mutable_job()->set_restartable(true);
+  request.mutable_job()->set_checkpoint_interval_minutes(600);
+  for (int nodes : {2, 20, 2, 4, 20, 1}) {
+    for (const char* id : {"p/x/r1", "p/x/r2"}) *request.add_items() = Item(id, nodes, 100, PURCHASE_OPTION_SPOT);
+  }
+  absl::StatusOr<v1::QuoteResponse> all = (*book)->Quote(request, kNow);
+  ASSERT_OK(all);
+  ASSERT_EQ(all->quotes_size(), request.items_size());
+  int warnings = 0;
+  for (int i = 0; i < request.items_size(); ++i) {
+    const v1::Quote alone = QuoteOne(**book, request.items(i), request.job());
+    EXPECT_THAT(all->quotes(i).warnings(), ::testing::ElementsAreArray(alone.warnings())) << "item " << i;
+    warnings += all->quotes(i).warnings_size();
+  }
+  EXPECT_THAT(all->quotes(2).warnings(), ElementsAre(HasSubstr("spot on 20 nodes"), HasSubstr("frequent")));
+  EXPECT_THAT(all->quotes(0).warnings(), ElementsAre(HasSubstr("spot on 2 nodes"), HasSubstr("every 10.0 h on 2")));
+  EXPECT_GT(warnings, 10);
+}
+
 // Notice times and multi-node capacity risk, hand computed.
 TEST(PriceBookQuote, SpotNoticeSavesTheWorkAndCapacityRiskGrowsTheRestart) {
   v1::PriceBook data;
