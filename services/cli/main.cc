@@ -591,13 +591,16 @@ class Commands {
     if (e.has_serving()) {
       const sizing::v1::ServingEstimate& s = e.serving();
       std::cout << absl::StrFormat(
-          "serving: time to first token %.1f ms, inter-token latency %.1f ms (%.1f tokens/s per user)\n"
+          "serving: time to first token %.1f ms, inter-token latency %.1f ms (%.1f tokens/s between prefills), "
+          "%.1f tokens/s per user at full load\n"
           "  %.0f output tokens/s and %.2f requests/s over %d replica(s); per replica %.0f output tokens/s at "
-          "%d concurrent sequences (KV cache holds %d, %d tokens)\n",
+          "%d concurrent sequences (KV cache holds %d, %d tokens)\n"
+          "  bound: %s, prefill %.0f%% of each replica's time at full load\n",
           1e3 * s.time_to_first_token_seconds(), 1e3 * s.inter_token_latency_seconds(),
-          s.tokens_per_second_per_user(), s.output_tokens_per_second(), s.requests_per_second(), s.replicas(),
-          s.output_tokens_per_second_per_replica(), s.concurrency_per_replica(), s.max_concurrency_per_replica(),
-          s.kv_cache_capacity_tokens_per_replica());
+          s.decode_tokens_per_second_per_user(), s.tokens_per_second_per_user(), s.output_tokens_per_second(),
+          s.requests_per_second(), s.replicas(), s.output_tokens_per_second_per_replica(), s.concurrency_per_replica(),
+          s.max_concurrency_per_replica(), s.kv_cache_capacity_tokens_per_replica(),
+          Short(sizing::v1::ServingBound_descriptor(), s.throughput_bound()), 100 * s.prefill_fraction());
     }
     if (!e.not_fit_reason().empty()) std::cout << "why not: " << e.not_fit_reason() << "\n";
     // Notes: "!" a warning (changes whether the job works or what it

@@ -1025,6 +1025,9 @@ v1::ServingEstimate RecommendationRun::Serving(const sizing::v1::ConfigurationEs
   s.set_time_to_first_token_seconds(in.time_to_first_token_seconds());
   s.set_inter_token_latency_seconds(in.inter_token_latency_seconds());
   s.set_tokens_per_second_per_user(in.tokens_per_second_per_user());
+  s.set_decode_tokens_per_second_per_user(in.decode_tokens_per_second_per_user());
+  s.set_throughput_bound(in.throughput_bound());
+  s.set_prefill_fraction(in.prefill_fraction());
   s.set_concurrent_sequences(in.concurrency_per_replica() * replicas);
   s.set_requests_per_second(in.requests_per_second());
   if (aggregate > 0 && usd_per_hour > 0) {
@@ -1256,6 +1259,44 @@ std::string RecommendationRun::ExclusionDetail(int offer_index, v1::ExclusionRea
 
 namespace {
 
+// What bounds the serving total, with the numbers, and why the per-user
+// speed times the users is the total rather than users x decode speed.
+std::string ServingBoundText(const v1::ServingEstimate& s, const sizing::v1::ServingEstimate& in,
+                             const sizing::v1::Workload& w) {
+  const int per_replica = std::max(1, in.concurrency_per_replica());
+  const std::string users =
+      absl::StrFormat("each of the %d concurrent sequences per replica gets %.1f tokens/s", per_replica,
+                      s.tokens_per_second_per_user());
+  const std::string decode = absl::StrFormat(
+      "%.1f tokens/s, %.0f ms per token, between other sequences' prefills", s.decode_tokens_per_second_per_user(),
+      1000 * s.inter_token_latency_seconds());
+  switch (s.throughput_bound()) {
+    case sizing::v1::SERVING_BOUND_PREFILL:
+      return absl::StrFormat(
+          "throughput prefill-bound: prefilling the %d-token prompts takes %.0f%% of each replica's time at full "
+          "load, so the total is %.0f tokens/s and %s (%s); more compute per replica, shorter prompts or prefix "
+          "caching raise it",
+          w.prompt_tokens() > 0 ? w.prompt_tokens() : w.context_length() - w.output_tokens(),
+          100 * s.prefill_fraction(), s.aggregate_tokens_per_second(), users, decode);
+    case sizing::v1::SERVING_BOUND_KV_CAPACITY:
+      return absl::StrFormat(
+          "throughput KV-capacity-bound: the KV cache holds %d sequences of %d tokens per replica and all of them "
+          "decode (%.0f%% of the time; prefill %.0f%%), so the total is %.0f tokens/s and %s (%s); more GPU memory "
+          "per replica raises it",
+          in.max_concurrency_per_replica(), w.context_length(), 100 * (1 - s.prefill_fraction()),
+          100 * s.prefill_fraction(), s.aggregate_tokens_per_second(), users, decode);
+    case sizing::v1::SERVING_BOUND_DECODE:
+      return absl::StrFormat(
+          "throughput decode-bound: the batched decode steps take %.0f%% of each replica's time at full load "
+          "(prefill %.0f%%), so the total is %.0f tokens/s and %s (%s); more concurrent sequences per replica "
+          "would raise the total and lower each one's speed",
+          100 * (1 - s.prefill_fraction()), 100 * s.prefill_fraction(), s.aggregate_tokens_per_second(), users,
+          decode);
+    default:
+      return absl::StrFormat("%s (%s)", users, decode);
+  }
+}
+
 void AddOnce(google::protobuf::RepeatedPtrField<std::string>* list, const std::string& text) {
   if (std::find(list->begin(), list->end(), text) == list->end()) *list->Add() = text;
 }
@@ -1336,11 +1377,12 @@ v1::Recommendation RecommendationRun::Explain(const Candidate& candidate,
     *r.mutable_serving() = Serving(e, candidate.spare_nodes, quote.cost().usd_per_hour());
     const v1::ServingEstimate& s = r.serving();
     if (s.tokens_per_second_per_user() > 0) {
-      r.add_reasons(absl::StrFormat("serving: first token in %.2f s, %.1f tokens/s per user (%.0f ms between tokens), "
+      r.add_reasons(absl::StrFormat("serving: first token in %.2f s, %.1f tokens/s per user at full load, "
                                     "%.0f tokens/s over %d replica(s), $%.2f per million output tokens at full load",
                                     s.time_to_first_token_seconds(), s.tokens_per_second_per_user(),
-                                    1000 * s.inter_token_latency_seconds(), s.aggregate_tokens_per_second(),
-                                    s.replicas(), s.usd_per_million_output_tokens()));
+                                    s.aggregate_tokens_per_second(), s.replicas(),
+                                    s.usd_per_million_output_tokens()));
+      r.add_reasons(ServingBoundText(s, e.serving(), w));
     }
   }
 

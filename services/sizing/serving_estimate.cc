@@ -284,7 +284,15 @@ void EstimateServing(const Job& j, const GpuSpec& gpu, const v1::GpuConfiguratio
   v1::ServingEstimate* se = out->mutable_serving();
   se->set_time_to_first_token_seconds(s.ttft_seconds);
   se->set_inter_token_latency_seconds(s.step_seconds);
-  se->set_tokens_per_second_per_user(s.step_seconds > 0 ? 1.0 / s.step_seconds : 0.0);
+  se->set_tokens_per_second_per_user(s.user_tokens_per_second);
+  se->set_decode_tokens_per_second_per_user(s.step_seconds > 0 ? 1.0 / s.step_seconds : 0.0);
+  se->set_prefill_fraction(s.prefill_fraction);
+  // Prefill first: with long prompts it decides even when the KV cache is
+  // full; else decode, at the KV cache's limit or below it.
+  se->set_throughput_bound(s.prefill_fraction >= 0.5 ? v1::SERVING_BOUND_PREFILL
+                           : c.max_concurrency > 0 && c.plan.batch >= c.max_concurrency
+                               ? v1::SERVING_BOUND_KV_CAPACITY
+                               : v1::SERVING_BOUND_DECODE);
   se->set_output_tokens_per_second_per_replica(s.output_tokens_per_second);
   se->set_output_tokens_per_second(replicas * s.output_tokens_per_second);
   se->set_requests_per_second(replicas * s.requests_per_second);

@@ -139,9 +139,18 @@ ServeSpeed ServingSpeed(const Job& j, const GpuSpec& gpu, const Links& links, in
       std::max(j.prompt, std::min(b * j.prompt, static_cast<double>(e.max_batched_tokens())));
   s.prefill_tokens_per_second = p.pp * chunk / prefill_seconds(chunk);
   // A request costs its prefill plus its share of the batched decode steps.
-  const double per_request = j.prompt / s.prefill_tokens_per_second + j.output * s.step_seconds / b;
+  const double prefill_per_request = j.prompt / s.prefill_tokens_per_second;
+  const double per_request = prefill_per_request + j.output * s.step_seconds / b;
   s.requests_per_second = 1.0 / per_request;
   s.output_tokens_per_second = s.requests_per_second * j.output;
+  s.prefill_fraction = prefill_per_request / per_request;
+  // At full load the b sequences in flight each complete one request per
+  // b x per_request seconds (Little's law); a sequence streams its output in
+  // that cycle after its first token, its decode steps stalled by the other
+  // sequences' prefills. So the per-user speed times the concurrency is the
+  // replica's output rate, not b / step_seconds.
+  const double streaming = std::max(b * per_request - s.ttft_seconds, j.output * s.step_seconds);
+  s.user_tokens_per_second = streaming > 0 ? j.output / streaming : 0.0;
   return s;
 }
 

@@ -33,6 +33,14 @@ struct ServeSpeed {
   double requests_per_second = 0;   // per replica
   double output_tokens_per_second = 0;  // per replica
   double communication_fraction = 0;
+  // Of a replica's time at full load, the share spent prefilling prompts
+  // (the rest runs the batched decode steps).
+  double prefill_fraction = 0;
+  // Output tokens/s each of the replica's concurrent sequences gets at full
+  // load: its output spread over the cycle in which every sequence in flight
+  // completes one request, less its own time to first token. At most
+  // 1 / step_seconds (reached when prefill is negligible).
+  double user_tokens_per_second = 0;
 };
 
 ServeSpeed ServingSpeed(const Job& j, const GpuSpec& gpu, const Links& links, int gpus_per_node,

@@ -212,8 +212,13 @@ TEST_F(Answers, ServingAnswersCarryLatencyPerUserSpeedAndTokenPrice) {
     const gateway::v1::ServingEstimate& s = r.serving();
     EXPECT_GT(s.time_to_first_token_seconds(), 0) << r.offer().id();
     EXPECT_GT(s.tokens_per_second_per_user(), 0) << r.offer().id();
-    EXPECT_NEAR(s.inter_token_latency_seconds() * s.tokens_per_second_per_user(), 1.0, 1e-9);
-    EXPECT_GE(s.aggregate_tokens_per_second(), s.tokens_per_second_per_user());
+    EXPECT_NEAR(s.inter_token_latency_seconds() * s.decode_tokens_per_second_per_user(), 1.0, 1e-9);
+    EXPECT_LE(s.tokens_per_second_per_user(), s.decode_tokens_per_second_per_user() * (1 + 1e-9));
+    // At full load the users' speeds add up to the total (each one's own
+    // first-token wait aside), never to users x decode speed.
+    EXPECT_GE(s.tokens_per_second_per_user() * s.concurrent_sequences(), 0.999 * s.aggregate_tokens_per_second());
+    EXPECT_LE(s.tokens_per_second_per_user() * s.concurrent_sequences(), 1.1 * s.aggregate_tokens_per_second());
+    EXPECT_NE(s.throughput_bound(), sizing::v1::SERVING_BOUND_UNSPECIFIED) << r.offer().id();
     EXPECT_GE(s.replicas(), 1);
     EXPECT_GT(s.usd_per_million_output_tokens(), 0);
   }
