@@ -241,6 +241,12 @@ void CatalogReplica::Apply(v1::CatalogSnapshot snapshot, bool from_cache, std::s
   }
 }
 
+void CatalogReplica::SetApplying(bool applying) {
+  absl::MutexLock lock(&mu_);
+  applying_ = applying;
+  last_heard_ = absl::Now();  // the silence the watchdog measures starts again
+}
+
 void CatalogReplica::Reject(const std::string& reason) {
   std::fprintf(stderr, "catalog replica: %s\n", reason.c_str());
   if (options_.on_rejected) options_.on_rejected(absl::DataLossError(reason));
@@ -262,10 +268,11 @@ void CatalogReplica::Watchdog() {
     const absl::Duration interval = connected_ ? call_heartbeat_ : options_.heartbeat_interval;
     if (interval <= absl::ZeroDuration()) continue;
     const absl::Duration silent = absl::Now() - last_heard_;
-    if (silent > options_.missed_heartbeats * interval + absl::Seconds(connected_ ? 0 : 2)) {
+    if (silent > options_.missed_heartbeats * interval + absl::Seconds(connected_ ? 0 : 2) &&
+        cancelled_call_ != active_call_) {  // once per call
       std::fprintf(stderr, "catalog replica: nothing heard from the catalog for %s; reconnecting\n",
                    absl::FormatDuration(silent).c_str());
-      if (cancelled_call_ != active_call_) active_call_->TryCancel();  // once per call
+      active_call_->TryCancel();
       cancelled_call_ = active_call_;
     }
   }
@@ -328,6 +335,9 @@ void CatalogReplica::Follow() {
         if (absl::Status added = assembler.Add(std::move(*update.mutable_chunk())); !added.ok()) {
           snapshot = added;
         } else if (assembler.complete()) {
+          // Checking and parsing a large snapshot takes seconds without
+          // reading the stream: not silence for the watchdog.
+          SetApplying(true);
           snapshot = assembler.Take(&serialized);
         }
       } else if (update.has_snapshot()) {
@@ -338,19 +348,15 @@ void CatalogReplica::Follow() {
       if (absl::IsDataLoss(snapshot.status())) {
         // Out of order, corrupt or mislabelled chunks: drop them, keep
         // serving, and reconnect so the catalog sends its snapshot again.
+        SetApplying(false);
         Reject(absl::StrCat(snapshot.status().message(), "; keeping ", ServingVersion()));
         context.TryCancel();
         break;
       }
       if (!snapshot.ok()) continue;  // a heartbeat, or a chunk of a snapshot still arriving
-      {
-        absl::MutexLock lock(&mu_);
-        applying_ = true;
-      }
+      SetApplying(true);
       Apply(*std::move(snapshot), /*from_cache=*/false, std::move(serialized));
-      absl::MutexLock lock(&mu_);
-      applying_ = false;
-      last_heard_ = absl::Now();
+      SetApplying(false);
     }
     if (assembler.in_progress()) {
       Reject(absl::StrCat("watch stream ended after ", assembler.received(), " of ", assembler.total(),

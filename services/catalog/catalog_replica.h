@@ -123,6 +123,9 @@ class CatalogReplica {
  private:
   void Follow();
   void Watchdog();
+  // Marks the follower thread busy with a snapshot (or done), restarting the
+  // watchdog's count of silence either way.
+  void SetApplying(bool applying);
   // A snapshot that will not be served (logged, and on_rejected).
   void Reject(const std::string& reason);
   std::string ServingVersion() const;
