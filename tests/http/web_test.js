@@ -58,7 +58,7 @@ async function main() {
     await page.click('#submit');
     await page.waitForSelector('#ranked tbody tr', {timeout: 20000});
 
-    const rows = await page.$$eval('#ranked tbody tr', (trs) => trs.map((tr) => ({
+    const rows = await page.$$eval('#ranked tbody tr[data-rank]', (trs) => trs.map((tr) => ({
       rank: Number(tr.querySelector('td.rank').textContent),
       total: tr.querySelector('td.total').textContent,
       bars: tr.querySelectorAll('.bar:not(.cost) span').length,
@@ -137,6 +137,95 @@ async function main() {
     await page.waitForFunction(() => document.querySelector('#form-error').hidden &&
                                      document.querySelectorAll('#ranked tbody tr').length > 0, null, {timeout: 20000});
     check('a pasted config.json is sized and ranked', true);
+    check('a training answer shows no serving columns or numbers',
+          await page.$eval('#ranked th[data-key="ttft"]', (th) => th.hidden) &&
+          (await page.$$eval('#ranked tr.serving-row', (trs) => trs.length)) === 0);
+
+    // A serving endpoint with its load, SLOs and egress: the page's numbers
+    // must be the JSON API's for the same request, whatever they are.
+    await page.selectOption('#model-source', 'preset');
+    await page.fill('#preset', 'llama-3.1-8b');
+    await page.selectOption('#task', 'TASK_INFERENCE');
+    check('serving inputs appear for an endpoint',
+          await page.isVisible('#prompt-tokens') && await page.isVisible('#max-ttft') &&
+          await page.isVisible('#min-user-tps') && !(await page.isVisible('#train-tokens')));
+    const servingForm = {'#concurrency': '24', '#context-length': '4096', '#prompt-tokens': '1500',
+                         '#output-tokens': '400', '#max-ttft': '2', '#min-user-tps': '15', '#egress': '50',
+                         '#max-total': '', '#max-results': '5'};
+    for (const [sel, value] of Object.entries(servingForm)) await page.fill(sel, value);
+    await page.uncheck('#spot');
+    const sent = [];
+    const onRequest = (r) => { if (r.url().endsWith('/v1/recommend') && r.method() === 'POST') sent.push(r.postDataJSON()); };
+    page.on('request', onRequest);
+    await page.click('#submit');
+    await page.waitForFunction(() => document.querySelectorAll('#ranked tr.serving-row').length > 0, null, {timeout: 30000});
+    page.off('request', onRequest);
+    const expectedRequest = {
+      workload: {task: 'TASK_INFERENCE', model: {preset: 'llama-3.1-8b'}, context_length: 4096, concurrent_sequences: 24,
+                 prompt_tokens: 1500, output_tokens: 400, egress_gb: 50},
+      constraints: {objective: 'OBJECTIVE_CHEAPEST', max_time_to_first_token_seconds: 2, min_user_tokens_per_second: 15,
+                    purchase_options: ['PURCHASE_OPTION_ON_DEMAND']},
+      max_results: 5};
+    const req = sent[sent.length - 1] || {};
+    check('the page sends the serving load, SLOs and egress',
+          req.workload && req.workload.prompt_tokens === 1500 && req.workload.output_tokens === 400 &&
+          req.workload.concurrent_sequences === 24 && req.workload.context_length === 4096 && req.workload.egress_gb === 50 &&
+          req.constraints.max_time_to_first_token_seconds === 2 && req.constraints.min_user_tokens_per_second === 15,
+          JSON.stringify(req));
+    const served = await page.evaluate(async (body) => (await fetch('/v1/recommend', {method: 'POST', body: JSON.stringify(body)})).json(),
+                                       expectedRequest);
+    const recs = served.recommendations || [];
+    check('the JSON API answers the serving request with serving numbers',
+          recs.length > 0 && recs.every((r) => r.serving && r.serving.replicas > 0), `${recs.length} recommendations`);
+    const shown = await page.$$eval('#ranked tr.serving-row', (trs) => trs.map((tr) => ({
+      rank: Number(tr.dataset.servingRank),
+      values: Object.fromEntries([...tr.querySelectorAll('dd[data-key]')].map((dd) => [dd.dataset.key, {value: Number(dd.dataset.value), text: dd.textContent}])),
+      bound: (tr.querySelector('.bound') || {}).dataset ? tr.querySelector('.bound').dataset.bound : '',
+      sentence: (tr.querySelector('.bound-sentence') || {textContent: ''}).textContent,
+    })));
+    const totalsShown = await page.$$eval('#ranked tbody tr[data-rank] td.total', (tds) => tds.map((td) => td.textContent));
+    check('a serving row per recommendation', shown.length === recs.length && totalsShown.length === recs.length,
+          `${shown.length} serving rows, ${totalsShown.length} ranked, ${recs.length} in the answer`);
+    const keys = ['time_to_first_token_seconds', 'inter_token_latency_seconds', 'tokens_per_second_per_user',
+                  'decode_tokens_per_second_per_user', 'aggregate_tokens_per_second', 'requests_per_second',
+                  'concurrent_sequences', 'replicas', 'usd_per_million_output_tokens', 'prefill_fraction'];
+    const mismatches = [];
+    shown.forEach((row, i) => {
+      const api = recs[i];
+      if (!api || row.rank !== api.rank) { mismatches.push(`row ${i}: rank ${row.rank}`); return; }
+      for (const key of keys) {
+        const want = Number(api.serving[key] || 0);
+        const got = row.values[key];
+        if (!got || got.value !== want) { mismatches.push(`#${row.rank} ${key}: ${got && got.value} != ${want}`); continue; }
+        // The visible text is the same number, rounded (ms and % scaled).
+        const scale = key === 'inter_token_latency_seconds' ? 1000 : key === 'prefill_fraction' ? 100 : 1;
+        const text = Number(got.text.replace(/[^0-9.]/g, ''));
+        const digits = (got.text.split(' ')[0].split('.')[1] || '').length;
+        if (Math.abs(text - want * scale) > 0.5 * Math.pow(10, -digits) + 1e-9) mismatches.push(`#${row.rank} ${key} text ${got.text} != ${want}`);
+      }
+      if (row.bound !== api.serving.throughput_bound) mismatches.push(`#${row.rank} bound ${row.bound} != ${api.serving.throughput_bound}`);
+      const i2 = api.reasons.findIndex((r) => r.startsWith('serving:'));
+      if (!row.sentence || row.sentence !== api.reasons[i2 + 1]) mismatches.push(`#${row.rank} sentence "${row.sentence}"`);
+      if (Math.abs(money(totalsShown[i]) - api.cost.total_usd) > 0.5 + 0.005 * api.cost.total_usd) {
+        mismatches.push(`#${row.rank} total ${totalsShown[i]} != ${api.cost.total_usd}`);
+      }
+    });
+    check('every serving number, the bound and its sentence equal the JSON API answer', mismatches.length === 0,
+          mismatches.slice(0, 6).join('; '));
+    check('the shown SLOs hold: first token within 2 s, at least 15 tokens/s per user',
+          shown.length > 0 && shown.every((r) => r.values.time_to_first_token_seconds.value <= 2 &&
+                                                r.values.tokens_per_second_per_user.value >= 15));
+    const captions = await page.$$eval('#ranked tbody tr[data-rank] .bar.cost + .bar-caption', (ds) => ds.map((d) => d.textContent));
+    check('the egress the user gave is priced where the provider charges for it, and shown',
+          recs.some((r) => r.cost.egress_usd > 0) && captions.length === recs.length &&
+          recs.every((r, i) => captions[i].includes('egress') === (r.cost.egress_usd > 0)), captions.join(' | '));
+    const columnText = await page.$eval('#ranked tbody tr[data-rank] td.user-tps', (td) => td.textContent);
+    check('the table shows tokens/s per user', recs.length > 0 && columnText === recs[0].serving.tokens_per_second_per_user.toFixed(1),
+          columnText);
+    if (screenshot) {
+      await page.waitForTimeout(200);
+      await page.screenshot({path: screenshot.replace(/\.png$/, '-serving.png'), fullPage: true});
+    }
 
     // Offers browser, when the gateway serves the catalog.
     const offersServed = (await page.evaluate(async () => (await fetch('/v1/offers?page_size=1')).status)) === 200;

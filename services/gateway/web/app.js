@@ -118,8 +118,18 @@ function buildRequest() {
     workload.context_length = numberOrText($('#context-length').value);
     workload.concurrent_sequences = numberOrText($('#concurrency').value);
     if (task === 'TASK_BATCH_INFERENCE') workload.requests = numberOrText($('#requests').value);
+    for (const [sel, key] of [['#prompt-tokens', 'prompt_tokens'], ['#output-tokens', 'output_tokens']]) {
+      if ($(sel).value.trim() !== '') workload[key] = numberOrText($(sel).value);
+    }
   }
+  if ($('#egress').value.trim() !== '') workload.egress_gb = numberOrText($('#egress').value);
   const constraints = {objective: $('#objective').value};
+  if (!TRAINING.has(task)) {
+    // Serving SLOs; empty = unset (an endpoint's default per-user floor is
+    // stated in the answer's assumptions).
+    const slos = [['#max-ttft', 'max_time_to_first_token_seconds'], ['#min-user-tps', 'min_user_tokens_per_second']];
+    for (const [sel, key] of slos) if ($(sel).value.trim() !== '') constraints[key] = numberOrText($(sel).value);
+  }
   const optional = [['#max-total', 'max_total_usd'], ['#max-hourly', 'max_usd_per_hour'], ['#deadline', 'deadline_hours']];
   for (const [sel, key] of optional) if ($(sel).value.trim() !== '') constraints[key] = numberOrText($(sel).value);
   if (list($('#providers').value).length) constraints.providers = list($('#providers').value);
@@ -203,12 +213,71 @@ function rowData(rec) {
     total: rec.cost.total_usd,
     memory: Number(rec.memory.total_bytes) / (Number(rec.gpu_memory_bytes) || 1),
     warnings: rec.warnings.length,
+    ttft: isServing(rec) ? rec.serving.time_to_first_token_seconds : 0,
+    user_tps: isServing(rec) ? rec.serving.tokens_per_second_per_user : 0,
+    usd_per_mtok: isServing(rec) ? rec.serving.usd_per_million_output_tokens : 0,
   };
+}
+
+// ---------- serving numbers (TASK_INFERENCE, TASK_BATCH_INFERENCE) ----------
+// Shown as the API returns them (Recommendation.serving), only rounded; each
+// value also sits in data-value for scripts and tests.
+const isServing = (rec) => Boolean(rec.serving && rec.serving.replicas > 0);
+const fixed = (digits) => (v) => Number(v).toLocaleString('en-US', {minimumFractionDigits: digits, maximumFractionDigits: digits});
+const BOUND_NAMES = {
+  SERVING_BOUND_PREFILL: 'prefill (processing prompts)',
+  SERVING_BOUND_DECODE: 'decode (generating tokens)',
+  SERVING_BOUND_KV_CAPACITY: 'KV-cache capacity (memory for more sequences)',
+};
+// [key in ServingEstimate, label, unit, format, scale for display]
+const SERVING_FIELDS = [
+  ['time_to_first_token_seconds', 'Time to first token', 's', fixed(2), 1],
+  ['inter_token_latency_seconds', 'Inter-token latency', 'ms', fixed(1), 1000],
+  ['tokens_per_second_per_user', 'Tokens/s per user at full load', 'tokens/s', fixed(1), 1],
+  ['decode_tokens_per_second_per_user', 'Tokens/s per user while decoding only', 'tokens/s', fixed(1), 1],
+  ['aggregate_tokens_per_second', 'Total output', 'tokens/s', fixed(0), 1],
+  ['requests_per_second', 'Requests', 'per s', fixed(2), 1],
+  ['concurrent_sequences', 'Concurrent sequences', '', fixed(0), 1],
+  ['replicas', 'Replicas', '', fixed(0), 1],
+  ['spare_replicas', 'Spare replicas (spot)', '', fixed(0), 1],
+  ['usd_per_million_output_tokens', 'Cost per million output tokens', 'USD', fixed(2), 1],
+  ['prefill_fraction', 'Time spent prefilling', '%', fixed(0), 100],
+];
+
+// The sentence the answer gives for what bounds the throughput: the reason
+// the gateway writes right after its "serving:" summary (docs/http.md).
+function boundSentence(rec) {
+  const i = (rec.reasons || []).findIndex((r) => r.startsWith('serving:'));
+  return i >= 0 && i + 1 < rec.reasons.length ? rec.reasons[i + 1] : '';
+}
+
+function servingDetail(rec, columns) {
+  const s = rec.serving;
+  const list = el('dl', {class: 'serving-numbers'});
+  for (const [key, label, unit, format, scale] of SERVING_FIELDS) {
+    const value = Number(s[key] || 0);
+    if (key === 'spare_replicas' && value === 0) continue;
+    list.append(el('div', {},
+      el('dt', {text: label}),
+      el('dd', {'data-key': key, 'data-value': String(value), text: format(value * scale) + (unit ? ' ' + unit : '')})));
+  }
+  const bound = BOUND_NAMES[s.throughput_bound];
+  const sentence = boundSentence(rec);
+  return el('tr', {class: 'serving-row', 'data-serving-rank': String(rec.rank)},
+    el('td', {colspan: String(columns)},
+      el('div', {class: 'serving-title', text: `#${rec.rank} serving at full load`}),
+      list,
+      bound ? el('p', {class: 'bound', 'data-bound': s.throughput_bound},
+                 el('strong', {text: 'Throughput bound: '}), document.createTextNode(bound)) : null,
+      sentence ? el('p', {class: 'bound-sentence', text: sentence}) : null));
 }
 
 function renderRanked() {
   const tbody = $('#ranked tbody');
   tbody.replaceChildren();
+  const serving = rankedRows.some((row) => isServing(row.rec));
+  $$('#ranked th.serving-col').forEach((th) => { th.hidden = !serving; });
+  const columns = $$('#ranked thead th').filter((th) => !th.hidden).length;
   for (const row of rankedRows) {
     const r = row.rec;
     const o = r.offer;
@@ -234,7 +303,11 @@ function renderRanked() {
       el('td', {class: 'num total', text: usd(r.cost.total_usd)}),
       el('td', {}, memoryBar(r)),
       el('td', {}, costCell(r)),
+      serving ? el('td', {class: 'num ttft', text: isServing(r) ? fixed(2)(r.serving.time_to_first_token_seconds) : '–'}) : null,
+      serving ? el('td', {class: 'num user-tps', text: isServing(r) ? fixed(1)(r.serving.tokens_per_second_per_user) : '–'}) : null,
+      serving ? el('td', {class: 'num usd-mtok', text: isServing(r) ? usd(r.serving.usd_per_million_output_tokens) : '–'}) : null,
       el('td', {}, warnings, notes)));
+    if (isServing(r)) tbody.append(servingDetail(r, columns));
   }
 }
 
@@ -560,7 +633,7 @@ function syncTaskFields() {
   const task = $('#task').value;
   const training = TRAINING.has(task);
   $('.row.training').hidden = !training;
-  $('.row.serving').hidden = training;
+  $$('.row.serving').forEach((row) => { row.hidden = training; });
   $('.batch-only').hidden = task !== 'TASK_BATCH_INFERENCE';
 }
 
