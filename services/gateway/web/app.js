@@ -240,7 +240,7 @@ const SERVING_FIELDS = [
   ['concurrent_sequences', 'Concurrent sequences', '', fixed(0), 1],
   ['replicas', 'Replicas', '', fixed(0), 1],
   ['spare_replicas', 'Spare replicas (spot)', '', fixed(0), 1],
-  ['usd_per_million_output_tokens', 'Cost per million output tokens', 'USD', fixed(2), 1],
+  ['usd_per_million_output_tokens', 'Cost per million output tokens', '', usd, 1],
   ['prefill_fraction', 'Time spent prefilling', '%', fixed(0), 100],
 ];
 
@@ -259,7 +259,7 @@ function servingDetail(rec, columns) {
     if (key === 'spare_replicas' && value === 0) continue;
     list.append(el('div', {},
       el('dt', {text: label}),
-      el('dd', {'data-key': key, 'data-value': String(value), text: format(value * scale) + (unit ? ' ' + unit : '')})));
+      el('dd', {'data-key': key, 'data-value': String(value), text: format(value * scale) + (unit === '%' ? '%' : unit ? ' ' + unit : '')})));
   }
   const bound = BOUND_NAMES[s.throughput_bound];
   const sentence = boundSentence(rec);
