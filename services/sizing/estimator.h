@@ -3,7 +3,12 @@
 
 // Sizes one Job on one GPU configuration: enumerate candidate plans, choose
 // the fastest that fits (tie: less memory), fill the estimate with the plan,
-// the runner-up and the notes a user needs. Training and serving are
+// the runner-up and the notes a user needs. "Fastest": training, the most
+// tokens/s; batch inference, the most output tokens/s of the configuration;
+// a serving endpoint, the highest full-load per-user speed
+// (ServingEstimate.tokens_per_second_per_user, which the gateway's per-user
+// floor checks), then the shorter inter-token latency. Request SLOs are not
+// inputs: the chosen endpoint plan can have a longer TTFT than another. Training and serving are
 // separate job types (training_estimate.cc, serving_estimate.cc).
 
 #include <string>

@@ -336,6 +336,46 @@ TEST(Serving, EndpointConcurrencyIsSplitOverReplicas) {
   EXPECT_DOUBLE_EQ(e.tokens_per_second(), e.serving().output_tokens_per_second());
 }
 
+// An endpoint's plan is the one with the best full-load per-user speed (what
+// the answer shows and the per-user floor checks), not the shortest
+// inter-token latency: with long prompts the serial prefills decide, and the
+// layout that prefills faster or batches more can serve each user faster.
+TEST(Serving, EndpointPlanMaximisesTheFullLoadPerUserSpeed) {
+  struct Case {
+    std::string gpu;
+    int gpus;
+    cv1::LinkType link;
+  };
+  const Case cases[] = {{"RTX-3090", 4, cv1::LINK_TYPE_PCIE}, {"L40S", 8, cv1::LINK_TYPE_PCIE}};
+  for (const Case& k : cases) {
+    v1::GpuConfiguration c = Config(k.gpu, k.gpus);
+    c.set_link(k.link);
+    v1::EstimateRequest r = Serve(v1::TASK_INFERENCE, "llama-3.1-8b", v1::PRECISION_BF16, c);
+    r.mutable_workload()->set_context_length(8192);
+    r.mutable_workload()->clear_output_tokens();
+    r.mutable_workload()->set_concurrent_sequences(32);
+    const v1::ConfigurationEstimate chosen = One(r);
+    ASSERT_TRUE(chosen.fits()) << k.gpu << ": " << chosen.not_fit_reason();
+    int layouts = 0;
+    for (int tp = 1; tp <= k.gpus; tp *= 2) {
+      v1::EstimateRequest h = r;
+      h.mutable_workload()->mutable_parallelism()->set_tensor_parallel(tp);
+      const v1::ConfigurationEstimate e = One(h);
+      if (!e.fits()) continue;
+      ++layouts;
+      EXPECT_LE(e.serving().tokens_per_second_per_user(),
+                chosen.serving().tokens_per_second_per_user() * 1.001)
+          << k.gpu << ": TP" << tp << " serves each user faster than the chosen "
+          << chosen.plan().description();
+      if (e.plan().description() != chosen.plan().description()) {
+        EXPECT_THAT(chosen.runner_up_reason(), ::testing::AnyOf(HasSubstr("slower per user"),
+                                                                HasSubstr("as fast")));
+      }
+    }
+    EXPECT_GE(layouts, 2) << k.gpu;
+  }
+}
+
 TEST(Serving, BatchThroughputIsRequestsTimesOutputOverHours) {
   v1::EstimateRequest r = Serve(v1::TASK_BATCH_INFERENCE, "llama-3.1-8b", v1::PRECISION_BF16,
                                 Config("A100-80GB", 8));

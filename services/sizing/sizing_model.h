@@ -70,7 +70,8 @@ class SizingModel {
   static absl::StatusOr<SizingModel> FromDataDir(const std::string& data_dir);
 
   // Sizes one workload on every configuration, in request order: for each,
-  // the fastest plan that fits (tie: less memory) and the runner-up.
+  // the fastest plan that fits (tie: less memory; an endpoint: the best
+  // full-load tokens_per_second_per_user, estimator.h) and the runner-up.
   // Errors: kInvalidArgument with the field path ("workload.model.params: must
   // be > 0", "configurations[1].nodes: must be in [1, 100000]");
   // a parallelism hint that divides none of the configurations names its

@@ -460,6 +460,9 @@ TEST(Serving, PerUserSpeedAtFullLoadAndWhatBoundsTheTotal) {
   r.mutable_workload()->set_concurrent_sequences(32);
   r.clear_configurations();
   *r.add_configurations() = Config("RTX-3090", 4, 1, cv1::LINK_TYPE_PCIE);
+  // One replica of all 32 users (TP4); unhinted, the plan search now picks
+  // 2 replicas of TP2, which serve each user faster (plan_search_test.cc).
+  r.mutable_workload()->mutable_parallelism()->set_tensor_parallel(4);
   const v1::ConfigurationEstimate e = One(r);
   ASSERT_TRUE(e.fits());
   const v1::ServingEstimate& s = e.serving();
