@@ -1028,6 +1028,8 @@ v1::ServingEstimate RecommendationRun::Serving(const sizing::v1::ConfigurationEs
   s.set_decode_tokens_per_second_per_user(in.decode_tokens_per_second_per_user());
   s.set_throughput_bound(in.throughput_bound());
   s.set_prefill_fraction(in.prefill_fraction());
+  s.set_max_concurrency_per_replica(in.max_concurrency_per_replica());
+  s.set_kv_cache_capacity_tokens_per_replica(in.kv_cache_capacity_tokens_per_replica());
   s.set_concurrent_sequences(in.concurrency_per_replica() * replicas);
   s.set_requests_per_second(in.requests_per_second());
   if (aggregate > 0 && usd_per_hour > 0) {
@@ -1382,7 +1384,9 @@ v1::Recommendation RecommendationRun::Explain(const Candidate& candidate,
                                     s.time_to_first_token_seconds(), s.tokens_per_second_per_user(),
                                     s.aggregate_tokens_per_second(), s.replicas(),
                                     s.usd_per_million_output_tokens()));
-      r.add_reasons(ServingBoundText(s, e.serving(), w));
+      const std::string bound = ServingBoundText(s, e.serving(), w);
+      r.mutable_serving()->set_throughput_bound_text(bound);
+      r.add_reasons(bound);
     }
   }
 

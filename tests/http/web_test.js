@@ -188,7 +188,8 @@ async function main() {
           `${shown.length} serving rows, ${totalsShown.length} ranked, ${recs.length} in the answer`);
     const keys = ['time_to_first_token_seconds', 'inter_token_latency_seconds', 'tokens_per_second_per_user',
                   'decode_tokens_per_second_per_user', 'aggregate_tokens_per_second', 'requests_per_second',
-                  'concurrent_sequences', 'replicas', 'usd_per_million_output_tokens', 'prefill_fraction'];
+                  'concurrent_sequences', 'replicas', 'usd_per_million_output_tokens', 'prefill_fraction',
+                  'max_concurrency_per_replica', 'kv_cache_capacity_tokens_per_replica'];
     const mismatches = [];
     shown.forEach((row, i) => {
       const api = recs[i];
@@ -204,8 +205,7 @@ async function main() {
         if (Math.abs(text - want * scale) > 0.5 * Math.pow(10, -digits) + 1e-9) mismatches.push(`#${row.rank} ${key} text ${got.text} != ${want}`);
       }
       if (row.bound !== api.serving.throughput_bound) mismatches.push(`#${row.rank} bound ${row.bound} != ${api.serving.throughput_bound}`);
-      const i2 = api.reasons.findIndex((r) => r.startsWith('serving:'));
-      if (!row.sentence || row.sentence !== api.reasons[i2 + 1]) mismatches.push(`#${row.rank} sentence "${row.sentence}"`);
+      if (!row.sentence || row.sentence !== api.serving.throughput_bound_text) mismatches.push(`#${row.rank} sentence "${row.sentence}"`);
       if (Math.abs(money(totalsShown[i]) - api.cost.total_usd) > 0.5 + 0.005 * api.cost.total_usd) {
         mismatches.push(`#${row.rank} total ${totalsShown[i]} != ${api.cost.total_usd}`);
       }

@@ -219,6 +219,12 @@ TEST_F(Answers, ServingAnswersCarryLatencyPerUserSpeedAndTokenPrice) {
     EXPECT_GE(s.tokens_per_second_per_user() * s.concurrent_sequences(), 0.999 * s.aggregate_tokens_per_second());
     EXPECT_LE(s.tokens_per_second_per_user() * s.concurrent_sequences(), 1.1 * s.aggregate_tokens_per_second());
     EXPECT_NE(s.throughput_bound(), sizing::v1::SERVING_BOUND_UNSPECIFIED) << r.offer().id();
+    // The bound in words is the reason after the "serving:" summary.
+    EXPECT_THAT(s.throughput_bound_text(), HasSubstr("tokens/s")) << r.offer().id();
+    EXPECT_THAT(r.reasons(), ::testing::Contains(s.throughput_bound_text()));
+    // The KV cache holds at least the sequences each replica serves.
+    EXPECT_GE(s.max_concurrency_per_replica() * s.replicas(), s.concurrent_sequences()) << r.offer().id();
+    EXPECT_GE(s.kv_cache_capacity_tokens_per_replica(), int64_t{s.max_concurrency_per_replica()} * 4096) << r.offer().id();
     EXPECT_GE(s.replicas(), 1);
     EXPECT_GT(s.usd_per_million_output_tokens(), 0);
   }

@@ -242,14 +242,9 @@ const SERVING_FIELDS = [
   ['spare_replicas', 'Spare replicas (spot)', '', fixed(0), 1],
   ['usd_per_million_output_tokens', 'Cost per million output tokens', '', usd, 1],
   ['prefill_fraction', 'Time spent prefilling', '%', fixed(0), 100],
+  ['max_concurrency_per_replica', 'KV cache holds, per replica', 'sequences', fixed(0), 1],
+  ['kv_cache_capacity_tokens_per_replica', 'KV cache capacity, per replica', 'tokens', fixed(0), 1],
 ];
-
-// The sentence the answer gives for what bounds the throughput: the reason
-// the gateway writes right after its "serving:" summary (docs/http.md).
-function boundSentence(rec) {
-  const i = (rec.reasons || []).findIndex((r) => r.startsWith('serving:'));
-  return i >= 0 && i + 1 < rec.reasons.length ? rec.reasons[i + 1] : '';
-}
 
 function servingDetail(rec, columns) {
   const s = rec.serving;
@@ -262,7 +257,7 @@ function servingDetail(rec, columns) {
       el('dd', {'data-key': key, 'data-value': String(value), text: format(value * scale) + (unit === '%' ? '%' : unit ? ' ' + unit : '')})));
   }
   const bound = BOUND_NAMES[s.throughput_bound];
-  const sentence = boundSentence(rec);
+  const sentence = s.throughput_bound_text || '';
   return el('tr', {class: 'serving-row', 'data-serving-rank': String(rec.rank)},
     el('td', {colspan: String(columns)},
       el('div', {class: 'serving-title', text: `#${rec.rank} serving at full load`}),
