@@ -48,6 +48,7 @@ KNOWN_METRICS = {
     "gpuadvisor_catalog_watchers", "gpuadvisor_catalog_watchers_dropped_total",
     "gpuadvisor_catalog_watchers_refused_total",
     "gpuadvisor_pricing_watchers", "gpuadvisor_pricing_watchers_dropped_total",
+    "gpuadvisor_pricing_watchers_refused_total",
     "gpuadvisor_follower_writer_age_seconds",
 }
 SERVICES = {"gateway": (50050, 9460), "catalog": (50051, 9461),

@@ -1,5 +1,7 @@
 #include "common/grpc/watch_hub.h"
 
+#include "common/metrics/function_metric.h"
+
 #include <algorithm>
 #include <utility>
 
@@ -321,6 +323,19 @@ void WatchHub::Shutdown() {
     watcher->Unref();
   }
   if (thread_.joinable()) thread_.join();
+}
+
+void WatchHub::ExportMetrics(Metrics& metrics, const std::string& prefix, const std::string& stream) const {
+  const std::shared_ptr<const Stats> stats = stats_;
+  metrics.AddCollectable(std::make_shared<FunctionMetric>(
+      prefix, "Open " + stream + " streams.", [stats] { return static_cast<double>(stats->watchers.load()); }));
+  metrics.AddCollectable(std::make_shared<FunctionMetric>(
+      prefix + "_dropped_total",
+      stream + " streams ended with RESOURCE_EXHAUSTED because the follower stopped reading.",
+      [stats] { return static_cast<double>(stats->dropped_slow.load()); }, prometheus::MetricType::Counter));
+  metrics.AddCollectable(std::make_shared<FunctionMetric>(
+      prefix + "_refused_total", stream + " streams refused (watcher cap reached, shutting down, bad request).",
+      [stats] { return static_cast<double>(stats->refused.load()); }, prometheus::MetricType::Counter));
 }
 
 }  // namespace gpuadvisor

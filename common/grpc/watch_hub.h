@@ -39,6 +39,7 @@
 #include "absl/base/thread_annotations.h"
 #include "absl/synchronization/mutex.h"
 #include "absl/time/time.h"
+#include "common/metrics/metrics.h"
 #include "google/protobuf/message_lite.h"
 #include "grpcpp/server_context.h"
 #include "grpcpp/support/byte_buffer.h"
@@ -124,6 +125,10 @@ class WatchHub {
     std::atomic<int64_t> refused{0};
   };
   std::shared_ptr<const Stats> stats() const { return stats_; }
+  // Registers the stream counters, read at scrape time, as `<prefix>`
+  // (open streams), `<prefix>_dropped_total` and `<prefix>_refused_total`;
+  // `stream` names the RPC in their help ("WatchCatalog").
+  void ExportMetrics(Metrics& metrics, const std::string& prefix, const std::string& stream) const;
 
   // For metrics and tests.
   int watchers() const;

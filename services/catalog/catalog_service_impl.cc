@@ -7,7 +7,6 @@
 #include "absl/time/clock.h"
 #include "absl/time/time.h"
 #include "common/grpc/server.h"
-#include "common/metrics/function_metric.h"
 #include "common/status/grpc_status.h"
 #include "grpcpp/impl/codegen/server_callback_handlers.h"
 
@@ -48,19 +47,7 @@ CatalogServiceImpl::CatalogServiceImpl(CatalogStore* store, Metrics* metrics, Op
                                 v1::ReloadCatalogResponse* response) {
                            return ReloadCatalog(context, request, response);
                          }));
-  // Watch streams, read at scrape time.
-  const std::shared_ptr<const WatchHub::Stats> stats = hub_.stats();
-  metrics_->AddCollectable(std::make_shared<FunctionMetric>(
-      "gpuadvisor_catalog_watchers", "Open WatchCatalog streams.",
-      [stats] { return static_cast<double>(stats->watchers.load()); }));
-  metrics_->AddCollectable(std::make_shared<FunctionMetric>(
-      "gpuadvisor_catalog_watchers_dropped_total",
-      "WatchCatalog streams ended with RESOURCE_EXHAUSTED because the follower stopped reading.",
-      [stats] { return static_cast<double>(stats->dropped_slow.load()); }, prometheus::MetricType::Counter));
-  metrics_->AddCollectable(std::make_shared<FunctionMetric>(
-      "gpuadvisor_catalog_watchers_refused_total",
-      "WatchCatalog streams refused (watcher cap reached, shutting down, bad request).",
-      [stats] { return static_cast<double>(stats->refused.load()); }, prometheus::MetricType::Counter));
+  hub_.ExportMetrics(*metrics_, "gpuadvisor_catalog_watchers", "WatchCatalog");
   metrics_->InitializeMethods(kService, {{"ListGpus", "unary"}, {"ListOffers", "unary"},
                                         {"WatchCatalog", "server_stream"}, {"ReloadCatalog", "unary"}});
 }

@@ -67,15 +67,7 @@ PricingServiceImpl::PricingServiceImpl(PriceStore* store, Metrics* metrics, Opti
           [this](grpc::CallbackServerContext* context, const grpc::ByteBuffer* request) {
             return hub_.Open(context, request);
           }));
-  // WatchPrices streams, read at scrape time.
-  const std::shared_ptr<const WatchHub::Stats> stats = hub_.stats();
-  metrics_->AddCollectable(std::make_shared<FunctionMetric>(
-      "gpuadvisor_pricing_watchers", "Open WatchPrices streams.",
-      [stats] { return static_cast<double>(stats->watchers.load()); }));
-  metrics_->AddCollectable(std::make_shared<FunctionMetric>(
-      "gpuadvisor_pricing_watchers_dropped_total",
-      "WatchPrices streams ended with RESOURCE_EXHAUSTED because the follower stopped reading.",
-      [stats] { return static_cast<double>(stats->dropped_slow.load()); }, prometheus::MetricType::Counter));
+  hub_.ExportMetrics(*metrics_, "gpuadvisor_pricing_watchers", "WatchPrices");
   // The admin token is checked before the request body is read: an
   // unauthenticated caller's (possibly huge) update is never buffered whole
   // or decoded.
