@@ -36,7 +36,7 @@ absl::Status MapBackendStatus(Backend backend, const grpc::Status& status) {
       return absl::Status(s.code(), absl::StrCat(name, " backend: ", s.message()));
     case absl::StatusCode::kFailedPrecondition:
       // Pricing does not hold the catalog version asked for (yet): the
-      // caller (CallQuoteAtVersion) retries, then reports it as UNAVAILABLE.
+      // caller (RecommendCall::Quoted) retries, then reports it as UNAVAILABLE.
       if (backend == Backend::kPricing) return absl::Status(s.code(), absl::StrCat(name, " backend: ", s.message()));
       [[fallthrough]];
     case absl::StatusCode::kInvalidArgument:
