@@ -22,6 +22,8 @@
 #   LOAD_OFFERS_FILE  an offers file made earlier by bench/make_catalog.py
 #                  (a million offers take minutes to generate)
 #   LOAD_CACHE     off (default: cold figures) | on: the gateway's response cache
+#   LOAD_QUOTES    local (default: the gateway prices from its copy of pricing's
+#                  book) | pricing: every cold answer calls pricing's Quote
 #   LOAD_N         Recommend calls per request of the mix, saturated (100)
 #   LOAD_C LOAD_M  connections and streams per connection when saturated (4, 8)
 #   LOAD_CLIENTS   closed-loop clients (8); LOAD_LATENCY_N calls per request (40,
@@ -37,6 +39,7 @@ BUILD_DIR=$(cd "${1:?usage: $0 BUILD_DIR}" && pwd)
 REQUESTS=${LOAD_REQUESTS:-$ROOT/bench/requests.txtpb}
 OFFERS=${LOAD_OFFERS:-embedded}
 CACHE=${LOAD_CACHE:-off}
+QUOTES=${LOAD_QUOTES:-local}
 N=${LOAD_N:-100}
 C=${LOAD_C:-4}
 M=${LOAD_M:-8}
@@ -108,11 +111,12 @@ offers=$(grep -c '^offers {' "$DATA/catalog/offers.textproto")
 # One client drives the whole load: lift the gateway's per-client rate limit.
 STACK_GATEWAY_ARGS=(--rate_limit_per_second=0)
 [[ "$CACHE" == off ]] && STACK_GATEWAY_ARGS+=(--response_cache_entries=0)
+[[ "$QUOTES" == pricing ]] && STACK_GATEWAY_ARGS+=(--local_quotes=false)
 export STACK_WAIT_SECONDS=${STACK_WAIT_SECONDS:-$((30 + offers / 2000))}
 start=$(date +%s.%N)
 stack_start "$BUILD_DIR" "$DATA" ephemeral "$TMP/logs"
 ready_seconds=$("$PY" -c "import sys; print('%.1f' % (float(sys.argv[2]) - float(sys.argv[1])))" "$start" "$(date +%s.%N)")
-echo "stack: $offers offers, SERVING after ${ready_seconds}s; gateway grpc=$GATEWAY_ADDR, response cache $CACHE"
+echo "stack: $offers offers, SERVING after ${ready_seconds}s; gateway grpc=$GATEWAY_ADDR, response cache $CACHE, quotes $QUOTES"
 echo "load average (1, 5, 15 min) before the run: $(cut -d' ' -f1-3 /proc/loadavg)"
 
 # Each request once: it must end with grpc-status 0.

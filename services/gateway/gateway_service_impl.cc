@@ -91,6 +91,12 @@ GatewayServiceImpl::GatewayServiceImpl(
                         .Help("Recommend answers computed with the response cache on.")
                         .Register(metrics->registry())
                         .Add({})),
+      local_quotes_(prometheus::BuildCounter()
+                        .Name("gpuadvisor_gateway_local_quotes_total")
+                        .Help("Recommend answers priced in process from the gateway's copy of pricing's "
+                              "book; the others call pricing's Quote (gpuadvisor_client_handled_total).")
+                        .Register(metrics->registry())
+                        .Add({})),
       recommend_rpc_(metrics->ServerMethod(kService, "Recommend")),
       sizing_estimate_(metrics->ClientMethod("gpuadvisor.sizing.v1.SizingService", "Estimate")),
       pricing_quote_(metrics->ClientMethod("gpuadvisor.pricing.v1.PricingService", "Quote")) {
@@ -117,7 +123,8 @@ absl::StatusOr<sizing::v1::EstimateResponse> GatewayServiceImpl::CallEstimate(
 // before (never a thread of its own, never a blocking wait):
 //
 //   Start: RecommendationRun::Start ── needs sizing? ── Estimate ──> Sized
-//   Sized: ApplyEstimates ──> CallQuote ── Quote ──> Quoted
+//   Sized: ApplyEstimates ── current local book? ── PriceBook::Quote ──> Answer
+//          else CallQuote ── Quote ──> Quoted
 //   Quoted: FAILED_PRECONDITION and time left? ── Alarm ──> CallQuote
 //           else RecommendationRun::Finish ──> Answer (Finish the RPC)
 //
@@ -186,11 +193,28 @@ class GatewayServiceImpl::RecommendCall final : public grpc::ServerUnaryReactor 
     if (!quote.ok()) return Answer(quote.status());
     quote_ = *std::move(quote);
     quote_.set_catalog_version(catalog_->snapshot().version());
+    if (service_->options_.price_book) {
+      if (std::shared_ptr<const pricing::PriceBook> book = service_->options_.price_book(quote_.catalog_version())) {
+        return QuoteHere(*book);
+      }
+    }
     // Quote even with no items: an empty answer still says which price book
     // it was checked against. With no items, a pricing failure only costs
     // the answer that version.
     quote_give_up_ = absl::Now() + service_->options_.quote_version_wait;
     CallQuote();
+  }
+
+  // The quote pricing would give, from the gateway's copy of its book.
+  void QuoteHere(const pricing::PriceBook& book) {
+    service_->local_quotes_.Increment();
+    priced_ = google::protobuf::Arena::CreateMessage<pricing::v1::QuoteResponse>(&arena_);
+    if (absl::Status quoted = book.Quote(quote_, absl::Now(), priced_); !quoted.ok()) {
+      // The gateway built the request: a rejection is its own fault.
+      return Answer(absl::InternalError(
+          absl::StrCat("pricing (in process) rejected the gateway's request: ", quoted.message())));
+    }
+    Answer(run_->Finish(*priced_));
   }
 
   void CallQuote() {

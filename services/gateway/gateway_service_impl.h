@@ -3,12 +3,17 @@
 
 // gRPC adapter for gpuadvisor.gateway.v1.GatewayService: runs a
 // RecommendationRun against one snapshot of the catalog replica, one Estimate
-// call to sizing and one Quote call to pricing that names the snapshot's
-// version, so an answer never mixes two catalog versions (pricing answers
-// FAILED_PRECONDITION for a version it does not hold; the gateway retries
-// briefly, then answers UNAVAILABLE). Backend calls carry the caller's deadline
-// and cancellation (ClientContext::FromServerContext), capped by
-// Options::backend_timeout.
+// call to sizing and one quote of the candidates at the snapshot's version,
+// so an answer never mixes two catalog versions.
+//
+// The quote is computed in process (PriceBook::Quote, the code pricing runs)
+// when Options::price_book gives a current copy of pricing's book for that
+// catalog version; otherwise it is a Quote call to pricing that names the
+// version (pricing answers FAILED_PRECONDITION for a version it does not
+// hold; the gateway retries briefly, then answers UNAVAILABLE). Either way
+// the answer carries the version of the book that priced it. Backend calls
+// carry the caller's deadline and cancellation
+// (ClientContext::FromServerContext), capped by Options::backend_timeout.
 //
 // Recommend is served on the gRPC callback API and never blocks a thread: a
 // response-cache hit is answered inline on the gRPC thread that delivered the
@@ -56,6 +61,7 @@
 #include "services/gateway/response_cache.h"
 #include "services/gateway/overheads.h"
 #include "services/gateway/region_groups.h"
+#include "services/pricing/price_book.h"
 
 namespace gpuadvisor::gateway {
 
@@ -71,6 +77,10 @@ class GatewayServiceImpl final
     // Used only while `price_book_version` names the live price book.
     ResponseCache* response_cache = nullptr;
     std::function<std::string()> price_book_version;  // "" = unknown
+    // Pricing's book for a catalog version, copied into this process and
+    // current (see pricing::PriceFollower); null when there is none or the
+    // copy may be stale. Null function: every answer calls pricing's Quote.
+    std::function<std::shared_ptr<const pricing::PriceBook>(const std::string& catalog_version)> price_book;
     // Sizing answers per (workload, configuration); null = every Recommend
     // sizes all its configurations. Must outlive the service.
     EstimateCache* estimate_cache = nullptr;
@@ -143,6 +153,7 @@ class GatewayServiceImpl final
   prometheus::Counter& recommendations_error_;
   prometheus::Counter& cache_hits_;
   prometheus::Counter& cache_misses_;
+  prometheus::Counter& local_quotes_;  // answers priced in process
   // Identical requests (one cache key) that miss while one of them is being
   // computed are parked on it instead of computing it again: the first call
   // is the key's entry here, the others wait in its list. When it ends, a
@@ -152,7 +163,7 @@ class GatewayServiceImpl final
   absl::flat_hash_map<std::string, std::vector<RecommendCall*>> inflight_ ABSL_GUARDED_BY(inflight_mu_);
   MethodMetrics& recommend_rpc_;
   MethodMetrics& sizing_estimate_;  // calls to sizing's Estimate
-  MethodMetrics& pricing_quote_;    // calls to pricing's Quote
+  MethodMetrics& pricing_quote_;    // calls to pricing's Quote (no local book)
 };
 
 // gpuadvisor_gateway_catalog_age_seconds, read from the replica at scrape

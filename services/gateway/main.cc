@@ -8,7 +8,9 @@
 //
 // Identical Recommend requests are answered from a response cache while the
 // catalog and price-book versions stay the same (--response_cache_entries=0
-// turns it off).
+// turns it off). The gateway follows pricing's book over WatchPrices and
+// prices answers in process while its copy is current (--local_quotes=false:
+// every answer calls pricing's Quote).
 //
 // Addresses are gRPC targets: "host:port", or "dns:///name:port" to spread
 // calls over every replica behind a headless Service (round_robin). Reports
@@ -30,7 +32,8 @@
 #include "common/grpc/service_main.h"
 #include "services/gateway/gateway_service_impl.h"
 #include "services/gateway/http/http_server.h"
-#include "services/gateway/price_version_follower.h"
+#include "common/metrics/function_metric.h"
+#include "services/pricing/price_follower.h"
 
 ABSL_FLAG(std::string, catalog_address, "127.0.0.1:50051", "Catalog service target.");
 ABSL_FLAG(std::string, sizing_address, "127.0.0.1:50052", "Sizing service target.");
@@ -46,6 +49,11 @@ ABSL_FLAG(std::string, catalog_cache_file, "", "Where to keep the catalog replic
 ABSL_FLAG(int, response_cache_entries, 4096,
           "Recommend answers kept for repeated requests, keyed by request, catalog version and "
           "price-book version; 0 turns the response cache off.");
+
+ABSL_FLAG(bool, local_quotes, true,
+          "Price Recommend answers in process from a copy of pricing's book, followed over WatchPrices, "
+          "while the copy is current (heard from within two heartbeats); false: every answer calls "
+          "pricing's Quote.");
 
 ABSL_FLAG(int, estimate_cache_entries, 50000,
           "Sizing answers kept per (workload, GPU configuration) so repeated workloads skip the sizing "
@@ -88,10 +96,24 @@ int main(int argc, char** argv) {
   gpuadvisor::gateway::EstimateCache estimate_cache(
       {.max_estimates = static_cast<size_t>(std::max(0, absl::GetFlag(FLAGS_estimate_cache_entries))),
        .max_age = absl::Seconds(absl::GetFlag(FLAGS_estimate_cache_seconds))});
-  gpuadvisor::gateway::PriceVersionFollower prices(
+  // Pricing's book, followed: the response cache keys on its version, and
+  // answers are priced from it while it is current.
+  gpuadvisor::pricing::PriceStore price_copy;
+  gpuadvisor::pricing::PriceFollower prices(
       gpuadvisor::pricing::v1::PricingService::NewStub(gpuadvisor::BackendChannel(absl::GetFlag(FLAGS_pricing_address))),
-      {});
-  if (response_cache.enabled()) prices.Start();
+      &price_copy, {});
+  const bool local_quotes = absl::GetFlag(FLAGS_local_quotes);
+  if (response_cache.enabled() || local_quotes) prices.Start();
+  const auto current_copy = [&prices, &price_copy](const std::string& catalog_version)
+      -> std::shared_ptr<const gpuadvisor::pricing::PriceBook> {
+    if (prices.AgeSeconds() != 0) return nullptr;  // none yet, or the stream went quiet
+    return price_copy.ForCatalog(catalog_version);
+  };
+  metrics.AddCollectable(std::make_shared<gpuadvisor::FunctionMetric>(
+      "gpuadvisor_gateway_price_book_copy_age_seconds",
+      "Seconds since the gateway's copy of pricing's book was last known current (0 while in step, -1: "
+      "none yet); while not 0, answers call pricing's Quote and the response cache is off.",
+      [&prices] { return prices.AgeSeconds(); }));
   gpuadvisor::gateway::GatewayServiceImpl service(
       &replica,
       gpuadvisor::sizing::v1::SizingService::NewStub(gpuadvisor::BackendChannel(absl::GetFlag(FLAGS_sizing_address))),
@@ -99,7 +121,12 @@ int main(int argc, char** argv) {
       &metrics,
       {.backend_timeout = absl::Milliseconds(absl::GetFlag(FLAGS_backend_timeout_ms)),
        .response_cache = &response_cache,
-       .price_book_version = [&prices] { return prices.Current(); },
+       .price_book_version =
+           [&current_copy] {
+             std::shared_ptr<const gpuadvisor::pricing::PriceBook> book = current_copy("");
+             return book == nullptr ? std::string() : book->version();
+           },
+       .price_book = local_quotes ? std::function(current_copy) : nullptr,
        .estimate_cache = &estimate_cache,
        .region_groups = &*region_groups,
        .overheads = &*overheads,

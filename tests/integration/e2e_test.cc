@@ -348,6 +348,70 @@ TEST(EndToEndFailures, SizingDownIsUnavailableWithinTheDeadline) {
   EXPECT_THAT(status.error_message(), HasSubstr("sizing"));
 }
 
+// The gateway prices from its copy of pricing's book: the same answers as
+// pricing's Quote gives, and no stale prices once pricing is gone.
+TEST(EndToEndLocalQuotes, AnswersAreThoseOfPricingsQuote) {
+  absl::StatusOr<Stack> stack = Stack::Start("test-token", {}, {"--response_cache_entries=0"});
+  ASSERT_OK(stack);
+  stack->gateway_args.push_back("--local_quotes=false");
+  absl::StatusOr<std::unique_ptr<ServiceProcess>> remote = stack->StartGateway();
+  ASSERT_OK(remote);
+  auto local_stub = stack->GatewayStub();
+  auto remote_stub = gateway::v1::GatewayService::NewStub(
+      grpc::CreateChannel((*remote)->grpc_address(), grpc::InsecureChannelCredentials()));
+
+  gateway::v1::RecommendRequest spot = QLora70B();
+  spot.mutable_constraints()->add_purchase_options(catalog::v1::PURCHASE_OPTION_SPOT);
+  spot.mutable_constraints()->add_purchase_options(catalog::v1::PURCHASE_OPTION_ON_DEMAND);
+  spot.mutable_workload()->set_restartable(true);
+  const std::vector<gateway::v1::RecommendRequest> requests = {QLora70B(), Serve7B(), spot};
+  // The copy arrives moments after SERVING; until then answers call Quote.
+  for (int i = 0; i < 100 && MetricValue(*stack->gateway, "gpuadvisor_gateway_local_quotes_total") <= 0; ++i) {
+    gateway::v1::RecommendResponse warm;
+    ASSERT_TRUE(local_stub->Recommend(Deadline().get(), QLora70B(), &warm).ok());
+    absl::SleepFor(absl::Milliseconds(50));
+  }
+  const double local_before = MetricValue(*stack->gateway, "gpuadvisor_gateway_local_quotes_total");
+  ASSERT_GT(local_before, 0) << "the gateway never priced an answer in process";
+
+  for (const gateway::v1::RecommendRequest& request : requests) {
+    gateway::v1::RecommendResponse local, remote_answer;
+    ASSERT_TRUE(local_stub->Recommend(Deadline().get(), request, &local).ok());
+    ASSERT_TRUE(remote_stub->Recommend(Deadline().get(), request, &remote_answer).ok());
+    ASSERT_THAT(local.recommendations(), Not(::testing::IsEmpty())) << request.ShortDebugString();
+    // The ages count seconds since different instants.
+    for (gateway::v1::RecommendResponse* r : {&local, &remote_answer}) {
+      r->clear_price_book_age_seconds();
+      r->clear_catalog_age_seconds();
+    }
+    EXPECT_EQ(local.SerializeAsString(), remote_answer.SerializeAsString())
+        << "in process:\n" << local.ShortDebugString() << "\nfrom pricing:\n" << remote_answer.ShortDebugString();
+  }
+  EXPECT_EQ(MetricValue(*stack->gateway, "gpuadvisor_gateway_local_quotes_total"), local_before + requests.size());
+  EXPECT_EQ(MetricValue(**remote, "gpuadvisor_gateway_local_quotes_total"), 0);
+}
+
+TEST(EndToEndLocalQuotes, PricingDownIsUnavailableOnceTheCopyGoesQuiet) {
+  absl::StatusOr<Stack> stack = Stack::Start("test-token", {}, {"--response_cache_entries=0"});
+  ASSERT_OK(stack);
+  auto stub = stack->GatewayStub();
+  gateway::v1::RecommendResponse response;
+  ASSERT_TRUE(stub->Recommend(Deadline().get(), QLora70B(), &response).ok());
+  stack->pricing->Stop(SIGKILL);
+  // The copy is current while pricing was heard from within two heartbeats
+  // (1 s each).
+  double age = 0;
+  for (int i = 0; i < 100 && age <= 0; ++i) {
+    absl::SleepFor(absl::Milliseconds(100));
+    age = MetricValue(*stack->gateway, "gpuadvisor_gateway_price_book_copy_age_seconds");
+  }
+  ASSERT_GT(age, 0) << "the gateway's copy of the price book still counts as current";
+  const grpc::Status status = stub->Recommend(Deadline(5).get(), QLora70B(), &response);
+  EXPECT_THAT(status.error_code(), ::testing::AnyOf(grpc::StatusCode::UNAVAILABLE,
+                                                     grpc::StatusCode::DEADLINE_EXCEEDED));
+  EXPECT_THAT(status.error_message(), HasSubstr("pricing"));
+}
+
 TEST(EndToEndFailures, BinariesStopCleanlyOnSigterm) {
   absl::StatusOr<Stack> stack = Stack::Start();
   ASSERT_OK(stack);

@@ -3,10 +3,8 @@
 // version) is never answered with the old prices once it is live.
 
 #include <chrono>
-#include <regex>
 #include <string>
 
-#include "absl/strings/numbers.h"
 #include "absl/time/clock.h"
 #include "gmock/gmock.h"
 #include "gpuadvisor/pricing/v1/pricing.grpc.pb.h"
@@ -37,15 +35,7 @@ std::unique_ptr<grpc::ClientContext> Deadline() {
   return context;
 }
 
-// The value of an unlabelled counter on the gateway's /metrics; -1 if absent.
-double Counter(const Stack& stack, const std::string& name) {
-  absl::StatusOr<std::string> text = HttpGet(stack.gateway->metrics_port(), "/metrics");
-  if (!text.ok()) return -1;
-  std::smatch match;
-  if (!std::regex_search(*text, match, std::regex("\n" + name + " ([0-9.e+]+)"))) return -1;
-  double value = -1;
-  return absl::SimpleAtod(match[1].str(), &value) ? value : -1;
-}
+double Counter(const Stack& stack, const std::string& name) { return MetricValue(*stack.gateway, name); }
 
 class ResponseCacheEndToEnd : public StackTest {};
 

@@ -3,6 +3,9 @@
 #include <cstdlib>
 #include <unistd.h>
 
+#include <regex>
+
+#include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "grpcpp/create_channel.h"
 #include "grpcpp/security/credentials.h"
@@ -17,6 +20,15 @@ std::string BinaryPath(const std::string& service, const std::string& binary) {
 }
 
 std::string DataDir() { return absl::StrCat(GPUADVISOR_SOURCE_DIR, "/data"); }
+
+double MetricValue(const ServiceProcess& process, const std::string& name) {
+  absl::StatusOr<std::string> text = HttpGet(process.metrics_port(), "/metrics");
+  if (!text.ok()) return -1;
+  std::smatch match;
+  if (!std::regex_search(*text, match, std::regex("\n" + name + " (-?[0-9.e+]+)"))) return -1;
+  double value = -1;
+  return absl::SimpleAtod(match[1].str(), &value) ? value : -1;
+}
 
 std::unique_ptr<gateway::v1::GatewayService::Stub> Stack::GatewayStub() const {
   return gateway::v1::GatewayService::NewStub(

@@ -46,6 +46,9 @@ class StackTest : public ::testing::Test {
 std::string BinaryPath(const std::string& service, const std::string& binary);
 std::string DataDir();
 
+// The value of an unlabelled metric on `process`'s /metrics; -1 if absent.
+double MetricValue(const ServiceProcess& process, const std::string& name);
+
 }  // namespace gpuadvisor::testing
 
 #endif  // GPUADVISOR_TESTS_INTEGRATION_STACK_H_
