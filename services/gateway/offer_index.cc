@@ -162,6 +162,8 @@ OfferIndex::OfferIndex(std::shared_ptr<const catalog::Catalog> catalog) : catalo
       cell.by_price[slot] = cell.offers;
       std::stable_sort(cell.by_price[slot].begin(), cell.by_price[slot].end(),
                        [&](int32_t a, int32_t b) { return price(a) < price(b); });
+      cell.price[slot].reserve(cell.by_price[slot].size());
+      for (int32_t i : cell.by_price[slot]) cell.price[slot].push_back(price(i));
       double previous = 0;
       for (int32_t i : cell.by_price[slot]) {
         const double p = price(i);
@@ -182,6 +184,50 @@ OfferIndex::OfferIndex(std::shared_ptr<const catalog::Catalog> catalog) : catalo
   }
   Fold(providers_, provider_names_, providers_folded_);
   Fold(regions_, region_names_, regions_folded_);
+  BuildParts(providers(), &OfferFacts::provider, by_provider_parts_);
+  BuildParts(regions(), &OfferFacts::region, by_region_parts_);
+}
+
+void OfferIndex::BuildParts(int ids, int32_t OfferFacts::*kind, Parts& parts) const {
+  // Offers by (id, cell, offer index): each run is a part.
+  std::vector<int32_t> order(offers_.size());
+  for (int32_t i = 0; i < static_cast<int32_t>(order.size()); ++i) order[i] = i;
+  std::stable_sort(order.begin(), order.end(), [&](int32_t a, int32_t b) {
+    const OfferFacts& fa = offers_[a];
+    const OfferFacts& fb = offers_[b];
+    return fa.*kind != fb.*kind ? fa.*kind < fb.*kind : fa.cell < fb.cell;
+  });
+  parts.starts.assign(static_cast<size_t>(ids) + 1, 0);
+  parts.parts.clear();
+  parts.offers.clear();
+  for (size_t run = 0; run < order.size();) {
+    const OfferFacts& f = offers_[order[run]];
+    size_t end = run;
+    while (end < order.size() && offers_[order[end]].*kind == f.*kind && offers_[order[end]].cell == f.cell) ++end;
+    const OfferCell& cell = cells_[f.cell];
+    CellPart part;
+    part.cell = f.cell;
+    part.first = order[run];
+    part.count = static_cast<int32_t>(end - run);
+    part.begin = static_cast<uint32_t>(parts.offers.size());
+    parts.offers.insert(parts.offers.end(), order.begin() + run, order.begin() + end);
+    for (int slot = 0; slot < 3; ++slot) {
+      if (!cell.sold[slot]) continue;
+      // The cell's by_price order, restricted to this part.
+      const size_t from = parts.offers.size();
+      parts.offers.insert(parts.offers.end(), order.begin() + run, order.begin() + end);
+      auto price = [&](int32_t i) {
+        const OfferFacts& o = offers_[i];
+        return slot == 0 ? o.on_demand_usd_per_hour : slot == 1 ? o.spot_usd_per_hour : o.reserved_usd_per_hour;
+      };
+      std::stable_sort(parts.offers.begin() + from, parts.offers.end(),
+                       [&](int32_t a, int32_t b) { return price(a) < price(b); });
+    }
+    ++parts.starts[f.*kind + 1];
+    parts.parts.push_back(part);
+    run = end;
+  }
+  for (int id = 0; id < ids; ++id) parts.starts[id + 1] += parts.starts[id];
 }
 
 const std::vector<int>& OfferIndex::ProviderIdsIgnoringCase(absl::string_view name) const {

@@ -15,6 +15,7 @@
 #include "absl/container/flat_hash_map.h"
 #include "absl/strings/string_view.h"
 #include "absl/synchronization/mutex.h"
+#include "absl/types/span.h"
 #include "gpuadvisor/sizing/v1/sizing.pb.h"
 #include "services/catalog/catalog.h"
 
@@ -80,6 +81,20 @@ struct OfferCell {
   // Per purchase option (OptionSlot): offers sold that way by (list price,
   // offer index); empty when not sold that way.
   std::vector<int32_t> by_price[3];
+  // The list prices of by_price[slot], in the same order: a request streams
+  // a cell cheapest first without touching the offers' facts.
+  std::vector<double> price[3];
+};
+
+// The offers of one cell that one provider sells (or that lie in one
+// region): what a request naming providers (or regions) streams instead of
+// the whole cell. Its offer lists live in the index (OfferIndex::PartOffers,
+// PartByPrice).
+struct CellPart {
+  int32_t cell = 0;
+  int32_t first = 0;  // the lowest offer index
+  int32_t count = 0;  // offers
+  uint32_t begin = 0;  // where its lists start in the index's buffer
 };
 
 // 0 on-demand, 1 spot, 2 reserved: the slot of OfferCell::sold and by_price.
@@ -111,6 +126,18 @@ class OfferIndex {
   const std::vector<int32_t>& OffersOfProvider(int provider) const { return by_provider_[provider]; }
   const std::vector<int32_t>& OffersOfRegion(int region) const { return by_region_[region]; }
   const std::vector<int32_t>& OffersOfGpu(int gpu) const { return by_gpu_[gpu]; }
+  // A provider's (a region's) share of each cell it has offers in, by cell.
+  absl::Span<const CellPart> CellPartsOfProvider(int provider) const { return by_provider_parts_.Of(provider); }
+  absl::Span<const CellPart> CellPartsOfRegion(int region) const { return by_region_parts_.Of(region); }
+  // A part's offers ascending, and those sold at an option's slot by (list
+  // price, offer index): the subsequences of its cell's offers and
+  // by_price[slot] (empty when the cell is not sold that way).
+  absl::Span<const int32_t> PartOffers(const CellPart& part, bool by_region) const {
+    return (by_region ? by_region_parts_ : by_provider_parts_).Offers(part);
+  }
+  absl::Span<const int32_t> PartByPrice(const CellPart& part, int slot, bool by_region) const {
+    return (by_region ? by_region_parts_ : by_provider_parts_).ByPrice(part, slot, cells_[part.cell]);
+  }
   int providers() const { return static_cast<int>(providers_.size()); }
   int regions() const { return static_cast<int>(regions_.size()); }
   int gpus() const { return static_cast<int>(gpus_.size()); }
@@ -127,6 +154,29 @@ class OfferIndex {
   const std::vector<std::string>& region_names() const { return region_names_; }
 
  private:
+  // Cell parts of one name kind (providers or regions), flat: per id its
+  // parts, per part its offers then one by-price list per slot sold.
+  struct Parts {
+    std::vector<uint32_t> starts;  // id -> first part; one more at the end
+    std::vector<CellPart> parts;
+    std::vector<int32_t> offers;
+    absl::Span<const CellPart> Of(int id) const {
+      return absl::MakeConstSpan(parts.data() + starts[id], starts[id + 1] - starts[id]);
+    }
+    absl::Span<const int32_t> Offers(const CellPart& part) const {
+      return absl::MakeConstSpan(offers.data() + part.begin, part.count);
+    }
+    absl::Span<const int32_t> ByPrice(const CellPart& part, int slot, const OfferCell& cell) const {
+      if (!cell.sold[slot]) return {};
+      int lists = 1;
+      for (int s = 0; s < slot; ++s) lists += cell.sold[s] ? 1 : 0;
+      return absl::MakeConstSpan(offers.data() + part.begin + static_cast<size_t>(lists) * part.count, part.count);
+    }
+  };
+  // Builds `parts` from each offer's id of that kind (OfferFacts::provider
+  // or ::region), over `ids` ids.
+  void BuildParts(int ids, int32_t OfferFacts::*kind, Parts& parts) const;
+
   std::shared_ptr<const catalog::Catalog> catalog_;
   std::vector<OfferFacts> offers_;
   std::string ids_;                  // every Offer.id, in offer order
@@ -135,6 +185,7 @@ class OfferIndex {
   std::vector<OfferCell> cells_;
   bool distinct_price_keys_ = true;
   std::vector<std::vector<int32_t>> by_provider_, by_region_, by_gpu_;
+  Parts by_provider_parts_, by_region_parts_;
   absl::flat_hash_map<std::string, int> providers_, regions_, gpus_;
   std::vector<std::string> provider_names_, region_names_;
   absl::flat_hash_map<std::string, std::vector<int>> providers_folded_, regions_folded_;  // lower case

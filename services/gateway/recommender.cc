@@ -13,6 +13,7 @@
 #include "absl/strings/match.h"
 #include "absl/strings/str_join.h"
 #include "absl/time/clock.h"
+#include "absl/types/span.h"
 #include "common/status/status_macros.h"
 #include "services/gateway/name_match.h"
 #include "services/gateway/workload_defaults.h"
@@ -399,6 +400,43 @@ absl::Status RecommendationRun::Enumerate(const RegionGroups* groups) {
         units_[offer].count = 1;
       }
     }
+  } else if (scan_ == Scan::kTopK && region_groups_.empty() && provider_ok_.empty() != region_ok_.empty()) {
+    // Providers only or regions only (GPUs are a property of the cell): the
+    // index's parts of the cells give the offers that pass, counted and
+    // ordered, without visiting them.
+    part_mode_ = true;
+    parts_by_region_ = !region_ok_.empty();
+    const std::vector<char>& ok = parts_by_region_ ? region_ok_ : provider_ok_;
+    for (int id = 0; id < static_cast<int>(ok.size()); ++id) {
+      if (!ok[id]) continue;
+      for (const CellPart& part : parts_by_region_ ? index_->CellPartsOfRegion(id) : index_->CellPartsOfProvider(id)) {
+        if (!gpu_ok_.empty() && !gpu_ok_[cells[part.cell].gpu]) continue;
+        parts_.push_back(&part);
+      }
+    }
+    std::stable_sort(parts_.begin(), parts_.end(),
+                     [](const CellPart* a, const CellPart* b) { return a->cell < b->cell; });
+    int passing = 0;
+    for (int i = 0; i < static_cast<int>(parts_.size());) {
+      Unit unit;
+      unit.cell = parts_[i]->cell;
+      unit.first = parts_[i]->first;
+      unit.parts_begin = i;
+      for (; i < static_cast<int>(parts_.size()) && parts_[i]->cell == unit.cell; ++i) {
+        unit.count += parts_[i]->count;
+        unit.first = std::min(unit.first, parts_[i]->first);
+      }
+      unit.parts_end = i;
+      passing += unit.count;
+      units_.push_back(std::move(unit));
+    }
+    std::sort(units_.begin(), units_.end(), [](const Unit& a, const Unit& b) { return a.first < b.first; });
+    filtered_by_name_ = offers - passing;
+    if (filtered_by_name_ > 0) {
+      for (int offer = 0; offer < offers && first_filtered_by_name_ < 0; ++offer) {
+        if (!PassesNames(offer)) first_filtered_by_name_ = offer;
+      }
+    }
   } else {
     // Visit only the offers of the providers, GPUs or regions asked for, when given.
     std::vector<const std::vector<int32_t>*> sources;
@@ -544,7 +582,8 @@ std::vector<RecommendationRun::Ranked> RecommendationRun::SelectCandidates(int c
         for (int pos = 0; pos < static_cast<int>(options_.size()); ++pos) {
           const double price = ListPrice(facts[unit.offer], options_[pos]);
           if (price <= 0) continue;
-          selected.push_back({PreRankKeyOf(config, price * (nodes + spare_of(options_[pos]))), unit.offer, step, pos});
+          selected.push_back({PreRankKeyOf(config, price * (nodes + spare_of(options_[pos]))), unit.offer, step, pos,
+                              static_cast<int>(&unit - units_.data()), config, price});
         }
       }
     }
@@ -562,13 +601,17 @@ std::vector<RecommendationRun::Ranked> RecommendationRun::SelectCandidates(int c
   // throughput are the configuration's, the price only rises), so a heap
   // of stream heads yields candidates in key order. The fastest objective's
   // key is the configuration's hours alone: its streams go by offer index.
+  // A stream is a cell's offers (or, in part mode, a part's), with their
+  // list prices when the index has them in stream order.
   struct Stream {
-    const std::vector<int32_t>* offers;
+    absl::Span<const int32_t> offers;
+    const double* prices;  // nullptr: read the offer's facts
     size_t pos;
-    int config, step, option_pos;
+    int unit, config, step, option_pos;
     double factor;  // nodes + spare
     Ranked head;
   };
+  const bool fastest = objective_ == v1::OBJECTIVE_FASTEST;
   std::vector<Stream> streams;
   for (int u = 0; u < static_cast<int>(units_.size()); ++u) {
     const Unit& unit = units_[u];
@@ -579,20 +622,32 @@ std::vector<RecommendationRun::Ranked> RecommendationRun::SelectCandidates(int c
         const int slot = OptionSlot(options_[pos]);
         if (!cell.sold[slot]) continue;
         total += unit.count;
-        streams.push_back({objective_ == v1::OBJECTIVE_FASTEST ? &cell.offers : &cell.by_price[slot], 0, config,
-                           step, pos, static_cast<double>((int32_t{1} << step) + spare_of(options_[pos])),
-                           Ranked{}});
+        const double factor = static_cast<double>((int32_t{1} << step) + spare_of(options_[pos]));
+        if (unit.parts_end > unit.parts_begin) {
+          for (int p = unit.parts_begin; p < unit.parts_end; ++p) {
+            const CellPart& part = *parts_[p];
+            streams.push_back({fastest ? index_->PartOffers(part, parts_by_region_)
+                                       : index_->PartByPrice(part, slot, parts_by_region_),
+                               nullptr, 0, u, config, step, pos, factor, Ranked{}});
+          }
+        } else {
+          streams.push_back({fastest ? absl::MakeConstSpan(cell.offers) : absl::MakeConstSpan(cell.by_price[slot]),
+                             fastest ? nullptr : cell.price[slot].data(), 0, u, config, step, pos, factor, Ranked{}});
+        }
       }
     }
   }
   // Moves a stream to its next offer that passes the name filters; false at
-  // its end.
+  // its end. In part mode every offer of a part passes.
+  const bool check_names = name_filtered_ && !part_mode_;
   auto settle = [&](Stream& stream) {
-    while (stream.pos < stream.offers->size()) {
-      const int offer = (*stream.offers)[stream.pos];
-      if (!name_filtered_ || PassesNames(offer)) {
-        stream.head = {PreRankKeyOf(stream.config, ListPrice(facts[offer], options_[stream.option_pos]) * stream.factor),
-                       offer, stream.step, stream.option_pos};
+    while (stream.pos < stream.offers.size()) {
+      const int offer = stream.offers[stream.pos];
+      if (!check_names || PassesNames(offer)) {
+        const double price = stream.prices != nullptr ? stream.prices[stream.pos]
+                                                      : ListPrice(facts[offer], options_[stream.option_pos]);
+        stream.head = {PreRankKeyOf(stream.config, price * stream.factor), offer, stream.step, stream.option_pos,
+                       stream.unit, stream.config, price};
         return true;
       }
       ++stream.pos;
@@ -734,27 +789,15 @@ absl::StatusOr<pricing::v1::QuoteRequest> RecommendationRun::ApplyEstimates(
   const int cap = std::max(kMinQuotedCandidates, kQuotedPerResult * max_results_);
   int64_t total = 0;
   const std::vector<Ranked> fitting = SelectCandidates(cap, total);
-  std::vector<int> unit_of_cell;
-  if (scan_ == Scan::kTopK) {
-    unit_of_cell.assign(cells.size(), -1);
-    for (int u = 0; u < static_cast<int>(units_.size()); ++u) unit_of_cell[units_[u].cell] = u;
-  }
-  const std::vector<OfferFacts>& facts = index_->offers();
-  std::vector<int> full_scan_unit;  // kFullScan: offer -> unit
-  if (scan_ == Scan::kFullScan) {
-    full_scan_unit.assign(facts.size(), -1);
-    for (int u = 0; u < static_cast<int>(units_.size()); ++u) full_scan_unit[units_[u].offer] = u;
-  }
   candidates_.reserve(fitting.size() + 4);
   quoted_offers_.reserve(fitting.size());
   for (const Ranked& r : fitting) {
-    const OfferFacts& f = facts[r.offer];
     const PurchaseOption option = options_[r.option_pos];
-    const int unit = scan_ == Scan::kTopK ? unit_of_cell[f.cell] : full_scan_unit[r.offer];
+    const int unit = r.unit;
     const int32_t nodes = int32_t{1} << r.step;
     const int32_t spare = always_on_ && option == catalog::v1::PURCHASE_OPTION_SPOT ? 1 : 0;
-    Candidate candidate{&offers.Get(r.offer), r.offer, unit, nodes, option, shape_configs_[f.shape][r.step], -1,
-                        ListPrice(f, option) * (nodes + spare)};
+    Candidate candidate{&offers.Get(r.offer), r.offer, unit, nodes, option, r.config, -1,
+                        r.list_usd_per_hour * (nodes + spare)};
     candidate.spare_nodes = spare;
     candidate.pre_rank = r.key;
     candidates_.push_back(candidate);
@@ -925,7 +968,7 @@ absl::StatusOr<v1::RecommendResponse> RecommendationRun::Finish(
   v1::RecommendResponse response;
   for (int index : chosen) {
     v1::Recommendation* r = response.add_recommendations();
-    *r = Explain(candidates_[index], quotes.quotes(candidates_[index].quote));
+    Explain(candidates_[index], quotes.quotes(candidates_[index].quote), *r);
     r->set_rank(response.recommendations_size());
   }
 
@@ -1341,15 +1384,14 @@ void AddSizingNotes(const sizing::v1::ConfigurationEstimate& e, bool link_warned
 
 }  // namespace
 
-v1::Recommendation RecommendationRun::Explain(const Candidate& candidate,
-                                              const pricing::v1::Quote& quote) const {
+void RecommendationRun::Explain(const Candidate& candidate, const pricing::v1::Quote& quote,
+                                v1::Recommendation& r) const {
   const Offer& offer = *candidate.offer;
   const sizing::v1::ConfigurationEstimate& e = Est(candidate.config);
   const sizing::v1::Workload& w = request_.workload();
   const catalog::v1::Gpu* gpu = catalog_->FindGpu(offer.gpu_model());
   const int total_gpus = offer.gpus_per_node() * candidate.nodes;
 
-  v1::Recommendation r;
   *r.mutable_offer() = offer;
   r.mutable_offer()->set_nodes(candidate.nodes);
   r.set_purchase_option(candidate.option);
@@ -1456,7 +1498,6 @@ v1::Recommendation RecommendationRun::Explain(const Candidate& candidate,
   } else if (offer.availability() == catalog::v1::AVAILABILITY_LIMITED) {
     r.add_warnings("limited availability: keep the next recommendation as a fallback");
   }
-  return r;
 }
 
 }  // namespace gpuadvisor::gateway

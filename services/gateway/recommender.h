@@ -159,6 +159,9 @@ class RecommendationRun {
     int config = -1;
     std::vector<std::pair<int, int>> fitting;  // (step, configuration) that yield candidates
     int candidates_per_offer = 0;
+    // kTopK with one kind of name filter: its cell parts (offers that pass),
+    // [parts_begin, parts_end) in parts_; empty otherwise.
+    int parts_begin = 0, parts_end = 0;
   };
   // An offer with a quoted candidate: how far its quoted candidates got.
   struct Quoted {
@@ -173,6 +176,10 @@ class RecommendationRun {
   struct Ranked {
     double key;
     int offer, step, option_pos;
+    // Not part of the order: what making the candidate needs, so it reads no
+    // offer facts again.
+    int unit = -1, config = -1;
+    double list_usd_per_hour = 0;  // per node at the option
     bool operator<(const Ranked& o) const {
       return key != o.key ? key < o.key
              : offer != o.offer ? offer < o.offer
@@ -212,7 +219,8 @@ class RecommendationRun {
   int NodeCap(int32_t max_nodes) const;
   std::string NodeCapText(const OfferFacts& facts) const;
   double PreRankKey(const Candidate& candidate) const;
-  v1::Recommendation Explain(const Candidate& candidate, const pricing::v1::Quote& quote) const;
+  // Fills `r` (empty, already in the answer: built in place, never copied).
+  void Explain(const Candidate& candidate, const pricing::v1::Quote& quote, v1::Recommendation& r) const;
   v1::Overheads OverheadsOf(const Candidate& candidate) const;
   // The overhead rule of the candidate's provider (nullptr without a model),
   // and what the candidate's run downloads and writes.
@@ -257,6 +265,12 @@ class RecommendationRun {
   Scan scan_ = Scan::kTopK;
   bool name_filtered_ = false;
   std::vector<Unit> units_;  // by first offer
+  // kTopK, when the name filters are providers only or regions only (no
+  // region group; GPUs may join, checked per cell): the index's cell parts
+  // of the names asked for, by cell. Their offers all pass the filters.
+  bool part_mode_ = false;
+  bool parts_by_region_ = false;
+  std::vector<const CellPart*> parts_;
   int filtered_by_name_ = 0, first_filtered_by_name_ = -1;
   absl::flat_hash_map<int, Quoted> quoted_offers_;  // by offer index
   std::vector<std::vector<int>> shape_configs_;  // by shape: configuration index per cluster size
