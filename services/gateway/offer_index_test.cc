@@ -154,5 +154,58 @@ TEST(OfferIndex, PassesTheOfferTopologyIntoTheSizingConfiguration) {
   EXPECT_NE(bridged, plain);
 }
 
+// A provider's (a region's) cell parts hold exactly its offers, each part
+// one cell's, and each part's by-price list is its cell's by_price order
+// restricted to the part: what a name-filtered request streams.
+TEST(OfferIndex, CellPartsAreTheCellsRestrictedToOneProviderOrRegion) {
+  catalog::CatalogSources sources;
+  sources.gpus_path = GPUADVISOR_SOURCE_DIR "/data/catalog/gpus.textproto";
+  sources.offer_paths = {GPUADVISOR_SOURCE_DIR "/data/catalog/offers.textproto"};
+  absl::StatusOr<catalog::v1::CatalogSnapshot> snapshot = catalog::LoadCatalogSnapshot(sources);
+  ASSERT_OK(snapshot);
+  absl::StatusOr<std::shared_ptr<const catalog::Catalog>> catalog = catalog::Catalog::Create(*std::move(snapshot));
+  ASSERT_OK(catalog);
+  const OfferIndex index(*catalog);
+  ASSERT_GT(index.providers(), 1);
+  ASSERT_GT(index.regions(), 1);
+  for (const bool by_region : {false, true}) {
+    SCOPED_TRACE(by_region ? "regions" : "providers");
+    std::vector<int> seen(index.offers().size(), 0);
+    int parts = 0;
+    for (int id = 0; id < (by_region ? index.regions() : index.providers()); ++id) {
+      int previous_cell = -1;
+      for (const CellPart& part : by_region ? index.CellPartsOfRegion(id) : index.CellPartsOfProvider(id)) {
+        ++parts;
+        EXPECT_GT(part.cell, previous_cell);  // by cell, one part per cell
+        previous_cell = part.cell;
+        const OfferCell& cell = index.cells()[part.cell];
+        std::vector<int32_t> expected;
+        for (int32_t offer : cell.offers) {
+          if ((by_region ? index.offers()[offer].region : index.offers()[offer].provider) == id) {
+            expected.push_back(offer);
+          }
+        }
+        ASSERT_THAT(expected, ::testing::Not(::testing::IsEmpty()));
+        const absl::Span<const int32_t> offers = index.PartOffers(part, by_region);
+        EXPECT_EQ(std::vector<int32_t>(offers.begin(), offers.end()), expected);
+        EXPECT_EQ(part.count, static_cast<int>(expected.size()));
+        EXPECT_EQ(part.first, expected.front());
+        for (int32_t offer : expected) ++seen[offer];
+        for (int slot = 0; slot < 3; ++slot) {
+          std::vector<int32_t> by_price;
+          for (int32_t offer : cell.by_price[slot]) {
+            if (std::find(expected.begin(), expected.end(), offer) != expected.end()) by_price.push_back(offer);
+          }
+          const absl::Span<const int32_t> got = index.PartByPrice(part, slot, by_region);
+          EXPECT_EQ(std::vector<int32_t>(got.begin(), got.end()), by_price) << "slot " << slot;
+          EXPECT_EQ(cell.price[slot].size(), cell.by_price[slot].size());
+        }
+      }
+    }
+    EXPECT_GT(parts, 1);
+    EXPECT_THAT(seen, ::testing::Each(1));  // every offer in exactly one part
+  }
+}
+
 }  // namespace
 }  // namespace gpuadvisor::gateway
