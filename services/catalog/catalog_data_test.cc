@@ -11,6 +11,7 @@
 #include "gtest/gtest.h"
 #include "services/catalog/catalog.h"
 #include "services/catalog/catalog_loader.h"
+#include "services/catalog/skypilot_import.h"
 #include "tests/testing/fixtures.h"
 #include "tests/testing/status_matchers.h"
 
@@ -126,6 +127,22 @@ TEST(EmbeddedData, LoadsAndCoversTheIssue) {
 }
 
 // The facts the issue's audit found wrong, checked on the loaded data.
+// Every region is written the way the importers write it (CleanRegion): no
+// empty comma-separated part (", US, NA") and no stray whitespace, so an
+// imported row and an embedded row of the same place get the same id.
+TEST(EmbeddedData, RegionsHaveNoEmptyPartsOrStrayWhitespace) {
+  absl::StatusOr<CatalogSnapshot> snapshot = LoadCatalogSnapshot(DefaultSources());
+  ASSERT_OK(snapshot);
+  ASSERT_GT(snapshot->offers_size(), 0);
+  for (const Offer& o : snapshot->offers()) {
+    EXPECT_FALSE(o.region().empty()) << o.id();
+    EXPECT_EQ(o.region(), CleanRegion(o.region())) << o.id();
+    EXPECT_EQ(o.id(), absl::StrCat(o.provider(), "/", o.instance_type(), "/", o.region()));
+  }
+  const std::map<std::string, const Offer*> by_id = ById(*snapshot);
+  EXPECT_EQ(by_id.at("vast/2x-B200-32-65536/US, NA")->region(), "US, NA");
+}
+
 TEST(EmbeddedData, TopologyFacts) {
   absl::StatusOr<CatalogSnapshot> snapshot = LoadCatalogSnapshot(DefaultSources());
   ASSERT_OK(snapshot);
@@ -253,7 +270,11 @@ TEST(EmbeddedData, LoadsTogetherWithTheSkyPilotFixtures) {
   EXPECT_EQ(lambda_us_west_3.scale_out().type(), v1::FABRIC_TYPE_NONE);
   for (const Offer& o : snapshot->offers()) {
     EXPECT_NE(o.scale_up().kind(), v1::SCALE_UP_KIND_UNSPECIFIED) << o.id();
+    EXPECT_EQ(o.region(), CleanRegion(o.region())) << o.id();
   }
+  // SkyPilot's ", US, NA" rows refresh the embedded "US, NA" rows, no twin.
+  EXPECT_THAT(by_id.at("vast/2x-B200-32-65536/US, NA")->source(),
+              ::testing::HasSubstr("prices skypilot:"));
   std::printf("embedded + fixtures: %d offers\n", snapshot->offers_size());
 }
 

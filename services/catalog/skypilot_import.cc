@@ -5,6 +5,7 @@
 #include <cmath>
 #include <optional>
 #include <utility>
+#include <vector>
 
 #include "absl/container/flat_hash_map.h"
 #include "absl/strings/ascii.h"
@@ -12,6 +13,8 @@
 #include "absl/strings/match.h"
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
+#include "absl/strings/str_split.h"
 #include "absl/strings/strip.h"
 #include "services/catalog/import/python_literal.h"
 #include "services/catalog/import/spot_statistics.h"
@@ -326,7 +329,7 @@ absl::StatusOr<SkyPilotImport> ImportSkyPilotCsv(absl::string_view csv, absl::st
     const auto& f = record.fields;
     row.instance_type = std::string(absl::StripAsciiWhitespace(f[type_col]));
     row.accelerator = std::string(absl::StripAsciiWhitespace(f[name_col]));
-    row.region = f[region_col];
+    row.region = CleanRegion(f[region_col]);
     if (zone_col) row.zone = f[*zone_col];
     if (info_col) row.gpu_info = f[*info_col];
     struct {
@@ -479,6 +482,15 @@ std::string RefineGpuVariant(const GpuNameResolver& gpus, const std::string& can
 void SetIntraNodeLink(const GpuNameResolver::Facts& gpu, int gpus_per_node, absl::string_view hints,
                       Offer& offer) {
   SetLink(gpu, gpus_per_node, hints, offer);
+}
+
+std::string CleanRegion(absl::string_view region) {
+  std::vector<absl::string_view> parts;
+  for (absl::string_view part : absl::StrSplit(region, ',')) {
+    part = absl::StripAsciiWhitespace(part);
+    if (!part.empty()) parts.push_back(part);
+  }
+  return absl::StrJoin(parts, ", ");
 }
 
 ImportReport SkyPilotImport::Report(absl::string_view cloud, absl::string_view file) const {

@@ -95,6 +95,11 @@ std::string RefineGpuVariant(const GpuNameResolver& gpus, const std::string& can
 // as described above (hints: names that may say "NVLink").
 void SetIntraNodeLink(const GpuNameResolver::Facts& gpu, int gpus_per_node, absl::string_view hints,
                       gpuadvisor::catalog::v1::Offer& offer);
+// A region name as every importer writes it: each comma-separated part
+// trimmed, empty parts dropped, rejoined with ", ". A marketplace host that
+// gives no city ("", "US", "NA") is "US, NA", not ", US, NA"; a name without
+// commas ("us-east-1") is only trimmed.
+std::string CleanRegion(absl::string_view region);
 
 }  // namespace gpuadvisor::catalog
 

@@ -417,8 +417,29 @@ TEST(SkyPilotExcerpts, Details) {
     EXPECT_EQ(o.ram_bytes(), 0) << o.id();
   }
   by_id = ById(*vast);
-  EXPECT_EQ(by_id.at("vast/2x-B200-32-65536/, US, NA")->gpu_model(), "B200");
+  // SkyPilot writes a host with no city as ", US, NA": the empty part is
+  // dropped, as the Vast importer and the embedded data write it.
+  EXPECT_EQ(by_id.at("vast/2x-B200-32-65536/US, NA")->gpu_model(), "B200");
+  EXPECT_EQ(by_id.at("vast/2x-B200-32-65536/US, NA")->region(), "US, NA");
+  EXPECT_EQ(by_id.count("vast/2x-B200-32-65536/, US, NA"), 0u);
   EXPECT_EQ(by_id.at("vast/1x-H100_NVL-32-65536/Bulgaria, BG, EU")->gpu_model(), "H100-NVL");
+}
+
+TEST(CleanRegion, DropsEmptyPartsAndStrayWhitespace) {
+  const struct {
+    const char* in;
+    const char* want;
+  } cases[] = {
+      {", US, NA", "US, NA"},
+      {"Texas, US, NA", "Texas, US, NA"},
+      {" Texas ,US,  NA ", "Texas, US, NA"},
+      {"Texas,, US, NA,", "Texas, US, NA"},
+      {" us-east-1 ", "us-east-1"},
+      {"us-east-1", "us-east-1"},
+      {"", ""},
+      {" , ", ""},
+  };
+  for (const auto& c : cases) EXPECT_EQ(CleanRegion(c.in), c.want) << "[" << c.in << "]";
 }
 
 // ---------------------------------------------------------------------------
@@ -562,7 +583,10 @@ TEST(SkyPilotFixtures, Quirks) {
   absl::StatusOr<SkyPilotImport> vast =
       ImportFile(absl::StrCat(kFixtures, "/vast/vms.csv"), "vast");
   ASSERT_OK(vast);
+  ASSERT_FALSE(vast->offers.empty());
+  for (const Offer& o : vast->offers) EXPECT_EQ(o.region(), CleanRegion(o.region())) << o.id();
   by_id = ById(*vast);
+  EXPECT_EQ(by_id.at("vast/4x-H200-32-65536/US, NA")->gpus_per_node(), 4);
   EXPECT_EQ(by_id.at("vast/1x-H200-32-65536/France, FR, EU")->on_demand_usd_per_hour(), 2.65);
   EXPECT_EQ(by_id.at("vast/1x-H200-32-65536/France, FR, EU")->spot_usd_per_hour(), 0);
   EXPECT_EQ(by_id.at("vast/2x-A100_SXM4-32-65536/Slovenia, SI, EU")->gpu_model(), "A100-40GB");

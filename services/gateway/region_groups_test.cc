@@ -50,6 +50,15 @@ TEST(RegionGroups, DataFileLoadsAndDistinguishesEuFromEurope) {
   EXPECT_FALSE(RegionGroups::Contains(*us, "hyperstack", "CANADA-1"));
   EXPECT_FALSE(RegionGroups::Contains(*us, "aws", "eu-central-1"));
   EXPECT_TRUE(RegionGroups::Contains(*de, "gcp", "europe-west3"));
+  // A Vast host that gives no place: "<country>, <continent>", no empty part.
+  EXPECT_TRUE(RegionGroups::Contains(*us, "vast", "US, NA"));
+  EXPECT_TRUE(RegionGroups::Contains(*us, "vast", "Texas, US, NA"));
+  EXPECT_FALSE(RegionGroups::Contains(*us, "vast", "CA, NA"));
+  EXPECT_TRUE(RegionGroups::Contains(*eu, "vast", "FR, EU"));
+  EXPECT_TRUE(RegionGroups::Contains(*de, "vast", "DE, EU"));
+  EXPECT_FALSE(RegionGroups::Contains(*eu, "vast", "GB, EU"));
+  EXPECT_TRUE(RegionGroups::Contains(*europe, "vast", "GB, EU"));
+  EXPECT_FALSE(RegionGroups::Contains(*europe, "vast", "US, NA"));
   // "<city>-<country>-<n>" names, whichever neocloud uses them.
   EXPECT_TRUE(RegionGroups::Contains(*eu, "scaleway", "paris-france-1"));
   EXPECT_TRUE(RegionGroups::Contains(*us, "crusoe", "houston-usa-2"));

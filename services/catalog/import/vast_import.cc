@@ -24,15 +24,15 @@ using ::gpuadvisor::catalog::v1::Offer;
 
 constexpr double kMiB = 1024.0 * 1024.0;
 
-// "Texas, US" -> "Texas, US, NA"; ", US" keeps its empty state like SkyPilot.
+// "Texas, US" -> "Texas, US, NA"; ", US" (no city) -> "US, NA".
 std::string NormalizeRegion(const std::string& geolocation, const ContinentTable& continents) {
-  const std::string trimmed(absl::StripAsciiWhitespace(geolocation));
-  const size_t comma = trimmed.rfind(',');
-  if (comma == std::string::npos) return trimmed;
-  const std::string country(absl::StripAsciiWhitespace(trimmed.substr(comma + 1)));
+  const std::string place = CleanRegion(geolocation);
+  const size_t comma = place.rfind(',');
+  const std::string country(
+      absl::StripAsciiWhitespace(comma == std::string::npos ? place : place.substr(comma + 1)));
   auto it = continents.find(absl::AsciiStrToUpper(country));
-  if (it == continents.end()) return trimmed;
-  return absl::StrCat(trimmed, ", ", it->second);
+  if (it == continents.end()) return place;
+  return absl::StrCat(place, ", ", it->second);
 }
 
 }  // namespace

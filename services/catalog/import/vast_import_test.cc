@@ -111,9 +111,11 @@ TEST(VastImport, RealSearchOutput) {
   EXPECT_EQ(by_id.at("vast/1x-A100_PCIE-m16297/Oklahoma, US, NA")->gpu_model(), "A100-80GB-PCIE");
   EXPECT_EQ(by_id.at("vast/1x-A100_SXM4-m25097/Sweden, SE, EU")->gpu_model(), "A100-80GB");
   EXPECT_EQ(by_id.at("vast/1x-Tesla_V100-m26522/Sweden, SE, EU")->gpu_model(), "V100");
-  // An empty state keeps SkyPilot's spelling ", US, NA"; the slice's share of
-  // a machine (cpu_cores_effective), not the whole machine's cores.
-  const Offer& nvl8 = *by_id.at("vast/8x-H100_NVL-m26506/, US, NA");
+  // A host with no state (geolocation ", US") is "US, NA": no empty part. The
+  // slice's share of a machine (cpu_cores_effective), not the whole machine's
+  // cores.
+  const Offer& nvl8 = *by_id.at("vast/8x-H100_NVL-m26506/US, NA");
+  EXPECT_EQ(nvl8.region(), "US, NA");
   EXPECT_EQ(nvl8.vcpus(), 128);
   EXPECT_DOUBLE_EQ(nvl8.spot_usd_per_hour(), 3.221333);
   // min_bid equal to the price is no spot discount.
@@ -122,7 +124,8 @@ TEST(VastImport, RealSearchOutput) {
     EXPECT_EQ(o.provider(), "vast");
     EXPECT_GT(o.on_demand_usd_per_hour(), 0) << o.id();
     EXPECT_LT(o.spot_usd_per_hour(), o.on_demand_usd_per_hour()) << o.id();
-    EXPECT_THAT(o.region(), ::testing::MatchesRegex(".*, [A-Z][A-Z], (NA|EU|AS|OC)")) << o.id();
+    EXPECT_THAT(o.region(), ::testing::MatchesRegex("([^ ,][^,]*[^ ,], )?[A-Z][A-Z], (NA|EU|AS|OC)"))
+        << o.id();
   }
 }
 
@@ -140,7 +143,9 @@ TEST(VastImport, DuplicateSlicesKeepTheCheapestAndBadOffersAreCounted) {
     {"id": 6, "num_gpus": 1, "gpu_name": "L4", "dph_base": 1},
     "junk",
     {"id": 8, "machine_id": 10, "num_gpus": 1, "gpu_name": "L4", "dph_base": 0.4,
-     "geolocation": "Atlantis, QQ", "verification": "deverified"}
+     "geolocation": "Atlantis, QQ", "verification": "deverified"},
+    {"id": 9, "machine_id": 11, "num_gpus": 1, "gpu_name": "L4", "dph_base": 0.3,
+     "geolocation": " , US ", "verification": "verified"}
   ]})";
   VastImportOptions keep;
   keep.keep_deverified = true;
@@ -149,8 +154,8 @@ TEST(VastImport, DuplicateSlicesKeepTheCheapestAndBadOffersAreCounted) {
       ImportVastOffers(text, "t.json", TestGpuResolver(), keep);
   ASSERT_OK(imported);
   ExpectConsistent(*imported);
-  EXPECT_EQ(imported->report.rows_read, 8);
-  EXPECT_EQ(imported->report.rows_kept, 2);
+  EXPECT_EQ(imported->report.rows_read, 9);
+  EXPECT_EQ(imported->report.rows_kept, 3);
   EXPECT_THAT(imported->report.rejected_by_reason,
               ::testing::UnorderedElementsAre(
                   ::testing::Pair("duplicate slice of machine", 1),
@@ -158,15 +163,16 @@ TEST(VastImport, DuplicateSlicesKeepTheCheapestAndBadOffersAreCounted) {
                   ::testing::Pair("already rented", 1),
                   ::testing::Pair("missing gpu_name, num_gpus or machine_id", 1),
                   ::testing::Pair("not an object", 1)));
-  ASSERT_EQ(imported->offers.size(), 2u);
-  const Offer& cheap = imported->offers[1];
+  ASSERT_EQ(imported->offers.size(), 3u);
+  EXPECT_EQ(imported->offers[1].id(), "vast/1x-L4-m11/US, NA");  // no city: no empty part
+  const Offer& cheap = imported->offers[2];
   EXPECT_EQ(cheap.id(), "vast/2x-RTX_4090-m7/Texas, US, NA");
   EXPECT_DOUBLE_EQ(cheap.on_demand_usd_per_hour(), 0.8);
   EXPECT_EQ(cheap.spot_usd_per_hour(), 0);
   EXPECT_THAT(cheap.source(), HasSubstr("offer 2"));
   EXPECT_EQ(imported->offers[0].region(), "Atlantis, QQ");  // unknown country: as written
   EXPECT_THAT(imported->report.Summary(),
-              HasSubstr("vast t.json: read 8, kept 2, rejected 6 (already rented: 1"));
+              HasSubstr("vast t.json: read 9, kept 3, rejected 6 (already rented: 1"));
 }
 
 TEST(VastImport, RejectsFilesThatAreNotOfferLists) {
