@@ -35,6 +35,7 @@
 #include "grpc/health/v1/health.grpc.pb.h"
 #include "grpcpp/create_channel.h"
 #include "grpcpp/security/credentials.h"
+#include "services/cli/assumed_topology.h"
 #include "services/cli/proto_flags.h"
 #include "services/cli/table.h"
 #include "common/io/json_quote.h"
@@ -174,7 +175,7 @@ WalkOptions ConfigurationDocs() {
       {"gpu_model", {{"gpu"}, "GPU model or alias, e.g. H100-SXM (required)", ""}},
       {"gpus_per_node", {{"gpus"}, "GPUs per node (default 1)", ""}},
       {"nodes", {{}, "nodes (default 1)", ""}},
-      {"link", {{}, "intra-node link (default nvlink when --gpus > 1)", ""}},
+      {"link", {{}, "intra-node link (default: the topology most catalog offers of the GPU have, as recommend uses)", ""}},
       {"fabric", {{}, "inter-node fabric (default infiniband when --nodes > 1)", ""}},
   };
   return o;
@@ -516,10 +517,23 @@ class Commands {
       if (config.gpu_model().empty()) return absl::InvalidArgumentError("--gpu: required (e.g. --gpu=H100-SXM)");
       if (config.gpus_per_node() == 0) config.set_gpus_per_node(1);
       if (config.nodes() == 0) config.set_nodes(1);
-      if (config.link() == catalog::v1::LINK_TYPE_UNSPECIFIED && config.gpus_per_node() > 1 &&
-          !config.has_scale_up()) {
-        config.set_link(catalog::v1::LINK_TYPE_NVLINK);
-        assumed.push_back("--link=nvlink");
+      if (config.link() == catalog::v1::LINK_TYPE_UNSPECIFIED && !config.has_scale_up()) {
+        // The topology recommend would size this GPU's offers with.
+        absl::StatusOr<std::vector<catalog::v1::Offer>> offers = OffersOf(config.gpu_model());
+        AssumedTopology topology;
+        if (offers.ok()) {
+          topology = AssumeTopology(*offers, &config);
+        } else if (config.gpus_per_node() > 1) {
+          config.set_link(catalog::v1::LINK_TYPE_PCIE);
+          topology = {true, "--link=pcie",
+                      absl::StrCat("the catalog's offers could not be read (", offers.status().message(),
+                                   "), so PCIe, the cautious reading; --link=... to choose")};
+        }
+        if (topology.assumed) {
+          assumed.push_back(topology.link_flag.empty()
+                                ? topology.reason
+                                : absl::StrCat(topology.link_flag, " (", topology.reason, ")"));
+        }
       }
       if (config.fabric() == catalog::v1::FABRIC_TYPE_UNSPECIFIED && config.nodes() > 1 && !config.has_scale_out()) {
         config.set_fabric(catalog::v1::FABRIC_TYPE_INFINIBAND);
@@ -538,13 +552,30 @@ class Commands {
     for (int i = 0; i < response.estimates_size(); ++i) {
       PrintEstimate(response, response.estimates(i));
     }
-    if (!assumed.empty()) std::cout << "assumed: " << absl::StrJoin(assumed, " ") << "\n";
+    for (const std::string& a : assumed) std::cout << "assumed: " << a << "\n";
     PrintAssumptions(response.assumptions());
     const sizing::v1::WorkloadTotals& t = response.totals();
     std::cout << absl::StrFormat("workload: %.3g FLOPs, %.3g tokens, checkpoint %s, single-GPU minimum %s\n",
                                  t.total_flops(), t.total_tokens(), Gb(t.checkpoint_bytes()),
                                  Gb(t.min_vram_bytes_single_gpu()));
     return 0;
+  }
+
+  // Every catalog offer of `gpu` (any alias), read through the gateway.
+  absl::StatusOr<std::vector<catalog::v1::Offer>> OffersOf(const std::string& gpu) {
+    auto stub = gw::GatewayService::NewStub(Channel());
+    catalog::v1::ListOffersRequest request;
+    request.add_gpu_models(gpu);
+    request.set_page_size(1000);
+    std::vector<catalog::v1::Offer> offers;
+    for (int page = 0; page < 100; ++page) {
+      catalog::v1::ListOffersResponse response;
+      RETURN_IF_ERROR(Rpc(stub->ListOffers(Context().get(), request, &response)));
+      for (catalog::v1::Offer& o : *response.mutable_offers()) offers.push_back(std::move(o));
+      if (response.next_page_token().empty()) break;
+      request.set_page_token(response.next_page_token());
+    }
+    return offers;
   }
 
   // The defaults the gateway applied, as it stated them.

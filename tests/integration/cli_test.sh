@@ -91,6 +91,25 @@ check "estimate prints plan, throughput and hours" bash -c 'grep -q "^plan: " <<
 check "estimate states what it assumed" grep -q "^assumed: --link=nvlink" <<<"$est"
 check "estimate prints the runner-up plan and why it lost" grep -q "^runner-up: .*(lost: " <<<"$est"
 
+# Without --link, estimate sizes a GPU with the topology its catalog offers
+# have, as recommend does: a PCIe card (A100 80GB PCIe) is not taken as NVLink,
+# and the numbers equal recommend's for the same offer shape.
+W=(--model=llama-3.1-8b --task=full_finetune --train_tokens=1B --seq_len=4096)
+rec=$("$CLI" recommend "${W[@]}" --gpu=A100-80GB-PCIE --json)
+n=$(/usr/bin/python3 -c 'import json,sys; print(json.load(sys.stdin)["recommendations"][0]["offer"]["gpus_per_node"])' <<<"$rec")
+tps=$(/usr/bin/python3 -c 'import json,sys; print(json.load(sys.stdin)["recommendations"][0]["tokens_per_second"])' <<<"$rec")
+check "recommend ranks a multi-GPU A100-80GB-PCIE offer first (${n}x, $tps tokens/s)" test "${n:-0}" -gt 1
+pcie=$("$CLI" estimate "${W[@]}" --gpu=A100-80GB-PCIE --gpus="$n")
+grep "^assumed: " <<<"$pcie"
+check "estimate of a PCIe card states it assumed PCIe, from the catalog's offers" \
+  grep -Eq "^assumed: --link=pcie \(scale-up pcie-p2p.*as [0-9]+ of [0-9]+ catalog offers of ${n}x A100-80GB-PCIE" <<<"$pcie"
+js=$("$CLI" estimate "${W[@]}" --gpu=A100-80GB-PCIE --gpus="$n" --json)
+check "estimate of ${n}x A100-80GB-PCIE gives recommend's tokens/s ($tps)" json \
+  "d['estimates'][0]['configuration']['scale_up']['kind'] == 'SCALE_UP_KIND_PCIE_P2P' and abs(d['estimates'][0]['tokens_per_second'] - $tps) <= 1e-6 * $tps" <<<"$js"
+js=$("$CLI" estimate "${W[@]}" --gpu=A100-80GB-PCIE --gpus="$n" --link=nvlink --json)
+check "an explicit --link is kept (NVLink sizes faster than the PCIe offers)" json \
+  "d['estimates'][0]['configuration']['link'] == 'LINK_TYPE_NVLINK' and d['estimates'][0]['tokens_per_second'] > 1.1 * $tps" <<<"$js"
+
 # Serving: the plan, the runner-up and the serving outputs (TTFT, ITL, tokens/s, requests/s, replicas).
 srv=$("$CLI" estimate --model=llama-3.1-8b --task=inference --context=8K --concurrency=16 --gpu=H100-SXM --gpus=2)
 grep -E "^(plan|runner-up|serving): " -A1 <<<"$srv"
