@@ -94,7 +94,7 @@ GatewayServiceImpl::GatewayServiceImpl(
       local_quotes_(prometheus::BuildCounter()
                         .Name("gpuadvisor_gateway_local_quotes_total")
                         .Help("Recommend answers priced in process from the gateway's copy of pricing's "
-                              "book; the others call pricing's Quote (gpuadvisor_client_handled_total).")
+                              "book; the others call pricing's Quote (grpc_client_handled_total).")
                         .Register(metrics->registry())
                         .Add({})),
       recommend_rpc_(metrics->ServerMethod(kService, "Recommend")),
@@ -189,15 +189,16 @@ class GatewayServiceImpl::RecommendCall final : public grpc::ServerUnaryReactor 
                                          absl::ToDoubleSeconds(absl::Now() - backend_start_));
     }
     if (!status.ok()) return Answer(MapBackendStatus(Backend::kSizing, status));
-    absl::StatusOr<pricing::v1::QuoteRequest> quote = run_->ApplyEstimates(std::move(sized_));
-    if (!quote.ok()) return Answer(quote.status());
-    quote_ = *std::move(quote);
-    quote_.set_catalog_version(catalog_->snapshot().version());
+    absl::StatusOr<RecommendationRun::QuotePlan> plan = run_->PlanQuote(std::move(sized_));
+    if (!plan.ok()) return Answer(plan.status());
+    const std::string& catalog_version = catalog_->snapshot().version();
     if (service_->options_.price_book) {
-      if (std::shared_ptr<const pricing::PriceBook> book = service_->options_.price_book(quote_.catalog_version())) {
-        return QuoteHere(*book);
+      if (std::shared_ptr<const pricing::PriceBook> book = service_->options_.price_book(catalog_version)) {
+        return QuoteHere(*book, *plan);
       }
     }
+    quote_ = plan->ToRequest();
+    quote_.set_catalog_version(catalog_version);
     // Quote even with no items: an empty answer still says which price book
     // it was checked against. With no items, a pricing failure only costs
     // the answer that version.
@@ -206,10 +207,10 @@ class GatewayServiceImpl::RecommendCall final : public grpc::ServerUnaryReactor 
   }
 
   // The quote pricing would give, from the gateway's copy of its book.
-  void QuoteHere(const pricing::PriceBook& book) {
+  void QuoteHere(const pricing::PriceBook& book, const RecommendationRun::QuotePlan& plan) {
     service_->local_quotes_.Increment();
     priced_ = google::protobuf::Arena::CreateMessage<pricing::v1::QuoteResponse>(&arena_);
-    if (absl::Status quoted = book.Quote(quote_, absl::Now(), priced_); !quoted.ok()) {
+    if (absl::Status quoted = book.Quote(plan.items, plan.job, absl::Now(), priced_); !quoted.ok()) {
       // The gateway built the request: a rejection is its own fault.
       return Answer(absl::InternalError(
           absl::StrCat("pricing (in process) rejected the gateway's request: ", quoted.message())));

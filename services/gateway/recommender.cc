@@ -686,7 +686,28 @@ std::vector<RecommendationRun::Ranked> RecommendationRun::SelectCandidates(int c
   return selected;
 }
 
+pricing::v1::QuoteRequest RecommendationRun::QuotePlan::ToRequest() const {
+  pricing::v1::QuoteRequest request;
+  *request.mutable_job() = job;
+  request.mutable_items()->Reserve(static_cast<int>(items.size()));
+  for (const pricing::PriceBook::Item& planned : items) {
+    pricing::v1::QuoteItem* item = request.add_items();
+    item->set_offer_id(planned.offer_id.data(), planned.offer_id.size());
+    item->set_nodes(planned.nodes);
+    item->set_hours(planned.hours);
+    item->set_purchase_option(planned.purchase_option);
+  }
+  return request;
+}
+
 absl::StatusOr<pricing::v1::QuoteRequest> RecommendationRun::ApplyEstimates(
+    sizing::v1::EstimateResponse estimates) {
+  absl::StatusOr<QuotePlan> plan = PlanQuote(std::move(estimates));
+  if (!plan.ok()) return plan.status();
+  return plan->ToRequest();
+}
+
+absl::StatusOr<RecommendationRun::QuotePlan> RecommendationRun::PlanQuote(
     sizing::v1::EstimateResponse estimates) {
   if (estimates.estimates_size() != estimate_request_.configurations_size()) {
     return absl::InternalError(absl::StrCat("sizing answered ", estimates.estimates_size(),
@@ -813,10 +834,10 @@ absl::StatusOr<pricing::v1::QuoteRequest> RecommendationRun::ApplyEstimates(
   std::vector<int> order(candidates_.size());
   for (int i = 0; i < static_cast<int>(order.size()); ++i) order[i] = i;
 
-  pricing::v1::QuoteRequest quote;
+  QuotePlan plan;
   const sizing::v1::Workload& w = request_.workload();
   const sizing::v1::WorkloadTotals& totals = sized_->totals();
-  pricing::v1::JobProfile* job = quote.mutable_job();
+  pricing::v1::JobProfile* job = &plan.job;
   job->set_dataset_gb(w.dataset_gb());
   job->set_checkpoint_gb(training_ ? totals.checkpoint_bytes() / 1e9 : 0);
   job->set_checkpoint_interval_minutes(w.checkpoint_interval_minutes());
@@ -868,19 +889,18 @@ absl::StatusOr<pricing::v1::QuoteRequest> RecommendationRun::ApplyEstimates(
       candidates_.push_back(reserved);
     }
   }
-  quote.mutable_items()->Reserve(static_cast<int>(quoted_.size()));
+  plan.items.reserve(quoted_.size());
   for (int q = 0; q < static_cast<int>(quoted_.size()); ++q) {
     Candidate& candidate = candidates_[quoted_[q]];
     candidate.quote = q;
-    pricing::v1::QuoteItem* item = quote.add_items();
-    const absl::string_view id = index_->id(candidate.offer_index);
-    item->set_offer_id(id.data(), id.size());
-    item->set_nodes(candidate.nodes + candidate.spare_nodes);
-    item->set_hours(Est(candidate.config).estimated_hours() +
-                    (overheads_ != nullptr ? overheads_->TotalHours(OverheadRuleOf(candidate), RunOf(candidate)) : 0));
-    item->set_purchase_option(candidate.option);
+    plan.items.push_back(
+        {.offer_id = index_->id(candidate.offer_index),
+         .nodes = candidate.nodes + candidate.spare_nodes,
+         .hours = Est(candidate.config).estimated_hours() +
+                  (overheads_ != nullptr ? overheads_->TotalHours(OverheadRuleOf(candidate), RunOf(candidate)) : 0),
+         .purchase_option = candidate.option});
   }
-  return quote;
+  return plan;
 }
 
 namespace {

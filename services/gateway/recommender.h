@@ -47,6 +47,7 @@
 #include "services/gateway/offer_index.h"
 #include "services/gateway/overheads.h"
 #include "services/gateway/region_groups.h"
+#include "services/pricing/price_book.h"
 
 namespace gpuadvisor::gateway {
 
@@ -111,9 +112,20 @@ class RecommendationRun {
   // workload even when no offer passed the filters).
   const sizing::v1::EstimateRequest& estimate_request() const { return estimate_request_; }
 
-  // Records which configurations fit and returns the quote for the best
-  // fitting candidates; with no items, skip pricing and Finish with an empty
+  // What to price for Finish: the job, and one item per quoted candidate in
+  // the order Finish expects their quotes. Items view offer ids of the run's
+  // catalog snapshot (valid while the run lives).
+  struct QuotePlan {
+    pricing::v1::JobProfile job;
+    std::vector<pricing::PriceBook::Item> items;
+    // The same as pricing's QuoteRequest (catalog_version left to the caller).
+    pricing::v1::QuoteRequest ToRequest() const;
+  };
+  // Records which configurations fit and plans the quote of the best fitting
+  // candidates; with no items, skip pricing and Finish with an empty
   // QuoteResponse. kInternal if the answer does not match the request.
+  absl::StatusOr<QuotePlan> PlanQuote(sizing::v1::EstimateResponse estimates);
+  // PlanQuote, as pricing's QuoteRequest.
   absl::StatusOr<pricing::v1::QuoteRequest> ApplyEstimates(sizing::v1::EstimateResponse estimates);
 
   // Applies prices and hard constraints, ranks by the objective, keeps

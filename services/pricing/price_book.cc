@@ -458,11 +458,28 @@ absl::StatusOr<v1::QuoteResponse> PriceBook::Quote(const v1::QuoteRequest& reque
 }
 
 absl::Status PriceBook::Quote(const v1::QuoteRequest& request, absl::Time now,
-                              v1::QuoteResponse* response_out) const {
+                              v1::QuoteResponse* response) const {
+  return QuoteItems(
+      request.items_size(),
+      [&request](int i) {
+        const v1::QuoteItem& item = request.items(i);
+        return Item{item.offer_id(), item.nodes(), item.hours(), item.purchase_option()};
+      },
+      request.job(), now, /*echo_offer_ids=*/true, response);
+}
+
+absl::Status PriceBook::Quote(absl::Span<const Item> items, const v1::JobProfile& job, absl::Time now,
+                              v1::QuoteResponse* response) const {
+  return QuoteItems(
+      static_cast<int>(items.size()), [items](int i) { return items[i]; }, job, now,
+      /*echo_offer_ids=*/false, response);
+}
+
+absl::Status PriceBook::QuoteItems(int count, absl::FunctionRef<Item(int)> items, const v1::JobProfile& job,
+                                   absl::Time now, bool echo_offer_ids, v1::QuoteResponse* response_out) const {
   v1::QuoteResponse& response = *response_out;
   response.Clear();
   // Job-wide values, validated and derived once.
-  const v1::JobProfile& job = request.job();
   const std::pair<const char*, double> job_fields[] = {
       {"dataset_gb", job.dataset_gb()},
       {"checkpoint_gb", job.checkpoint_gb()},
@@ -492,7 +509,7 @@ absl::Status PriceBook::Quote(const v1::QuoteRequest& request, absl::Time now,
   if (prices_as_of_ != absl::InfinitePast() && now > prices_as_of_) {
     response.set_price_book_age_seconds(absl::ToInt64Seconds(now - prices_as_of_));
   }
-  response.mutable_quotes()->Reserve(request.items_size());
+  response.mutable_quotes()->Reserve(count);
   // The spot warnings of one cluster size and rate repeat on every regional
   // copy of an offer: each text is formatted once per request.
   absl::flat_hash_map<std::pair<int32_t, double>, std::string> capacity_warnings, frequent_warnings;
@@ -503,28 +520,28 @@ absl::Status PriceBook::Quote(const v1::QuoteRequest& request, absl::Time now,
     return it->second;
   };
 
-  for (int i = 0; i < request.items_size(); ++i) {
-    const v1::QuoteItem& item = request.items(i);
-    if (item.nodes() < 1) {
+  for (int i = 0; i < count; ++i) {
+    const Item item = items(i);
+    if (item.nodes < 1) {
       return absl::InvalidArgumentError(absl::StrCat("items[", i, "].nodes: must be >= 1"));
     }
-    if (!std::isfinite(item.hours()) || item.hours() < 0 || item.hours() > kMaxHours) {
+    if (!std::isfinite(item.hours) || item.hours < 0 || item.hours > kMaxHours) {
       return absl::InvalidArgumentError(
           absl::StrCat("items[", i, "].hours: must be finite, >= 0 and <= 1e6"));
     }
-    if (!catalog::v1::PurchaseOption_IsValid(item.purchase_option())) {
+    if (!catalog::v1::PurchaseOption_IsValid(item.purchase_option)) {
       return absl::InvalidArgumentError(
-          absl::StrCat("items[", i, "].purchase_option: unknown value ", item.purchase_option()));
+          absl::StrCat("items[", i, "].purchase_option: unknown value ", item.purchase_option));
     }
-    const PurchaseOption option = item.purchase_option() == catalog::v1::PURCHASE_OPTION_UNSPECIFIED
+    const PurchaseOption option = item.purchase_option == catalog::v1::PURCHASE_OPTION_UNSPECIFIED
                                       ? catalog::v1::PURCHASE_OPTION_ON_DEMAND
-                                      : item.purchase_option();
+                                      : item.purchase_option;
 
     v1::Quote* quote = response.add_quotes();
-    quote->set_offer_id(item.offer_id());
+    if (echo_offer_ids) quote->set_offer_id(item.offer_id.data(), item.offer_id.size());
     quote->set_purchase_option(option);
 
-    auto found = offers_.find(absl::string_view(item.offer_id()));
+    auto found = offers_.find(item.offer_id);
     if (found == offers_.end()) {
       quote->set_unpriced_reason("unknown offer id");
       continue;
@@ -556,8 +573,8 @@ absl::Status PriceBook::Quote(const v1::QuoteRequest& request, absl::Time now,
     }
     if (unit_price <= 0) continue;
 
-    const double nodes = item.nodes();
-    const double hours = item.hours();
+    const double nodes = item.nodes;
+    const double hours = item.hours;
     double work_hours = hours;  // W: billed as compute
     double rework_hours = 0;    // restartable spot: lost work + restarts
     double expected_hours = hours;
@@ -577,12 +594,12 @@ absl::Status PriceBook::Quote(const v1::QuoteRequest& request, absl::Time now,
       const double restart_hours =
           rule.restart_minutes() / 60.0 * (1.0 + entry.capacity_restart_factor * (nodes - 1));
       quote->set_restart_minutes(restart_hours * 60.0);
-      if (item.nodes() > 1 && entry.capacity_restart_factor > 0) {
-        quote->add_warnings(once(capacity_warnings, item.nodes(), restart_hours, [&] {
+      if (item.nodes > 1 && entry.capacity_restart_factor > 0) {
+        quote->add_warnings(once(capacity_warnings, item.nodes, restart_hours, [&] {
           return absl::StrFormat(
               "spot on %d nodes: each preemption stops the whole job until %d spot nodes are "
               "available again at once (restart %.0f min assumed)",
-              item.nodes(), item.nodes(), restart_hours * 60.0);
+              item.nodes, item.nodes, restart_hours * 60.0);
         }));
       }
       if (!entry.has_spot_risk) {
@@ -611,11 +628,11 @@ absl::Status PriceBook::Quote(const v1::QuoteRequest& request, absl::Time now,
             expected_hours * 3600.0, rule.granularity_seconds(), rule.minimum_seconds());
         preemption_usd = nodes * unit_price * (billed_with_rework - billed_seconds) / 3600.0;
         if (rate * loss_per_interruption > kHighRiskReworkFraction) {
-          quote->add_warnings(once(frequent_warnings, item.nodes(), rate, [&] {
+          quote->add_warnings(once(frequent_warnings, item.nodes, rate, [&] {
             return absl::StrFormat(
                 "frequent spot interruptions (every %.1f h on %d nodes): the preemption "
                 "estimate is optimistic",
-                1.0 / rate, item.nodes());
+                1.0 / rate, item.nodes);
           }));
         }
       } else {

@@ -82,10 +82,12 @@
 
 #include "absl/base/thread_annotations.h"
 #include "absl/container/flat_hash_map.h"
+#include "absl/functional/function_ref.h"
 #include "absl/status/statusor.h"
 #include "absl/strings/string_view.h"
 #include "absl/synchronization/mutex.h"
 #include "absl/time/time.h"
+#include "absl/types/span.h"
 #include "gpuadvisor/catalog/v1/catalog.pb.h"
 #include "gpuadvisor/pricing/v1/pricing.pb.h"
 #include "services/pricing/billing_math.h"
@@ -145,6 +147,21 @@ class PriceBook {
   absl::Status Quote(const gpuadvisor::pricing::v1::QuoteRequest& request, absl::Time now,
                      gpuadvisor::pricing::v1::QuoteResponse* response) const;
 
+  // One item of an in-process quote: a QuoteItem without the copies.
+  struct Item {
+    absl::string_view offer_id;  // viewed, not copied; must outlive the call
+    int32_t nodes = 1;
+    double hours = 0;
+    gpuadvisor::catalog::v1::PurchaseOption purchase_option =
+        gpuadvisor::catalog::v1::PURCHASE_OPTION_UNSPECIFIED;
+  };
+  // The quotes Quote(request) gives for these items and job, for a caller in
+  // the same process (the gateway, from its copy of the book): the same
+  // checks and errors ("items[i]..."), except that Quote.offer_id is left
+  // empty (the caller holds the items, in the same order).
+  absl::Status Quote(absl::Span<const Item> items, const gpuadvisor::pricing::v1::JobProfile& job,
+                     absl::Time now, gpuadvisor::pricing::v1::QuoteResponse* response) const;
+
   // A new book with the update's prices applied, all or nothing: each entry
   // replaces the entry with its offer_id whole (an empty provider or
   // gpu_model keeps the old one). An offer id the book does not hold is
@@ -181,6 +198,11 @@ class PriceBook {
 
   explicit PriceBook(gpuadvisor::pricing::v1::PriceBook data);
   absl::Status Index();
+  // Both Quote overloads: items(i) for i < count; Quote.offer_id set when
+  // `echo_offer_ids`.
+  absl::Status QuoteItems(int count, absl::FunctionRef<Item(int)> items,
+                          const gpuadvisor::pricing::v1::JobProfile& job, absl::Time now, bool echo_offer_ids,
+                          gpuadvisor::pricing::v1::QuoteResponse* response) const;
 
   gpuadvisor::pricing::v1::PriceBook data_;
   absl::Time prices_as_of_ = absl::InfinitePast();  // InfinitePast: unknown

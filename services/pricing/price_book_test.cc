@@ -462,6 +462,40 @@ TEST(PriceBookQuote, IntoACallersMessageOnAnArena) {
   EXPECT_THAT(book->Quote(request, kNow, response), StatusIs(absl::StatusCode::kInvalidArgument));
 }
 
+// The in-process overload (the gateway's): the same quotes as the request,
+// with the offer ids left to the caller, and the same errors.
+TEST(PriceBookQuote, InProcessItemsQuoteLikeTheRequest) {
+  auto book = TestBook();
+  ASSERT_NE(book, nullptr);
+  v1::QuoteRequest request;
+  *request.add_items() = Item("nope/x/y", 1, 1);
+  *request.add_items() = Item(kP5, 2, 10, PURCHASE_OPTION_SPOT);
+  *request.add_items() = Item(kP4d, 1, 3, PURCHASE_OPTION_RESERVED);
+  *request.add_items() = Item(kP5, 3, 0.2, catalog::v1::PURCHASE_OPTION_UNSPECIFIED);
+  request.mutable_job()->set_restartable(true);
+  request.mutable_job()->set_checkpoint_gb(40);
+  request.mutable_job()->set_egress_gb(300);
+  absl::StatusOr<v1::QuoteResponse> expected = book->Quote(request, kNow);
+  ASSERT_OK(expected);
+  ASSERT_EQ(expected->quotes_size(), 4);
+  std::vector<PriceBook::Item> items;
+  for (const v1::QuoteItem& item : request.items()) {
+    items.push_back({item.offer_id(), item.nodes(), item.hours(), item.purchase_option()});
+  }
+  v1::QuoteResponse in_process;
+  in_process.set_catalog_version("left over");
+  ASSERT_OK(book->Quote(items, request.job(), kNow, &in_process));
+  for (v1::Quote& quote : *expected->mutable_quotes()) {
+    EXPECT_FALSE(quote.offer_id().empty());
+    quote.clear_offer_id();
+  }
+  EXPECT_EQ(in_process.SerializeAsString(), expected->SerializeAsString())
+      << in_process.ShortDebugString() << "\n" << expected->ShortDebugString();
+  items[1].hours = -1;
+  EXPECT_THAT(book->Quote(items, request.job(), kNow, &in_process),
+              StatusIs(absl::StatusCode::kInvalidArgument, HasSubstr("items[1].hours: must be finite")));
+}
+
 TEST(PriceBookQuote, InvalidRequestsNameTheField) {
   auto book = TestBook();
   ASSERT_NE(book, nullptr);
