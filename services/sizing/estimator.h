@@ -7,9 +7,13 @@
 // tokens/s; batch inference, the most output tokens/s of the configuration;
 // a serving endpoint, the highest full-load per-user speed
 // (ServingEstimate.tokens_per_second_per_user, which the gateway's per-user
-// floor checks), then the shorter inter-token latency. Request SLOs are not
-// inputs: the chosen endpoint plan can have a longer TTFT than another. Training and serving are
-// separate job types (training_estimate.cc, serving_estimate.cc).
+// floor checks), then the shorter inter-token latency. With serving SLOs
+// (EstimateRequest.serving_slo, Job::slo) a serving plan is the fastest of
+// those that meet them all; when none does, the one that misses them least
+// (smallest sum of relative shortfalls), then the fastest; a note says which
+// ("serving_slo", "serving_slo_missed") and the runner-up reason names the
+// SLO a faster layout misses. Training and serving are separate job types
+// (training_estimate.cc, serving_estimate.cc).
 
 #include <string>
 

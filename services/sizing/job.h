@@ -85,6 +85,9 @@ struct Job {
   double concurrency = 0;  // whole endpoint; 0 = as many as fit (batch inference)
   double requests = 0;
   double serving_hours = 0;
+  // The request's serving SLOs (EstimateRequest.serving_slo; 0 = none):
+  // the plan search prefers layouts that meet them (serving_estimate.cc).
+  gpuadvisor::sizing::v1::ServingSlo slo;
   double kv_bytes_per_token = 0;   // whole model, at the KV precision, every layer global
   // One sequence's KV cache at `context` tokens, layer by layer
   // (KvCacheElementsPerSequence: sliding-window layers keep their window,

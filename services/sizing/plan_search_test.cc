@@ -2,7 +2,9 @@
 // topology, goodput and serving outputs, through SizingModel::Estimate on
 // the real data files.
 
+#include <algorithm>
 #include <string>
+#include <vector>
 
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
@@ -374,6 +376,112 @@ TEST(Serving, EndpointPlanMaximisesTheFullLoadPerUserSpeed) {
     }
     EXPECT_GE(layouts, 2) << k.gpu;
   }
+}
+
+// Llama 3.1 8B at 8k context for 32 users on 8x L40S (PCIe): the fastest
+// plan per user (4 replicas of TP2, ~25 tokens/s per user) has a longer first
+// token than TP8 (~0.67 s against ~0.49 s). Was: a max TTFT between the two
+// still got the 4 x TP2 plan, so the gateway excluded the offer although TP8
+// meets the SLO. Now sizing chooses the fastest plan that meets the SLOs.
+v1::EstimateRequest EightBOn8xL40s() {
+  v1::GpuConfiguration c = Config("L40S", 8);
+  c.set_link(cv1::LINK_TYPE_PCIE);
+  v1::EstimateRequest r = Serve(v1::TASK_INFERENCE, "llama-3.1-8b", v1::PRECISION_BF16, c);
+  r.mutable_workload()->set_context_length(8192);
+  r.mutable_workload()->clear_output_tokens();
+  r.mutable_workload()->set_concurrent_sequences(32);
+  return r;
+}
+
+bool HasStructuredNote(const v1::ConfigurationEstimate& e, const std::string& code, const std::string& part) {
+  for (const v1::Note& n : e.structured_notes()) {
+    if (n.code() == code && n.text().find(part) != std::string::npos) return true;
+  }
+  return false;
+}
+
+TEST(Serving, EndpointPlanIsTheFastestThatMeetsTheTtftSlo) {
+  const v1::EstimateRequest r = EightBOn8xL40s();
+  const v1::ConfigurationEstimate free = One(r);
+  ASSERT_TRUE(free.fits()) << free.not_fit_reason();
+  // The layouts, each sized alone through the TP hint.
+  std::vector<v1::ConfigurationEstimate> layouts;
+  for (int tp = 1; tp <= 8; tp *= 2) {
+    v1::EstimateRequest h = r;
+    h.mutable_workload()->mutable_parallelism()->set_tensor_parallel(tp);
+    const v1::ConfigurationEstimate e = One(h);
+    if (e.fits()) layouts.push_back(e);
+  }
+  ASSERT_GE(layouts.size(), 2u);
+  double quickest = free.serving().time_to_first_token_seconds();
+  for (const auto& e : layouts) quickest = std::min(quickest, e.serving().time_to_first_token_seconds());
+  ASSERT_LT(quickest, free.serving().time_to_first_token_seconds() * 0.95)
+      << "the case needs a layout with a shorter first token than " << free.plan().description();
+
+  // A cap between the quickest layout's first token and the free choice's.
+  const double cap = (quickest + free.serving().time_to_first_token_seconds()) / 2;
+  v1::EstimateRequest capped = r;
+  capped.mutable_serving_slo()->set_max_time_to_first_token_seconds(cap);
+  const v1::ConfigurationEstimate e = One(capped);
+  ASSERT_TRUE(e.fits()) << e.not_fit_reason();
+  EXPECT_LE(e.serving().time_to_first_token_seconds(), cap) << e.plan().description();
+  EXPECT_NE(e.plan().description(), free.plan().description());
+  // The fastest per user among the layouts that meet the cap.
+  for (const auto& l : layouts) {
+    if (l.serving().time_to_first_token_seconds() > cap) continue;
+    EXPECT_LE(l.serving().tokens_per_second_per_user(), e.serving().tokens_per_second_per_user() * 1.001)
+        << l.plan().description() << " meets the cap and serves each user faster than " << e.plan().description();
+  }
+  // The note names the faster layout and the SLO it misses.
+  EXPECT_TRUE(HasStructuredNote(e, "serving_slo", free.plan().description() + " (")) << e.DebugString();
+  EXPECT_TRUE(HasStructuredNote(e, "serving_slo", "misses them: first token in")) << e.DebugString();
+
+  // A cap only the quickest layout meets: the runner-up is the faster layout
+  // that misses it, and its reason says so.
+  v1::EstimateRequest tight = r;
+  tight.mutable_serving_slo()->set_max_time_to_first_token_seconds(quickest);
+  const v1::ConfigurationEstimate q = One(tight);
+  ASSERT_TRUE(q.fits()) << q.not_fit_reason();
+  EXPECT_NEAR(q.serving().time_to_first_token_seconds(), quickest, 1e-12);
+  EXPECT_THAT(q.runner_up_reason(), HasSubstr("misses the serving SLOs: first token in"));
+  EXPECT_THAT(q.runner_up_reason(), HasSubstr("tokens/s per user at full load against"));
+
+  // A cap the free choice already meets changes nothing.
+  v1::EstimateRequest loose = r;
+  loose.mutable_serving_slo()->set_max_time_to_first_token_seconds(free.serving().time_to_first_token_seconds());
+  const v1::ConfigurationEstimate same = One(loose);
+  EXPECT_EQ(same.plan().description(), free.plan().description());
+  EXPECT_NEAR(same.serving().tokens_per_second_per_user(), free.serving().tokens_per_second_per_user(), 1e-9);
+  EXPECT_FALSE(HasStructuredNote(same, "serving_slo", ""));
+}
+
+// When no layout meets the SLOs the estimate shows the one that misses them
+// least (here the quickest first token), so the caller sees how close the
+// configuration comes, and says so in a warning.
+TEST(Serving, NoLayoutMeetsTheSloShowsTheClosestAndSaysSo) {
+  const v1::EstimateRequest r = EightBOn8xL40s();
+  double quickest = 1e9;
+  for (int tp = 1; tp <= 8; tp *= 2) {
+    v1::EstimateRequest h = r;
+    h.mutable_workload()->mutable_parallelism()->set_tensor_parallel(tp);
+    const v1::ConfigurationEstimate l = One(h);
+    if (l.fits()) quickest = std::min(quickest, l.serving().time_to_first_token_seconds());
+  }
+  ASSERT_LT(quickest, 1e9);
+  v1::EstimateRequest capped = r;
+  capped.mutable_serving_slo()->set_max_time_to_first_token_seconds(quickest / 2);
+  const v1::ConfigurationEstimate e = One(capped);
+  ASSERT_TRUE(e.fits()) << e.not_fit_reason();
+  EXPECT_NEAR(e.serving().time_to_first_token_seconds(), quickest, 1e-12);
+  EXPECT_TRUE(HasStructuredNote(e, "serving_slo_missed", "first token in")) << e.DebugString();
+
+  // A training workload ignores serving SLOs.
+  v1::EstimateRequest train = Train(v1::TASK_LORA, "llama-3.1-8b", Config("H100-SXM", 8));
+  const v1::ConfigurationEstimate before = One(train);
+  train.mutable_serving_slo()->set_min_tokens_per_second(1e12);
+  const v1::ConfigurationEstimate after = One(train);
+  EXPECT_EQ(after.plan().description(), before.plan().description());
+  EXPECT_DOUBLE_EQ(after.tokens_per_second(), before.tokens_per_second());
 }
 
 TEST(Serving, BatchThroughputIsRequestsTimesOutputOverHours) {

@@ -35,7 +35,63 @@ struct Candidate {
   bool weights_fit = false;
   bool fits = false;
   bool valid = false;
+  // How far the plan misses the request's serving SLOs: the sum of relative
+  // shortfalls, 0 when it meets them all (or none is set).
+  double slo_shortfall = 0;
 };
+
+// x < y by more than 0.1% of y: closer values tie.
+bool Lower(double x, double y) { return x < y - 1e-3 * std::fabs(y); }
+
+// Output tokens/s of the whole configuration
+// (ConfigurationEstimate.tokens_per_second).
+double TotalTokensPerSecond(const Candidate& c) {
+  return c.plan.replicas * c.speed.output_tokens_per_second;
+}
+
+// Sum of relative shortfalls from the job's SLOs, on the numbers the
+// estimate reports and with the gateway's comparisons (a value equal to the
+// limit meets it); infinity when a number is not finite.
+double SloShortfall(const Job& j, const Candidate& c) {
+  const v1::ServingSlo& slo = j.slo;
+  double miss = 0;
+  const double ttft = slo.max_time_to_first_token_seconds();
+  if (ttft > 0 && !(c.speed.ttft_seconds <= ttft)) miss += c.speed.ttft_seconds / ttft - 1.0;
+  const double per_user = slo.min_tokens_per_second_per_user();
+  if (per_user > 0 && !(c.speed.user_tokens_per_second >= per_user)) {
+    miss += 1.0 - c.speed.user_tokens_per_second / per_user;
+  }
+  const double total = slo.min_tokens_per_second();
+  if (total > 0 && !(TotalTokensPerSecond(c) >= total)) miss += 1.0 - TotalTokensPerSecond(c) / total;
+  return std::isfinite(miss) ? miss : std::numeric_limits<double>::infinity();
+}
+
+// The SLOs `c` misses, in words with the numbers; "" when none.
+std::string SloMisses(const Job& j, const Candidate& c) {
+  const v1::ServingSlo& slo = j.slo;
+  std::string out;
+  auto add = [&out](const std::string& text) { absl::StrAppend(&out, out.empty() ? "" : "; ", text); };
+  const double ttft = slo.max_time_to_first_token_seconds();
+  if (ttft > 0 && !(c.speed.ttft_seconds <= ttft)) {
+    add(absl::StrFormat("first token in %.2f s > max_time_to_first_token_seconds %.2f", c.speed.ttft_seconds, ttft));
+  }
+  const double per_user = slo.min_tokens_per_second_per_user();
+  if (per_user > 0 && !(c.speed.user_tokens_per_second >= per_user)) {
+    add(absl::StrFormat("%.1f tokens/s per user < min_tokens_per_second_per_user %.1f",
+                        c.speed.user_tokens_per_second, per_user));
+  }
+  const double total = slo.min_tokens_per_second();
+  if (total > 0 && !(TotalTokensPerSecond(c) >= total)) {
+    add(absl::StrFormat("%.0f output tokens/s < min_tokens_per_second %.0f", TotalTokensPerSecond(c), total));
+  }
+  return out;
+}
+
+// The speed the plan order maximises, in words.
+std::string SpeedText(const Job& j, const Candidate& c) {
+  return j.batch ? absl::StrFormat("%.0f output tokens/s", TotalTokensPerSecond(c))
+                 : absl::StrFormat("%.1f tokens/s per user at full load", c.speed.user_tokens_per_second);
+}
 
 // The fastest plan. A batch job: the highest total output rate. An endpoint:
 // the highest full-load per-user speed (ServeSpeed::user_tokens_per_second,
@@ -43,20 +99,32 @@ struct Candidate {
 // checks), so that serial prefills of long prompts count; then the shorter
 // inter-token latency. Values within 0.1% tie; a tie goes to less memory.
 bool Faster(const Job& j, const Candidate& a, const Candidate& b) {
-  auto lower = [](double x, double y) { return x < y - 1e-3 * std::fabs(y); };
   if (j.batch) {
     const double x = a.plan.replicas * a.speed.output_tokens_per_second;
     const double y = b.plan.replicas * b.speed.output_tokens_per_second;
-    if (lower(y, x)) return true;
-    if (lower(x, y)) return false;
+    if (Lower(y, x)) return true;
+    if (Lower(x, y)) return false;
   } else {
     const double x = a.speed.user_tokens_per_second, y = b.speed.user_tokens_per_second;
-    if (lower(y, x)) return true;
-    if (lower(x, y)) return false;
-    if (lower(a.speed.step_seconds, b.speed.step_seconds)) return true;
-    if (lower(b.speed.step_seconds, a.speed.step_seconds)) return false;
+    if (Lower(y, x)) return true;
+    if (Lower(x, y)) return false;
+    if (Lower(a.speed.step_seconds, b.speed.step_seconds)) return true;
+    if (Lower(b.speed.step_seconds, a.speed.step_seconds)) return false;
   }
   return a.mem.Total() < b.mem.Total();
+}
+
+// The plan order with the request's serving SLOs: a plan that meets them all
+// comes first, then the one that misses them least (relative shortfalls
+// within 0.1% tie), then Faster.
+bool Better(const Job& j, const Candidate& a, const Candidate& b) {
+  if (a.slo_shortfall != b.slo_shortfall) {
+    if (a.slo_shortfall == 0) return true;
+    if (b.slo_shortfall == 0) return false;
+    if (Lower(a.slo_shortfall, b.slo_shortfall)) return true;
+    if (Lower(b.slo_shortfall, a.slo_shortfall)) return false;
+  }
+  return Faster(j, a, b);
 }
 
 std::string Describe(const ServePlan& p) {
@@ -121,6 +189,15 @@ Candidate Evaluate(const Job& j, const GpuSpec& gpu, const Links& links, int gpn
 }
 
 std::string RunnerUpReason(const Job& j, const Candidate& best, const Candidate& r) {
+  if (r.slo_shortfall > 0 && (best.slo_shortfall == 0 || Lower(best.slo_shortfall, r.slo_shortfall))) {
+    std::string reason = absl::StrCat(best.slo_shortfall == 0 ? "misses the serving SLOs: "
+                                                              : "misses the serving SLOs by more: ",
+                                      SloMisses(j, r));
+    if (Faster(j, r, best)) {
+      absl::StrAppend(&reason, " (", SpeedText(j, r), " against ", SpeedText(j, best), ")");
+    }
+    return reason;
+  }
   if (j.batch) {
     const double tb = best.plan.replicas * best.speed.output_tokens_per_second;
     const double tr = r.plan.replicas * r.speed.output_tokens_per_second;
@@ -216,7 +293,9 @@ void EstimateServing(const Job& j, const GpuSpec& gpu, const v1::GpuConfiguratio
         p.pp = pp;
         p.ep = eps[ei];
         p.replicas = gpus / (tp * pp);
-        cands[n++] = Evaluate(j, gpu, links, gpn, capacity, margin_usable, p);
+        cands[n] = Evaluate(j, gpu, links, gpn, capacity, margin_usable, p);
+        if (cands[n].fits) cands[n].slo_shortfall = SloShortfall(j, cands[n]);
+        ++n;
       }
     }
   }
@@ -226,17 +305,21 @@ void EstimateServing(const Job& j, const GpuSpec& gpu, const v1::GpuConfiguratio
                   out);
   }
 
+  // Among the plans that fit: the fastest that meets the SLOs (Better);
+  // `fastest` ignores them, for the note that says what they changed.
   const Candidate* best = nullptr;
   const Candidate* runner = nullptr;
+  const Candidate* fastest = nullptr;
   for (int i = 0; i < n; ++i) {
     const Candidate& c = cands[i];
     if (!c.fits) continue;
-    if (best == nullptr || Faster(j, c, *best)) {
+    if (best == nullptr || Better(j, c, *best)) {
       runner = best;
       best = &c;
-    } else if (runner == nullptr || Faster(j, c, *runner)) {
+    } else if (runner == nullptr || Better(j, c, *runner)) {
       runner = &c;
     }
+    if (fastest == nullptr || Faster(j, c, *fastest)) fastest = &c;
   }
   const bool found = best != nullptr;
   if (!found) {
@@ -282,6 +365,19 @@ void EstimateServing(const Job& j, const GpuSpec& gpu, const v1::GpuConfiguratio
   if (!reason.empty()) {
     out->set_not_fit_reason(reason);
     AddNote(v1::NOTE_SEVERITY_WARNING, "does_not_fit", reason, out);
+  }
+  if (found && c.slo_shortfall > 0) {
+    AddNote(v1::NOTE_SEVERITY_WARNING, "serving_slo_missed",
+            absl::StrCat("Serving SLOs: no layout on this configuration meets them; the one shown misses them "
+                         "least: ",
+                         SloMisses(j, c), "."),
+            out);
+  } else if (found && fastest != best && fastest->slo_shortfall > 0) {
+    AddNote(v1::NOTE_SEVERITY_INFO, "serving_slo",
+            absl::StrCat("Serving SLOs: layout chosen to meet them; the fastest, ", Describe(fastest->plan), " (",
+                         SpeedText(j, *fastest), " against ", SpeedText(j, c), "), misses them: ",
+                         SloMisses(j, *fastest), "."),
+            out);
   }
   if (c.weights_fit) {
     AddNote(v1::NOTE_SEVERITY_INFO, "kv_capacity", absl::StrCat("KV cache: up to ", static_cast<int64_t>(c.max_concurrency),

@@ -273,6 +273,7 @@ absl::StatusOr<v1::EstimateResponse> SizingModel::Estimate(const v1::EstimateReq
   ASSIGN_OR_RETURN(Job job, BuildJob(w, spec, data_->profiles, margin, request.has_vram_margin(),
                                      response.mutable_totals()));
   job.model = &spec;
+  if (!job.training) job.slo = request.serving_slo();
   RETURN_IF_ERROR(CheckHintsDivideSomeConfiguration(job, request));
   response.mutable_estimates()->Reserve(request.configurations_size());
   for (int i = 0; i < request.configurations_size(); ++i) {

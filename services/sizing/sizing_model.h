@@ -71,7 +71,9 @@ class SizingModel {
 
   // Sizes one workload on every configuration, in request order: for each,
   // the fastest plan that fits (tie: less memory; an endpoint: the best
-  // full-load tokens_per_second_per_user, estimator.h) and the runner-up.
+  // full-load tokens_per_second_per_user, estimator.h; a serving workload:
+  // the fastest of the plans that meet request.serving_slo when any does,
+  // else the one that misses it least) and the runner-up.
   // Errors: kInvalidArgument with the field path ("workload.model.params: must
   // be > 0", "configurations[1].nodes: must be in [1, 100000]");
   // a parallelism hint that divides none of the configurations names its

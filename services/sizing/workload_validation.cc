@@ -1,6 +1,7 @@
 #include "services/sizing/workload_validation.h"
 
 #include <cmath>
+#include <limits>
 #include <string>
 #include <utility>
 
@@ -166,6 +167,16 @@ absl::Status ValidateEstimateRequest(const v1::EstimateRequest& request) {
     if (!std::isfinite(m) || m < 0 || m >= 0.9) {
       return Invalid("vram_margin", "must be in [0, 0.9)");
     }
+  }
+  // Any finite value >= 0 (0 = none): the gateway forwards its constraints,
+  // which it checks the same way.
+  const v1::ServingSlo& slo = request.serving_slo();
+  for (auto [value, field] :
+       {std::pair<double, const char*>{slo.max_time_to_first_token_seconds(),
+                                       "serving_slo.max_time_to_first_token_seconds"},
+        {slo.min_tokens_per_second_per_user(), "serving_slo.min_tokens_per_second_per_user"},
+        {slo.min_tokens_per_second(), "serving_slo.min_tokens_per_second"}}) {
+    if (absl::Status s = CheckAmount(field, value, std::numeric_limits<double>::max()); !s.ok()) return s;
   }
   if (request.configurations().empty()) return Invalid("configurations", "must not be empty");
   if (request.configurations_size() > 10000) {
