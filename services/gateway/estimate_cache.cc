@@ -8,15 +8,21 @@
 
 namespace gpuadvisor::gateway {
 
-std::string EstimateCache::WorkloadKey(const sizing::v1::Workload& workload, double vram_margin) {
+std::string EstimateCache::WorkloadKey(const sizing::v1::EstimateRequest& request) {
+  if (request.configurations_size() > 0) {
+    // The gateway keys its request before adding configurations; a copy only
+    // for other callers.
+    sizing::v1::EstimateRequest bare = request;
+    bare.clear_configurations();
+    return WorkloadKey(bare);
+  }
   std::string key;
   {
     google::protobuf::io::StringOutputStream raw(&key);
     google::protobuf::io::CodedOutputStream out(&raw);
     out.SetSerializationDeterministic(true);
-    workload.SerializeToCodedStream(&out);
+    request.SerializeToCodedStream(&out);
   }
-  key.append(reinterpret_cast<const char*>(&vram_margin), sizeof(vram_margin));
   return key;
 }
 

@@ -4,7 +4,8 @@
 // Sizing answers kept per (workload, GPU configuration), so a Recommend asks
 // the sizing service only for the configurations it has not sized yet for
 // that workload (often none). A sizing answer depends on the workload (with
-// the gateway's defaults applied), the VRAM margin and the hardware of one
+// the gateway's defaults applied), the VRAM margin, the serving SLOs (which
+// choose among a configuration's layouts) and the hardware of one
 // configuration, not on prices or on which offers sell that hardware, so one
 // entry serves every request, catalog and price book that reaches it.
 //
@@ -40,8 +41,11 @@ class EstimateCache {
 
   bool enabled() const { return options_.max_estimates > 0; }
 
-  // The key of a workload as sized: its deterministic bytes and the margin.
-  static std::string WorkloadKey(const sizing::v1::Workload& workload, double vram_margin);
+  // The key of a sizing request without its configurations: the
+  // deterministic bytes of everything else in it (workload, vram_margin,
+  // serving_slo, and any field added later), so two requests share estimates
+  // only when sizing would answer them alike.
+  static std::string WorkloadKey(const sizing::v1::EstimateRequest& request);
 
   // A configuration: its hardware (OfferShape::Key(), everything but the node
   // count) and the node count.

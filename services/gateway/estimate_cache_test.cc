@@ -1,6 +1,7 @@
 #include "services/gateway/estimate_cache.h"
 
 #include <memory>
+#include <string>
 #include <vector>
 
 #include "gtest/gtest.h"
@@ -21,10 +22,39 @@ EstimateCache::Totals Totals(double flops) {
 }
 
 std::string Key(double tokens, double margin = 0.1) {
-  sizing::v1::Workload w;
-  w.set_task(sizing::v1::TASK_LORA);
-  w.set_train_tokens(tokens);
-  return EstimateCache::WorkloadKey(w, margin);
+  sizing::v1::EstimateRequest r;
+  r.mutable_workload()->set_task(sizing::v1::TASK_LORA);
+  r.mutable_workload()->set_train_tokens(tokens);
+  r.set_vram_margin(margin);
+  return EstimateCache::WorkloadKey(r);
+}
+
+// Was: the key was the workload and the margin only, so two endpoint
+// requests with different SLOs shared a plan chosen for one of them.
+TEST(EstimateCache, KeyCoversTheServingSlosNotTheConfigurations) {
+  sizing::v1::EstimateRequest r;
+  r.mutable_workload()->set_task(sizing::v1::TASK_INFERENCE);
+  r.mutable_workload()->set_concurrent_sequences(32);
+  r.set_vram_margin(0.1);
+  const std::string none = EstimateCache::WorkloadKey(r);
+  EXPECT_FALSE(none.empty());
+  sizing::v1::EstimateRequest capped = r;
+  capped.mutable_serving_slo()->set_max_time_to_first_token_seconds(0.6);
+  sizing::v1::EstimateRequest tighter = r;
+  tighter.mutable_serving_slo()->set_max_time_to_first_token_seconds(0.5);
+  sizing::v1::EstimateRequest floor = r;
+  floor.mutable_serving_slo()->set_min_tokens_per_second_per_user(10);
+  sizing::v1::EstimateRequest total = r;
+  total.mutable_serving_slo()->set_min_tokens_per_second(500);
+  const std::vector<std::string> keys = {none, EstimateCache::WorkloadKey(capped), EstimateCache::WorkloadKey(tighter),
+                                         EstimateCache::WorkloadKey(floor), EstimateCache::WorkloadKey(total)};
+  for (size_t i = 0; i < keys.size(); ++i) {
+    for (size_t j = i + 1; j < keys.size(); ++j) EXPECT_NE(keys[i], keys[j]) << i << " vs " << j;
+  }
+  // The same SLOs give the same key; configurations are not part of it.
+  sizing::v1::EstimateRequest again = capped;
+  again.add_configurations()->set_gpu_model("L40S");
+  EXPECT_EQ(EstimateCache::WorkloadKey(again), keys[1]);
 }
 
 TEST(EstimateCache, FindsWhatWasStoredPerWorkloadAndConfiguration) {

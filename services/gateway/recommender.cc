@@ -528,12 +528,21 @@ absl::Status RecommendationRun::Enumerate(const RegionGroups* groups) {
 void RecommendationRun::PrepareSizing() {
   *estimate_request_.mutable_workload() = request_.workload();
   estimate_request_.set_vram_margin(vram_margin_);
+  // The SLOs the exclusions below check (the per-user floor as resolved, the
+  // default included): sizing then picks a layout that meets them when one does.
+  if (serving_) {
+    const v1::Constraints& c = request_.constraints();
+    sizing::v1::ServingSlo* slo = estimate_request_.mutable_serving_slo();
+    slo->set_max_time_to_first_token_seconds(c.max_time_to_first_token_seconds());
+    slo->set_min_tokens_per_second_per_user(min_user_tps_);
+    slo->set_min_tokens_per_second(c.min_tokens_per_second());
+  }
   const std::vector<OfferShape>& shapes = index_->shapes();
   std::vector<EstimateCache::ConfigKey> keys;
   keys.reserve(configs_.size());
   for (const auto& [shape, nodes] : configs_) keys.push_back({shapes[shape].key, nodes});
   if (estimate_cache_ != nullptr && estimate_cache_->enabled()) {
-    workload_key_ = EstimateCache::WorkloadKey(request_.workload(), vram_margin_);
+    workload_key_ = EstimateCache::WorkloadKey(estimate_request_);  // before the configurations
     sized_ = estimate_cache_->Lookup(workload_key_, keys, absl::Now(), estimates_);
   } else {
     estimates_.assign(configs_.size(), nullptr);

@@ -546,6 +546,79 @@ TEST_F(Answers, ServingNumbersAreSizingsAndSloFiltersUseThem) {
   }
 }
 
+// Was: sizing chose an endpoint's layout without the request's SLOs. On
+// 8x L40S, Llama 3.1 8B at 8k context for 32 users, the layout fastest per
+// user (4 replicas of TP2) has a longer first token than TP8, so a
+// max_time_to_first_token_seconds between the two excluded the offer although
+// another layout of it meets the cap; and the estimate cache, keyed on the
+// workload alone, served the SLO-blind plan to the capped request. Now the
+// gateway passes its SLOs to sizing (EstimateRequest.serving_slo) and keys its
+// estimate cache on them.
+TEST_F(Answers, EndpointSlosChooseTheLayoutSoAnOfferThatCanMeetThemIsKept) {
+  RecommendRequest request;
+  request.mutable_workload()->set_task(sizing::v1::TASK_INFERENCE);
+  request.mutable_workload()->mutable_model()->set_preset("llama-3.1-8b");
+  request.mutable_workload()->set_context_length(8192);
+  request.mutable_workload()->set_concurrent_sequences(32);
+  request.mutable_constraints()->add_gpu_models("L40S");
+  request.mutable_constraints()->set_single_node(true);
+  request.set_max_results(50);
+  auto eight = [](const RecommendResponse& r) -> const gateway::v1::Recommendation* {
+    for (const auto& rec : r.recommendations()) {
+      if (rec.offer().gpus_per_node() == 8 && rec.offer().nodes() == 1) return &rec;
+    }
+    return nullptr;
+  };
+  // Uncapped first, so that the gateway's estimate cache holds the uncapped plan.
+  const RecommendResponse free = MustRecommend(request);
+  const gateway::v1::Recommendation* top = eight(free);
+  ASSERT_NE(top, nullptr) << "no 8x L40S answer among " << free.recommendations_size();
+  const double slow = top->serving().time_to_first_token_seconds();
+
+  // The same configuration with every layout, through the pass-through.
+  double quickest = slow;
+  int layouts = 0;
+  for (int tp = 1; tp <= 8; tp *= 2) {
+    gateway::v1::EstimateRequest estimate;
+    *estimate.mutable_workload() = request.workload();
+    estimate.mutable_workload()->mutable_parallelism()->set_tensor_parallel(tp);
+    sizing::v1::GpuConfiguration* c = estimate.add_configurations();
+    c->set_gpu_model("L40S");
+    c->set_gpus_per_node(8);
+    c->set_nodes(1);
+    c->set_link(top->offer().link());
+    c->set_link_bytes_per_second(top->offer().link_bytes_per_second());
+    if (top->offer().has_scale_up() || top->offer().has_scale_out()) {
+      *c->mutable_scale_up() = top->offer().scale_up();
+      *c->mutable_scale_out() = top->offer().scale_out();
+    }
+    gateway::v1::EstimateResponse sized;
+    grpc::ClientContext context;
+    context.set_deadline(std::chrono::system_clock::now() + std::chrono::seconds(60));
+    ASSERT_TRUE(stack_->GatewayStub()->Estimate(&context, estimate, &sized).ok());
+    ASSERT_EQ(sized.estimates_size(), 1);
+    if (!sized.estimates(0).fits()) continue;
+    ++layouts;
+    quickest = std::min(quickest, sized.estimates(0).serving().time_to_first_token_seconds());
+  }
+  ASSERT_GE(layouts, 2);
+  ASSERT_LT(quickest, 0.95 * slow) << "needs a layout with a quicker first token than " << top->parallel_plan().description();
+
+  RecommendRequest capped = request;
+  const double cap = (quickest + slow) / 2;
+  capped.mutable_constraints()->set_max_time_to_first_token_seconds(cap);
+  const RecommendResponse kept = MustRecommend(capped);
+  const gateway::v1::Recommendation* met = eight(kept);
+  ASSERT_NE(met, nullptr) << "8x L40S excluded with a " << cap << " s first-token cap; excluded: "
+                          << kept.excluded_size();
+  EXPECT_LE(met->serving().time_to_first_token_seconds(), cap);
+  EXPECT_GT(met->parallel_plan().tensor_parallel(), top->parallel_plan().tensor_parallel());
+  EXPECT_THAT(met->notes(), ::testing::Contains(HasSubstr("Serving SLOs: layout chosen to meet them")));
+  for (const auto& r : kept.recommendations()) {
+    EXPECT_LE(r.serving().time_to_first_token_seconds(), cap) << r.offer().id();
+  }
+}
+
 // Was: "cheapest" serving could pick a box that streams each user a few
 // tokens/s. An interactive endpoint now has a default per-user floor
 // (10 tokens/s, stated); --min_user_tps=0 lifts it; a batch job has none.
