@@ -444,7 +444,7 @@ TEST(Serving, EndpointPlanIsTheFastestThatMeetsTheTtftSlo) {
   ASSERT_TRUE(q.fits()) << q.not_fit_reason();
   EXPECT_NEAR(q.serving().time_to_first_token_seconds(), quickest, 1e-12);
   EXPECT_THAT(q.runner_up_reason(), HasSubstr("misses the serving SLOs: first token in"));
-  EXPECT_THAT(q.runner_up_reason(), HasSubstr("tokens/s per user at full load against"));
+  EXPECT_THAT(q.runner_up_reason(), HasSubstr("tokens/s per user at full load)"));
 
   // A cap the free choice already meets changes nothing.
   v1::EstimateRequest loose = r;

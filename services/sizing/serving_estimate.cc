@@ -87,10 +87,12 @@ std::string SloMisses(const Job& j, const Candidate& c) {
   return out;
 }
 
-// The speed the plan order maximises, in words.
-std::string SpeedText(const Job& j, const Candidate& c) {
-  return j.batch ? absl::StrFormat("%.0f output tokens/s", TotalTokensPerSecond(c))
-                 : absl::StrFormat("%.1f tokens/s per user at full load", c.speed.user_tokens_per_second);
+// The speed the plan order maximises, of `a` against `b`, in words.
+std::string SpeedAgainst(const Job& j, const Candidate& a, const Candidate& b) {
+  return j.batch ? absl::StrFormat("%.0f against %.0f output tokens/s", TotalTokensPerSecond(a),
+                                   TotalTokensPerSecond(b))
+                 : absl::StrFormat("%.1f against %.1f tokens/s per user at full load",
+                                   a.speed.user_tokens_per_second, b.speed.user_tokens_per_second);
 }
 
 // The fastest plan. A batch job: the highest total output rate. An endpoint:
@@ -194,7 +196,7 @@ std::string RunnerUpReason(const Job& j, const Candidate& best, const Candidate&
                                                               : "misses the serving SLOs by more: ",
                                       SloMisses(j, r));
     if (Faster(j, r, best)) {
-      absl::StrAppend(&reason, " (", SpeedText(j, r), " against ", SpeedText(j, best), ")");
+      absl::StrAppend(&reason, " (", SpeedAgainst(j, r, best), ")");
     }
     return reason;
   }
@@ -375,7 +377,7 @@ void EstimateServing(const Job& j, const GpuSpec& gpu, const v1::GpuConfiguratio
   } else if (found && fastest != best && fastest->slo_shortfall > 0) {
     AddNote(v1::NOTE_SEVERITY_INFO, "serving_slo",
             absl::StrCat("Serving SLOs: layout chosen to meet them; the fastest, ", Describe(fastest->plan), " (",
-                         SpeedText(j, *fastest), " against ", SpeedText(j, c), "), misses them: ",
+                         SpeedAgainst(j, *fastest, c), "), misses them: ",
                          SloMisses(j, *fastest), "."),
             out);
   }
