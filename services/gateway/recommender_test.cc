@@ -836,6 +836,63 @@ TEST(Recommender, ServingOutputsAndSloConstraints) {
 
 // The default per-user floor of an endpoint is the data file's value, stated
 // with its source; a file without one (or no overheads at all) sets none.
+// Was: sizing chose each configuration's layout without the request's SLOs,
+// and the estimate cache keyed on the workload alone. Now the SLOs the
+// gateway checks (the per-user floor as resolved) travel in the sizing
+// request, and a request with other SLOs is sized again.
+TEST(Recommender, ServingSlosReachSizingAndKeyTheEstimateCache) {
+  v1::OverheadRules rules;
+  ASSERT_TRUE(google::protobuf::TextFormat::ParseFromString(
+      R"(as_of: "2026-12-01"
+         rules { download_gbps: 10 checkpoint_write_gb_per_second: 2 checkpoint_interval_minutes: 60 }
+         serving_defaults { min_user_tokens_per_second: 10 source: "a test SLO" })",
+      &rules));
+  absl::StatusOr<OverheadModel> overheads = OverheadModel::FromProto(rules);
+  ASSERT_OK(overheads);
+  std::shared_ptr<const catalog::Catalog> catalog = TestCatalog();
+  auto index = std::make_shared<const OfferIndex>(catalog);
+  EstimateCache cache({});
+  v1::RecommendRequest request = Serving();
+  request.mutable_constraints()->set_max_time_to_first_token_seconds(0.6);
+  request.mutable_constraints()->set_min_tokens_per_second(100);
+  auto start = [&](const v1::RecommendRequest& r) {
+    return RecommendationRun::Start(index, r, &DataRegionGroups(), &*overheads, &cache);
+  };
+  absl::StatusOr<RecommendationRun> run = start(request);
+  ASSERT_OK(run);
+  const sizing::v1::ServingSlo& slo = run->estimate_request().serving_slo();
+  EXPECT_EQ(slo.max_time_to_first_token_seconds(), 0.6);
+  EXPECT_EQ(slo.min_tokens_per_second_per_user(), 10);  // the stated default floor
+  EXPECT_EQ(slo.min_tokens_per_second(), 100);
+  ASSERT_TRUE(run->needs_sizing());
+  ASSERT_GT(run->estimate_request().configurations_size(), 0);
+  ASSERT_OK(run->ApplyEstimates(Sized(run->estimate_request(), 10, *catalog)));
+
+  // The same SLOs: answered from the cache. Another cap or floor: sized again.
+  absl::StatusOr<RecommendationRun> same = start(request);
+  ASSERT_OK(same);
+  EXPECT_FALSE(same->needs_sizing());
+  v1::RecommendRequest tighter = request;
+  tighter.mutable_constraints()->set_max_time_to_first_token_seconds(0.5);
+  absl::StatusOr<RecommendationRun> other = start(tighter);
+  ASSERT_OK(other);
+  EXPECT_TRUE(other->needs_sizing());
+  EXPECT_EQ(other->estimate_request().serving_slo().max_time_to_first_token_seconds(), 0.5);
+  v1::RecommendRequest lifted = request;
+  lifted.mutable_constraints()->set_min_user_tokens_per_second(0);
+  absl::StatusOr<RecommendationRun> no_floor = start(lifted);
+  ASSERT_OK(no_floor);
+  EXPECT_TRUE(no_floor->needs_sizing());
+  EXPECT_EQ(no_floor->estimate_request().serving_slo().min_tokens_per_second_per_user(), 0);
+
+  // Training carries no serving SLOs.
+  v1::RecommendRequest train = Training();
+  train.mutable_constraints()->set_max_time_to_first_token_seconds(0.6);
+  absl::StatusOr<RecommendationRun> trained = start(train);
+  ASSERT_OK(trained);
+  EXPECT_FALSE(trained->estimate_request().has_serving_slo());
+}
+
 TEST(Recommender, DefaultUserSpeedFloorComesFromDataAndIsStated) {
   v1::OverheadRules rules;
   ASSERT_TRUE(google::protobuf::TextFormat::ParseFromString(
