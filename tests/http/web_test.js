@@ -30,6 +30,29 @@ function check(name, ok, detail = '') {
 
 const money = (text) => Number(text.replace(/[$,]/g, ''));
 
+// The ranked table within a 1440 px wide window: its scrolling container has
+// nothing to scroll sideways, the table ends inside the viewport, and the page
+// itself does not scroll sideways either.
+async function rankedTableWidth(page) {
+  return page.evaluate(() => {
+    const table = document.querySelector('#ranked');
+    const wrap = table.closest('.table-wrap');
+    // The narrowest the table can get (every cell wrapped where it may), as a margin to report.
+    table.style.width = 'min-content';
+    const narrowest = table.offsetWidth;
+    table.style.width = '';
+    return {narrowest, scroll: wrap.scrollWidth, client: wrap.clientWidth, right: table.getBoundingClientRect().right,
+            viewport: window.innerWidth, page: document.documentElement.scrollWidth,
+            columns: [...table.querySelectorAll('thead th')].filter((th) => !th.hidden).length};
+  });
+}
+function checkFits(name, m) {
+  const detail = `table ${m.scroll} px wide in a ${m.client} px container, ends at ${Math.round(m.right)} px; ` +
+                 `page ${m.page} px; ${m.columns} columns, ${m.narrowest} px at the narrowest`;
+  check(name, m.viewport === 1440 && m.scroll <= m.client && m.right <= m.viewport && m.page <= m.viewport, detail);
+  console.log(`      ${detail}`);
+}
+
 async function main() {
   const browser = await chromium.launch({
     executablePath: process.env.CHROMIUM || '/usr/bin/chromium',
@@ -73,6 +96,7 @@ async function main() {
     check('every row has a memory bar with segments', rows.every((r) => r.bars >= 2));
     check('every row has a cost breakdown', rows.every((r) => r.cost >= 1 && /compute \$/.test(r.costText)));
     check('summary names the best total', /\$/.test(await page.textContent('.stat.best .value')));
+    checkFits('the ranked table (training) fits a 1440 px window without scrolling sideways', await rankedTableWidth(page));
     const answer = await page.evaluate(async () => (await fetch('/v1/recommend', {method: 'POST', body: JSON.stringify({
       workload: {task: 'TASK_LORA', model: {preset: 'llama-3.1-8b'}, train_tokens: 5e7, sequence_length: 2048},
       constraints: {max_total_usd: 500, objective: 'OBJECTIVE_CHEAPEST', purchase_options: ['PURCHASE_OPTION_ON_DEMAND', 'PURCHASE_OPTION_SPOT']},
@@ -212,6 +236,8 @@ async function main() {
     });
     check('every serving number, the bound and its sentence equal the JSON API answer', mismatches.length === 0,
           mismatches.slice(0, 6).join('; '));
+    checkFits('the ranked table with the serving columns fits a 1440 px window without scrolling sideways',
+              await rankedTableWidth(page));
     check('the shown SLOs hold: first token within 2 s, at least 15 tokens/s per user',
           shown.length > 0 && shown.every((r) => r.values.time_to_first_token_seconds.value <= 2 &&
                                                 r.values.tokens_per_second_per_user.value >= 15));
