@@ -164,6 +164,12 @@ WalkOptions WorkloadDocs() {
        {{"min_user_tps"}, "serving SLO: least output tokens/s per user (endpoint default 10; 0 = no floor)", ""}},
       {"max_results", {{}, "recommendations to return (default 10)", "Output"}},
       {"vram_margin", {{}, "fraction of GPU memory kept free (default 0.1)", "Workload"}},
+      {"serving_slo.max_time_to_first_token_seconds",
+       {{"max_ttft"}, "serving SLO: most seconds to the first token (the layout is chosen to meet it)", "Workload"}},
+      {"serving_slo.min_tokens_per_second_per_user",
+       {{"min_user_tps"}, "serving SLO: least output tokens/s per user at full load (no floor unless given)", "Workload"}},
+      {"serving_slo.min_tokens_per_second",
+       {{"min_tps"}, "serving SLO: least output tokens/s of the whole configuration", "Workload"}},
   };
   return o;
 }

@@ -428,6 +428,7 @@ grpc::Status GatewayServiceImpl::Estimate(grpc::ServerContext* context,
   }
   *forward.mutable_configurations() = request->configurations();
   if (request->has_vram_margin()) forward.set_vram_margin(request->vram_margin());
+  if (request->has_serving_slo()) *forward.mutable_serving_slo() = request->serving_slo();
   absl::StatusOr<sizing::v1::EstimateResponse> sized = CallEstimate(context, forward);
   if (!sized.ok()) return rpc.Finish(ToGrpcStatus(sized.status()));
   response->mutable_estimates()->Swap(sized->mutable_estimates());

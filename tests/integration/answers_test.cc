@@ -617,6 +617,28 @@ TEST_F(Answers, EndpointSlosChooseTheLayoutSoAnOfferThatCanMeetThemIsKept) {
   for (const auto& r : kept.recommendations()) {
     EXPECT_LE(r.serving().time_to_first_token_seconds(), cap) << r.offer().id();
   }
+
+  // The Estimate pass-through takes the same SLOs and sizes the same layout.
+  gateway::v1::EstimateRequest estimate;
+  *estimate.mutable_workload() = request.workload();
+  sizing::v1::GpuConfiguration* config = estimate.add_configurations();
+  config->set_gpu_model("L40S");
+  config->set_gpus_per_node(8);
+  config->set_nodes(1);
+  config->set_link(met->offer().link());
+  config->set_link_bytes_per_second(met->offer().link_bytes_per_second());
+  if (met->offer().has_scale_up() || met->offer().has_scale_out()) {
+    *config->mutable_scale_up() = met->offer().scale_up();
+    *config->mutable_scale_out() = met->offer().scale_out();
+  }
+  estimate.mutable_serving_slo()->set_max_time_to_first_token_seconds(cap);
+  gateway::v1::EstimateResponse sized;
+  grpc::ClientContext context;
+  context.set_deadline(std::chrono::system_clock::now() + std::chrono::seconds(60));
+  ASSERT_TRUE(stack_->GatewayStub()->Estimate(&context, estimate, &sized).ok());
+  ASSERT_EQ(sized.estimates_size(), 1);
+  EXPECT_LE(sized.estimates(0).serving().time_to_first_token_seconds(), cap);
+  EXPECT_EQ(sized.estimates(0).plan().tensor_parallel(), met->parallel_plan().tensor_parallel());
 }
 
 // Was: "cheapest" serving could pick a box that streams each user a few
