@@ -834,20 +834,25 @@ TEST(Recommender, ServingOutputsAndSloConstraints) {
   EXPECT_THAT(ByReason(*response)[v1::EXCLUSION_REASON_TOO_SLOW].detail(), HasSubstr("first token"));
 }
 
-// The default per-user floor of an endpoint is the data file's value, stated
-// with its source; a file without one (or no overheads at all) sets none.
+// Overheads with an endpoint's default per-user floor of `floor` tokens/s.
+absl::StatusOr<OverheadModel> OverheadsWithUserFloor(double floor) {
+  v1::OverheadRules rules;
+  if (!google::protobuf::TextFormat::ParseFromString(
+          absl::StrCat(R"(as_of: "2026-12-01"
+             rules { download_gbps: 10 checkpoint_write_gb_per_second: 2 checkpoint_interval_minutes: 60 }
+             serving_defaults { min_user_tokens_per_second: )", floor, R"( source: "a test SLO" })"),
+          &rules)) {
+    return absl::InternalError("bad test overheads");
+  }
+  return OverheadModel::FromProto(rules);
+}
+
 // Was: sizing chose each configuration's layout without the request's SLOs,
 // and the estimate cache keyed on the workload alone. Now the SLOs the
 // gateway checks (the per-user floor as resolved) travel in the sizing
 // request, and a request with other SLOs is sized again.
 TEST(Recommender, ServingSlosReachSizingAndKeyTheEstimateCache) {
-  v1::OverheadRules rules;
-  ASSERT_TRUE(google::protobuf::TextFormat::ParseFromString(
-      R"(as_of: "2026-12-01"
-         rules { download_gbps: 10 checkpoint_write_gb_per_second: 2 checkpoint_interval_minutes: 60 }
-         serving_defaults { min_user_tokens_per_second: 10 source: "a test SLO" })",
-      &rules));
-  absl::StatusOr<OverheadModel> overheads = OverheadModel::FromProto(rules);
+  absl::StatusOr<OverheadModel> overheads = OverheadsWithUserFloor(10);
   ASSERT_OK(overheads);
   std::shared_ptr<const catalog::Catalog> catalog = TestCatalog();
   auto index = std::make_shared<const OfferIndex>(catalog);
@@ -893,14 +898,10 @@ TEST(Recommender, ServingSlosReachSizingAndKeyTheEstimateCache) {
   EXPECT_FALSE(trained->estimate_request().has_serving_slo());
 }
 
+// The default per-user floor of an endpoint is the data file's value, stated
+// with its source; a file without one (or no overheads at all) sets none.
 TEST(Recommender, DefaultUserSpeedFloorComesFromDataAndIsStated) {
-  v1::OverheadRules rules;
-  ASSERT_TRUE(google::protobuf::TextFormat::ParseFromString(
-      R"(as_of: "2026-12-01"
-         rules { download_gbps: 10 checkpoint_write_gb_per_second: 2 checkpoint_interval_minutes: 60 }
-         serving_defaults { min_user_tokens_per_second: 300 source: "a test SLO" })",
-      &rules));
-  absl::StatusOr<OverheadModel> overheads = OverheadModel::FromProto(rules);
+  absl::StatusOr<OverheadModel> overheads = OverheadsWithUserFloor(300);
   ASSERT_OK(overheads);
   std::shared_ptr<const catalog::Catalog> catalog = TestCatalog();
   v1::RecommendRequest request = Serving();

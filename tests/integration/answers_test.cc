@@ -554,6 +554,21 @@ TEST_F(Answers, ServingNumbersAreSizingsAndSloFiltersUseThem) {
 // workload alone, served the SLO-blind plan to the capped request. Now the
 // gateway passes its SLOs to sizing (EstimateRequest.serving_slo) and keys its
 // estimate cache on them.
+// The configuration of an 8x L40S offer, with its topology, for Estimate.
+sizing::v1::GpuConfiguration EightL40S(const catalog::v1::Offer& offer) {
+  sizing::v1::GpuConfiguration c;
+  c.set_gpu_model("L40S");
+  c.set_gpus_per_node(8);
+  c.set_nodes(1);
+  c.set_link(offer.link());
+  c.set_link_bytes_per_second(offer.link_bytes_per_second());
+  if (offer.has_scale_up() || offer.has_scale_out()) {
+    *c.mutable_scale_up() = offer.scale_up();
+    *c.mutable_scale_out() = offer.scale_out();
+  }
+  return c;
+}
+
 TEST_F(Answers, EndpointSlosChooseTheLayoutSoAnOfferThatCanMeetThemIsKept) {
   RecommendRequest request;
   request.mutable_workload()->set_task(sizing::v1::TASK_INFERENCE);
@@ -582,16 +597,7 @@ TEST_F(Answers, EndpointSlosChooseTheLayoutSoAnOfferThatCanMeetThemIsKept) {
     gateway::v1::EstimateRequest estimate;
     *estimate.mutable_workload() = request.workload();
     estimate.mutable_workload()->mutable_parallelism()->set_tensor_parallel(tp);
-    sizing::v1::GpuConfiguration* c = estimate.add_configurations();
-    c->set_gpu_model("L40S");
-    c->set_gpus_per_node(8);
-    c->set_nodes(1);
-    c->set_link(top->offer().link());
-    c->set_link_bytes_per_second(top->offer().link_bytes_per_second());
-    if (top->offer().has_scale_up() || top->offer().has_scale_out()) {
-      *c->mutable_scale_up() = top->offer().scale_up();
-      *c->mutable_scale_out() = top->offer().scale_out();
-    }
+    *estimate.add_configurations() = EightL40S(top->offer());
     gateway::v1::EstimateResponse sized;
     grpc::ClientContext context;
     context.set_deadline(std::chrono::system_clock::now() + std::chrono::seconds(60));
@@ -621,16 +627,7 @@ TEST_F(Answers, EndpointSlosChooseTheLayoutSoAnOfferThatCanMeetThemIsKept) {
   // The Estimate pass-through takes the same SLOs and sizes the same layout.
   gateway::v1::EstimateRequest estimate;
   *estimate.mutable_workload() = request.workload();
-  sizing::v1::GpuConfiguration* config = estimate.add_configurations();
-  config->set_gpu_model("L40S");
-  config->set_gpus_per_node(8);
-  config->set_nodes(1);
-  config->set_link(met->offer().link());
-  config->set_link_bytes_per_second(met->offer().link_bytes_per_second());
-  if (met->offer().has_scale_up() || met->offer().has_scale_out()) {
-    *config->mutable_scale_up() = met->offer().scale_up();
-    *config->mutable_scale_out() = met->offer().scale_out();
-  }
+  *estimate.add_configurations() = EightL40S(met->offer());
   estimate.mutable_serving_slo()->set_max_time_to_first_token_seconds(cap);
   gateway::v1::EstimateResponse sized;
   grpc::ClientContext context;
