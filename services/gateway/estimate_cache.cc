@@ -35,8 +35,20 @@ EstimateCache::Totals EstimateCache::Lookup(const std::string& workload_key, abs
   if (it == entries_.end()) return nullptr;
   const Entry& entry = it->second;
   if (now - entry.created > options_.max_age) return nullptr;  // Insert replaces it
+  // A request's configurations come shape by shape (one hardware key, a few
+  // node counts): the same key (the same bytes, often the same buffer) is
+  // looked up once.
+  auto hw = entry.by_hardware.end();
+  absl::string_view last;
+  bool looked_up = false;
   for (size_t i = 0; i < configs.size(); ++i) {
-    auto hw = entry.by_hardware.find(configs[i].hardware);
+    const absl::string_view hardware = configs[i].hardware;
+    const bool same = looked_up && hardware.size() == last.size() && (hardware.data() == last.data() || hardware == last);
+    if (!same) {
+      hw = entry.by_hardware.find(hardware);
+      last = hardware;
+      looked_up = true;
+    }
     if (hw == entry.by_hardware.end()) continue;
     for (const auto& [nodes, estimate] : hw->second) {
       if (nodes == configs[i].nodes) {

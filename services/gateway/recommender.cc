@@ -653,8 +653,11 @@ std::vector<RecommendationRun::Ranked> RecommendationRun::SelectCandidates(int c
     while (stream.pos < stream.offers.size()) {
       const int offer = stream.offers[stream.pos];
       if (!check_names || PassesNames(offer)) {
-        const double price = stream.prices != nullptr ? stream.prices[stream.pos]
-                                                      : ListPrice(facts[offer], options_[stream.option_pos]);
+        // The fastest objective's key is the configuration's hours: no price
+        // read (the candidate reads it if it is taken).
+        const double price = fastest                   ? -1
+                             : stream.prices != nullptr ? stream.prices[stream.pos]
+                                                        : ListPrice(facts[offer], options_[stream.option_pos]);
         stream.head = {PreRankKeyOf(stream.config, price * stream.factor), offer, stream.step, stream.option_pos,
                        stream.unit, stream.config, price};
         return true;
@@ -826,8 +829,8 @@ absl::StatusOr<RecommendationRun::QuotePlan> RecommendationRun::PlanQuote(
     const int unit = r.unit;
     const int32_t nodes = int32_t{1} << r.step;
     const int32_t spare = always_on_ && option == catalog::v1::PURCHASE_OPTION_SPOT ? 1 : 0;
-    Candidate candidate{&offers.Get(r.offer), r.offer, unit, nodes, option, r.config, -1,
-                        r.list_usd_per_hour * (nodes + spare)};
+    const double list_price = r.list_usd_per_hour >= 0 ? r.list_usd_per_hour : ListPrice(index_->offers()[r.offer], option);
+    Candidate candidate{&offers.Get(r.offer), r.offer, unit, nodes, option, r.config, -1, list_price * (nodes + spare)};
     candidate.spare_nodes = spare;
     candidate.pre_rank = r.key;
     candidates_.push_back(candidate);

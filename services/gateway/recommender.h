@@ -191,7 +191,7 @@ class RecommendationRun {
     // Not part of the order: what making the candidate needs, so it reads no
     // offer facts again.
     int unit = -1, config = -1;
-    double list_usd_per_hour = 0;  // per node at the option
+    double list_usd_per_hour = 0;  // per node at the option; < 0: not read (the fastest objective)
     bool operator<(const Ranked& o) const {
       return key != o.key ? key < o.key
              : offer != o.offer ? offer < o.offer
