@@ -1,6 +1,7 @@
 #include "services/gateway/recommender.h"
 
 #include <algorithm>
+#include <charconv>
 #include <cmath>
 #include <map>
 #include <tuple>
@@ -137,7 +138,26 @@ absl::Status UnknownName(absl::string_view field, int i, absl::string_view kind,
                                                  absl::StrJoin(ClosestNames(name, valid), ", ")));
 }
 
-std::string Gb(double bytes) { return absl::StrFormat("%.1f GB", bytes / 1e9); }
+// printf's "%.<precision>f" of `value`, without parsing a format: the
+// per-recommendation texts hold a dozen numbers each. std::to_chars prints
+// as printf does in the "C" locale; a value too long for the buffer takes
+// the format path.
+std::string Fixed(double value, int precision) {
+  char buffer[48];
+  const std::to_chars_result out =
+      std::to_chars(buffer, buffer + sizeof(buffer), value, std::chars_format::fixed, precision);
+  if (out.ec != std::errc()) return absl::StrFormat("%.*f", precision, value);
+  return std::string(buffer, out.ptr);
+}
+
+// printf's "%+.<precision>f": the sign always.
+std::string SignedFixed(double value, int precision) {
+  std::string text = Fixed(value, precision);
+  if (text.empty() || text[0] != '-') text.insert(text.begin(), '+');
+  return text;
+}
+
+std::string Gb(double bytes) { return absl::StrCat(Fixed(bytes / 1e9, 1), " GB"); }
 
 std::string LinkName(LinkType link) {
   switch (link) {
@@ -159,9 +179,8 @@ std::string FabricName(FabricType fabric) {
 }
 
 // "16.1", "2000": GB without exponents.
-// (Two literal formats: clang checks StrFormat's format at compile time.)
 std::string Gigabytes(double gb) {
-  return gb < 100 ? absl::StrFormat("%.1f", gb) : absl::StrFormat("%.0f", gb);
+  return Fixed(gb, gb < 100 ? 1 : 0);
 }
 
 const char* OptionName(PurchaseOption option) {
@@ -1158,12 +1177,13 @@ void RecommendationRun::AddWhatIfs(int top_index, const std::vector<int>& surviv
                       !(k.max_total_usd() > 0 && q.cost().total_usd() > k.max_total_usd()) &&
                       !(k.deadline_hours() > 0 && q.cost().expected_hours() > k.deadline_hours())));
     const double pct = top_cost.total_usd() > 0 ? 100.0 * w->delta_usd() / top_cost.total_usd() : 0;
-    std::string text = absl::StrFormat("%s: %s %s x%d %s, $%.2f in total (%s$%.2f, %+.0f%%), %.1f h (%+.1f h)",
-                                       axis, c.offer->provider(), c.offer->instance_type(), c.nodes, OptionName(c.option),
-                                       w->total_usd(), w->delta_usd() < 0 ? "-" : "+", std::abs(w->delta_usd()), pct,
-                                       w->hours(), w->delta_hours());
+    std::string text = absl::StrCat(axis, ": ", c.offer->provider(), " ", c.offer->instance_type(), " x", c.nodes, " ",
+                                    OptionName(c.option), ", $", Fixed(w->total_usd(), 2), " in total (",
+                                    w->delta_usd() < 0 ? "-" : "+", "$", Fixed(std::abs(w->delta_usd()), 2), ", ",
+                                    SignedFixed(pct, 0), "%), ", Fixed(w->hours(), 1), " h (",
+                                    SignedFixed(w->delta_hours(), 1), " h)");
     if (c.option == catalog::v1::PURCHASE_OPTION_SPOT) {
-      absl::StrAppendFormat(&text, "; expected preemption loss $%.2f included", w->preemption_usd());
+      absl::StrAppend(&text, "; expected preemption loss $", Fixed(w->preemption_usd(), 2), " included");
     }
     if (c.option == catalog::v1::PURCHASE_OPTION_RESERVED) {
       text += "; reserved prices need a commitment whose term the price data does not state (typically 1 or 3 "
@@ -1440,53 +1460,53 @@ void RecommendationRun::Explain(const Candidate& candidate, const pricing::v1::Q
   r.mutable_overheads()->set_usd(r.overheads().total_hours() * quote.cost().usd_per_hour());
   if (r.overheads().total_hours() > 0) {
     const v1::Overheads& o = r.overheads();
-    r.add_reasons(absl::StrFormat(
-        "overheads %.2f h, $%.2f: start-up %.2f h, image pull %.2f h, model and data download %.2f h "
-        "at %g Gbps (%s), checkpoint writes %.2f h (included)",
-        o.total_hours(), o.usd(), o.startup_hours(), o.image_pull_hours(), o.download_hours(), o.download_gbps(),
+    r.add_reasons(absl::StrCat(
+        "overheads ", Fixed(o.total_hours(), 2), " h, $", Fixed(o.usd(), 2), ": start-up ", Fixed(o.startup_hours(), 2),
+        " h, image pull ", Fixed(o.image_pull_hours(), 2), " h, model and data download ",
+        Fixed(o.download_hours(), 2), " h at ", absl::StrFormat("%g", o.download_gbps()), " Gbps (",
         candidate.offer->network().gbps() > 0 && candidate.offer->network().gbps() <= o.download_gbps()
             ? "the instance's published network"
             : "the provider's practical download rate, data/gateway/overheads.textproto",
-        o.checkpoint_hours()));
+        "), checkpoint writes ", Fixed(o.checkpoint_hours(), 2), " h (included)"));
   }
   if (serving_) {
     *r.mutable_serving() = Serving(e, candidate.spare_nodes, quote.cost().usd_per_hour());
     const v1::ServingEstimate& s = r.serving();
     if (s.tokens_per_second_per_user() > 0) {
-      r.add_reasons(absl::StrFormat("serving: first token in %.2f s, %.1f tokens/s per user at full load, "
-                                    "%.0f tokens/s over %d replica(s), $%.2f per million output tokens at full load",
-                                    s.time_to_first_token_seconds(), s.tokens_per_second_per_user(),
-                                    s.aggregate_tokens_per_second(), s.replicas(),
-                                    s.usd_per_million_output_tokens()));
+      r.add_reasons(absl::StrCat("serving: first token in ", Fixed(s.time_to_first_token_seconds(), 2), " s, ",
+                                 Fixed(s.tokens_per_second_per_user(), 1), " tokens/s per user at full load, ",
+                                 Fixed(s.aggregate_tokens_per_second(), 0), " tokens/s over ", s.replicas(),
+                                 " replica(s), $", Fixed(s.usd_per_million_output_tokens(), 2),
+                                 " per million output tokens at full load"));
       const std::string bound = ServingBoundText(s, e.serving(), w);
       r.mutable_serving()->set_throughput_bound_text(bound);
       r.add_reasons(bound);
     }
   }
 
-  r.add_reasons(absl::StrFormat("fits: %s of %s per GPU (%.0f%% free)", Gb(e.memory().total_bytes()),
-                                Gb(e.gpu_memory_bytes()), 100 * e.memory_margin()));
+  r.add_reasons(absl::StrCat("fits: ", Gb(e.memory().total_bytes()), " of ", Gb(e.gpu_memory_bytes()), " per GPU (",
+                             Fixed(100 * e.memory_margin(), 0), "% free)"));
   if (!e.plan().description().empty()) r.add_reasons(absl::StrCat("plan: ", e.plan().description()));
-  r.add_reasons(absl::StrFormat("%.1f h at %.0f tokens/s, $%.2f in total ($%.2f/h, %s)",
-                                r.estimated_hours(), e.tokens_per_second(), quote.cost().total_usd(),
-                                quote.cost().usd_per_hour(), OptionName(candidate.option)));
+  r.add_reasons(absl::StrCat(Fixed(r.estimated_hours(), 1), " h at ", Fixed(e.tokens_per_second(), 0), " tokens/s, $",
+                             Fixed(quote.cost().total_usd(), 2), " in total ($", Fixed(quote.cost().usd_per_hour(), 2),
+                             "/h, ", OptionName(candidate.option), ")"));
   {
     const pricing::v1::CostBreakdown& cost = quote.cost();
-    std::string egress = absl::StrFormat("egress $%.2f", cost.egress_usd());
+    std::string egress = absl::StrCat("egress $", Fixed(cost.egress_usd(), 2));
     if (egress_gb_ > 0) {
-      absl::StrAppendFormat(&egress, " (%s GB out at %s's rate%s)", Gigabytes(egress_gb_), offer.provider(),
-                            cost.egress_usd() > 0 ? "" : ": free or within its allowance");
+      absl::StrAppend(&egress, " (", Gigabytes(egress_gb_), " GB out at ", offer.provider(), "'s rate",
+                      cost.egress_usd() > 0 ? "" : ": free or within its allowance", ")");
     }
-    r.add_reasons(absl::StrFormat("cost: compute $%.2f, storage $%.2f, %s, expected preemption loss $%.2f",
-                                  cost.compute_usd(), cost.storage_usd(), egress, cost.preemption_usd()));
+    r.add_reasons(absl::StrCat("cost: compute $", Fixed(cost.compute_usd(), 2), ", storage $",
+                               Fixed(cost.storage_usd(), 2), ", ", egress, ", expected preemption loss $",
+                               Fixed(cost.preemption_usd(), 2)));
   }
   if (total_gpus > 1 && offer.link() == catalog::v1::LINK_TYPE_NVLINK) {
-    r.add_reasons(absl::StrFormat("NVLink between GPUs (%.0f GB/s per GPU)",
-                                  offer.link_bytes_per_second() / 1e9));
+    r.add_reasons(absl::StrCat("NVLink between GPUs (", Fixed(offer.link_bytes_per_second() / 1e9, 0), " GB/s per GPU)"));
   }
   if (candidate.nodes > 1) {
-    r.add_reasons(absl::StrFormat("%d nodes over %s (%.0f Gbps per node)", candidate.nodes,
-                                  FabricName(offer.fabric()), offer.fabric_gbps()));
+    r.add_reasons(absl::StrCat(candidate.nodes, " nodes over ", FabricName(offer.fabric()), " (",
+                               Fixed(offer.fabric_gbps(), 0), " Gbps per node)"));
   }
 
   // Warnings change whether the job works or what it costs, or need a check
@@ -1513,8 +1533,8 @@ void RecommendationRun::Explain(const Candidate& candidate, const pricing::v1::Q
         candidate.spare_nodes, r.serving().spare_replicas(), quote.interruptions_per_hour()));
   }
   if (e.memory_margin() < vram_margin_ + 0.05) {
-    r.add_warnings(absl::StrFormat("VRAM margin tight: %.0f%% free (asked for %.0f%%)",
-                                   100 * e.memory_margin(), 100 * vram_margin_));
+    r.add_warnings(absl::StrCat("VRAM margin tight: ", Fixed(100 * e.memory_margin(), 0), "% free (asked for ",
+                                Fixed(100 * vram_margin_, 0), "%)"));
   }
   if (candidate.nodes > 1 && offer.fabric() == catalog::v1::FABRIC_TYPE_ETHERNET) {
     r.add_warnings(absl::StrFormat("multi-node over Ethernet (%.0f Gbps): slow gradient sync",
