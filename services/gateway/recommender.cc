@@ -419,7 +419,8 @@ absl::Status RecommendationRun::Enumerate(const RegionGroups* groups) {
   const std::vector<OfferCell>& cells = index_->cells();
   const int offers = static_cast<int>(facts.size());
   candidates_considered_ = offers;
-  shape_configs_.assign(index_->shapes().size(), {});
+  shape_configs_.assign(index_->shapes().size() * kMaxSteps, -1);
+  shape_steps_.assign(index_->shapes().size(), 0);
 
   // Units: the cells (or, for the full scan, the offers) that pass the name
   // filters, by first offer.
@@ -551,13 +552,14 @@ absl::Status RecommendationRun::Enumerate(const RegionGroups* groups) {
       continue;
     }
     // Offers of one shape share configurations, one per cluster size.
-    std::vector<int>& configs = shape_configs_[cell.shape];
+    int& known = shape_steps_[cell.shape];
     const int max_nodes = NodeCap(cell.max_nodes);
     int steps = 0;
     for (int32_t nodes = 1; nodes <= max_nodes; nodes *= 2, ++steps) {
       if (c.max_gpus() > 0 && nodes * cell.gpus_per_node > c.max_gpus()) break;
-      if (steps == static_cast<int>(configs.size())) {
-        configs.push_back(static_cast<int>(configs_.size()));
+      if (steps == known) {
+        shape_configs_[static_cast<size_t>(cell.shape) * kMaxSteps + steps] = static_cast<int>(configs_.size());
+        ++known;
         configs_.emplace_back(cell.shape, nodes);
       }
     }
@@ -627,7 +629,8 @@ std::vector<RecommendationRun::Ranked> RecommendationRun::SelectCandidates(int c
   total = 0;
   if (scan_ == Scan::kFullScan) {
     for (const Unit& unit : units_) {
-      for (const auto& [step, config] : unit.fitting) {
+      for (int k = unit.fitting_begin; k < unit.fitting_end; ++k) {
+        const auto [step, config] = fitting_[k];
         const int32_t nodes = int32_t{1} << step;
         for (int pos = 0; pos < static_cast<int>(options_.size()); ++pos) {
           const double price = ListPrice(facts[unit.offer], options_[pos]);
@@ -665,9 +668,10 @@ std::vector<RecommendationRun::Ranked> RecommendationRun::SelectCandidates(int c
   std::vector<Stream> streams;
   for (int u = 0; u < static_cast<int>(units_.size()); ++u) {
     const Unit& unit = units_[u];
-    if (unit.fitting.empty()) continue;
+    if (unit.fitting_end == unit.fitting_begin) continue;
     const OfferCell& cell = cells[unit.cell];
-    for (const auto& [step, config] : unit.fitting) {
+    for (int k = unit.fitting_begin; k < unit.fitting_end; ++k) {
+      const auto [step, config] = fitting_[k];
       for (int pos = 0; pos < static_cast<int>(options_.size()); ++pos) {
         const int slot = OptionSlot(options_[pos]);
         if (!cell.sold[slot]) continue;
@@ -811,11 +815,13 @@ absl::StatusOr<RecommendationRun::QuotePlan> RecommendationRun::PlanQuote(
                          deadline <= 0 && min_tokens_per_second <= 0;
   const auto& offers = catalog_->snapshot().offers();
   const std::vector<OfferCell>& cells = index_->cells();
+  fitting_.reserve(units_.size() * kFittingClusterSizesKept);
   for (Unit& unit : units_) {
     const OfferCell& f = cells[unit.cell];
     int fitting_steps = 0;
+    unit.fitting_begin = unit.fitting_end = static_cast<int>(fitting_.size());
     for (int step = 0; step < unit.steps; ++step) {
-      const int config = shape_configs_[f.shape][step];
+      const int config = ShapeConfig(f.shape, step);
       const sizing::v1::ConfigurationEstimate& e = Est(config);
       if (!e.fits()) {
         const bool for_lack_of_fabric = f.max_nodes == 1 && fit_multi_node[f.gpu];
@@ -855,7 +861,8 @@ absl::StatusOr<RecommendationRun::QuotePlan> RecommendationRun::PlanQuote(
         continue;
       }
       if (cost_only && ++fitting_steps > kFittingClusterSizesKept) break;
-      unit.fitting.emplace_back(step, config);
+      fitting_.emplace_back(step, config);
+      unit.fitting_end = static_cast<int>(fitting_.size());
       for (PurchaseOption option : options_) unit.candidates_per_offer += f.sold[OptionSlot(option)] ? 1 : 0;
     }
   }

@@ -169,7 +169,9 @@ class RecommendationRun {
     // reached it.
     v1::ExclusionReason reason = v1::EXCLUSION_REASON_UNSPECIFIED;
     int config = -1;
-    std::vector<std::pair<int, int>> fitting;  // (step, configuration) that yield candidates
+    // The (step, configuration) pairs that yield candidates:
+    // fitting_[fitting_begin, fitting_end).
+    int fitting_begin = 0, fitting_end = 0;
     int candidates_per_offer = 0;
     // kTopK with one kind of name filter: its cell parts (offers that pass),
     // [parts_begin, parts_end) in parts_; empty otherwise.
@@ -285,7 +287,15 @@ class RecommendationRun {
   std::vector<const CellPart*> parts_;
   int filtered_by_name_ = 0, first_filtered_by_name_ = -1;
   absl::flat_hash_map<int, Quoted> quoted_offers_;  // by offer index
-  std::vector<std::vector<int>> shape_configs_;  // by shape: configuration index per cluster size
+  // Configuration index by (shape, cluster size step): shape_configs_[shape
+  // * kMaxSteps + step], for the first shape_steps_[shape] steps. Flat: one
+  // allocation per request, not one per shape.
+  static constexpr int kMaxSteps = 11;  // 1, 2, 4, ... kMaxMaxNodes nodes
+  static_assert((1 << (kMaxSteps - 1)) == kMaxMaxNodes, "a step per power of two up to kMaxMaxNodes");
+  int ShapeConfig(int shape, int step) const { return shape_configs_[static_cast<size_t>(shape) * kMaxSteps + step]; }
+  std::vector<int> shape_configs_;
+  std::vector<int> shape_steps_;
+  std::vector<std::pair<int, int>> fitting_;  // every unit's (step, configuration) pairs, unit by unit
   std::vector<std::pair<int, int32_t>> configs_;  // by configuration index: shape, nodes
   EstimateCache* estimate_cache_ = nullptr;
   std::string workload_key_;  // "" without a cache
