@@ -655,14 +655,29 @@ std::vector<RecommendationRun::Ranked> RecommendationRun::SelectCandidates(int c
   // of stream heads yields candidates in key order. The fastest objective's
   // key is the configuration's hours alone: its streams go by offer index.
   // A stream is a cell's offers (or, in part mode, a part's), with their
-  // list prices when the index has them in stream order.
+  // list prices when the index has them in stream order, and its
+  // configuration's numbers that the key reads (PreRankKeyOf's).
   struct Stream {
     absl::Span<const int32_t> offers;
     const double* prices;  // nullptr: read the offer's facts
     size_t pos;
     int unit, config, step, option_pos;
     double factor;  // nodes + spare
-    Ranked head;
+    double hours, tokens_per_second;
+  };
+  // A stream's current candidate, kept in the heap itself (no indirection
+  // per comparison); ordered as Ranked.
+  struct Head {
+    double key;
+    int offer, step, option_pos;
+    int stream;
+    double price;
+    bool operator<(const Head& o) const {
+      return key != o.key ? key < o.key
+             : offer != o.offer ? offer < o.offer
+             : step != o.step   ? step < o.step
+                                : option_pos < o.option_pos;
+    }
   };
   const bool fastest = objective_ == v1::OBJECTIVE_FASTEST;
   std::vector<Stream> streams;
@@ -672,6 +687,7 @@ std::vector<RecommendationRun::Ranked> RecommendationRun::SelectCandidates(int c
     const OfferCell& cell = cells[unit.cell];
     for (int k = unit.fitting_begin; k < unit.fitting_end; ++k) {
       const auto [step, config] = fitting_[k];
+      const sizing::v1::ConfigurationEstimate& e = Est(config);
       for (int pos = 0; pos < static_cast<int>(options_.size()); ++pos) {
         const int slot = OptionSlot(options_[pos]);
         if (!cell.sold[slot]) continue;
@@ -682,19 +698,30 @@ std::vector<RecommendationRun::Ranked> RecommendationRun::SelectCandidates(int c
             const CellPart& part = *parts_[p];
             streams.push_back({fastest ? index_->PartOffers(part, parts_by_region_)
                                        : index_->PartByPrice(part, slot, parts_by_region_),
-                               nullptr, 0, u, config, step, pos, factor, Ranked{}});
+                               nullptr, 0, u, config, step, pos, factor, e.estimated_hours(), e.tokens_per_second()});
           }
         } else {
           streams.push_back({fastest ? absl::MakeConstSpan(cell.offers) : absl::MakeConstSpan(cell.by_price[slot]),
-                             fastest ? nullptr : cell.price[slot].data(), 0, u, config, step, pos, factor, Ranked{}});
+                             fastest ? nullptr : cell.price[slot].data(), 0, u, config, step, pos, factor,
+                             e.estimated_hours(), e.tokens_per_second()});
         }
       }
     }
   }
-  // Moves a stream to its next offer that passes the name filters; false at
-  // its end. In part mode every offer of a part passes.
+  // PreRankKeyOf from the stream's copy of the configuration's numbers (the
+  // same arithmetic, so the same doubles).
+  auto key_of = [&](const Stream& stream, double list_usd_per_hour) {
+    switch (objective_) {
+      case v1::OBJECTIVE_FASTEST: return stream.hours;
+      case v1::OBJECTIVE_BEST_VALUE: return -stream.tokens_per_second / std::max(list_usd_per_hour, 1e-9);
+      default: return list_usd_per_hour * stream.hours;
+    }
+  };
+  // The stream's next candidate that passes the name filters, from its
+  // position on; false at its end. In part mode every offer of a part passes.
   const bool check_names = name_filtered_ && !part_mode_;
-  auto settle = [&](Stream& stream) {
+  auto settle = [&](int s, Head& head) {
+    Stream& stream = streams[s];
     while (stream.pos < stream.offers.size()) {
       const int offer = stream.offers[stream.pos];
       if (!check_names || PassesNames(offer)) {
@@ -703,36 +730,38 @@ std::vector<RecommendationRun::Ranked> RecommendationRun::SelectCandidates(int c
         const double price = fastest                   ? -1
                              : stream.prices != nullptr ? stream.prices[stream.pos]
                                                         : ListPrice(facts[offer], options_[stream.option_pos]);
-        stream.head = {PreRankKeyOf(stream.config, price * stream.factor), offer, stream.step, stream.option_pos,
-                       stream.unit, stream.config, price};
+        head = {key_of(stream, price * stream.factor), offer, stream.step, stream.option_pos, s, price};
         return true;
       }
       ++stream.pos;
     }
     return false;
   };
-  auto later = [&](int a, int b) { return streams[b].head < streams[a].head; };  // min-heap
-  std::vector<int> heap;
+  auto later = [](const Head& a, const Head& b) { return b < a; };  // min-heap
+  std::vector<Head> heap;
   heap.reserve(streams.size());
   for (int i = 0; i < static_cast<int>(streams.size()); ++i) {
-    if (settle(streams[i])) heap.push_back(i);
+    Head head;
+    if (settle(i, head)) heap.push_back(head);
   }
   std::make_heap(heap.begin(), heap.end(), later);
   selected.reserve(std::min<int64_t>(total, cap) + 8);
   while (!heap.empty()) {
-    Stream& top = streams[heap.front()];
+    const Head& top = heap.front();
     // Each stream is in the full scan's order when equal keys mean equal
     // prices (then offer index breaks the tie): stop at the cap. Otherwise
     // take every candidate that ties with the last one taken, and the sort
     // below restores the full scan's order among them.
     if (static_cast<int>(selected.size()) >= cap &&
-        (index_->distinct_price_keys() || !(top.head.key == selected.back().key))) {
+        (index_->distinct_price_keys() || !(top.key == selected.back().key))) {
       break;
     }
+    const Stream& stream = streams[top.stream];
+    selected.push_back({top.key, top.offer, top.step, top.option_pos, stream.unit, stream.config, top.price});
     std::pop_heap(heap.begin(), heap.end(), later);
-    selected.push_back(top.head);
-    ++top.pos;
-    if (settle(top)) {
+    Head& next = heap.back();  // the popped head's slot
+    ++streams[next.stream].pos;
+    if (settle(next.stream, next)) {
       std::push_heap(heap.begin(), heap.end(), later);
     } else {
       heap.pop_back();
