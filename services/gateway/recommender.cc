@@ -865,7 +865,8 @@ absl::StatusOr<RecommendationRun::QuotePlan> RecommendationRun::PlanQuote(
         continue;
       }
       if (serving_ && (max_ttft > 0 || min_per_user > 0)) {
-        const v1::ServingEstimate served = Serving(e, 0, 0);
+        // The numbers Serving() passes on unchanged, read without building it.
+        const sizing::v1::ServingEstimate& served = e.serving();
         if (max_ttft > 0 && !(served.time_to_first_token_seconds() <= max_ttft)) {
           Track(misses_, "ttft", {served.time_to_first_token_seconds(), config, -1, unit.first}, true);
           ExcludeUnit(unit, v1::EXCLUSION_REASON_TOO_SLOW, config);
@@ -1194,7 +1195,8 @@ void RecommendationRun::AddWhatIfs(int top_index, const std::vector<int>& surviv
                                    const pricing::v1::QuoteResponse& quotes, v1::RecommendResponse& response) const {
   const Candidate& top = candidates_[top_index];
   const pricing::v1::CostBreakdown& top_cost = quotes.quotes(top.quote).cost();
-  const absl::flat_hash_set<int> qualifies(survivors.begin(), survivors.end());
+  std::vector<char> qualifies(candidates_.size(), 0);  // by candidate index
+  for (int index : survivors) qualifies[index] = 1;
   auto priced = [&](int index) {
     const Candidate& c = candidates_[index];
     return c.quote >= 0 && quotes.quotes(c.quote).priced() &&
@@ -1207,12 +1209,14 @@ void RecommendationRun::AddWhatIfs(int top_index, const std::vector<int>& surviv
   // of the quoted by total cost.
   std::vector<int> order(survivors.begin(), survivors.end());
   std::vector<int> rest;
+  std::vector<double> total_usd(candidates_.size(), 0);  // read once per candidate, not per comparison
   for (int index : quoted_) {
-    if (!qualifies.contains(index) && priced(index)) rest.push_back(index);
+    if (!qualifies[index] && priced(index)) {
+      rest.push_back(index);
+      total_usd[index] = quotes.quotes(candidates_[index].quote).cost().total_usd();
+    }
   }
-  std::sort(rest.begin(), rest.end(), [&](int a, int b) {
-    return quotes.quotes(candidates_[a].quote).cost().total_usd() < quotes.quotes(candidates_[b].quote).cost().total_usd();
-  });
+  std::sort(rest.begin(), rest.end(), [&](int a, int b) { return total_usd[a] < total_usd[b]; });
   order.insert(order.end(), rest.begin(), rest.end());
 
   auto add = [&](const std::string& axis, int index) {
@@ -1230,7 +1234,7 @@ void RecommendationRun::AddWhatIfs(int top_index, const std::vector<int>& surviv
     w->set_preemption_usd(q.cost().preemption_usd());
     // A what-if-only quote (reserved) was never filtered: check it here.
     const v1::Constraints& k = request_.constraints();
-    w->set_qualifies(qualifies.contains(index) ||
+    w->set_qualifies(qualifies[index] ||
                      (c.what_if_only && !(k.max_usd_per_hour() > 0 && q.cost().usd_per_hour() > k.max_usd_per_hour()) &&
                       !(k.max_total_usd() > 0 && q.cost().total_usd() > k.max_total_usd()) &&
                       !(k.deadline_hours() > 0 && q.cost().expected_hours() > k.deadline_hours())));
@@ -1419,36 +1423,34 @@ namespace {
 std::string ServingBoundText(const v1::ServingEstimate& s, const sizing::v1::ServingEstimate& in,
                              const sizing::v1::Workload& w) {
   const int per_replica = std::max(1, in.concurrency_per_replica());
-  const std::string users =
-      absl::StrFormat("each of the %d concurrent sequences per replica gets %.1f tokens/s", per_replica,
-                      s.tokens_per_second_per_user());
-  const std::string decode = absl::StrFormat(
-      "%.1f tokens/s, %.0f ms per token, between other sequences' prefills", s.decode_tokens_per_second_per_user(),
-      1000 * s.inter_token_latency_seconds());
+  const std::string users = absl::StrCat("each of the ", per_replica, " concurrent sequences per replica gets ",
+                                         Fixed(s.tokens_per_second_per_user(), 1), " tokens/s");
+  const std::string decode =
+      absl::StrCat(Fixed(s.decode_tokens_per_second_per_user(), 1), " tokens/s, ",
+                   Fixed(1000 * s.inter_token_latency_seconds(), 0), " ms per token, between other sequences' prefills");
   switch (s.throughput_bound()) {
     case sizing::v1::SERVING_BOUND_PREFILL:
-      return absl::StrFormat(
-          "throughput prefill-bound: prefilling the %d-token prompts takes %.0f%% of each replica's time at full "
-          "load, so the total is %.0f tokens/s and %s (%s); more compute per replica, shorter prompts or prefix "
-          "caching raise it",
-          w.prompt_tokens() > 0 ? w.prompt_tokens() : w.context_length() - w.output_tokens(),
-          100 * s.prefill_fraction(), s.aggregate_tokens_per_second(), users, decode);
+      return absl::StrCat(
+          "throughput prefill-bound: prefilling the ",
+          w.prompt_tokens() > 0 ? w.prompt_tokens() : w.context_length() - w.output_tokens(), "-token prompts takes ",
+          Fixed(100 * s.prefill_fraction(), 0), "% of each replica's time at full load, so the total is ",
+          Fixed(s.aggregate_tokens_per_second(), 0), " tokens/s and ", users, " (", decode,
+          "); more compute per replica, shorter prompts or prefix caching raise it");
     case sizing::v1::SERVING_BOUND_KV_CAPACITY:
-      return absl::StrFormat(
-          "throughput KV-capacity-bound: the KV cache holds %d sequences of %d tokens per replica and all of them "
-          "decode (%.0f%% of the time; prefill %.0f%%), so the total is %.0f tokens/s and %s (%s); more GPU memory "
-          "per replica raises it",
-          in.max_concurrency_per_replica(), w.context_length(), 100 * (1 - s.prefill_fraction()),
-          100 * s.prefill_fraction(), s.aggregate_tokens_per_second(), users, decode);
+      return absl::StrCat("throughput KV-capacity-bound: the KV cache holds ", in.max_concurrency_per_replica(),
+                          " sequences of ", w.context_length(), " tokens per replica and all of them decode (",
+                          Fixed(100 * (1 - s.prefill_fraction()), 0), "% of the time; prefill ",
+                          Fixed(100 * s.prefill_fraction(), 0), "%), so the total is ",
+                          Fixed(s.aggregate_tokens_per_second(), 0), " tokens/s and ", users, " (", decode,
+                          "); more GPU memory per replica raises it");
     case sizing::v1::SERVING_BOUND_DECODE:
-      return absl::StrFormat(
-          "throughput decode-bound: the batched decode steps take %.0f%% of each replica's time at full load "
-          "(prefill %.0f%%), so the total is %.0f tokens/s and %s (%s); more concurrent sequences per replica "
-          "would raise the total and lower each one's speed",
-          100 * (1 - s.prefill_fraction()), 100 * s.prefill_fraction(), s.aggregate_tokens_per_second(), users,
-          decode);
+      return absl::StrCat("throughput decode-bound: the batched decode steps take ",
+                          Fixed(100 * (1 - s.prefill_fraction()), 0), "% of each replica's time at full load (prefill ",
+                          Fixed(100 * s.prefill_fraction(), 0), "%), so the total is ",
+                          Fixed(s.aggregate_tokens_per_second(), 0), " tokens/s and ", users, " (", decode,
+                          "); more concurrent sequences per replica would raise the total and lower each one's speed");
     default:
-      return absl::StrFormat("%s (%s)", users, decode);
+      return absl::StrCat(users, " (", decode, ")");
   }
 }
 
