@@ -37,6 +37,7 @@
 #include "absl/synchronization/mutex.h"
 #include "absl/time/time.h"
 #include "gpuadvisor/catalog/v1/catalog.grpc.pb.h"
+#include "common/grpc/watch_chunks.h"
 #include "grpcpp/client_context.h"
 #include "services/catalog/catalog.h"
 #include "absl/status/status.h"
@@ -45,37 +46,9 @@
 
 namespace gpuadvisor::catalog {
 
-// Reassembles a snapshot sent as SnapshotChunks (WatchCatalogResponse.chunk,
-// see the proto): the chunks of one version must follow each other at
-// consecutive offsets with the same version, total size and checksum.
-// Nothing is parsed until the last byte arrived and the size and checksum
-// match. Not thread-safe (one per watch stream).
-class SnapshotAssembler {
- public:
-  // Takes the next chunk. kDataLoss (the partial snapshot is dropped) when
-  // it does not continue the snapshot being assembled: another version,
-  // total or checksum, an offset other than where the last chunk ended, data
-  // past the total, or a total protobuf cannot parse (over 2 GiB).
-  absl::Status Add(v1::SnapshotChunk chunk);
-  bool in_progress() const { return !version_.empty(); }
-  bool complete() const { return in_progress() && static_cast<int64_t>(data_.size()) == total_; }
-  // Bytes received of the snapshot in progress, and its size and version.
-  int64_t received() const { return static_cast<int64_t>(data_.size()); }
-  int64_t total() const { return total_; }
-  const std::string& version() const { return version_; }
-  // Once complete(): the snapshot, after checking the checksum, that it
-  // parses and that it carries the chunks' version (kDataLoss otherwise).
-  // `serialized` (if not null) receives its bytes, for the cache file.
-  // Resets the assembler either way.
-  absl::StatusOr<v1::CatalogSnapshot> Take(std::string* serialized);
-  void Reset();
-
- private:
-  std::string version_;  // "" = nothing in progress
-  int64_t total_ = 0;
-  std::string checksum_;
-  std::string data_;
-};
+// Reassembles a snapshot sent as SnapshotChunks (WatchCatalogResponse.chunk):
+// the shared assembler of common/grpc/watch_chunks.h, parsing a CatalogSnapshot.
+using SnapshotAssembler = ::gpuadvisor::SnapshotAssembler<v1::CatalogSnapshot>;
 
 class CatalogReplica {
  public:

@@ -1,31 +1,14 @@
 #ifndef GPUADVISOR_SERVICES_CATALOG_FINGERPRINT_H_
 #define GPUADVISOR_SERVICES_CATALOG_FINGERPRINT_H_
 
-// A stable 64-bit content fingerprint (FNV-1a). Unlike absl::Hash it is the
-// same in every process and build, so it can name catalog versions and sign
-// page tokens. Not cryptographic.
+// The catalog's names for the shared FNV-1a fingerprint (common/io/fingerprint.h).
 
-#include <cstdint>
-#include <string>
-
-#include "absl/strings/str_format.h"
-#include "absl/strings/string_view.h"
+#include "common/io/fingerprint.h"
 
 namespace gpuadvisor::catalog {
 
-inline uint64_t Fingerprint64(absl::string_view bytes, uint64_t seed = 14695981039346656037ull) {
-  uint64_t h = seed;
-  for (unsigned char c : bytes) {
-    h ^= c;
-    h *= 1099511628211ull;
-  }
-  return h;
-}
-
-// 16 lower-case hex digits.
-inline std::string FingerprintHex(absl::string_view bytes) {
-  return absl::StrFormat("%016x", Fingerprint64(bytes));
-}
+using ::gpuadvisor::Fingerprint64;
+using ::gpuadvisor::FingerprintHex;
 
 }  // namespace gpuadvisor::catalog
 

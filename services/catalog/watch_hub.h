@@ -21,6 +21,7 @@
 #include <string>
 
 #include "common/grpc/channel.h"
+#include "common/grpc/watch_chunks.h"
 #include "common/grpc/watch_hub.h"
 #include "gpuadvisor/catalog/v1/catalog.pb.h"
 #include "services/catalog/catalog_store.h"
@@ -29,17 +30,13 @@ namespace gpuadvisor::catalog {
 
 inline constexpr int kMinHeartbeatMillis = kMinWatchHeartbeatMillis;
 inline constexpr int kMaxHeartbeatMillis = kMaxWatchHeartbeatMillis;
-// Data per SnapshotChunk by default: well under the 64 MiB backend message
-// limit, small enough that a chunk is written in well under the slow-watcher
-// limit, large enough that a 1M-offer snapshot is ~100 messages.
-inline constexpr int64_t kDefaultWatchChunkBytes = 4 << 20;
+// Data per SnapshotChunk by default (common/grpc/watch_chunks.h).
+inline constexpr int64_t kDefaultWatchChunkBytes = ::gpuadvisor::kDefaultWatchChunkBytes;
 
 using WatchHub = ::gpuadvisor::WatchHub;
 
-struct SnapshotEncoding {
-  int64_t chunk_bytes = kDefaultWatchChunkBytes;  // data per chunk (at least 1)
-  int64_t max_message_bytes = kMaxBackendMessageBytes;  // largest whole message sent
-};
+// Data per chunk and the largest whole message (the shared chunk design).
+using SnapshotEncoding = ::gpuadvisor::ChunkEncoding;
 
 // The watch encoding of `snapshot`: the whole WatchCatalogResponse (or
 // whole_refused when it is larger than max_message_bytes) and its chunks.

@@ -24,6 +24,7 @@
 
 #include <unistd.h>
 
+#include <algorithm>
 #include <chrono>
 #include <cstdio>
 #include <memory>
@@ -35,6 +36,7 @@
 #include "common/grpc/replication.h"
 #include "common/grpc/server.h"
 #include "common/grpc/service_main.h"
+#include "common/grpc/watch_chunks.h"
 #include "common/io/durable_file.h"
 #include "common/metrics/function_metric.h"
 #include "common/io/text_proto.h"
@@ -55,6 +57,9 @@ ABSL_FLAG(std::string, writer_address, "",
           "the writer's books and sends UpdatePrices on to it. Empty = this is the writer.");
 ABSL_FLAG(std::string, writer_host, "",
           "With --writer_address: the writer's hostname; the replica running on that host is the writer.");
+ABSL_FLAG(int64_t, watch_chunk_bytes, gpuadvisor::kDefaultWatchChunkBytes,
+          "Price book data per WatchPrices chunk (followers that set accept_chunks; at least 1024). "
+          "Followers that did not get the book whole while it fits the 64 MiB message limit.");
 ABSL_FLAG(std::string, catalog_cache_file, "",
           "Where to keep the followed catalog across restarts (so pricing can start while the catalog is "
           "down); empty = none.");
@@ -103,13 +108,14 @@ int main(int argc, char** argv) {
   gpuadvisor::pricing::PricingServiceImpl::Options service_options;
   service_options.admin_token = *token;
   service_options.persist = persist;
+  service_options.watch_encoding.chunk_bytes = std::max<int64_t>(1024, absl::GetFlag(FLAGS_watch_chunk_bytes));
   std::unique_ptr<gpuadvisor::pricing::v1::PricingService::Stub> writer_stub;
   std::unique_ptr<gpuadvisor::pricing::PriceFollower> follower;
   if (!writer) {
     writer_stub = gpuadvisor::pricing::v1::PricingService::NewStub(gpuadvisor::BackendChannel(writer_address));
     follower = std::make_unique<gpuadvisor::pricing::PriceFollower>(
         gpuadvisor::pricing::v1::PricingService::NewStub(gpuadvisor::BackendChannel(writer_address)), &store,
-        gpuadvisor::pricing::PriceFollower::Options());
+        gpuadvisor::pricing::PriceFollower::Options{.name = "pricing follower"});
     service_options.persist = nullptr;  // the writer persists
     service_options.forward_update = [&](grpc::ServerContext* context,
                                          const gpuadvisor::pricing::v1::UpdatePricesRequest& request,

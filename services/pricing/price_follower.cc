@@ -4,13 +4,18 @@
 #include <cstdio>
 #include <utility>
 
+#include "absl/strings/str_cat.h"
 #include "absl/time/clock.h"
+#include "common/grpc/watch_chunks.h"
 
 namespace gpuadvisor::pricing {
 
 PriceFollower::PriceFollower(std::unique_ptr<v1::PricingService::StubInterface> writer, PriceStore* store,
                              Options options)
-    : writer_(std::move(writer)), store_(store), options_(options) {}
+    : writer_(std::move(writer)),
+      store_(store),
+      options_(std::move(options)),
+      retry_delay_(options_.retry_interval) {}
 
 PriceFollower::~PriceFollower() { Stop(); }
 
@@ -45,19 +50,80 @@ bool PriceFollower::WaitForVersion(const std::string& version, absl::Time deadli
   return true;
 }
 
-void PriceFollower::Follow() {
-  // A watchdog ends a stream that stays silent (a hung or partitioned writer).
-  std::thread watchdog([this] {
+absl::Duration PriceFollower::retry_delay() const {
+  absl::MutexLock lock(&mu_);
+  return retry_delay_;
+}
+
+absl::Duration PriceFollower::NextRetryDelay(absl::Duration previous, const Options& options) {
+  return std::max(options.retry_interval, std::min(2 * previous, options.max_retry_interval));
+}
+
+void PriceFollower::SetApplying(bool applying) {
+  absl::MutexLock lock(&mu_);
+  applying_ = applying;
+  last_heard_ = absl::Now();  // the silence the watchdog measures starts again
+}
+
+void PriceFollower::Reject(const absl::Status& status) {
+  std::shared_ptr<const PriceBook> serving = store_->Current();
+  const std::string keeping = serving != nullptr ? absl::StrCat("version ", serving->version()) : "no book";
+  std::fprintf(stderr, "%s: %s; keeping %s\n", options_.name.c_str(), std::string(status.message()).c_str(),
+               keeping.c_str());
+  if (options_.on_rejected) {
+    options_.on_rejected(absl::Status(status.code(), absl::StrCat(status.message(), "; keeping ", keeping)));
+  }
+}
+
+bool PriceFollower::Apply(v1::PriceBook data) {
+  const absl::Time start = absl::Now();
+  const std::string version = data.version();
+  const int prices = data.prices_size();
+  absl::StatusOr<std::shared_ptr<const PriceBook>> book = PriceBook::Create(std::move(data));
+  if (!book.ok()) {
+    Reject(absl::Status(book.status().code(), absl::StrCat("rejected the pricing writer's book ", version, ": ",
+                                                           book.status().message())));
+    return false;
+  }
+  if ((*book)->version() != version) {
+    std::fprintf(stderr, "%s: the pricing writer's book %s hashes to %s here (version skew)\n",
+                 options_.name.c_str(), version.c_str(), (*book)->version().c_str());
+  }
+  {
     absl::MutexLock lock(&mu_);
-    while (!stopping_) {
-      mu_.AwaitWithTimeout(absl::Condition(&stopping_), absl::Milliseconds(100));
-      if (active_call_ != nullptr &&
-          absl::Now() - last_heard_ > options_.heartbeat_interval * options_.missed_heartbeats) {
-        active_call_->TryCancel();
-        last_heard_ = absl::InfiniteFuture();  // once per stream
-      }
+    retry_delay_ = options_.retry_interval;  // current with the writer again
+  }
+  store_->Set(*book);
+  {
+    absl::MutexLock lock(&mu_);
+    has_book_ = true;
+  }
+  const absl::Duration took = absl::Now() - start;
+  if (took > absl::Seconds(1)) {  // a large book: say how long it took
+    std::fprintf(stderr, "%s: price book %s (%d prices) validated and swapped in in %.1f s\n",
+                 options_.name.c_str(), version.c_str(), prices, absl::ToDoubleSeconds(took));
+  }
+  return true;
+}
+
+void PriceFollower::Watchdog() {
+  // Ends a stream that stays silent (a hung or partitioned writer).
+  absl::MutexLock lock(&mu_);
+  while (!stopping_) {
+    mu_.AwaitWithTimeout(absl::Condition(&stopping_), absl::Milliseconds(100));
+    if (stopping_ || active_call_ == nullptr || applying_) continue;
+    const absl::Duration silent = absl::Now() - last_heard_;
+    if (silent > options_.heartbeat_interval * options_.missed_heartbeats) {
+      std::fprintf(stderr, "%s: nothing heard from the pricing writer for %s; reconnecting\n",
+                   options_.name.c_str(), absl::FormatDuration(silent).c_str());
+      active_call_->TryCancel();
+      last_heard_ = absl::InfiniteFuture();  // once per stream
     }
-  });
+  }
+}
+
+void PriceFollower::Follow() {
+  std::thread watchdog([this] { Watchdog(); });
   std::string known;
   while (true) {
     grpc::ClientContext context;
@@ -71,40 +137,64 @@ void PriceFollower::Follow() {
     request.set_known_version(known);
     request.set_heartbeat_interval_millis(
         static_cast<int32_t>(absl::ToInt64Milliseconds(options_.heartbeat_interval)));
+    request.set_accept_chunks(true);
     std::unique_ptr<grpc::ClientReaderInterface<v1::WatchPricesResponse>> reader =
         writer_->WatchPrices(&context, request);
+    SnapshotAssembler<v1::PriceBook> assembler;
     v1::WatchPricesResponse update;
     while (reader->Read(&update)) {
       {
         absl::MutexLock lock(&mu_);
         last_heard_ = last_message_ = absl::Now();
       }
-      if (!update.has_price_book()) continue;  // a heartbeat
-      const std::string version = update.price_book().version();
-      absl::StatusOr<std::shared_ptr<const PriceBook>> book = PriceBook::Create(*update.mutable_price_book());
-      if (!book.ok()) {
-        std::fprintf(stderr, "pricing follower: rejected the writer's book %s: %s\n", version.c_str(),
-                     book.status().ToString().c_str());
-        continue;
+      absl::StatusOr<v1::PriceBook> book = absl::UnavailableError("no book");
+      if (update.has_chunk()) {
+        if (absl::Status added = assembler.Add(update.chunk()); !added.ok()) {
+          book = added;
+        } else if (assembler.complete()) {
+          // Checking and parsing a large book takes seconds without reading
+          // the stream: not silence for the watchdog.
+          SetApplying(true);
+          book = assembler.Take(nullptr);
+        }
+      } else if (update.has_price_book()) {
+        assembler.Reset();
+        book = std::move(*update.mutable_price_book());
+      } else {
+        // A heartbeat: the writer has nothing newer than what was sent.
+        absl::MutexLock lock(&mu_);
+        if (has_book_) retry_delay_ = options_.retry_interval;
       }
-      if ((*book)->version() != version) {
-        std::fprintf(stderr, "pricing follower: the writer's book %s hashes to %s here (version skew)\n",
-                     version.c_str(), (*book)->version().c_str());
+      update.Clear();
+      if (absl::IsDataLoss(book.status())) {
+        // Out of order, corrupt or mislabelled chunks: drop them, keep the
+        // book, and reconnect so the writer sends it again.
+        SetApplying(false);
+        Reject(book.status());
+        context.TryCancel();
+        break;
       }
-      known = version;
-      store_->Set(*book);
-      absl::MutexLock lock(&mu_);
-      has_book_ = true;
+      if (!book.ok()) continue;  // a heartbeat, or a chunk of a book still arriving
+      SetApplying(true);
+      std::string version = book->version();
+      if (Apply(*std::move(book))) known = std::move(version);
+      SetApplying(false);
+    }
+    if (assembler.in_progress()) {
+      Reject(absl::DataLossError(absl::StrCat("watch stream ended after ", assembler.received(), " of ",
+                                              assembler.total(), " bytes of price book ", assembler.version())));
+      assembler.Reset();
     }
     const grpc::Status status = reader->Finish();
     absl::MutexLock lock(&mu_);
     active_call_ = nullptr;
     if (stopping_) break;
-    if (!status.ok()) {
-      std::fprintf(stderr, "pricing follower: watch of the writer ended: %s; reconnecting\n",
-                   status.error_message().c_str());
-    }
-    mu_.AwaitWithTimeout(absl::Condition(&stopping_), options_.retry_interval);
+    const absl::Duration wait = retry_delay_;
+    retry_delay_ = NextRetryDelay(wait, options_);
+    std::fprintf(stderr, "%s: watch of the pricing writer ended: %s; reconnecting in %s\n", options_.name.c_str(),
+                 status.ok() ? "closed by the writer" : status.error_message().c_str(),
+                 absl::FormatDuration(wait).c_str());
+    mu_.AwaitWithTimeout(absl::Condition(&stopping_), wait);
   }
   watchdog.join();
 }

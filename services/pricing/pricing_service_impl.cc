@@ -23,15 +23,26 @@ grpc::Status NotLoaded() {
 
 }  // namespace
 
-WatchHub::Source PriceWatchSource(PriceStore* store) {
+std::shared_ptr<const WatchHub::Encoded> EncodePriceBook(const v1::PriceBook& book, const ChunkEncoding& encoding) {
+  // Serialized once, straight from the book (no copy into a response), for
+  // every watcher and both forms.
+  std::string serialized;
+  book.SerializeToString(&serialized);
+  ChunkedResponse response;
+  response.value_field = v1::WatchPricesResponse::kPriceBookFieldNumber;
+  response.chunk_field = v1::WatchPricesResponse::kChunkFieldNumber;
+  response.what = absl::StrCat("price book ", book.version(), " (", book.prices_size(), " offer prices)");
+  response.accept_field = "WatchPricesRequest.accept_chunks";
+  return EncodeChunked(std::move(serialized), book.version(), response, encoding);
+}
+
+WatchHub::Source PriceWatchSource(PriceStore* store, ChunkEncoding encoding) {
   WatchHub::Source source;
-  source.wait_for_change = [store](const std::string& known,
-                                   absl::Time deadline) -> std::shared_ptr<const WatchHub::Encoded> {
+  source.wait_for_change = [store, encoding](const std::string& known,
+                                             absl::Time deadline) -> std::shared_ptr<const WatchHub::Encoded> {
     std::shared_ptr<const PriceBook> book = store->WaitForChange(known, deadline);
     if (book == nullptr || book->version() == known) return nullptr;
-    v1::WatchPricesResponse update;
-    *update.mutable_price_book() = book->data();
-    return WatchHub::Encode(update, book->version());
+    return EncodePriceBook(book->data(), encoding);
   };
   source.current_version = [store] {
     std::shared_ptr<const PriceBook> book = store->Current();
@@ -50,6 +61,11 @@ WatchHub::Source PriceWatchSource(PriceStore* store) {
     *heartbeat_millis = request.heartbeat_interval_millis();
     return true;
   };
+  source.accepts_chunks = [](const grpc::ByteBuffer& bytes) {
+    v1::WatchPricesRequest request;
+    grpc::ProtoBufferReader reader(const_cast<grpc::ByteBuffer*>(&bytes));
+    return request.ParseFromZeroCopyStream(&reader) && request.accept_chunks();
+  };
   source.version_header = kPriceWatchVersionHeader;
   source.heartbeat_header = kPriceWatchHeartbeatHeader;
   return source;
@@ -59,7 +75,7 @@ PricingServiceImpl::PricingServiceImpl(PriceStore* store, Metrics* metrics, Opti
     : store_(store),
       metrics_(metrics),
       options_(std::move(options)),
-      hub_(PriceWatchSource(store), options_.watch),
+      hub_(PriceWatchSource(store, options_.watch_encoding), options_.watch),
       quote_rpc_(metrics->ServerMethod(kService, "Quote")) {
   MarkMethodRawCallback(
       MethodIndex(kService, "WatchPrices"),

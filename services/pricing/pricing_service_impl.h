@@ -8,6 +8,10 @@
 // WatchPrices runs on the shared watch design (common/grpc/watch_hub.h): one
 // encoding per book version for every watcher, no thread per watcher, slow
 // watchers dropped with RESOURCE_EXHAUSTED, a watcher cap and heartbeats.
+// A book larger than one message (a million offers is ~80 MB) goes in
+// chunks to followers that set WatchPricesRequest.accept_chunks
+// (common/grpc/watch_chunks.h, the same design as WatchCatalog); one that
+// did not gets the whole book while it fits, else FAILED_PRECONDITION.
 // UpdatePrices checks the admin token before it reads the request.
 // Quote is CPU-only and runs on the gRPC callback API: answered on the gRPC
 // thread that delivered the request (no handler thread, no handoff).
@@ -17,6 +21,7 @@
 #include <functional>
 #include <string>
 
+#include "common/grpc/watch_chunks.h"
 #include "common/grpc/watch_hub.h"
 #include "common/metrics/metrics.h"
 #include "gpuadvisor/pricing/v1/pricing.grpc.pb.h"
@@ -34,6 +39,8 @@ class PricingServiceImpl final
     // PriceStore::Update); null = in memory only.
     PriceStore::Persist persist = nullptr;
     WatchHub::Options watch = WatchHub::Options();
+    // WatchPrices: book data per chunk and the largest whole book sent.
+    ChunkEncoding watch_encoding = ChunkEncoding();
     // On a follower replica (docs/reliability.md, single writer): sends an
     // authenticated UpdatePrices on to the writer and answers with the
     // writer's answer (once this replica serves that book). Null on the
@@ -69,8 +76,12 @@ class PricingServiceImpl final
   MethodMetrics& quote_rpc_;  // resolved once
 };
 
+// The WatchPrices encoding of `book`: the whole WatchPricesResponse (or
+// whole_refused when larger than encoding.max_message_bytes) and its chunks.
+std::shared_ptr<const WatchHub::Encoded> EncodePriceBook(const v1::PriceBook& book, const ChunkEncoding& encoding);
+
 // The WatchPrices source over `store`, which must outlive the hub.
-WatchHub::Source PriceWatchSource(PriceStore* store);
+WatchHub::Source PriceWatchSource(PriceStore* store, ChunkEncoding encoding = ChunkEncoding());
 
 // Initial metadata of a WatchPrices stream: the book version when it opened,
 // and the heartbeat interval accepted (ms).
