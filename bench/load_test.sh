@@ -241,6 +241,18 @@ print("resident memory: " + ", ".join("%s %.0f MB" % (n, kb / 1024) for n, kb in
 if offers >= 1000:
     print("memory per 100k offers: %.0f MB (catalog process), %.0f MB (pricing process), %.0f MB (gateway process)"
           % (rss_kb[0] / 1024 * 1e5 / offers, rss_kb[2] / 1024 * 1e5 / offers, rss_kb[3] / 1024 * 1e5 / offers))
+def sample(path, name):
+    """The value of an unlabelled series (or the sum over its labels); None when absent."""
+    values = [float(l.rsplit(None, 1)[1]) for l in open(path)
+              if l.startswith(name + " ") or l.startswith(name + "{")]
+    return sum(values) if values else None
+age = [sample(tmp + "/" + f, "gpuadvisor_gateway_price_book_copy_age_seconds") for f in ("before.prom", "after.prom")]
+local = [sample(tmp + "/" + f, "gpuadvisor_gateway_local_quotes_total") for f in ("before.prom", "after.prom")]
+if None not in age and None not in local:
+    # Whether the gateway priced from its own copy of pricing's book (WatchPrices) or called Quote.
+    print("gateway's copy of pricing's book: age %g s before the load, %g s after (0 = current, -1 = none);"
+          " answers priced from it during the load: %d (Recommend calls handled: %d; cache hits are not priced again)"
+          % (age[0], age[1], local[1] - local[0], sum(codes.values())))
 if errors:
     print("load_test: Recommend errors by code: %s" % codes, file=sys.stderr)
     sys.exit(1)

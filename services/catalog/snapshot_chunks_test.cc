@@ -21,12 +21,12 @@
 #include "google/protobuf/text_format.h"
 #include "grpcpp/create_channel.h"
 #include "grpcpp/security/credentials.h"
-#include "grpcpp/support/proto_buffer_reader.h"
 #include "gtest/gtest.h"
 #include "services/catalog/catalog_replica.h"
 #include "services/catalog/catalog_service_impl.h"
 #include "services/catalog/watch_hub.h"
 #include "tests/testing/status_matchers.h"
+#include "tests/testing/watch_messages.h"
 
 namespace gpuadvisor::catalog {
 namespace {
@@ -100,16 +100,8 @@ struct CatalogServer {
   std::string address;
 };
 
-// The WatchCatalogResponse messages of an encoding, as a follower reads them.
 std::vector<v1::WatchCatalogResponse> Decode(const std::vector<grpc::ByteBuffer>& buffers) {
-  std::vector<v1::WatchCatalogResponse> messages;
-  for (const grpc::ByteBuffer& buffer : buffers) {
-    grpc::ByteBuffer copy = buffer;
-    grpc::ProtoBufferReader reader(&copy);
-    messages.emplace_back();
-    EXPECT_TRUE(messages.back().ParseFromZeroCopyStream(&reader));
-  }
-  return messages;
+  return ::gpuadvisor::testing::DecodeMessages<v1::WatchCatalogResponse>(buffers);
 }
 
 TEST(SnapshotChunks, ChunkedWatchReassemblesTheServedSnapshot) {

@@ -22,11 +22,11 @@
 #include "gmock/gmock.h"
 #include "grpcpp/create_channel.h"
 #include "grpcpp/security/credentials.h"
-#include "grpcpp/support/proto_buffer_reader.h"
 #include "gtest/gtest.h"
 #include "services/pricing/price_follower.h"
 #include "services/pricing/pricing_service_impl.h"
 #include "tests/testing/status_matchers.h"
+#include "tests/testing/watch_messages.h"
 
 namespace gpuadvisor::pricing {
 namespace {
@@ -91,16 +91,8 @@ struct PricingWriter {
   int port = 0;
 };
 
-// The WatchPricesResponse messages of an encoding, as a follower reads them.
 std::vector<v1::WatchPricesResponse> Decode(const std::vector<grpc::ByteBuffer>& buffers) {
-  std::vector<v1::WatchPricesResponse> messages;
-  for (const grpc::ByteBuffer& buffer : buffers) {
-    grpc::ByteBuffer copy = buffer;
-    grpc::ProtoBufferReader reader(&copy);
-    messages.emplace_back();
-    EXPECT_TRUE(messages.back().ParseFromZeroCopyStream(&reader));
-  }
-  return messages;
+  return ::gpuadvisor::testing::DecodeMessages<v1::WatchPricesResponse>(buffers);
 }
 
 TEST(PriceChunks, ChunkedWatchReassemblesTheWritersBook) {
