@@ -248,11 +248,13 @@ def sample(path, name):
     return sum(values) if values else None
 age = [sample(tmp + "/" + f, "gpuadvisor_gateway_price_book_copy_age_seconds") for f in ("before.prom", "after.prom")]
 local = [sample(tmp + "/" + f, "gpuadvisor_gateway_local_quotes_total") for f in ("before.prom", "after.prom")]
-if None not in age and None not in local:
+if None not in local:
     # Whether the gateway priced from its own copy of pricing's book (WatchPrices) or called Quote.
-    print("gateway's copy of pricing's book: age %g s before the load, %g s after (0 = current, -1 = none);"
+    # The age series is absent until the gateway holds a copy.
+    ages = ["none" if a is None else "%g s" % a for a in age]
+    print("gateway's copy of pricing's book: age %s before the load, %s after (0 = current);"
           " answers priced from it during the load: %d (Recommend calls handled: %d; cache hits are not priced again)"
-          % (age[0], age[1], local[1] - local[0], sum(codes.values())))
+          % (ages[0], ages[1], local[1] - local[0], sum(codes.values())))
 if errors:
     print("load_test: Recommend errors by code: %s" % codes, file=sys.stderr)
     sys.exit(1)

@@ -111,7 +111,9 @@ void PriceFollower::Watchdog() {
   absl::MutexLock lock(&mu_);
   while (!stopping_) {
     mu_.AwaitWithTimeout(absl::Condition(&stopping_), absl::Milliseconds(100));
-    if (stopping_ || active_call_ == nullptr || applying_) continue;
+    // Not timed: a call the writer has not accepted yet (it waits for the
+    // writer to be reachable and SERVING), or a book being applied.
+    if (stopping_ || active_call_ == nullptr || !accepted_ || applying_) continue;
     const absl::Duration silent = absl::Now() - last_heard_;
     if (silent > options_.heartbeat_interval * options_.missed_heartbeats) {
       std::fprintf(stderr, "%s: nothing heard from the pricing writer for %s; reconnecting\n",
@@ -131,8 +133,14 @@ void PriceFollower::Follow() {
       absl::MutexLock lock(&mu_);
       if (stopping_) break;
       active_call_ = &context;
+      accepted_ = false;
       last_heard_ = absl::Now();
     }
+    // While the writer is down or not SERVING yet (the backend channel checks
+    // its health) the call waits in the channel, which reconnects with its own
+    // backoff, instead of failing at once and being dialled again: the
+    // follower starts the moment the writer is ready.
+    context.set_wait_for_ready(true);
     v1::WatchPricesRequest request;
     request.set_known_version(known);
     request.set_heartbeat_interval_millis(
@@ -140,6 +148,12 @@ void PriceFollower::Follow() {
     request.set_accept_chunks(true);
     std::unique_ptr<grpc::ClientReaderInterface<v1::WatchPricesResponse>> reader =
         writer_->WatchPrices(&context, request);
+    reader->WaitForInitialMetadata();  // the writer accepted the watch, or the call ended
+    {
+      absl::MutexLock lock(&mu_);
+      accepted_ = true;
+      last_heard_ = absl::Now();
+    }
     SnapshotAssembler<v1::PriceBook> assembler;
     v1::WatchPricesResponse update;
     while (reader->Read(&update)) {

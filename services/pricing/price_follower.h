@@ -19,11 +19,13 @@
 //
 // Heartbeats are asked for; a stream silent for `missed_heartbeats`
 // intervals is cancelled and re-dialled with the known version (the seconds
-// spent checking and validating a large book are not silence). After a
-// failed or ended stream the follower waits retry_interval before it
-// re-dials, doubling each time up to max_retry_interval, and back to
-// retry_interval once it holds the writer's current book (a book arrived, or
-// the writer's heartbeat says it has nothing newer). Thread-safe.
+// spent checking and validating a large book are not silence). A call waits
+// (gRPC wait_for_ready) while the writer is unreachable or not SERVING, and
+// starts as soon as it is. After a failed or ended stream the follower waits
+// retry_interval before it re-dials, doubling each time up to
+// max_retry_interval, and back to retry_interval once it holds the writer's
+// current book (a book arrived, or the writer's heartbeat says it has nothing
+// newer). Thread-safe.
 
 #include <functional>
 #include <memory>
@@ -98,6 +100,10 @@ class PriceFollower {
   absl::Time last_heard_ ABSL_GUARDED_BY(mu_) = absl::InfinitePast();  // reset by the watchdog
   absl::Time last_message_ ABSL_GUARDED_BY(mu_) = absl::InfinitePast();  // any message from the writer
   bool has_book_ ABSL_GUARDED_BY(mu_) = false;
+  // The writer accepted the current call (its initial metadata arrived, or
+  // the call ended); before that the call is waiting for the writer to be
+  // ready and the watchdog does not time it.
+  bool accepted_ ABSL_GUARDED_BY(mu_) = false;
   // Validating and swapping in a book (seconds at a million offers), not
   // reading: the watchdog does not time it.
   bool applying_ ABSL_GUARDED_BY(mu_) = false;
