@@ -17,6 +17,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/synchronization/mutex.h"
 #include "absl/time/clock.h"
+#include "common/grpc/channel.h"
 #include "common/grpc/server.h"
 #include "common/grpc/watch_chunks.h"
 #include "gmock/gmock.h"
@@ -364,6 +365,34 @@ TEST(PriceFollowerBackoff, ReDiallingBacksOffAndResetsOnceABookArrives) {
   EXPECT_THAT(log, ::testing::Not(HasSubstr("reconnecting in 80ms")));
   EXPECT_THAT(log, ::testing::Not(HasSubstr("pricing follower:")));
   ShutdownServer(*server->server, 1);
+}
+
+// A follower started while the writer is not SERVING yet (pricing builds
+// its first book; backend channels check health) waits for it instead of
+// failing and backing off, and takes the book once the writer is ready.
+TEST(PriceFollowerBackoff, AWatchWaitsForTheWriterToBeServing) {
+  PricingWriter writer(Book(3000, 1.0, "cat-1"), {.chunk_bytes = kChunkBytes});  // NOT_SERVING
+  std::shared_ptr<grpc::Channel> channel = BackendChannel(absl::StrCat("127.0.0.1:", writer.port));
+  PriceStore copy;
+  PriceFollower::Options options;
+  options.name = "test-gateway";
+  ::testing::internal::CaptureStderr();
+  PriceFollower follower(v1::PricingService::NewStub(channel), &copy, options);
+  follower.Start();
+  // The channel sees the writer unhealthy: a call that did not wait would fail now.
+  const absl::Time deadline = absl::Now() + absl::Seconds(30);
+  while (channel->GetState(true) != GRPC_CHANNEL_TRANSIENT_FAILURE && absl::Now() < deadline) {
+    channel->WaitForStateChange(channel->GetState(false), absl::ToChronoTime(absl::Now() + absl::Milliseconds(100)));
+  }
+  ASSERT_EQ(channel->GetState(false), GRPC_CHANNEL_TRANSIENT_FAILURE);
+  absl::SleepFor(absl::Milliseconds(300));
+  EXPECT_EQ(copy.Current(), nullptr);
+  SetServing(*writer.server, {"gpuadvisor.pricing.v1.PricingService"}, true);
+  ASSERT_TRUE(follower.WaitForVersion(writer.book().version(), absl::Now() + absl::Seconds(30)));
+  EXPECT_EQ(follower.retry_delay(), options.retry_interval);
+  follower.Stop();
+  const std::string log = ::testing::internal::GetCapturedStderr();
+  EXPECT_THAT(log, ::testing::Not(HasSubstr("watch of the pricing writer ended")));
 }
 
 }  // namespace
