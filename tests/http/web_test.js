@@ -79,7 +79,7 @@ async function main() {
     await page.fill('#max-results', '8');
     await page.check('#spot');
     await page.click('#submit');
-    await page.waitForSelector('#ranked tbody tr', {timeout: 20000});
+    await page.waitForSelector('#ranked tbody tr', {timeout: 60000});
 
     const rows = await page.$$eval('#ranked tbody tr[data-rank]', (trs) => trs.map((tr) => ({
       rank: Number(tr.querySelector('td.rank').textContent),
@@ -159,7 +159,7 @@ async function main() {
       num_key_value_heads: 8, intermediate_size: 8192, vocab_size: 128256, max_position_embeddings: 8192}));
     await page.click('#submit');
     await page.waitForFunction(() => document.querySelector('#form-error').hidden &&
-                                     document.querySelectorAll('#ranked tbody tr').length > 0, null, {timeout: 20000});
+                                     document.querySelectorAll('#ranked tbody tr').length > 0, null, {timeout: 60000});
     check('a pasted config.json is sized and ranked', true);
     check('a training answer shows no serving columns or numbers',
           await page.$eval('#ranked th[data-key="ttft"]', (th) => th.hidden) &&
@@ -182,7 +182,7 @@ async function main() {
     const onRequest = (r) => { if (r.url().endsWith('/v1/recommend') && r.method() === 'POST') sent.push(r.postDataJSON()); };
     page.on('request', onRequest);
     await page.click('#submit');
-    await page.waitForFunction(() => document.querySelectorAll('#ranked tr.serving-row').length > 0, null, {timeout: 30000});
+    await page.waitForFunction(() => document.querySelectorAll('#ranked tr.serving-row').length > 0, null, {timeout: 60000});
     page.off('request', onRequest);
     const expectedRequest = {
       workload: {task: 'TASK_INFERENCE', model: {preset: 'llama-3.1-8b'}, context_length: 4096, concurrent_sequences: 24,
