@@ -101,7 +101,10 @@ int main(int argc, char** argv) {
   gpuadvisor::pricing::PriceStore price_copy;
   gpuadvisor::pricing::PriceFollower prices(
       gpuadvisor::pricing::v1::PricingService::NewStub(gpuadvisor::BackendChannel(absl::GetFlag(FLAGS_pricing_address))),
-      &price_copy, {.name = "gateway"});
+      &price_copy,
+      {.name = "gateway",
+       // A rejected book keeps the copy held; counted like a rejected snapshot.
+       .on_rejected = [&metrics](const absl::Status&) { metrics.DataLoaded(false, 0); }});
   const bool local_quotes = absl::GetFlag(FLAGS_local_quotes);
   if (response_cache.enabled() || local_quotes) prices.Start();
   const auto current_copy = [&prices, &price_copy](const std::string& catalog_version)
