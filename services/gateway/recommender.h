@@ -24,10 +24,13 @@
 // at are filtered, sized and excluded together (exclusions are counted per
 // cell), and the pre-ranking takes the best candidates by a streaming merge
 // of each cell's offers, already sorted by list price in the index, so a
-// request touches the offers it quotes, not the whole catalog. Name filters
-// (providers, regions, GPUs) visit only the offers of the providers, GPUs or
-// regions asked for (a region group visits every offer). Scan::kFullScan visits every offer and candidate instead; it
-// gives the same answer and is kept as the reference the tests compare with.
+// request touches the offers it quotes, not the whole catalog. Providers
+// only or regions only (GPUs may join) stream the index's share of each cell
+// for those names (CellPart), never visiting other offers; other name
+// filters visit only the offers of the providers, GPUs or regions asked for
+// (a region group visits every offer). Scan::kFullScan visits every offer and
+// candidate instead; it gives the same answer and is kept as the reference
+// the tests compare with.
 //
 // A run is single-threaded; the catalog it holds is immutable and shared.
 
