@@ -842,7 +842,6 @@ absl::StatusOr<RecommendationRun::QuotePlan> RecommendationRun::PlanQuote(
   // recomputation or offloading). Speed objectives keep every size.
   const bool cost_only = (objective_ == v1::OBJECTIVE_CHEAPEST || objective_ == v1::OBJECTIVE_BEST_VALUE) &&
                          deadline <= 0 && min_tokens_per_second <= 0;
-  const auto& offers = catalog_->snapshot().offers();
   const std::vector<OfferCell>& cells = index_->cells();
   fitting_.reserve(units_.size() * kFittingClusterSizesKept);
   for (Unit& unit : units_) {
@@ -908,7 +907,7 @@ absl::StatusOr<RecommendationRun::QuotePlan> RecommendationRun::PlanQuote(
     const int32_t nodes = int32_t{1} << r.step;
     const int32_t spare = always_on_ && option == catalog::v1::PURCHASE_OPTION_SPOT ? 1 : 0;
     const double list_price = r.list_usd_per_hour >= 0 ? r.list_usd_per_hour : ListPrice(index_->offers()[r.offer], option);
-    Candidate candidate{&offers.Get(r.offer), r.offer, unit, nodes, option, r.config, -1, list_price * (nodes + spare)};
+    Candidate candidate{r.offer, unit, nodes, option, r.config, -1, list_price * (nodes + spare)};
     candidate.spare_nodes = spare;
     candidate.pre_rank = r.key;
     candidates_.push_back(candidate);
@@ -1224,7 +1223,8 @@ void RecommendationRun::AddWhatIfs(int top_index, const std::vector<int>& surviv
     const pricing::v1::Quote& q = quotes.quotes(c.quote);
     v1::WhatIf* w = response.add_what_if();
     w->set_axis(axis);
-    *w->mutable_offer() = *c.offer;
+    const Offer& offer = OfferOf(c);
+    *w->mutable_offer() = offer;
     w->mutable_offer()->set_nodes(c.nodes);
     w->set_purchase_option(c.option);
     w->set_total_usd(q.cost().total_usd());
@@ -1239,7 +1239,7 @@ void RecommendationRun::AddWhatIfs(int top_index, const std::vector<int>& surviv
                       !(k.max_total_usd() > 0 && q.cost().total_usd() > k.max_total_usd()) &&
                       !(k.deadline_hours() > 0 && q.cost().expected_hours() > k.deadline_hours())));
     const double pct = top_cost.total_usd() > 0 ? 100.0 * w->delta_usd() / top_cost.total_usd() : 0;
-    std::string text = absl::StrCat(axis, ": ", c.offer->provider(), " ", c.offer->instance_type(), " x", c.nodes, " ",
+    std::string text = absl::StrCat(axis, ": ", offer.provider(), " ", offer.instance_type(), " x", c.nodes, " ",
                                     OptionName(c.option), ", $", Fixed(w->total_usd(), 2), " in total (",
                                     w->delta_usd() < 0 ? "-" : "+", "$", Fixed(std::abs(w->delta_usd()), 2), ", ",
                                     SignedFixed(pct, 0), "%), ", Fixed(w->hours(), 1), " h (",
@@ -1498,7 +1498,7 @@ void AddSizingNotes(const sizing::v1::ConfigurationEstimate& e, bool link_warned
 
 void RecommendationRun::Explain(const Candidate& candidate, const pricing::v1::Quote& quote,
                                 v1::Recommendation& r) const {
-  const Offer& offer = *candidate.offer;
+  const Offer& offer = OfferOf(candidate);
   const sizing::v1::ConfigurationEstimate& e = Est(candidate.config);
   const sizing::v1::Workload& w = request_.workload();
   const catalog::v1::Gpu* gpu = catalog_->FindGpu(offer.gpu_model());
@@ -1524,7 +1524,7 @@ void RecommendationRun::Explain(const Candidate& candidate, const pricing::v1::Q
         "overheads ", Fixed(o.total_hours(), 2), " h, $", Fixed(o.usd(), 2), ": start-up ", Fixed(o.startup_hours(), 2),
         " h, image pull ", Fixed(o.image_pull_hours(), 2), " h, model and data download ",
         Fixed(o.download_hours(), 2), " h at ", absl::StrFormat("%g", o.download_gbps()), " Gbps (",
-        candidate.offer->network().gbps() > 0 && candidate.offer->network().gbps() <= o.download_gbps()
+        offer.network().gbps() > 0 && offer.network().gbps() <= o.download_gbps()
             ? "the instance's published network"
             : "the provider's practical download rate, data/gateway/overheads.textproto",
         "), checkpoint writes ", Fixed(o.checkpoint_hours(), 2), " h (included)"));

@@ -138,8 +138,7 @@ class RecommendationRun {
 
  private:
   struct Candidate {
-    const catalog::v1::Offer* offer;
-    int offer_index;  // in the catalog snapshot
+    int offer_index;  // in the catalog snapshot (OfferOf: its proto, read only to explain it)
     int unit;         // index into units_
     int32_t nodes;
     catalog::v1::PurchaseOption option;
@@ -150,6 +149,10 @@ class RecommendationRun {
     int32_t spare_nodes = 0;    // a spot endpoint's spare capacity, priced in
     bool what_if_only = false;  // quoted for a what-if, never ranked
   };
+
+  const catalog::v1::Offer& OfferOf(const Candidate& candidate) const {
+    return catalog_->snapshot().offers(candidate.offer_index);
+  }
 
   // The candidate that came closest to a constraint it missed.
   struct Miss {
