@@ -24,9 +24,9 @@
 #   LOAD_CACHE     off (default: cold figures) | on: the gateway's response cache
 #   LOAD_QUOTES    local (default: the gateway prices from its copy of pricing's
 #                  book) | pricing: every cold answer calls pricing's Quote
-#   LOAD_N         Recommend calls per request of the mix, saturated (100)
+#   LOAD_N         Recommend calls per request of the mix, saturated (1000: 24,000 calls, long enough for a steady rate)
 #   LOAD_C LOAD_M  connections and streams per connection when saturated (4, 8)
-#   LOAD_CLIENTS   closed-loop clients (8); LOAD_LATENCY_N calls per request (40,
+#   LOAD_CLIENTS   closed-loop clients (8); LOAD_LATENCY_N calls per request (200,
 #                  at least LOAD_CLIENTS)
 #   LOAD_CHECK_N   health Checks per ceiling measurement (20000)
 #   LOAD_SMOKE=1   a tiny run that checks the benchmark works, not the speed
@@ -40,11 +40,11 @@ REQUESTS=${LOAD_REQUESTS:-$ROOT/bench/requests.txtpb}
 OFFERS=${LOAD_OFFERS:-embedded}
 CACHE=${LOAD_CACHE:-off}
 QUOTES=${LOAD_QUOTES:-local}
-N=${LOAD_N:-100}
+N=${LOAD_N:-1000}
 C=${LOAD_C:-4}
 M=${LOAD_M:-8}
 CLIENTS=${LOAD_CLIENTS:-8}
-LAT_N=${LOAD_LATENCY_N:-40}
+LAT_N=${LOAD_LATENCY_N:-200}
 CHECK_N=${LOAD_CHECK_N:-20000}
 if [[ "${LOAD_SMOKE:-0}" == 1 ]]; then
   N=8 C=2 M=2 CLIENTS=2 LAT_N=4 CHECK_N=200
