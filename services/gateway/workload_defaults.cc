@@ -45,6 +45,12 @@ absl::Status ApplyWorkloadDefaults(sizing::v1::Workload& w, std::vector<v1::Assu
   }
 
   if (IsTraining(task)) {
+    // A negative amount is a wrong value, not a missing one.
+    for (const auto& [field, value] : {std::pair<const char*, double>{"workload.train_tokens", w.train_tokens()},
+                                       {"workload.dataset_tokens", w.dataset_tokens()},
+                                       {"workload.dataset_gb", w.dataset_gb()}}) {
+      if (!(value >= 0)) return absl::InvalidArgumentError(absl::StrCat(field, ": must be finite and >= 0"));
+    }
     // The job's length: without it a training job costs nothing. Pretraining
     // alone has a recognised default (compute-optimal tokens, stated after
     // sizing); dataset_gb is converted by sizing (stated after sizing).

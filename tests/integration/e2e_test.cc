@@ -162,6 +162,13 @@ TEST_F(EndToEnd, BadInputNamesTheField) {
   status = stub->Recommend(Deadline().get(), request, &response);
   EXPECT_EQ(status.error_code(), grpc::StatusCode::INVALID_ARGUMENT);
   EXPECT_THAT(status.error_message(), HasSubstr("constraints.max_usd_per_hour"));
+
+  // Was: "workload.train_tokens: required for TASK_QLORA", as if it were missing.
+  request = QLora70B();
+  request.mutable_workload()->set_train_tokens(-5);
+  status = stub->Recommend(Deadline().get(), request, &response);
+  EXPECT_EQ(status.error_code(), grpc::StatusCode::INVALID_ARGUMENT);
+  EXPECT_EQ(status.error_message(), "workload.train_tokens: must be finite and >= 0");
 }
 
 TEST_F(EndToEnd, BudgetThatExcludesEverythingIsAnEmptyListNotAnError) {
