@@ -1,9 +1,9 @@
 #include "services/gateway/recommender.h"
 
 #include <algorithm>
+#include <charconv>
 #include <cmath>
 #include <cstdint>
-#include <limits>
 #include <map>
 #include <tuple>
 #include <utility>
@@ -140,36 +140,15 @@ absl::Status UnknownName(absl::string_view field, int i, absl::string_view kind,
 }
 
 // printf's "%.<precision>f" of `value`, without parsing a format: the
-// per-recommendation texts hold a dozen numbers each. For 0-3 decimals and
-// |value| < 1e15 the scaled value is exact in long double (a 53-bit
-// significand times at most 1000 needs 63 bits), so rounding it half to
-// even is printf's rounding of the exact binary value; anything else takes
-// the format path.
+// per-recommendation texts hold a dozen numbers each. std::to_chars prints
+// the exactly rounded value as printf does in the "C" locale; a value too
+// long for the buffer takes the format path.
 std::string Fixed(double value, int precision) {
-  static constexpr long double kScale[] = {1.0L, 10.0L, 100.0L, 1000.0L};
-  static_assert(std::numeric_limits<long double>::digits >= 63, "needs an exact long double product");
-  if (precision < 0 || precision > 3 || !std::isfinite(value) || !(std::fabs(value) < 1e15)) {
-    return absl::StrFormat("%.*f", precision, value);
-  }
-  const long double scaled = std::fabs(static_cast<long double>(value)) * kScale[precision];
-  const long double whole = std::floor(scaled);
-  const long double fraction = scaled - whole;
-  uint64_t n = static_cast<uint64_t>(whole);
-  if (fraction > 0.5L || (fraction == 0.5L && (n & 1) != 0)) ++n;
-  char buffer[40];
-  char* const end = buffer + sizeof(buffer);
-  char* p = end;
-  for (int i = 0; i < precision; ++i) {
-    *--p = static_cast<char>('0' + n % 10);
-    n /= 10;
-  }
-  if (precision > 0) *--p = '.';
-  do {
-    *--p = static_cast<char>('0' + n % 10);
-    n /= 10;
-  } while (n != 0);
-  if (std::signbit(value)) *--p = '-';
-  return std::string(p, end);
+  char buffer[48];
+  const std::to_chars_result out =
+      std::to_chars(buffer, buffer + sizeof(buffer), value, std::chars_format::fixed, precision);
+  if (out.ec != std::errc()) return absl::StrFormat("%.*f", precision, value);
+  return std::string(buffer, out.ptr);
 }
 
 // printf's "%+.<precision>f": the sign always.
