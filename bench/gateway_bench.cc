@@ -15,6 +15,7 @@
 #include "benchmark/benchmark.h"
 #include "common/io/text_proto.h"
 #include "common/status/status_macros.h"
+#include "google/protobuf/arena.h"
 #include "google/protobuf/text_format.h"
 #include "services/catalog/catalog_loader.h"
 #include "services/gateway/recommender.h"
@@ -154,7 +155,9 @@ BENCHMARK(BM_RecommendOverOffersFile)->Args({0, 0})->Args({0, 1})->Unit(benchmar
 // RecommendRequest parsed, Start, ApplyEstimates, QuoteRequest serialized,
 // [pricing: parsed, PriceBook::Quote, QuoteResponse serialized], parsed,
 // Finish, RecommendResponse serialized. Argument 0: the gateway's share only
-// (pricing's part paused); 1: gateway and pricing.
+// (pricing's part paused); 1: gateway and pricing; 2: the gateway's live path
+// while its copy of the price book is current: Start, PlanQuote,
+// PriceBook::Quote of the items into an arena message, Finish, serialized.
 struct MixWorld {
   std::shared_ptr<const catalog::Catalog> catalog;
   std::shared_ptr<const OfferIndex> index;
@@ -195,8 +198,10 @@ absl::StatusOr<std::unique_ptr<MixWorld>> LoadMixWorld() {
   return world;
 }
 
-// One Recommend of the mix; pricing's part is paused unless `with_pricing`.
-absl::Status RecommendOnce(MixWorld& world, const std::string& request_bytes, bool with_pricing,
+enum class Mix { kGatewayShare = 0, kWithPricing = 1, kInProcess = 2 };
+
+// One Recommend of the mix (see BM_RecommendMix's argument).
+absl::Status RecommendOnce(MixWorld& world, const std::string& request_bytes, Mix mix,
                            benchmark::State& state, size_t& quote_bytes) {
   v1::RecommendRequest request;
   if (!request.ParseFromString(request_bytes)) return absl::InternalError("request does not parse");
@@ -206,6 +211,16 @@ absl::Status RecommendOnce(MixWorld& world, const std::string& request_bytes, bo
   if (run.needs_sizing()) {  // the first pass over the mix only
     ASSIGN_OR_RETURN(sized, world.sizing.Estimate(run.estimate_request()));
   }
+  if (mix == Mix::kInProcess) {
+    ASSIGN_OR_RETURN(RecommendationRun::QuotePlan plan, run.PlanQuote(std::move(sized)));
+    google::protobuf::Arena arena;
+    auto* priced = google::protobuf::Arena::CreateMessage<pricing::v1::QuoteResponse>(&arena);
+    RETURN_IF_ERROR(world.book->Quote(plan.items, plan.job, absl::Now(), priced));
+    ASSIGN_OR_RETURN(v1::RecommendResponse answer, run.Finish(*priced));
+    benchmark::DoNotOptimize(answer.SerializeAsString());
+    return absl::OkStatus();
+  }
+  const bool with_pricing = mix == Mix::kWithPricing;
   ASSIGN_OR_RETURN(pricing::v1::QuoteRequest quote, run.ApplyEstimates(std::move(sized)));
   quote.set_catalog_version("bench");
   std::string wire = quote.SerializeAsString();
@@ -240,7 +255,7 @@ void BM_RecommendMix(benchmark::State& state) {
   }
   size_t quote_bytes = 0;
   for (const std::string& request : world->requests) {  // fills the estimate cache
-    if (absl::Status s = RecommendOnce(*world, request, true, state, quote_bytes); !s.ok()) {
+    if (absl::Status s = RecommendOnce(*world, request, Mix::kWithPricing, state, quote_bytes); !s.ok()) {
       state.SkipWithError(std::string(s.message()).c_str());
       return;
     }
@@ -249,7 +264,8 @@ void BM_RecommendMix(benchmark::State& state) {
   size_t next = 0;
   int64_t calls = 0;
   for (auto _ : state) {
-    if (absl::Status s = RecommendOnce(*world, world->requests[next], state.range(0) == 1, state, quote_bytes);
+    if (absl::Status s = RecommendOnce(*world, world->requests[next], static_cast<Mix>(state.range(0)), state,
+                                       quote_bytes);
         !s.ok()) {
       state.SkipWithError(std::string(s.message()).c_str());
       return;
@@ -261,7 +277,7 @@ void BM_RecommendMix(benchmark::State& state) {
   state.counters["requests"] = static_cast<double>(world->requests.size());
   state.counters["quote_response_bytes"] = calls > 0 ? static_cast<double>(quote_bytes) / calls : 0;
 }
-BENCHMARK(BM_RecommendMix)->Arg(0)->Arg(1)->Unit(benchmark::kMicrosecond);
+BENCHMARK(BM_RecommendMix)->Arg(0)->Arg(1)->Arg(2)->Unit(benchmark::kMicrosecond);
 
 }  // namespace
 }  // namespace gpuadvisor::gateway
