@@ -57,7 +57,8 @@ std::shared_ptr<const catalog::Catalog> BigCatalog(int offers) {
     o->set_nodes(1);
     o->set_link(per_node > 1 ? catalog::v1::LINK_TYPE_NVLINK : catalog::v1::LINK_TYPE_NONE);
     o->set_link_bytes_per_second(per_node > 1 ? 600e9 : 0);
-    o->set_fabric(per_node > 1 ? catalog::v1::FABRIC_TYPE_INFINIBAND : catalog::v1::FABRIC_TYPE_NONE);
+    o->set_fabric(per_node > 1 ? catalog::v1::FABRIC_TYPE_INFINIBAND
+                               : catalog::v1::FABRIC_TYPE_NONE);
     o->set_fabric_gbps(per_node > 1 ? 3200 : 0);
     o->set_max_nodes(per_node > 1 ? 16 : 1);
     o->set_availability(catalog::v1::AVAILABILITY_AVAILABLE);
@@ -77,7 +78,8 @@ void RunRecommendations(benchmark::State& state, std::shared_ptr<const catalog::
   // Built once per catalog snapshot in the server (OfferIndexCache).
   const auto index = std::make_shared<const OfferIndex>(catalog);
   for (auto _ : state) {
-    absl::StatusOr<RecommendationRun> run = RecommendationRun::Start(index, request, nullptr, nullptr, nullptr, scan);
+    absl::StatusOr<RecommendationRun> run =
+        RecommendationRun::Start(index, request, nullptr, nullptr, nullptr, scan);
     if (!run.ok()) {
       state.SkipWithError(std::string(run.status().message()).c_str());
       return;
@@ -174,17 +176,26 @@ absl::StatusOr<std::unique_ptr<MixWorld>> LoadMixWorld() {
   const char* offers = std::getenv("GATEWAY_BENCH_OFFERS");
   catalog::CatalogSources sources;
   sources.gpus_path = data + "/catalog/gpus.textproto";
-  sources.offer_paths = {offers != nullptr && *offers != 0 ? std::string(offers) : data + "/catalog/offers.textproto"};
+  sources.offer_paths = {offers != nullptr && *offers != 0 ? std::string(offers)
+                                                           : data + "/catalog/offers.textproto"};
   ASSIGN_OR_RETURN(catalog::v1::CatalogSnapshot snapshot, catalog::LoadCatalogSnapshot(sources));
   snapshot.set_version("bench");
   ASSIGN_OR_RETURN(std::shared_ptr<const pricing::PriceBook> book,
                    pricing::LoadPriceBook(data + "/pricing/billing.textproto", snapshot));
-  ASSIGN_OR_RETURN(RegionGroups groups, RegionGroups::FromFile(data + "/gateway/regions.textproto"));
-  ASSIGN_OR_RETURN(OverheadModel overheads, OverheadModel::FromFile(data + "/gateway/overheads.textproto"));
+  ASSIGN_OR_RETURN(RegionGroups groups,
+                   RegionGroups::FromFile(data + "/gateway/regions.textproto"));
+  ASSIGN_OR_RETURN(OverheadModel overheads,
+                   OverheadModel::FromFile(data + "/gateway/overheads.textproto"));
   ASSIGN_OR_RETURN(sizing::SizingModel sizing, sizing::SizingModel::FromDataDir(data));
-  ASSIGN_OR_RETURN(std::string mix, ReadFile(std::string(GPUADVISOR_SOURCE_DIR) + "/bench/requests.txtpb"));
-  auto world = std::unique_ptr<MixWorld>(new MixWorld{nullptr, nullptr, std::move(groups), std::move(overheads),
-                                                      std::move(book), {}, EstimateCache(EstimateCache::Options{}),
+  ASSIGN_OR_RETURN(std::string mix,
+                   ReadFile(std::string(GPUADVISOR_SOURCE_DIR) + "/bench/requests.txtpb"));
+  auto world = std::unique_ptr<MixWorld>(new MixWorld{nullptr,
+                                                      nullptr,
+                                                      std::move(groups),
+                                                      std::move(overheads),
+                                                      std::move(book),
+                                                      {},
+                                                      EstimateCache(EstimateCache::Options{}),
                                                       std::move(sizing)});
   ASSIGN_OR_RETURN(world->catalog, catalog::Catalog::Create(std::move(snapshot)));
   world->index = std::make_shared<const OfferIndex>(world->catalog);
@@ -205,8 +216,9 @@ absl::Status RecommendOnce(MixWorld& world, const std::string& request_bytes, Mi
                            benchmark::State& state, size_t& quote_bytes) {
   v1::RecommendRequest request;
   if (!request.ParseFromString(request_bytes)) return absl::InternalError("request does not parse");
-  ASSIGN_OR_RETURN(RecommendationRun run, RecommendationRun::Start(world.index, request, &world.groups,
-                                                                   &world.overheads, &world.estimate_cache));
+  ASSIGN_OR_RETURN(RecommendationRun run,
+                   RecommendationRun::Start(world.index, request, &world.groups, &world.overheads,
+                                            &world.estimate_cache));
   sizing::v1::EstimateResponse sized;
   if (run.needs_sizing()) {  // the first pass over the mix only
     ASSIGN_OR_RETURN(sized, world.sizing.Estimate(run.estimate_request()));
@@ -255,7 +267,8 @@ void BM_RecommendMix(benchmark::State& state) {
   }
   size_t quote_bytes = 0;
   for (const std::string& request : world->requests) {  // fills the estimate cache
-    if (absl::Status s = RecommendOnce(*world, request, Mix::kWithPricing, state, quote_bytes); !s.ok()) {
+    if (absl::Status s = RecommendOnce(*world, request, Mix::kWithPricing, state, quote_bytes);
+        !s.ok()) {
       state.SkipWithError(std::string(s.message()).c_str());
       return;
     }
@@ -264,8 +277,8 @@ void BM_RecommendMix(benchmark::State& state) {
   size_t next = 0;
   int64_t calls = 0;
   for (auto _ : state) {
-    if (absl::Status s = RecommendOnce(*world, world->requests[next], static_cast<Mix>(state.range(0)), state,
-                                       quote_bytes);
+    if (absl::Status s = RecommendOnce(*world, world->requests[next],
+                                       static_cast<Mix>(state.range(0)), state, quote_bytes);
         !s.ok()) {
       state.SkipWithError(std::string(s.message()).c_str());
       return;

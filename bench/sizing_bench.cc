@@ -30,11 +30,11 @@ const SizingModel& Model() {
 // 50 configurations: 25 GPU models x {1 GPU, 8 GPUs; 2 nodes of 8 for every
 // fifth}.
 void AddConfigurations(v1::EstimateRequest* request) {
-  const char* gpus[] = {"B200",   "H200",      "H100-SXM",  "H100-PCIE",    "H100-NVL",
-                        "GH200",  "A100-80GB", "A100-80GB-PCIE", "A100-40GB", "L40S",
-                        "L40",    "L4",        "A10G",      "A10",          "T4",
-                        "V100",   "V100-32GB", "RTX-4090",  "RTX-3090",     "RTX-A6000",
-                        "RTX-6000-ADA", "MI300X", "MI250X", "GAUDI2",       "GAUDI3"};
+  const char* gpus[] = {"B200",         "H200",      "H100-SXM",       "H100-PCIE", "H100-NVL",
+                        "GH200",        "A100-80GB", "A100-80GB-PCIE", "A100-40GB", "L40S",
+                        "L40",          "L4",        "A10G",           "A10",       "T4",
+                        "V100",         "V100-32GB", "RTX-4090",       "RTX-3090",  "RTX-A6000",
+                        "RTX-6000-ADA", "MI300X",    "MI250X",         "GAUDI2",    "GAUDI3"};
   int i = 0;
   for (const char* gpu : gpus) {
     for (int gpn : {1, 8}) {

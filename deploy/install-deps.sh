@@ -13,6 +13,7 @@ set -euo pipefail
 PACKAGES=(
   # C++ build
   cmake g++ pkg-config ninja-build
+  ccache clang-format  # a shared compiler cache; the formatting check (.clang-format)
   libgrpc++-dev protobuf-compiler-grpc  # gRPCConfig.cmake needs the plugins to exist
   libprotobuf-dev protobuf-compiler
   libabsl-dev prometheus-cpp-dev

@@ -8,7 +8,8 @@
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   const absl::string_view text(reinterpret_cast<const char*>(data), size);
-  absl::StatusOr<gpuadvisor::catalog::json::Value> value = gpuadvisor::catalog::json::Parse(text, "fuzz.json");
+  absl::StatusOr<gpuadvisor::catalog::json::Value> value =
+      gpuadvisor::catalog::json::Parse(text, "fuzz.json");
   if (value.ok()) {
     (void)gpuadvisor::catalog::json::String(*value, "gpu_name");
     (void)gpuadvisor::catalog::json::Number(*value, "dph_total");

@@ -2,7 +2,8 @@
 # The test command: installs what is missing, builds (Release), runs every
 # test through ctest (unit, end-to-end with the real binaries, the contract
 # checks, the Python and Node clients, Prometheus against live services) and
-# exits non-zero on any failure.
+# exits non-zero on any failure. The C++ files must be formatted
+# (.clang-format) and the build has -Werror.
 #
 # Then the continuous checks (docs/reliability.md, "Continuous checks"): a
 # second build with clang, ASan+UBSan (-DGPUADVISOR_SANITIZE=ON) and the
@@ -22,7 +23,9 @@ cd "$ROOT"
 BUILD_DIR=${BUILD_DIR:-build}
 
 bash deploy/install-deps.sh
-cmake -S . -B "$BUILD_DIR" -G Ninja -DCMAKE_BUILD_TYPE=Release
+# Formatting first: every C++ file as .clang-format says (fix with tests/format.sh).
+bash tests/format.sh --check
+cmake -S . -B "$BUILD_DIR" -G Ninja -DCMAKE_BUILD_TYPE=Release -DGPUADVISOR_WERROR=ON
 cmake --build "$BUILD_DIR" -j "$(nproc)"
 # shellcheck disable=SC2086
 ctest --test-dir "$BUILD_DIR" --output-on-failure -j "$(nproc)" --timeout 900 ${CTEST_ARGS:-}

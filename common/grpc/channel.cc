@@ -29,7 +29,8 @@ std::shared_ptr<grpc::Channel> BackendChannel(const std::string& target) {
       ChannelCredentialsFor(TlsFilesFromFlags());
   if (!credentials.ok()) {
     // A configuration error at start-up: never fall back to plaintext.
-    std::fprintf(stderr, "backend channel to %s: %s\n", target.c_str(), credentials.status().ToString().c_str());
+    std::fprintf(stderr, "backend channel to %s: %s\n", target.c_str(),
+                 credentials.status().ToString().c_str());
     std::exit(1);
   }
   return grpc::CreateCustomChannel(target, *credentials, args);

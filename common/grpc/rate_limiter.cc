@@ -2,8 +2,8 @@
 
 #include <algorithm>
 
-#include "absl/strings/str_cat.h"
 #include "absl/strings/match.h"
+#include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "absl/time/clock.h"
 
@@ -15,7 +15,8 @@ PeerRateLimiter::PeerRateLimiter(Options options) : options_(options) {
 }
 
 std::string PeerRateLimiter::PeerKey(absl::string_view peer) {
-  if (!absl::StartsWith(peer, "ipv4:") && !absl::StartsWith(peer, "ipv6:")) return std::string(peer);
+  if (!absl::StartsWith(peer, "ipv4:") && !absl::StartsWith(peer, "ipv6:"))
+    return std::string(peer);
   const size_t colon = peer.rfind(':');
   if (colon <= 4) return std::string(peer);
   // ipv6 addresses are bracketed, so the last colon is the port's.
@@ -56,8 +57,9 @@ bool PeerRateLimiter::Allow(absl::string_view peer, absl::Time now) {
   }
   Bucket& bucket = it->second;
   if (now > bucket.updated) {
-    bucket.tokens = std::min(options_.burst, bucket.tokens + absl::ToDoubleSeconds(now - bucket.updated) *
-                                                                 options_.per_second);
+    bucket.tokens =
+        std::min(options_.burst,
+                 bucket.tokens + absl::ToDoubleSeconds(now - bucket.updated) * options_.per_second);
     bucket.updated = now;
   }
   if (bucket.tokens < 1) return false;
@@ -68,10 +70,11 @@ bool PeerRateLimiter::Allow(absl::string_view peer, absl::Time now) {
 grpc::Status PeerRateLimiter::Admit(const grpc::ServerContextBase& context) {
   if (!enabled()) return grpc::Status::OK;
   if (Allow(PeerKey(context.peer()), absl::Now())) return grpc::Status::OK;
-  return grpc::Status(grpc::StatusCode::RESOURCE_EXHAUSTED,
-                      absl::StrFormat("rate limit: at most %g calls per second per client (burst %g); "
-                                      "retry later",
-                                      options_.per_second, options_.burst));
+  return grpc::Status(
+      grpc::StatusCode::RESOURCE_EXHAUSTED,
+      absl::StrFormat("rate limit: at most %g calls per second per client (burst %g); "
+                      "retry later",
+                      options_.per_second, options_.burst));
 }
 
 }  // namespace gpuadvisor

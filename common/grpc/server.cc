@@ -1,7 +1,7 @@
 #include "common/grpc/server.h"
 
-#include <csignal>
 #include <chrono>
+#include <csignal>
 #include <cstdio>
 #include <cstdlib>
 
@@ -38,7 +38,8 @@ absl::StatusOr<StartedServer> StartServer(const ServerOptions& options,
   builder.SetResourceQuota(quota);
   builder.AddChannelArgument(GRPC_ARG_MAX_CONCURRENT_STREAMS, options.max_concurrent_streams);
   builder.AddChannelArgument(GRPC_ARG_KEEPALIVE_TIME_MS, options.keepalive_seconds * 1000);
-  builder.AddChannelArgument(GRPC_ARG_KEEPALIVE_TIMEOUT_MS, options.keepalive_timeout_seconds * 1000);
+  builder.AddChannelArgument(GRPC_ARG_KEEPALIVE_TIMEOUT_MS,
+                             options.keepalive_timeout_seconds * 1000);
   builder.AddChannelArgument(GRPC_ARG_KEEPALIVE_PERMIT_WITHOUT_CALLS, 1);
   builder.AddChannelArgument(GRPC_ARG_HTTP2_MIN_RECV_PING_INTERVAL_WITHOUT_DATA_MS,
                              options.min_client_ping_seconds * 1000);
@@ -52,8 +53,7 @@ absl::StatusOr<StartedServer> StartServer(const ServerOptions& options,
   return started;
 }
 
-void SetServing(grpc::Server& server, const std::vector<std::string>& service_names,
-                bool serving) {
+void SetServing(grpc::Server& server, const std::vector<std::string>& service_names, bool serving) {
   grpc::HealthCheckServiceInterface* health = server.GetHealthCheckService();
   if (health == nullptr) return;
   for (const std::string& name : service_names) health->SetServingStatus(name, serving);
@@ -69,7 +69,8 @@ int MethodIndex(const std::string& service, const std::string& method) {
 }
 
 absl::Status CheckAdminToken(const grpc::ServerContext& context, const std::string& token) {
-  if (token.empty()) return absl::PermissionDeniedError("admin RPCs are disabled: no admin token configured");
+  if (token.empty())
+    return absl::PermissionDeniedError("admin RPCs are disabled: no admin token configured");
   const auto& metadata = context.client_metadata();
   auto it = metadata.find("authorization");
   if (it == metadata.end()) {
@@ -98,8 +99,8 @@ absl::StatusOr<std::string> ReadAdminToken(const std::string& path, const char* 
 
 void AnnounceListening(const std::string& name, const std::string& host, int grpc_port,
                        int metrics_port, const std::vector<std::string>& extra) {
-  std::string line = absl::StrCat(name, " listening grpc=", host, ":", grpc_port, " metrics=",
-                                  host, ":", metrics_port);
+  std::string line = absl::StrCat(name, " listening grpc=", host, ":", grpc_port, " metrics=", host,
+                                  ":", metrics_port);
   for (const std::string& part : extra) absl::StrAppend(&line, " ", part);
   std::printf("%s\n", line.c_str());
   std::fflush(stdout);
@@ -131,7 +132,8 @@ int WaitForTerminationSignal(double timeout_seconds) {
   const sigset_t set = TerminationSignals();
   timespec timeout;
   timeout.tv_sec = static_cast<time_t>(timeout_seconds);
-  timeout.tv_nsec = static_cast<long>((timeout_seconds - static_cast<double>(timeout.tv_sec)) * 1e9);
+  timeout.tv_nsec =
+      static_cast<long>((timeout_seconds - static_cast<double>(timeout.tv_sec)) * 1e9);
   const int signal = sigtimedwait(&set, nullptr, &timeout);
   return signal > 0 ? signal : 0;
 }

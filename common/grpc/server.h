@@ -28,17 +28,17 @@
 namespace gpuadvisor {
 
 struct ServerOptions {
-  std::string host = "127.0.0.1";  // "0.0.0.0" to listen on every interface
-  int port = 0;                    // 0 lets the kernel pick a free port
-  int max_receive_bytes = 1 << 20;   // largest request any RPC of the server takes
-  int max_send_bytes = 64 << 20;     // catalog snapshots can be large (kMaxBackendMessageBytes)
-  int64_t memory_quota_bytes = 256 << 20;  // gRPC's own buffers (ResourceQuota)
-  int max_threads = 128;             // sync handler threads (ResourceQuota)
-  int max_concurrent_streams = 100;  // per HTTP/2 connection
-  int keepalive_seconds = 20;        // ping a connection idle this long
-  int keepalive_timeout_seconds = 10;  // and close it if the ping is not answered
-  int min_client_ping_seconds = 5;   // clients may ping this often (followers' keepalive)
-  TlsFiles tls;                      // none: plaintext
+  std::string host = "127.0.0.1";   // "0.0.0.0" to listen on every interface
+  int port = 0;                     // 0 lets the kernel pick a free port
+  int max_receive_bytes = 1 << 20;  // largest request any RPC of the server takes
+  int max_send_bytes = 64 << 20;    // catalog snapshots can be large (kMaxBackendMessageBytes)
+  int64_t memory_quota_bytes = 256 << 20;      // gRPC's own buffers (ResourceQuota)
+  int max_threads = 128;                       // sync handler threads (ResourceQuota)
+  int max_concurrent_streams = 100;            // per HTTP/2 connection
+  int keepalive_seconds = 20;                  // ping a connection idle this long
+  int keepalive_timeout_seconds = 10;          // and close it if the ping is not answered
+  int min_client_ping_seconds = 5;             // clients may ping this often (followers' keepalive)
+  TlsFiles tls;                                // none: plaintext
   ClientAuth client_auth = ClientAuth::kNone;  // with tls.ca_path
 };
 
@@ -54,8 +54,7 @@ absl::StatusOr<StartedServer> StartServer(const ServerOptions& options,
                                           const std::vector<grpc::Service*>& services);
 
 // Sets the health of "" and of each named service (full proto names).
-void SetServing(grpc::Server& server, const std::vector<std::string>& service_names,
-                bool serving);
+void SetServing(grpc::Server& server, const std::vector<std::string>& service_names, bool serving);
 
 // Admin RPCs carry "authorization: Bearer <token>". kUnauthenticated when the
 // header is missing, kPermissionDenied when the token is wrong or no token is

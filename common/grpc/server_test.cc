@@ -10,10 +10,10 @@
 #include <string>
 
 #include "absl/strings/str_cat.h"
+#include "absl/time/clock.h"
 #include "absl/time/time.h"
 #include "common/grpc/channel.h"
 #include "common/grpc/rate_limiter.h"
-#include "absl/time/clock.h"
 #include "gmock/gmock.h"
 #include "grpcpp/create_channel.h"
 #include "grpcpp/generic/generic_stub.h"
@@ -116,7 +116,7 @@ TEST(PeerRateLimiterTest, EachPeerHasItsOwnBucketThatRefills) {
   const absl::Time t0 = absl::FromUnixSeconds(1000);
   for (int i = 0; i < 3; ++i) EXPECT_TRUE(limiter.Allow("a", t0)) << i;
   EXPECT_FALSE(limiter.Allow("a", t0));
-  EXPECT_TRUE(limiter.Allow("b", t0));  // another client is not affected
+  EXPECT_TRUE(limiter.Allow("b", t0));                             // another client is not affected
   EXPECT_FALSE(limiter.Allow("a", t0 + absl::Milliseconds(400)));  // 0.8 token
   EXPECT_TRUE(limiter.Allow("a", t0 + absl::Milliseconds(500)));   // 1 token
   EXPECT_FALSE(limiter.Allow("a", t0 + absl::Milliseconds(500)));

@@ -19,7 +19,8 @@ ABSL_FLAG(int, metrics_port, -1,
 
 ABSL_FLAG(int, max_receive_bytes, -1,
           "Largest request accepted; -1 = the service's contract size (common/grpc/limits.h).");
-ABSL_FLAG(int, max_threads, 128, "Most gRPC handler threads; past it calls get RESOURCE_EXHAUSTED.");
+ABSL_FLAG(int, max_threads, 128,
+          "Most gRPC handler threads; past it calls get RESOURCE_EXHAUSTED.");
 ABSL_FLAG(int, max_concurrent_streams, 100, "Most concurrent calls per client connection.");
 ABSL_FLAG(int, memory_quota_mb, 256, "gRPC ResourceQuota for transport buffers, in MiB.");
 ABSL_FLAG(double, drain_seconds, 0,
@@ -28,7 +29,8 @@ ABSL_FLAG(double, drain_seconds, 0,
 ABSL_FLAG(int, health_port, -1,
           "Extra plaintext port serving only grpc.health.v1, for probes that cannot speak TLS "
           "(Kubernetes grpc probes); -1 = none, 0 = pick one.");
-ABSL_FLAG(double, shutdown_grace_seconds, 2, "After the drain, how long in-flight calls get to finish.");
+ABSL_FLAG(double, shutdown_grace_seconds, 2,
+          "After the drain, how long in-flight calls get to finish.");
 
 namespace gpuadvisor {
 
@@ -44,7 +46,8 @@ ServiceMainOptions ServiceMainOptionsFromFlags(std::string name, int default_por
   options.metrics_port = metrics_port >= 0 ? metrics_port : default_metrics_port;
   options.health_names = std::move(health_names);
   const int max_receive = absl::GetFlag(FLAGS_max_receive_bytes);
-  options.server.max_receive_bytes = max_receive > 0 ? max_receive : MaxRequestBytesFor(options.name.c_str());
+  options.server.max_receive_bytes =
+      max_receive > 0 ? max_receive : MaxRequestBytesFor(options.name.c_str());
   options.server.max_threads = absl::GetFlag(FLAGS_max_threads);
   options.server.max_concurrent_streams = absl::GetFlag(FLAGS_max_concurrent_streams);
   options.server.memory_quota_bytes = int64_t{absl::GetFlag(FLAGS_memory_quota_mb)} << 20;
@@ -77,10 +80,11 @@ int ServeUntilSignal(const ServiceMainOptions& options, Metrics& metrics,
   absl::StatusOr<StartedServer> server = StartServer(options.server, services);
   if (!server.ok()) return FailStartup(options.name, server.status());
   if (!options.server.tls.enabled()) {
-    std::fprintf(stderr,
-                 "WARNING: %s serves PLAINTEXT gRPC on %s:%d (no --tls_cert/--tls_key/--tls_ca): anyone who "
-                 "can reach the port can read and forge calls, admin token included. Local use only.\n",
-                 options.name.c_str(), options.server.host.c_str(), server->port);
+    std::fprintf(
+        stderr,
+        "WARNING: %s serves PLAINTEXT gRPC on %s:%d (no --tls_cert/--tls_key/--tls_ca): anyone who "
+        "can reach the port can read and forge calls, admin token included. Local use only.\n",
+        options.name.c_str(), options.server.host.c_str(), server->port);
   } else {
     std::fprintf(stderr, "%s: TLS on %s:%d, client certificates %s\n", options.name.c_str(),
                  options.server.host.c_str(), server->port,
@@ -138,8 +142,8 @@ int ServeUntilSignal(const ServiceMainOptions& options, Metrics& metrics,
   }
   set_serving(false);
   if (options.drain_seconds > 0) {
-    std::fprintf(stderr, "%s: NOT_SERVING; draining for %.1f s before stopping\n", options.name.c_str(),
-                 options.drain_seconds);
+    std::fprintf(stderr, "%s: NOT_SERVING; draining for %.1f s before stopping\n",
+                 options.name.c_str(), options.drain_seconds);
     absl::SleepFor(absl::Seconds(options.drain_seconds));
   }
   if (before_shutdown) before_shutdown();

@@ -15,15 +15,15 @@
 namespace gpuadvisor {
 
 struct ServiceMainOptions {
-  std::string name;                 // "catalog": first word of the announcement
-  ServerOptions server;             // host and gRPC port
-  int metrics_port = 0;             // on the same host
+  std::string name;                       // "catalog": first word of the announcement
+  ServerOptions server;                   // host and gRPC port
+  int metrics_port = 0;                   // on the same host
   std::vector<std::string> health_names;  // full service names marked SERVING
   // On SIGTERM: health turns NOT_SERVING, the server keeps answering for
   // drain_seconds (load balancers and health-checking channels steer away),
   // then `before_shutdown` runs and in-flight calls get shutdown_grace_seconds.
   double drain_seconds = 0;
-  int health_port = -1;  // >= 0: also serve grpc.health.v1 alone, plaintext (TLS-less probes)
+  int health_port = -1;       // >= 0: also serve grpc.health.v1 alone, plaintext (TLS-less probes)
   absl::Status config_error;  // a bad flag found by ServiceMainOptionsFromFlags
   double shutdown_grace_seconds = 2.0;
   // Health turns SERVING once this returns true (checked every 100 ms);

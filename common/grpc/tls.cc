@@ -12,12 +12,14 @@
 #include "grpc/grpc_security_constants.h"
 #include "grpcpp/security/auth_context.h"
 
-ABSL_FLAG(std::string, tls_cert, "", "PEM certificate chain: serve TLS (and present it to backends).");
+ABSL_FLAG(std::string, tls_cert, "",
+          "PEM certificate chain: serve TLS (and present it to backends).");
 ABSL_FLAG(std::string, tls_key, "", "PEM private key of --tls_cert.");
 ABSL_FLAG(std::string, tls_ca, "",
           "PEM CA: verify backends against it, and ask callers for certificates it signed (mTLS).");
 ABSL_FLAG(std::string, tls_client_auth, "",
-          "require | optional | none; default require for catalog/sizing/pricing, optional for the gateway.");
+          "require | optional | none; default require for catalog/sizing/pricing, optional for the "
+          "gateway.");
 
 namespace gpuadvisor {
 namespace {
@@ -25,7 +27,8 @@ namespace {
 absl::StatusOr<std::string> ReadPem(const std::string& path) {
   if (path.empty()) return std::string();
   absl::StatusOr<std::string> pem = ReadFile(path);
-  if (!pem.ok()) return absl::InvalidArgumentError(absl::StrCat("TLS file: ", pem.status().message()));
+  if (!pem.ok())
+    return absl::InvalidArgumentError(absl::StrCat("TLS file: ", pem.status().message()));
   if (pem->find("-----BEGIN") == std::string::npos) {
     return absl::InvalidArgumentError(absl::StrCat(path, ": not a PEM file"));
   }
@@ -34,8 +37,8 @@ absl::StatusOr<std::string> ReadPem(const std::string& path) {
 
 }  // namespace
 
-absl::StatusOr<std::shared_ptr<grpc::ServerCredentials>> ServerCredentialsFor(const TlsFiles& files,
-                                                                               ClientAuth client_auth) {
+absl::StatusOr<std::shared_ptr<grpc::ServerCredentials>> ServerCredentialsFor(
+    const TlsFiles& files, ClientAuth client_auth) {
   if (!files.enabled()) return grpc::InsecureServerCredentials();
   if (files.cert_path.empty() || files.key_path.empty()) {
     return absl::InvalidArgumentError("TLS: a server needs both --tls_cert and --tls_key");
@@ -67,7 +70,8 @@ absl::StatusOr<std::shared_ptr<grpc::ServerCredentials>> ServerCredentialsFor(co
   return grpc::SslServerCredentials(options);
 }
 
-absl::StatusOr<std::shared_ptr<grpc::ChannelCredentials>> ChannelCredentialsFor(const TlsFiles& files) {
+absl::StatusOr<std::shared_ptr<grpc::ChannelCredentials>> ChannelCredentialsFor(
+    const TlsFiles& files) {
   if (!files.enabled()) return grpc::InsecureChannelCredentials();
   grpc::SslCredentialsOptions options;
   absl::StatusOr<std::string> ca = ReadPem(files.ca_path);
@@ -105,8 +109,9 @@ std::string CallerIdentity(const grpc::ServerContext& context) {
     std::vector<std::string> names;
     for (const char* property : {GRPC_X509_CN_PROPERTY_NAME, GRPC_X509_SAN_PROPERTY_NAME}) {
       for (const grpc::string_ref& value : auth->FindPropertyValues(property)) {
-        names.push_back(absl::StrCat(property == std::string(GRPC_X509_CN_PROPERTY_NAME) ? "CN=" : "SAN=",
-                                     std::string(value.data(), value.size())));
+        names.push_back(
+            absl::StrCat(property == std::string(GRPC_X509_CN_PROPERTY_NAME) ? "CN=" : "SAN=",
+                         std::string(value.data(), value.size())));
       }
     }
     if (!names.empty()) return absl::StrJoin(names, ",");
@@ -119,21 +124,24 @@ absl::Status RequireVerifiedClientOnTls(const grpc::ServerContext& context) {
   std::shared_ptr<const grpc::AuthContext> auth = context.auth_context();
   if (auth == nullptr) return absl::OkStatus();
   bool tls = false;
-  for (const grpc::string_ref& value : auth->FindPropertyValues(GRPC_TRANSPORT_SECURITY_TYPE_PROPERTY_NAME)) {
+  for (const grpc::string_ref& value :
+       auth->FindPropertyValues(GRPC_TRANSPORT_SECURITY_TYPE_PROPERTY_NAME)) {
     tls = tls || std::string(value.data(), value.size()) == GRPC_SSL_TRANSPORT_SECURITY_TYPE;
   }
   if (tls && !auth->IsPeerAuthenticated()) {
-    return absl::PermissionDeniedError("admin RPCs need a client certificate signed by the service's CA");
+    return absl::PermissionDeniedError(
+        "admin RPCs need a client certificate signed by the service's CA");
   }
   return absl::OkStatus();
 }
 
-void AuditLog(const std::string& service, const std::string& rpc, const grpc::ServerContext& context,
-              const std::string& outcome, const std::string& detail) {
+void AuditLog(const std::string& service, const std::string& rpc,
+              const grpc::ServerContext& context, const std::string& outcome,
+              const std::string& detail) {
   std::fprintf(stderr, "AUDIT time=%s service=%s rpc=%s caller=\"%s\" peer=%s outcome=%s %s\n",
-               absl::FormatTime(absl::RFC3339_sec, absl::Now(), absl::UTCTimeZone()).c_str(), service.c_str(),
-               rpc.c_str(), CallerIdentity(context).c_str(), context.peer().c_str(), outcome.c_str(),
-               detail.c_str());
+               absl::FormatTime(absl::RFC3339_sec, absl::Now(), absl::UTCTimeZone()).c_str(),
+               service.c_str(), rpc.c_str(), CallerIdentity(context).c_str(),
+               context.peer().c_str(), outcome.c_str(), detail.c_str());
   std::fflush(stderr);
 }
 

@@ -40,11 +40,12 @@ struct TlsFiles {
 
 // Server credentials for `files` (insecure when none are given). Errors name
 // the file that cannot be read or the missing half of a cert/key pair.
-absl::StatusOr<std::shared_ptr<grpc::ServerCredentials>> ServerCredentialsFor(const TlsFiles& files,
-                                                                               ClientAuth client_auth);
+absl::StatusOr<std::shared_ptr<grpc::ServerCredentials>> ServerCredentialsFor(
+    const TlsFiles& files, ClientAuth client_auth);
 
 // Channel credentials for `files` (insecure when none are given).
-absl::StatusOr<std::shared_ptr<grpc::ChannelCredentials>> ChannelCredentialsFor(const TlsFiles& files);
+absl::StatusOr<std::shared_ptr<grpc::ChannelCredentials>> ChannelCredentialsFor(
+    const TlsFiles& files);
 
 // The TLS files named by the --tls_cert/--tls_key/--tls_ca flags, and the
 // client authentication of --tls_client_auth ("" = the default for `name`).
@@ -60,8 +61,9 @@ std::string CallerIdentity(const grpc::ServerContext& context);
 absl::Status RequireVerifiedClientOnTls(const grpc::ServerContext& context);
 
 // One line on stderr: AUDIT service=... rpc=... caller=... outcome=... detail.
-void AuditLog(const std::string& service, const std::string& rpc, const grpc::ServerContext& context,
-              const std::string& outcome, const std::string& detail);
+void AuditLog(const std::string& service, const std::string& rpc,
+              const grpc::ServerContext& context, const std::string& outcome,
+              const std::string& detail);
 
 }  // namespace gpuadvisor
 

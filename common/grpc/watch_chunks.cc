@@ -50,10 +50,11 @@ std::shared_ptr<const WatchHub::Encoded> EncodeChunked(std::string serialized, s
   if (static_cast<int64_t>(whole_header.size()) + total <= encoding.max_message_bytes) {
     encoded->bytes = Message(std::move(whole_header), body);
   } else {
-    encoded->whole_refused = grpc::Status(
-        grpc::StatusCode::FAILED_PRECONDITION,
-        absl::StrCat(response.what, " is ", total, " bytes, over the ", encoding.max_message_bytes,
-                     "-byte message limit; set ", response.accept_field, " to receive it in chunks"));
+    encoded->whole_refused =
+        grpc::Status(grpc::StatusCode::FAILED_PRECONDITION,
+                     absl::StrCat(response.what, " is ", total, " bytes, over the ",
+                                  encoding.max_message_bytes, "-byte message limit; set ",
+                                  response.accept_field, " to receive it in chunks"));
   }
 
   // The chunks: response{chunk: SnapshotChunk{version, total_bytes, offset,
@@ -81,12 +82,13 @@ absl::Status ChunkAssembler::Add(const catalog::v1::SnapshotChunk& chunk) {
   const int64_t received = static_cast<int64_t>(data_.size());
   std::string problem;
   if (chunk.offset() == 0 && in_progress()) {
-    problem = absl::StrCat("a new snapshot (", chunk.version(), ") began after ", received, " of ", total_,
-                           " bytes of ", version_);
+    problem = absl::StrCat("a new snapshot (", chunk.version(), ") began after ", received, " of ",
+                           total_, " bytes of ", version_);
   } else if (chunk.offset() == 0) {
     if (chunk.version().empty()) return absl::DataLossError("snapshot chunk: no version");
     if (chunk.total_bytes() < 0 || chunk.total_bytes() > std::numeric_limits<int32_t>::max()) {
-      return absl::DataLossError(absl::StrCat("snapshot chunk: ", chunk.version(), " is ", chunk.total_bytes(),
+      return absl::DataLossError(absl::StrCat("snapshot chunk: ", chunk.version(), " is ",
+                                              chunk.total_bytes(),
                                               " bytes, more than a protobuf message can hold"));
     }
     version_ = chunk.version();
@@ -97,12 +99,13 @@ absl::Status ChunkAssembler::Add(const catalog::v1::SnapshotChunk& chunk) {
   } else if (!in_progress()) {
     problem = absl::StrCat("a chunk of ", chunk.version(), " at offset ", chunk.offset(),
                            " without the start of its snapshot");
-  } else if (chunk.version() != version_ || chunk.total_bytes() != total_ || chunk.fnv1a64() != checksum_) {
-    problem = absl::StrCat("a chunk of ", chunk.version(), " (", chunk.total_bytes(), " bytes) inside ",
-                           version_, " (", total_, " bytes)");
+  } else if (chunk.version() != version_ || chunk.total_bytes() != total_ ||
+             chunk.fnv1a64() != checksum_) {
+    problem = absl::StrCat("a chunk of ", chunk.version(), " (", chunk.total_bytes(),
+                           " bytes) inside ", version_, " (", total_, " bytes)");
   } else if (chunk.offset() != received) {
-    problem = absl::StrCat("a chunk at offset ", chunk.offset(), " of ", version_, " after ", received,
-                           " bytes (a chunk lost or repeated)");
+    problem = absl::StrCat("a chunk at offset ", chunk.offset(), " of ", version_, " after ",
+                           received, " bytes (a chunk lost or repeated)");
   }
   if (problem.empty() && static_cast<int64_t>(chunk.data().size()) > total_ - received) {
     problem = absl::StrCat("chunks of ", version_, " run past its ", total_, " bytes");
@@ -117,8 +120,9 @@ absl::Status ChunkAssembler::Add(const catalog::v1::SnapshotChunk& chunk) {
 
 absl::StatusOr<std::string> ChunkAssembler::TakeBytes() {
   if (!complete()) {
-    const std::string status = absl::StrCat("snapshot chunks: ", received(), " of ", total_, " bytes of ",
-                                            version_.empty() ? "(none)" : version_, " received");
+    const std::string status =
+        absl::StrCat("snapshot chunks: ", received(), " of ", total_, " bytes of ",
+                     version_.empty() ? "(none)" : version_, " received");
     Reset();
     return absl::DataLossError(status);
   }

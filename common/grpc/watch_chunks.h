@@ -40,17 +40,19 @@ namespace gpuadvisor {
 inline constexpr int64_t kDefaultWatchChunkBytes = 4 << 20;
 
 struct ChunkEncoding {
-  int64_t chunk_bytes = kDefaultWatchChunkBytes;  // data per chunk (at least 1)
+  int64_t chunk_bytes = kDefaultWatchChunkBytes;        // data per chunk (at least 1)
   int64_t max_message_bytes = kMaxBackendMessageBytes;  // largest whole message sent
 };
 
 // Where a watch response carries the value, and how the refusal of a value
 // too large for one message is worded.
 struct ChunkedResponse {
-  int value_field = 1;  // the whole value (WatchCatalogResponse.snapshot, WatchPricesResponse.price_book)
+  int value_field =
+      1;  // the whole value (WatchCatalogResponse.snapshot, WatchPricesResponse.price_book)
   int chunk_field = 3;  // the SnapshotChunk (WatchCatalogResponse.chunk, WatchPricesResponse.chunk)
-  std::string what;  // names the value in the refusal: "catalog snapshot v1 (5 offers)"
-  std::string accept_field;  // the request field that asks for chunks: "WatchCatalogRequest.accept_chunks"
+  std::string what;     // names the value in the refusal: "catalog snapshot v1 (5 offers)"
+  std::string
+      accept_field;  // the request field that asks for chunks: "WatchCatalogRequest.accept_chunks"
 };
 
 // The watch encoding of a value serialized as `serialized` with `version`.
@@ -100,11 +102,12 @@ class SnapshotAssembler : public ChunkAssembler {
     if (!data.ok()) return data.status();
     Value value;
     if (!value.ParseFromString(*data)) {
-      return absl::DataLossError(absl::StrCat("snapshot chunks: ", version, ": unparsable snapshot"));
+      return absl::DataLossError(
+          absl::StrCat("snapshot chunks: ", version, ": unparsable snapshot"));
     }
     if (value.version() != version) {
-      return absl::DataLossError(
-          absl::StrCat("snapshot chunks: announced as ", version, ", the snapshot is ", value.version()));
+      return absl::DataLossError(absl::StrCat("snapshot chunks: announced as ", version,
+                                              ", the snapshot is ", value.version()));
     }
     if (serialized != nullptr) *serialized = *std::move(data);
     return value;

@@ -1,12 +1,11 @@
 #include "common/grpc/watch_hub.h"
 
-#include "common/metrics/function_metric.h"
-
 #include <algorithm>
 #include <utility>
 
 #include "absl/strings/str_cat.h"
 #include "absl/time/clock.h"
+#include "common/metrics/function_metric.h"
 #include "grpcpp/support/slice.h"
 
 namespace gpuadvisor {
@@ -22,8 +21,8 @@ struct CountedEncoded : WatchHub::Encoded {
 
 }  // namespace
 
-std::shared_ptr<const WatchHub::Encoded> WatchHub::Encode(const google::protobuf::MessageLite& response,
-                                                          std::string version) {
+std::shared_ptr<const WatchHub::Encoded> WatchHub::Encode(
+    const google::protobuf::MessageLite& response, std::string version) {
   auto encoded = std::make_shared<CountedEncoded>();
   encoded->version = std::move(version);
   std::string bytes;
@@ -33,19 +32,25 @@ std::shared_ptr<const WatchHub::Encoded> WatchHub::Encode(const google::protobuf
   return encoded;
 }
 
-std::shared_ptr<WatchHub::Encoded> WatchHub::NewEncoded() { return std::make_shared<CountedEncoded>(); }
+std::shared_ptr<WatchHub::Encoded> WatchHub::NewEncoded() {
+  return std::make_shared<CountedEncoded>();
+}
 
 grpc::Slice WatchHub::OwningSlice(std::string bytes) {
   auto* owned = new std::string(std::move(bytes));
-  return grpc::Slice(owned->data(), owned->size(), +[](void* p) { delete static_cast<std::string*>(p); },
-                     owned);
+  return grpc::Slice(
+      owned->data(), owned->size(), +[](void* p) { delete static_cast<std::string*>(p); }, owned);
 }
 
 class WatchHub::Watcher final : public grpc::ServerWriteReactor<grpc::ByteBuffer> {
  public:
   Watcher(WatchHub* hub, grpc::CallbackServerContext* context, std::string known,
           absl::Duration heartbeat, bool chunks)
-      : hub_(hub), context_(context), known_(std::move(known)), heartbeat_(heartbeat), chunks_(chunks) {}
+      : hub_(hub),
+        context_(context),
+        known_(std::move(known)),
+        heartbeat_(heartbeat),
+        chunks_(chunks) {}
 
   void Ref() { refs_.fetch_add(1); }
   void Unref() {
@@ -93,7 +98,8 @@ class WatchHub::Watcher final : public grpc::ServerWriteReactor<grpc::ByteBuffer
                                        "; reconnect with known_version")));
       return;
     }
-    if (heartbeat_ > absl::ZeroDuration() && heartbeat != nullptr && now - last_write_ >= heartbeat_) {
+    if (heartbeat_ > absl::ZeroDuration() && heartbeat != nullptr &&
+        now - last_write_ >= heartbeat_) {
       StartLocked(heartbeat, &lock);
     }
   }
@@ -152,7 +158,9 @@ class WatchHub::Watcher final : public grpc::ServerWriteReactor<grpc::ByteBuffer
   // Starts writing `encoded`; releases the lock before calling into gRPC.
   // What this watcher writes for `encoded`: its chunks, or the whole message.
   bool Chunked(const Encoded& encoded) const { return chunks_ && !encoded.chunks.empty(); }
-  size_t PartCount(const Encoded& encoded) const { return Chunked(encoded) ? encoded.chunks.size() : 1; }
+  size_t PartCount(const Encoded& encoded) const {
+    return Chunked(encoded) ? encoded.chunks.size() : 1;
+  }
   const grpc::ByteBuffer& Part(const Encoded& encoded, size_t i) const {
     return Chunked(encoded) ? encoded.chunks[i] : encoded.bytes;
   }
@@ -221,22 +229,25 @@ grpc::ServerWriteReactor<grpc::ByteBuffer>* WatchHub::Open(grpc::CallbackServerC
   const bool parsed = source_.parse_request(*request_bytes, &known, &heartbeat_millis);
   absl::Duration heartbeat = absl::ZeroDuration();
   if (heartbeat_millis > 0) {
-    heartbeat = absl::Milliseconds(std::clamp<int64_t>(heartbeat_millis, kMinWatchHeartbeatMillis,
-                                                       kMaxWatchHeartbeatMillis));
+    heartbeat = absl::Milliseconds(
+        std::clamp<int64_t>(heartbeat_millis, kMinWatchHeartbeatMillis, kMaxWatchHeartbeatMillis));
   }
-  const bool chunks = parsed && source_.accepts_chunks != nullptr && source_.accepts_chunks(*request_bytes);
+  const bool chunks =
+      parsed && source_.accepts_chunks != nullptr && source_.accepts_chunks(*request_bytes);
   auto* watcher = new Watcher(this, context, known, heartbeat, chunks);
   const std::string current = source_.current_version();
   grpc::Status refused = grpc::Status::OK;
   {
     absl::MutexLock lock(&mu_);
     if (!parsed) {
-      refused = grpc::Status(grpc::StatusCode::INVALID_ARGUMENT, "request: unparsable watch request");
+      refused =
+          grpc::Status(grpc::StatusCode::INVALID_ARGUMENT, "request: unparsable watch request");
     } else if (shutdown_) {
       refused = grpc::Status(grpc::StatusCode::UNAVAILABLE, "shutting down");
     } else if (static_cast<int>(watchers_.size()) >= options_.max_watchers) {
-      refused = grpc::Status(grpc::StatusCode::RESOURCE_EXHAUSTED,
-                             absl::StrCat("too many watchers (", options_.max_watchers, "); retry later"));
+      refused = grpc::Status(
+          grpc::StatusCode::RESOURCE_EXHAUSTED,
+          absl::StrCat("too many watchers (", options_.max_watchers, "); retry later"));
     } else {
       watchers_.push_back(watcher);
       stats_->watchers = static_cast<int64_t>(watchers_.size());
@@ -282,7 +293,8 @@ void WatchHub::Run() {
       absl::MutexLock lock(&mu_);
       if (shutdown_) return;
     }
-    std::shared_ptr<const Encoded> changed = source_.wait_for_change(known, absl::Now() + options_.tick);
+    std::shared_ptr<const Encoded> changed =
+        source_.wait_for_change(known, absl::Now() + options_.tick);
     if (changed != nullptr && changed->version == known) changed.reset();
     if (changed != nullptr) known = changed->version;
     std::vector<Watcher*> watchers;
@@ -325,17 +337,22 @@ void WatchHub::Shutdown() {
   if (thread_.joinable()) thread_.join();
 }
 
-void WatchHub::ExportMetrics(Metrics& metrics, const std::string& prefix, const std::string& stream) const {
+void WatchHub::ExportMetrics(Metrics& metrics, const std::string& prefix,
+                             const std::string& stream) const {
   const std::shared_ptr<const Stats> stats = stats_;
   metrics.AddCollectable(std::make_shared<FunctionMetric>(
-      prefix, "Open " + stream + " streams.", [stats] { return static_cast<double>(stats->watchers.load()); }));
+      prefix, "Open " + stream + " streams.",
+      [stats] { return static_cast<double>(stats->watchers.load()); }));
   metrics.AddCollectable(std::make_shared<FunctionMetric>(
       prefix + "_dropped_total",
       stream + " streams ended with RESOURCE_EXHAUSTED because the follower stopped reading.",
-      [stats] { return static_cast<double>(stats->dropped_slow.load()); }, prometheus::MetricType::Counter));
+      [stats] { return static_cast<double>(stats->dropped_slow.load()); },
+      prometheus::MetricType::Counter));
   metrics.AddCollectable(std::make_shared<FunctionMetric>(
-      prefix + "_refused_total", stream + " streams refused (watcher cap reached, shutting down, bad request).",
-      [stats] { return static_cast<double>(stats->refused.load()); }, prometheus::MetricType::Counter));
+      prefix + "_refused_total",
+      stream + " streams refused (watcher cap reached, shutting down, bad request).",
+      [stats] { return static_cast<double>(stats->refused.load()); },
+      prometheus::MetricType::Counter));
 }
 
 }  // namespace gpuadvisor

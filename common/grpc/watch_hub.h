@@ -43,8 +43,8 @@
 #include "google/protobuf/message_lite.h"
 #include "grpcpp/server_context.h"
 #include "grpcpp/support/byte_buffer.h"
-#include "grpcpp/support/slice.h"
 #include "grpcpp/support/server_callback.h"
+#include "grpcpp/support/slice.h"
 #include "grpcpp/support/status.h"
 
 namespace gpuadvisor {
@@ -62,7 +62,7 @@ class WatchHub {
 
   // One serialized response, shared by every watcher writing it.
   struct Encoded {
-    std::string version;  // "" for a heartbeat
+    std::string version;     // "" for a heartbeat
     grpc::ByteBuffer bytes;  // the whole value in one message
     // The same value as consecutive messages, for watchers that accept
     // chunks (Source::accepts_chunks); empty = this source does not chunk,
@@ -98,7 +98,8 @@ class WatchHub {
     // Reads the watch request: the follower's known version (its first
     // update is skipped when it is the current one) and the heartbeat
     // interval it asks for (0 = none). False when the bytes do not parse.
-    std::function<bool(const grpc::ByteBuffer& request, std::string* known, int64_t* heartbeat_millis)>
+    std::function<bool(const grpc::ByteBuffer& request, std::string* known,
+                       int64_t* heartbeat_millis)>
         parse_request;
     // Whether the watch request asks for Encoded::chunks (null: never).
     std::function<bool(const grpc::ByteBuffer& request)> accepts_chunks;

@@ -23,7 +23,8 @@ absl::Status WriteFileDurably(const std::string& path, absl::string_view content
   return WriteFileDurably(path, std::vector<absl::string_view>{contents});
 }
 
-absl::Status WriteFileDurably(const std::string& path, const std::vector<absl::string_view>& pieces) {
+absl::Status WriteFileDurably(const std::string& path,
+                              const std::vector<absl::string_view>& pieces) {
   const std::string tmp = absl::StrCat(path, ".tmp.", getpid());
   const int fd = ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
   if (fd < 0) return Errno(tmp);
@@ -56,7 +57,8 @@ absl::Status WriteFileDurably(const std::string& path, const std::vector<absl::s
     return status;
   }
   const size_t slash = path.rfind('/');
-  const std::string dir = slash == std::string::npos ? "." : (slash == 0 ? "/" : path.substr(0, slash));
+  const std::string dir =
+      slash == std::string::npos ? "." : (slash == 0 ? "/" : path.substr(0, slash));
   const int dir_fd = ::open(dir.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
   if (dir_fd < 0) return Errno(dir);
   const int synced = ::fsync(dir_fd);

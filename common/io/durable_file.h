@@ -17,7 +17,8 @@ namespace gpuadvisor {
 absl::Status WriteFileDurably(const std::string& path, absl::string_view contents);
 // The same with the contents given as consecutive pieces (a header and a large
 // body written without concatenating them first).
-absl::Status WriteFileDurably(const std::string& path, const std::vector<absl::string_view>& pieces);
+absl::Status WriteFileDurably(const std::string& path,
+                              const std::vector<absl::string_view>& pieces);
 
 }  // namespace gpuadvisor
 

@@ -52,8 +52,8 @@ absl::Status ParseTextProto(absl::string_view text, absl::string_view name,
   google::protobuf::TextFormat::Parser parser;
   parser.RecordErrorsTo(&errors);
   if (!parser.ParseFromString(std::string(text), message)) {
-    return absl::InvalidArgumentError(absl::StrCat(
-        name, ":", errors.has_error() ? errors.error() : "0:0: parse error"));
+    return absl::InvalidArgumentError(
+        absl::StrCat(name, ":", errors.has_error() ? errors.error() : "0:0: parse error"));
   }
   return absl::OkStatus();
 }

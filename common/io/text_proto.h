@@ -24,8 +24,7 @@ absl::Status ParseTextProto(absl::string_view text, absl::string_view name,
                             google::protobuf::Message* message);
 
 // ReadFile + ParseTextProto, naming the file in errors.
-absl::Status LoadTextProtoFile(const std::string& path,
-                               google::protobuf::Message* message);
+absl::Status LoadTextProtoFile(const std::string& path, google::protobuf::Message* message);
 
 // Writes `contents` to `path` through a temporary file and rename(), so a
 // reader never sees half a file.

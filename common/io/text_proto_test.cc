@@ -27,8 +27,7 @@ TEST(TextProto, ErrorNamesFileLineAndField) {
   catalog::v1::GpuList gpus;
   const absl::Status status =
       ParseTextProto("gpus {\n  name: \"A\"\n  memory_gigabytes: 3\n}\n", "gpus.textproto", &gpus);
-  EXPECT_THAT(status, StatusIs(absl::StatusCode::kInvalidArgument,
-                               HasSubstr("gpus.textproto:3:")));
+  EXPECT_THAT(status, StatusIs(absl::StatusCode::kInvalidArgument, HasSubstr("gpus.textproto:3:")));
   EXPECT_THAT(std::string(status.message()), HasSubstr("memory_gigabytes"));
 }
 
@@ -45,7 +44,8 @@ TEST(TextProto, MissingFileIsNotFound) {
 }
 
 TEST(TextProto, AtomicWriteThenLoad) {
-  const std::string path = ::testing::TempDir() + "/atomic." + std::to_string(getpid()) + ".textproto";
+  const std::string path =
+      ::testing::TempDir() + "/atomic." + std::to_string(getpid()) + ".textproto";
   ASSERT_OK(WriteFileAtomically(path, "gpus { name: \"L4\" }"));
   catalog::v1::GpuList gpus;
   ASSERT_OK(LoadTextProtoFile(path, &gpus));

@@ -9,8 +9,7 @@
 namespace gpuadvisor {
 
 prometheus::Histogram::BucketBoundaries LatencyBuckets() {
-  return {0.0001, 0.00025, 0.0005, 0.001, 0.0025, 0.005, 0.01,
-          0.025,  0.05,    0.1,    0.25,  0.5,    1,     2.5};
+  return {0.0001, 0.00025, 0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5};
 }
 
 Metrics::Metrics(std::string service)
@@ -78,7 +77,8 @@ prometheus::Histogram& Metrics::HistogramFor(prometheus::Family<prometheus::Hist
   std::lock_guard<std::mutex> lock(mu_);
   auto key = std::make_pair(static_cast<const void*>(&family), labels);
   auto it = histograms_.find(key);
-  if (it == histograms_.end()) it = histograms_.emplace(key, &family.Add(labels, LatencyBuckets())).first;
+  if (it == histograms_.end())
+    it = histograms_.emplace(key, &family.Add(labels, LatencyBuckets())).first;
   return *it->second;
 }
 
@@ -90,9 +90,10 @@ std::map<std::string, std::string> RpcLabels(const std::string& grpc_type,
 }
 }  // namespace
 
-MethodMetrics::MethodMetrics(Metrics* owner, prometheus::Family<prometheus::Counter>* handled_family,
-                             std::map<std::string, std::string> labels, prometheus::Counter* started,
-                             prometheus::Histogram* seconds)
+MethodMetrics::MethodMetrics(Metrics* owner,
+                             prometheus::Family<prometheus::Counter>* handled_family,
+                             std::map<std::string, std::string> labels,
+                             prometheus::Counter* started, prometheus::Histogram* seconds)
     : owner_(owner),
       handled_family_(handled_family),
       labels_(std::move(labels)),
@@ -105,7 +106,8 @@ void MethodMetrics::Started() {
 
 void MethodMetrics::Handled(grpc::StatusCode code, double seconds) {
   seconds_->Observe(seconds);
-  const int index = code >= 0 && code < kCodes ? static_cast<int>(code) : static_cast<int>(grpc::StatusCode::UNKNOWN);
+  const int index = code >= 0 && code < kCodes ? static_cast<int>(code)
+                                               : static_cast<int>(grpc::StatusCode::UNKNOWN);
   prometheus::Counter* handled = handled_[index].load(std::memory_order_acquire);
   if (handled == nullptr) {
     // First call with this code: Metrics' cache makes racing first calls
@@ -127,8 +129,8 @@ MethodMetrics& Metrics::ClientMethod(const std::string& grpc_service, const std:
   return MethodFor(false, "unary", grpc_service, method);
 }
 
-MethodMetrics& Metrics::MethodFor(bool server, const std::string& grpc_type, const std::string& grpc_service,
-                                  const std::string& method) {
+MethodMetrics& Metrics::MethodFor(bool server, const std::string& grpc_type,
+                                  const std::string& grpc_service, const std::string& method) {
   auto key = std::make_tuple(server, grpc_type, grpc_service, method);
   {
     std::lock_guard<std::mutex> lock(mu_);
@@ -137,9 +139,10 @@ MethodMetrics& Metrics::MethodFor(bool server, const std::string& grpc_type, con
   }
   const Labels labels = RpcLabels(grpc_type, grpc_service, method);
   prometheus::Counter* started = server ? &CounterFor(server_started_, labels) : nullptr;
-  prometheus::Histogram* seconds = &HistogramFor(server ? server_seconds_ : client_seconds_, labels);
-  auto created = std::unique_ptr<MethodMetrics>(
-      new MethodMetrics(this, server ? &server_handled_ : &client_handled_, labels, started, seconds));
+  prometheus::Histogram* seconds =
+      &HistogramFor(server ? server_seconds_ : client_seconds_, labels);
+  auto created = std::unique_ptr<MethodMetrics>(new MethodMetrics(
+      this, server ? &server_handled_ : &client_handled_, labels, started, seconds));
   MethodMetrics* handle = created.get();
   {
     std::lock_guard<std::mutex> lock(mu_);
@@ -182,13 +185,15 @@ void Metrics::DataLoaded(bool accepted, double unix_seconds) {
   }
 }
 
-RpcScope::RpcScope(MethodMetrics* method) : method_(method), start_(std::chrono::steady_clock::now()) {
+RpcScope::RpcScope(MethodMetrics* method)
+    : method_(method), start_(std::chrono::steady_clock::now()) {
   if (method_ != nullptr) method_->Started();
 }
 
 RpcScope::RpcScope(Metrics* metrics, const std::string& grpc_service, const std::string& method,
                    const std::string& grpc_type)
-    : RpcScope(metrics != nullptr ? &metrics->ServerMethod(grpc_service, method, grpc_type) : nullptr) {}
+    : RpcScope(metrics != nullptr ? &metrics->ServerMethod(grpc_service, method, grpc_type)
+                                  : nullptr) {}
 
 RpcScope::RpcScope(RpcScope&& other) noexcept
     : method_(other.method_), start_(other.start_), finished_(other.finished_) {
@@ -201,8 +206,9 @@ RpcScope::~RpcScope() {
 
 grpc::Status RpcScope::Finish(grpc::Status status) {
   if (!finished_ && method_ != nullptr) {
-    method_->Handled(status.error_code(),
-                     std::chrono::duration<double>(std::chrono::steady_clock::now() - start_).count());
+    method_->Handled(
+        status.error_code(),
+        std::chrono::duration<double>(std::chrono::steady_clock::now() - start_).count());
   }
   finished_ = true;
   return status;
@@ -215,9 +221,11 @@ absl::StatusOr<MetricsEndpoint> ServeMetrics(const std::string& address, Metrics
   } catch (const std::exception& e) {
     return absl::UnavailableError(absl::StrCat("metrics endpoint ", address, ": ", e.what()));
   }
-  for (const auto& collectable : metrics.collectables()) endpoint.exposer->RegisterCollectable(collectable);
+  for (const auto& collectable : metrics.collectables())
+    endpoint.exposer->RegisterCollectable(collectable);
   const auto ports = endpoint.exposer->GetListeningPorts();
-  if (ports.empty()) return absl::UnavailableError(absl::StrCat("metrics endpoint ", address, ": not bound"));
+  if (ports.empty())
+    return absl::UnavailableError(absl::StrCat("metrics endpoint ", address, ": not bound"));
   endpoint.port = ports.front();
   return endpoint;
 }

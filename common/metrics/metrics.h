@@ -53,7 +53,7 @@ class MethodMetrics {
   Metrics* const owner_;
   prometheus::Family<prometheus::Counter>* const handled_family_;
   const std::map<std::string, std::string> labels_;  // without grpc_code
-  prometheus::Counter* const started_;                // null for a client method
+  prometheus::Counter* const started_;               // null for a client method
   prometheus::Histogram* const seconds_;
   std::atomic<prometheus::Counter*> handled_[kCodes] = {};  // by code, once used
 };
@@ -109,8 +109,8 @@ class Metrics {
  private:
   friend class MethodMetrics;
   using Labels = std::map<std::string, std::string>;
-  MethodMetrics& MethodFor(bool server, const std::string& grpc_type, const std::string& grpc_service,
-                           const std::string& method);
+  MethodMetrics& MethodFor(bool server, const std::string& grpc_type,
+                           const std::string& grpc_service, const std::string& method);
   // Family::Add() takes a lock and hashes labels; the hot path looks the
   // child up in our own cache keyed by (family, labels) instead.
   prometheus::Counter& CounterFor(prometheus::Family<prometheus::Counter>& family,
@@ -135,7 +135,8 @@ class Metrics {
   std::map<std::pair<const void*, Labels>, prometheus::Counter*> counters_;
   std::map<std::pair<const void*, Labels>, prometheus::Histogram*> histograms_;
   // By (server?, type, service, method).
-  std::map<std::tuple<bool, std::string, std::string, std::string>, std::unique_ptr<MethodMetrics>> methods_;
+  std::map<std::tuple<bool, std::string, std::string, std::string>, std::unique_ptr<MethodMetrics>>
+      methods_;
 };
 
 // Records one server RPC: started on construction, handled with its code and

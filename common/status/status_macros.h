@@ -11,10 +11,10 @@
 #define GPUADVISOR_CONCAT_(a, b) GPUADVISOR_CONCAT_INNER_(a, b)
 
 // Returns from the current function if `expr` is not OK.
-#define RETURN_IF_ERROR(expr)                  \
-  do {                                         \
-    const absl::Status _status = (expr);       \
-    if (!_status.ok()) return _status;         \
+#define RETURN_IF_ERROR(expr)            \
+  do {                                   \
+    const absl::Status _status = (expr); \
+    if (!_status.ok()) return _status;   \
   } while (0)
 
 // `ASSIGN_OR_RETURN(auto x, StatusOrExpr())`: unwraps or returns the error.

@@ -203,17 +203,17 @@ absl::Status ValidateAndNormalizeOffer(const GpuNameResolver& gpus, Offer& offer
   }
   if (offer.spot_min_usd_per_hour() > 0 && offer.spot_usd_per_hour() > 0 &&
       offer.spot_min_usd_per_hour() > offer.spot_usd_per_hour()) {
-    return FieldError("spot_min_usd_per_hour",
-                      absl::StrCat("must be <= spot_usd_per_hour (the median, ",
-                                   offer.spot_usd_per_hour(), "), got ",
-                                   offer.spot_min_usd_per_hour()));
+    return FieldError(
+        "spot_min_usd_per_hour",
+        absl::StrCat("must be <= spot_usd_per_hour (the median, ", offer.spot_usd_per_hour(),
+                     "), got ", offer.spot_min_usd_per_hour()));
   }
   if (offer.spot_max_usd_per_hour() > 0 &&
       offer.spot_max_usd_per_hour() < offer.spot_usd_per_hour()) {
-    return FieldError("spot_max_usd_per_hour",
-                      absl::StrCat("must be >= spot_usd_per_hour (the median, ",
-                                   offer.spot_usd_per_hour(), "), got ",
-                                   offer.spot_max_usd_per_hour()));
+    return FieldError(
+        "spot_max_usd_per_hour",
+        absl::StrCat("must be >= spot_usd_per_hour (the median, ", offer.spot_usd_per_hour(),
+                     "), got ", offer.spot_max_usd_per_hour()));
   }
   if (offer.spot_zones() < 0) {
     return FieldError("spot_zones", absl::StrCat("must be >= 0, got ", offer.spot_zones()));

@@ -21,9 +21,7 @@ namespace {
 using ::gpuadvisor::catalog::v1::CatalogSnapshot;
 using ::gpuadvisor::catalog::v1::Offer;
 
-CatalogSources DefaultSources() {
-  return CatalogSourcesFor(GPUADVISOR_SOURCE_DIR "/data", "", "");
-}
+CatalogSources DefaultSources() { return CatalogSourcesFor(GPUADVISOR_SOURCE_DIR "/data", "", ""); }
 
 std::map<std::string, const Offer*> ById(const CatalogSnapshot& snapshot) {
   std::map<std::string, const Offer*> by_id;
@@ -103,9 +101,10 @@ TEST(EmbeddedData, LoadsAndCoversTheIssue) {
   EXPECT_GE(regions_by_provider["gcp"].size(), 8u);
   EXPECT_GE(regions_by_provider["lambda"].size(), 4u);
   for (const char* gpu :
-       {"B200", "B300", "H200", "H100-SXM", "H100-PCIE", "A100-40GB", "A100-80GB", "L40S", "L4",
-        "A10G", "T4", "V100", "RTX-4090", "RTX-5090", "RTX-PRO-6000", "A40", "RTX-A6000", "MI300X",
-        "MI355X", "TPU-V5E", "TPU-V5P", "TPU-V6E"}) {
+       {"B200",      "B300",     "H200",         "H100-SXM", "H100-PCIE", "A100-40GB",
+        "A100-80GB", "L40S",     "L4",           "A10G",     "T4",        "V100",
+        "RTX-4090",  "RTX-5090", "RTX-PRO-6000", "A40",      "RTX-A6000", "MI300X",
+        "MI355X",    "TPU-V5E",  "TPU-V5P",      "TPU-V6E"}) {
     EXPECT_TRUE(shapes_by_gpu.count(gpu)) << gpu;
   }
   // 2- and 4-GPU shapes, not only 1 and 8.
@@ -172,10 +171,10 @@ TEST(EmbeddedData, TopologyFacts) {
   // The fabric that used to be 0: p6-b200.
   EXPECT_EQ(at("aws/p6-b200.48xlarge/us-east-1").fabric_gbps(), 3200);
   // Providers selling RDMA clusters now have a fabric.
-  for (const char* id : {"nebius/gpu-h100-sxm_8gpu-128vcpu-1600gb/eu-north1",
-                         "nebius/gpu-b200-sxm_8gpu-160vcpu-1792gb/us-central1",
-                         "oci/BM.GPU.H100.8/global", "coreweave/hgx-h100-8x/global",
-                         "azure/Standard_ND96isr_H100_v5/eastus"}) {
+  for (const char* id :
+       {"nebius/gpu-h100-sxm_8gpu-128vcpu-1600gb/eu-north1",
+        "nebius/gpu-b200-sxm_8gpu-160vcpu-1792gb/us-central1", "oci/BM.GPU.H100.8/global",
+        "coreweave/hgx-h100-8x/global", "azure/Standard_ND96isr_H100_v5/eastus"}) {
     EXPECT_GT(at(id).max_nodes(), 1) << id;
     EXPECT_EQ(at(id).fabric_gbps(), 3200) << id;
   }

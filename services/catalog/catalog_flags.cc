@@ -6,9 +6,11 @@
 #include "absl/strings/str_join.h"
 #include "common/grpc/server.h"
 
-ABSL_FLAG(std::string, data_dir, "data",
-          "Folder with catalog/gpus.textproto, catalog/offers.textproto and pricing/billing.textproto.");
-ABSL_FLAG(std::string, offers, "", "Comma-separated OfferList files; default <data_dir>/catalog/offers.textproto.");
+ABSL_FLAG(
+    std::string, data_dir, "data",
+    "Folder with catalog/gpus.textproto, catalog/offers.textproto and pricing/billing.textproto.");
+ABSL_FLAG(std::string, offers, "",
+          "Comma-separated OfferList files; default <data_dir>/catalog/offers.textproto.");
 ABSL_FLAG(std::string, skypilot_csv, "",
           "Comma-separated SkyPilot v8 vms.csv files (cloud=path or .../<cloud>/vms.csv).");
 ABSL_FLAG(std::string, vast_json, "",
@@ -22,15 +24,17 @@ ABSL_FLAG(std::string, gpuhunt_csv, "",
 ABSL_FLAG(std::string, catalog_guards, "",
           "CatalogGuards file for the load guards; default <data_dir>/catalog/guards.textproto, "
           "\"none\" turns them off.");
-ABSL_FLAG(std::string, admin_token_file, "", "File holding the admin token; else $GPUADVISOR_ADMIN_TOKEN.");
+ABSL_FLAG(std::string, admin_token_file, "",
+          "File holding the admin token; else $GPUADVISOR_ADMIN_TOKEN.");
 
 namespace gpuadvisor::catalog {
 
 std::string DataDirFromFlags() { return absl::GetFlag(FLAGS_data_dir); }
 
 CatalogSources CatalogSourcesFromFlags() {
-  CatalogSources sources = CatalogSourcesFor(
-      absl::GetFlag(FLAGS_data_dir), absl::GetFlag(FLAGS_offers), absl::GetFlag(FLAGS_skypilot_csv));
+  CatalogSources sources =
+      CatalogSourcesFor(absl::GetFlag(FLAGS_data_dir), absl::GetFlag(FLAGS_offers),
+                        absl::GetFlag(FLAGS_skypilot_csv));
   const std::pair<const char*, std::string> imports[] = {
       {"vast", absl::GetFlag(FLAGS_vast_json)},
       {"gcp-billing", absl::GetFlag(FLAGS_gcp_billing_json)},
@@ -67,8 +71,9 @@ absl::StatusOr<CatalogSources> CheckSources(CatalogSources base,
       vast.push_back(file);
     } else {
       return absl::InvalidArgumentError(absl::StrCat(
-          file, ": cannot tell what it is (expected gpus/topology/guards.textproto, an offer "
-                ".textproto, a SkyPilot .csv or a Vast.ai .json)"));
+          file,
+          ": cannot tell what it is (expected gpus/topology/guards.textproto, an offer "
+          ".textproto, a SkyPilot .csv or a Vast.ai .json)"));
     }
   }
   if (!offers.empty()) base.offer_paths = offers;

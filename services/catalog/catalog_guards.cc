@@ -48,8 +48,8 @@ absl::StatusOr<CatalogGuards> LoadCatalogGuards(const std::string& path,
     const FieldDescriptor* fd = CatalogGuards::descriptor()->FindFieldByName(field);
     const TextFormat::ParseLocation where = tree.GetLocation(fd, -1);
     return absl::InvalidArgumentError(absl::StrCat(path, ":", std::max(where.line, 0) + 1, ":",
-                                                   std::max(where.column, 0) + 1, ": ", field,
-                                                   ": ", problem));
+                                                   std::max(where.column, 0) + 1, ": ", field, ": ",
+                                                   problem));
   };
   const std::pair<const char*, double> values[] = {
       {"max_shrink_fraction", guards.max_shrink_fraction()},
@@ -65,7 +65,8 @@ absl::StatusOr<CatalogGuards> LoadCatalogGuards(const std::string& path,
       {"reject_spot_discount", guards.reject_spot_discount()},
   };
   for (const auto& [field, value] : values) {
-    if (!FiniteNonNegative(value)) return at(field, absl::StrCat("must be finite and >= 0, got ", value));
+    if (!FiniteNonNegative(value))
+      return at(field, absl::StrCat("must be finite and >= 0, got ", value));
   }
   for (const auto& [field, value] :
        {std::pair<const char*, double>{"max_shrink_fraction", guards.max_shrink_fraction()},
@@ -76,7 +77,8 @@ absl::StatusOr<CatalogGuards> LoadCatalogGuards(const std::string& path,
   for (const auto& [field, value] :
        {std::pair<const char*, double>{"warn_price_factor", guards.warn_price_factor()},
         {"reject_price_factor", guards.reject_price_factor()}}) {
-    if (value != 0 && value < 1) return at(field, absl::StrCat("must be >= 1 (or 0: off), got ", value));
+    if (value != 0 && value < 1)
+      return at(field, absl::StrCat("must be >= 1 (or 0: off), got ", value));
   }
   if (guards.max_gpu_memory_bytes() > 0 &&
       guards.min_gpu_memory_bytes() > guards.max_gpu_memory_bytes()) {
@@ -93,7 +95,8 @@ absl::StatusOr<CatalogGuards> LoadCatalogGuards(const std::string& path,
                      absl::InvalidArgumentError(absl::StrCat(field, ": ", problem)));
     };
     std::optional<std::string> canonical = resolver.Canonical(range.gpu_model());
-    if (!canonical) return fail("gpu_model", absl::StrCat("unknown GPU \"", range.gpu_model(), "\""));
+    if (!canonical)
+      return fail("gpu_model", absl::StrCat("unknown GPU \"", range.gpu_model(), "\""));
     range.set_gpu_model(*canonical);
     if (!FiniteNonNegative(range.low_usd_per_gpu_hour()) || range.low_usd_per_gpu_hour() <= 0) {
       return fail("low_usd_per_gpu_hour", "must be finite and > 0");
@@ -111,18 +114,18 @@ GuardReport CheckCatalogGuards(const CatalogGuards& guards, CatalogSnapshot& can
   GuardReport report;
   for (int i = 0; i < candidate.gpus_size(); ++i) {
     const v1::Gpu& gpu = candidate.gpus(i);
-    const std::string where =
-        absl::StrCat(static_cast<size_t>(i) < origins.gpus.size() && !origins.gpus[i].empty()
-                         ? origins.gpus[i]
-                         : "gpus",
-                     ": gpus[", i, "] \"", gpu.name(), "\"");
+    const std::string where = absl::StrCat(
+        static_cast<size_t>(i) < origins.gpus.size() && !origins.gpus[i].empty() ? origins.gpus[i]
+                                                                                 : "gpus",
+        ": gpus[", i, "] \"", gpu.name(), "\"");
     const double memory = static_cast<double>(gpu.memory_bytes());
     if ((guards.min_gpu_memory_bytes() > 0 && gpu.memory_bytes() < guards.min_gpu_memory_bytes()) ||
         (guards.max_gpu_memory_bytes() > 0 && gpu.memory_bytes() > guards.max_gpu_memory_bytes())) {
-      report.errors.push_back(absl::StrCat(
-          where, ": memory_bytes ", gpu.memory_bytes(), " (", Bytes(memory),
-          ") outside the physical range ", Bytes(static_cast<double>(guards.min_gpu_memory_bytes())),
-          " .. ", Bytes(static_cast<double>(guards.max_gpu_memory_bytes()))));
+      report.errors.push_back(
+          absl::StrCat(where, ": memory_bytes ", gpu.memory_bytes(), " (", Bytes(memory),
+                       ") outside the physical range ",
+                       Bytes(static_cast<double>(guards.min_gpu_memory_bytes())), " .. ",
+                       Bytes(static_cast<double>(guards.max_gpu_memory_bytes()))));
     }
   }
 
@@ -147,11 +150,10 @@ GuardReport CheckCatalogGuards(const CatalogGuards& guards, CatalogSnapshot& can
     if (offer.ram_bytes() > 0 &&
         ((guards.min_ram_bytes() > 0 && offer.ram_bytes() < guards.min_ram_bytes()) ||
          (guards.max_ram_bytes() > 0 && offer.ram_bytes() > guards.max_ram_bytes()))) {
-      error(absl::StrCat("ram_bytes ", offer.ram_bytes(), " (",
-                         Bytes(static_cast<double>(offer.ram_bytes())),
-                         ") outside the physical range ",
-                         Bytes(static_cast<double>(guards.min_ram_bytes())), " .. ",
-                         Bytes(static_cast<double>(guards.max_ram_bytes()))));
+      error(absl::StrCat(
+          "ram_bytes ", offer.ram_bytes(), " (", Bytes(static_cast<double>(offer.ram_bytes())),
+          ") outside the physical range ", Bytes(static_cast<double>(guards.min_ram_bytes())),
+          " .. ", Bytes(static_cast<double>(guards.max_ram_bytes()))));
     }
 
     const double gpus = std::max(1, offer.gpus_per_node());
@@ -183,8 +185,8 @@ GuardReport CheckCatalogGuards(const CatalogGuards& guards, CatalogSnapshot& can
         }
       } else if ((guards.min_usd_per_gpu_hour() > 0 && per_gpu < guards.min_usd_per_gpu_hour()) ||
                  (guards.max_usd_per_gpu_hour() > 0 && per_gpu > guards.max_usd_per_gpu_hour())) {
-        error(absl::StrFormat("%s %.4g = $%.4g per accelerator-hour, outside $%.4g .. $%.4g",
-                              field, price, per_gpu, guards.min_usd_per_gpu_hour(),
+        error(absl::StrFormat("%s %.4g = $%.4g per accelerator-hour, outside $%.4g .. $%.4g", field,
+                              price, per_gpu, guards.min_usd_per_gpu_hour(),
                               guards.max_usd_per_gpu_hour()));
       }
     }
@@ -211,8 +213,7 @@ GuardReport CheckCatalogGuards(const CatalogGuards& guards, CatalogSnapshot& can
       report.errors.push_back(absl::StrFormat(
           "%s: the reload has %d offers where %d are serving: it drops %.0f%%, more than the "
           "%.0f%% a reload may drop (a file cut short?)",
-          "catalog", candidate.offers_size(),
-          current->offers_size(),
+          "catalog", candidate.offers_size(), current->offers_size(),
           100.0 * (1 - static_cast<double>(candidate.offers_size()) / current->offers_size()),
           100.0 * guards.max_shrink_fraction()));
     }

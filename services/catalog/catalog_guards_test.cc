@@ -22,8 +22,8 @@
 namespace gpuadvisor::catalog {
 namespace {
 
-using ::gpuadvisor::testing::StatusIs;
 using ::gpuadvisor::catalog::v1::GpuList;
+using ::gpuadvisor::testing::StatusIs;
 using ::testing::AllOf;
 using ::testing::Contains;
 using ::testing::HasSubstr;
@@ -90,11 +90,13 @@ TEST_F(GuardedData, PricesTimesAHundredAreRejectedWithFileAndLine) {
         "on_demand_usd_per_hour: 5504 spot_usd_per_hour: 2115.43 reserved_usd_per_hour: 3933\n"
         "  spot_min_usd_per_hour: 1023.97 spot_max_usd_per_hour: 5504");
   absl::StatusOr<LoadedCatalog> loaded = LoadCatalog(Sources(), {});
-  EXPECT_THAT(loaded, StatusIs(absl::StatusCode::kInvalidArgument,
-                               AllOf(HasSubstr("load guards rejected the catalog"),
-                                     HasSubstr(Path("offers.textproto") + ":"),
-                                     HasSubstr("\"aws/p5.48xlarge/us-east-1\": on_demand_usd_per_hour 5504"),
-                                     HasSubstr("more than 5x outside the market range"))));
+  EXPECT_THAT(
+      loaded,
+      StatusIs(absl::StatusCode::kInvalidArgument,
+               AllOf(HasSubstr("load guards rejected the catalog"),
+                     HasSubstr(Path("offers.textproto") + ":"),
+                     HasSubstr("\"aws/p5.48xlarge/us-east-1\": on_demand_usd_per_hour 5504"),
+                     HasSubstr("more than 5x outside the market range"))));
   // Forced: accepted, the finding kept as a warning.
   LoadOptions force;
   force.force = true;
@@ -107,8 +109,9 @@ TEST_F(GuardedData, HostRamOfTwoKilobytesIsRejected) {
   Break("offers.textproto", "vcpus: 192 ram_bytes: 2199023255552\n  availability",
         "vcpus: 192 ram_bytes: 2048\n  availability");
   absl::StatusOr<LoadedCatalog> loaded = LoadCatalog(Sources(), {});
-  EXPECT_THAT(loaded.status().message(),
-              AllOf(HasSubstr("ram_bytes 2048 (2 KiB) outside the physical range 1 GiB .. 64 TiB")));
+  EXPECT_THAT(
+      loaded.status().message(),
+      AllOf(HasSubstr("ram_bytes 2048 (2 KiB) outside the physical range 1 GiB .. 64 TiB")));
   EXPECT_THAT(std::string(loaded.status().message()),
               MatchesRegex("(.|\n)*offers.textproto:[0-9]+: offers\\[[0-9]+\\](.|\n)*"));
 }
@@ -145,11 +148,11 @@ TEST_F(GuardedData, AReloadCutInHalfIsRejectedUnlessForced) {
   Write(Path("offers.textproto"), text.substr(0, cut) + "\n");  // ends at an offer boundary
 
   const absl::Status rejected = store.Reload();
-  EXPECT_THAT(rejected, StatusIs(absl::StatusCode::kInvalidArgument,
-                                 AllOf(HasSubstr(absl::StrCat("the reload has ", serving / 2,
-                                                              " offers where ", serving,
-                                                              " are serving")),
-                                       HasSubstr("more than the 25% a reload may drop"))));
+  EXPECT_THAT(rejected,
+              StatusIs(absl::StatusCode::kInvalidArgument,
+                       AllOf(HasSubstr(absl::StrCat("the reload has ", serving / 2,
+                                                    " offers where ", serving, " are serving")),
+                             HasSubstr("more than the 25% a reload may drop"))));
   EXPECT_EQ(store.Current()->snapshot().offers_size(), serving);
   EXPECT_EQ(store.Current()->snapshot().version(), version);
   EXPECT_EQ(store.failed_reloads(), 1);

@@ -103,7 +103,8 @@ absl::Status MergeImported(const GpuNameResolver& resolver, std::vector<Offer>& 
       known.set_spot_max_usd_per_hour(offer.spot_max_usd_per_hour());
       known.set_spot_zones(offer.spot_zones());
     }
-    if (offer.reserved_usd_per_hour() > 0) known.set_reserved_usd_per_hour(offer.reserved_usd_per_hour());
+    if (offer.reserved_usd_per_hour() > 0)
+      known.set_reserved_usd_per_hour(offer.reserved_usd_per_hour());
     if (known.vcpus() == 0) known.set_vcpus(offer.vcpus());
     if (known.ram_bytes() == 0) known.set_ram_bytes(offer.ram_bytes());
     known.set_source(absl::StrCat(known.source(), "; prices ", offer.source()));
@@ -285,11 +286,12 @@ absl::StatusOr<LoadedCatalog> LoadCatalog(const CatalogSources& sources,
   if (!report.errors.empty() && !options.force) {
     constexpr size_t kShown = 50;
     const size_t shown = std::min(report.errors.size(), kShown);
-    return absl::InvalidArgumentError(absl::StrCat(
-        "load guards rejected the catalog (", report.errors.size(),
-        " finding(s); a forced reload accepts it):\n",
-        absl::StrJoin(report.errors.begin(), report.errors.begin() + static_cast<long>(shown), "\n"),
-        report.errors.size() > shown ? "\n..." : ""));
+    return absl::InvalidArgumentError(
+        absl::StrCat("load guards rejected the catalog (", report.errors.size(),
+                     " finding(s); a forced reload accepts it):\n",
+                     absl::StrJoin(report.errors.begin(),
+                                   report.errors.begin() + static_cast<long>(shown), "\n"),
+                     report.errors.size() > shown ? "\n..." : ""));
   }
   for (const std::string& e : report.errors) result.warnings.push_back(absl::StrCat("forced: ", e));
   for (std::string& w : report.warnings) result.warnings.push_back(std::move(w));

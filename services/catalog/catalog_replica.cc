@@ -22,10 +22,11 @@ constexpr char kCacheMagic[] = "gpuadvisor-catalog-cache";
 
 }  // namespace
 
-std::string CatalogReplica::CacheHeader(const v1::CatalogSnapshot& snapshot, absl::string_view body) {
-  return absl::StrCat(kCacheMagic, " 1 offers=", snapshot.offers_size(), " gpus=", snapshot.gpus_size(),
-                      " bytes=", body.size(), " fnv1a64=", FingerprintHex(body),
-                      " version=", snapshot.version(), "\n");
+std::string CatalogReplica::CacheHeader(const v1::CatalogSnapshot& snapshot,
+                                        absl::string_view body) {
+  return absl::StrCat(kCacheMagic, " 1 offers=", snapshot.offers_size(),
+                      " gpus=", snapshot.gpus_size(), " bytes=", body.size(),
+                      " fnv1a64=", FingerprintHex(body), " version=", snapshot.version(), "\n");
 }
 
 std::string CatalogReplica::EncodeCache(const v1::CatalogSnapshot& snapshot) {
@@ -37,7 +38,8 @@ std::string CatalogReplica::EncodeCache(const v1::CatalogSnapshot& snapshot) {
 absl::StatusOr<v1::CatalogSnapshot> CatalogReplica::DecodeCache(absl::string_view bytes) {
   if (bytes.empty()) return absl::DataLossError("cache: empty file");
   const size_t newline = bytes.find('\n');
-  if (newline == std::string::npos || newline > 4096) return absl::DataLossError("cache: no header line");
+  if (newline == std::string::npos || newline > 4096)
+    return absl::DataLossError("cache: no header line");
   const std::vector<std::string> fields = absl::StrSplit(bytes.substr(0, newline), ' ');
   if (fields.size() < 6 || fields[0] != kCacheMagic || fields[1] != "1") {
     return absl::DataLossError("cache: not a gpuadvisor catalog cache (version 1)");
@@ -56,7 +58,8 @@ absl::StatusOr<v1::CatalogSnapshot> CatalogReplica::DecodeCache(absl::string_vie
   }
   const absl::string_view body = bytes.substr(newline + 1);
   if (static_cast<int64_t>(body.size()) != size) {
-    return absl::DataLossError(absl::StrCat("cache: ", body.size(), " bytes after the header, expected ", size,
+    return absl::DataLossError(absl::StrCat("cache: ", body.size(),
+                                            " bytes after the header, expected ", size,
                                             " (truncated or appended)"));
   }
   if (FingerprintHex(body) != checksum) return absl::DataLossError("cache: checksum mismatch");
@@ -66,8 +69,8 @@ absl::StatusOr<v1::CatalogSnapshot> CatalogReplica::DecodeCache(absl::string_vie
   }
   if (snapshot.offers_size() != offers || snapshot.gpus_size() != gpus) {
     return absl::DataLossError(absl::StrCat("cache: holds ", snapshot.offers_size(), " offers and ",
-                                            snapshot.gpus_size(), " GPUs, header says ", offers, " and ",
-                                            gpus));
+                                            snapshot.gpus_size(), " GPUs, header says ", offers,
+                                            " and ", gpus));
   }
   if (offers == 0) return absl::DataLossError("cache: no offers");
   return snapshot;
@@ -87,14 +90,15 @@ void CatalogReplica::Start() {
       if (cached.ok()) {
         Apply(*std::move(cached), /*from_cache=*/true);
       } else {
-        std::fprintf(stderr, "catalog replica: ignoring cache %s: %s\n", options_.cache_path.c_str(),
-                     cached.status().ToString().c_str());
+        std::fprintf(stderr, "catalog replica: ignoring cache %s: %s\n",
+                     options_.cache_path.c_str(), cached.status().ToString().c_str());
         if (options_.on_rejected) options_.on_rejected(cached.status());
       }
     }
   }
   follower_ = std::thread([this] { Follow(); });
-  if (options_.heartbeat_interval > absl::ZeroDuration()) watchdog_ = std::thread([this] { Watchdog(); });
+  if (options_.heartbeat_interval > absl::ZeroDuration())
+    watchdog_ = std::thread([this] { Watchdog(); });
 }
 
 void CatalogReplica::Stop() {
@@ -118,7 +122,8 @@ double CatalogReplica::AgeSeconds() const {
   if (current_ == nullptr) return -1;
   const absl::Time now = absl::Now();
   if (connected_) {
-    if (call_heartbeat_ <= absl::ZeroDuration()) return 0;  // no heartbeats: an open stream is current
+    if (call_heartbeat_ <= absl::ZeroDuration())
+      return 0;  // no heartbeats: an open stream is current
     const absl::Duration silent = now - last_heard_;
     return silent <= 2 * call_heartbeat_ ? 0 : absl::ToDoubleSeconds(silent);
   }
@@ -127,10 +132,10 @@ double CatalogReplica::AgeSeconds() const {
 
 bool CatalogReplica::WaitUntilLoaded(absl::Duration timeout) const {
   absl::MutexLock lock(&mu_);
-  return mu_.AwaitWithTimeout(absl::Condition(
-                                  +[](const std::shared_ptr<const Catalog>* c) { return *c != nullptr; },
-                                  &current_),
-                              timeout);
+  return mu_.AwaitWithTimeout(
+      absl::Condition(
+          +[](const std::shared_ptr<const Catalog>* c) { return *c != nullptr; }, &current_),
+      timeout);
 }
 
 void CatalogReplica::Apply(v1::CatalogSnapshot snapshot, bool from_cache, std::string serialized) {
@@ -143,12 +148,12 @@ void CatalogReplica::Apply(v1::CatalogSnapshot snapshot, bool from_cache, std::s
     std::string().swap(serialized);
   }
   const absl::Time loaded_at = absl::FromUnixSeconds(snapshot.loaded_at_unix_seconds());
-  absl::StatusOr<std::shared_ptr<const Catalog>> catalog =
-      Catalog::Create(std::move(snapshot));
+  absl::StatusOr<std::shared_ptr<const Catalog>> catalog = Catalog::Create(std::move(snapshot));
   if (!catalog.ok()) {
     // The catalog service validated it; a failure here means skew between
     // versions. Keep serving what we have.
-    std::fprintf(stderr, "catalog replica: rejected snapshot: %s\n", catalog.status().ToString().c_str());
+    std::fprintf(stderr, "catalog replica: rejected snapshot: %s\n",
+                 catalog.status().ToString().c_str());
     if (options_.on_rejected) options_.on_rejected(catalog.status());
     return;
   }
@@ -158,9 +163,10 @@ void CatalogReplica::Apply(v1::CatalogSnapshot snapshot, bool from_cache, std::s
     synced_at_ = from_cache ? loaded_at : absl::Now();
   }
   if (options_.on_snapshot) options_.on_snapshot(*catalog);
-  std::fprintf(stderr, "catalog replica: serving %s (%d offers%s), validated and swapped in in %.1f s\n",
-               (*catalog)->snapshot().version().c_str(), (*catalog)->snapshot().offers_size(),
-               from_cache ? ", from the cache file" : "", absl::ToDoubleSeconds(absl::Now() - start));
+  std::fprintf(
+      stderr, "catalog replica: serving %s (%d offers%s), validated and swapped in in %.1f s\n",
+      (*catalog)->snapshot().version().c_str(), (*catalog)->snapshot().offers_size(),
+      from_cache ? ", from the cache file" : "", absl::ToDoubleSeconds(absl::Now() - start));
   if (!header.empty()) {
     // Header and body written as they are: no concatenated copy of a
     // snapshot that may be hundreds of MB.
@@ -183,7 +189,8 @@ void CatalogReplica::Reject(const std::string& reason) {
 
 std::string CatalogReplica::ServingVersion() const {
   absl::MutexLock lock(&mu_);
-  return current_ != nullptr ? absl::StrCat("version ", current_->snapshot().version()) : "no snapshot";
+  return current_ != nullptr ? absl::StrCat("version ", current_->snapshot().version())
+                             : "no snapshot";
 }
 
 void CatalogReplica::Watchdog() {
@@ -237,7 +244,8 @@ void CatalogReplica::Follow() {
     absl::Duration heartbeat = absl::ZeroDuration();
     if (auto it = metadata.find(kWatchHeartbeatHeader); it != metadata.end()) {
       int64_t millis = 0;
-      if (absl::SimpleAtoi(absl::string_view(it->second.data(), it->second.size()), &millis) && millis > 0) {
+      if (absl::SimpleAtoi(absl::string_view(it->second.data(), it->second.size()), &millis) &&
+          millis > 0) {
         heartbeat = absl::Milliseconds(millis);
       }
     }
@@ -288,8 +296,9 @@ void CatalogReplica::Follow() {
       SetApplying(false);
     }
     if (assembler.in_progress()) {
-      Reject(absl::StrCat("watch stream ended after ", assembler.received(), " of ", assembler.total(),
-                          " bytes of snapshot ", assembler.version(), "; keeping ", ServingVersion()));
+      Reject(absl::StrCat("watch stream ended after ", assembler.received(), " of ",
+                          assembler.total(), " bytes of snapshot ", assembler.version(),
+                          "; keeping ", ServingVersion()));
       assembler.Reset();
     }
     reader->Finish();

@@ -34,15 +34,15 @@
 #include <string>
 #include <thread>
 
-#include "absl/synchronization/mutex.h"
-#include "absl/time/time.h"
-#include "gpuadvisor/catalog/v1/catalog.grpc.pb.h"
-#include "common/grpc/watch_chunks.h"
-#include "grpcpp/client_context.h"
-#include "services/catalog/catalog.h"
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
 #include "absl/strings/string_view.h"
+#include "absl/synchronization/mutex.h"
+#include "absl/time/time.h"
+#include "common/grpc/watch_chunks.h"
+#include "gpuadvisor/catalog/v1/catalog.grpc.pb.h"
+#include "grpcpp/client_context.h"
+#include "services/catalog/catalog.h"
 
 namespace gpuadvisor::catalog {
 
@@ -53,7 +53,7 @@ using SnapshotAssembler = ::gpuadvisor::SnapshotAssembler<v1::CatalogSnapshot>;
 class CatalogReplica {
  public:
   struct Options {
-    std::string cache_path;  // binary CatalogSnapshot; "" = no cache
+    std::string cache_path;                            // binary CatalogSnapshot; "" = no cache
     absl::Duration retry_interval = absl::Seconds(1);  // between reconnects
     // Heartbeats asked of the catalog (zero: none, the replica then counts an
     // open stream as current, as before). Silence for missed_heartbeats
@@ -119,7 +119,8 @@ class CatalogReplica {
   grpc::ClientContext* active_call_ ABSL_GUARDED_BY(mu_) = nullptr;
   const grpc::ClientContext* cancelled_call_ ABSL_GUARDED_BY(mu_) = nullptr;  // by the watchdog
   absl::Time last_heard_ ABSL_GUARDED_BY(mu_) = absl::InfinitePast();  // any message on the stream
-  absl::Duration call_heartbeat_ ABSL_GUARDED_BY(mu_) = absl::ZeroDuration();  // accepted by the server
+  absl::Duration call_heartbeat_ ABSL_GUARDED_BY(mu_) =
+      absl::ZeroDuration();  // accepted by the server
   // The follower thread is validating and swapping in a snapshot (seconds at
   // a million offers) and not reading: the watchdog does not time it.
   bool applying_ ABSL_GUARDED_BY(mu_) = false;

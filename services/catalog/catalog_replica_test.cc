@@ -34,7 +34,8 @@ v1::CatalogSnapshot EmbeddedSnapshot() {
 
 std::string CachePath() {
   return absl::StrCat(::testing::TempDir(), "/replica_test_",
-                      ::testing::UnitTest::GetInstance()->current_test_info()->name(), ".", getpid(), ".cache");
+                      ::testing::UnitTest::GetInstance()->current_test_info()->name(), ".",
+                      getpid(), ".cache");
 }
 
 // A replica whose catalog service is unreachable: it has only its cache.
@@ -43,9 +44,10 @@ struct OfflineReplica {
     CatalogReplica::Options options;
     options.cache_path = cache;
     options.on_rejected = [this](const absl::Status&) { ++rejected; };
-    replica = std::make_unique<CatalogReplica>(
-        v1::CatalogService::NewStub(grpc::CreateChannel("127.0.0.1:1", grpc::InsecureChannelCredentials())),
-        options);
+    replica =
+        std::make_unique<CatalogReplica>(v1::CatalogService::NewStub(grpc::CreateChannel(
+                                             "127.0.0.1:1", grpc::InsecureChannelCredentials())),
+                                         options);
     replica->Start();
   }
   std::atomic<int> rejected{0};
@@ -67,16 +69,19 @@ TEST(CatalogReplicaCache, RoundTripsWithCountsAndChecksum) {
 TEST(CatalogReplicaCache, EmptyCutOrCorruptCachesAreRejected) {
   v1::CatalogSnapshot snapshot = EmbeddedSnapshot();
   const std::string encoded = CatalogReplica::EncodeCache(snapshot);
-  EXPECT_THAT(CatalogReplica::DecodeCache(""), StatusIs(absl::StatusCode::kDataLoss, HasSubstr("empty")));
+  EXPECT_THAT(CatalogReplica::DecodeCache(""),
+              StatusIs(absl::StatusCode::kDataLoss, HasSubstr("empty")));
   // Cut anywhere in the body, including at an offer boundary.
   EXPECT_THAT(CatalogReplica::DecodeCache(encoded.substr(0, encoded.size() - 1)),
               StatusIs(absl::StatusCode::kDataLoss, HasSubstr("truncated")));
   v1::CatalogSnapshot half = snapshot;
-  half.mutable_offers()->DeleteSubrange(half.offers_size() / 2, half.offers_size() - half.offers_size() / 2);
+  half.mutable_offers()->DeleteSubrange(half.offers_size() / 2,
+                                        half.offers_size() - half.offers_size() / 2);
   std::string half_body;
   half.SerializeToString(&half_body);
   const std::string header = encoded.substr(0, encoded.find('\n') + 1);
-  EXPECT_THAT(CatalogReplica::DecodeCache(header + half_body), StatusIs(absl::StatusCode::kDataLoss));
+  EXPECT_THAT(CatalogReplica::DecodeCache(header + half_body),
+              StatusIs(absl::StatusCode::kDataLoss));
   // The old format (bare snapshot bytes) cut at an offer boundary parses as a
   // smaller catalog under the full catalog's version; it is refused.
   EXPECT_THAT(CatalogReplica::DecodeCache(half_body), StatusIs(absl::StatusCode::kDataLoss));
@@ -99,7 +104,8 @@ TEST(CatalogReplicaCache, ReplicaIgnoresAnEmptyCache) {
 
 TEST(CatalogReplicaCache, ReplicaIgnoresACacheCutAtAnOfferBoundary) {
   v1::CatalogSnapshot half = EmbeddedSnapshot();
-  half.mutable_offers()->DeleteSubrange(half.offers_size() / 2, half.offers_size() - half.offers_size() / 2);
+  half.mutable_offers()->DeleteSubrange(half.offers_size() / 2,
+                                        half.offers_size() - half.offers_size() / 2);
   std::string bare;
   half.SerializeToString(&bare);
   const std::string path = CachePath();

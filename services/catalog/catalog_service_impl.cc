@@ -37,19 +37,22 @@ CatalogServiceImpl::CatalogServiceImpl(CatalogStore* store, Metrics* metrics, Op
             return hub_.Open(context, request);
           }));
   // The admin token is checked before the request body is read.
-  MarkMethodStreamed(MethodIndex(kService, "ReloadCatalog"),
-                     AdminMethod<v1::ReloadCatalogRequest, v1::ReloadCatalogResponse>(
-                         kService, "ReloadCatalog",
-                         [this](const grpc::ServerContext& context) {
-                           return CheckAdminToken(context, options_.admin_token);
-                         },
-                         [this](grpc::ServerContext* context, const v1::ReloadCatalogRequest* request,
-                                v1::ReloadCatalogResponse* response) {
-                           return ReloadCatalog(context, request, response);
-                         }));
+  MarkMethodStreamed(
+      MethodIndex(kService, "ReloadCatalog"),
+      AdminMethod<v1::ReloadCatalogRequest, v1::ReloadCatalogResponse>(
+          kService, "ReloadCatalog",
+          [this](const grpc::ServerContext& context) {
+            return CheckAdminToken(context, options_.admin_token);
+          },
+          [this](grpc::ServerContext* context, const v1::ReloadCatalogRequest* request,
+                 v1::ReloadCatalogResponse* response) {
+            return ReloadCatalog(context, request, response);
+          }));
   hub_.ExportMetrics(*metrics_, "gpuadvisor_catalog_watchers", "WatchCatalog");
-  metrics_->InitializeMethods(kService, {{"ListGpus", "unary"}, {"ListOffers", "unary"},
-                                        {"WatchCatalog", "server_stream"}, {"ReloadCatalog", "unary"}});
+  metrics_->InitializeMethods(kService, {{"ListGpus", "unary"},
+                                         {"ListOffers", "unary"},
+                                         {"WatchCatalog", "server_stream"},
+                                         {"ReloadCatalog", "unary"}});
 }
 
 absl::Status CatalogServiceImpl::Reload(bool force) {
@@ -109,7 +112,8 @@ grpc::Status CatalogServiceImpl::ReloadCatalog(grpc::ServerContext* context,
   RpcScope rpc(metrics_, kService, "ReloadCatalog");
   const absl::Status allowed = CheckAdminToken(*context, options_.admin_token);
   if (!allowed.ok()) return rpc.Finish(ToGrpcStatus(allowed));
-  if (options_.forward_reload) return rpc.Finish(options_.forward_reload(context, *request, response));
+  if (options_.forward_reload)
+    return rpc.Finish(options_.forward_reload(context, *request, response));
   const absl::Status reloaded = Reload(request->force());
   if (!reloaded.ok()) {
     // The files are the operator's input: a bad file is their argument, and the

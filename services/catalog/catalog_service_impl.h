@@ -24,7 +24,7 @@ namespace gpuadvisor::catalog {
 class CatalogServiceImpl final : public v1::CatalogService::Service {
  public:
   struct Options {
-    std::string admin_token;  // empty disables ReloadCatalog
+    std::string admin_token;          // empty disables ReloadCatalog
     double watch_poll_seconds = 1.0;  // unused; kept for callers' designated initializers
     WatchHub::Options watch = WatchHub::Options();
     // On a follower replica (docs/reliability.md, single writer): sends an

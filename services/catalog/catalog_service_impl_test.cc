@@ -18,8 +18,8 @@
 #include "gmock/gmock.h"
 #include "grpcpp/create_channel.h"
 #include "grpcpp/generic/generic_stub.h"
-#include "grpcpp/support/byte_buffer.h"
 #include "grpcpp/security/credentials.h"
+#include "grpcpp/support/byte_buffer.h"
 #include "gtest/gtest.h"
 #include "tests/testing/status_matchers.h"
 
@@ -32,16 +32,35 @@ constexpr char kOffers[] = R"pb(
   source: "test"
   prices_as_of: "2026-11-29"
   offers {
-    id: "lambda/gpu_1x_h100_sxm5/us-east-1" provider: "lambda" instance_type: "gpu_1x_h100_sxm5"
-    region: "us-east-1" gpu_model: "H100-SXM" gpus_per_node: 1 nodes: 1 max_nodes: 1
-    link: LINK_TYPE_NONE fabric: FABRIC_TYPE_NONE on_demand_usd_per_hour: 4.29
-    availability: AVAILABILITY_AVAILABLE source: "test"
+    id: "lambda/gpu_1x_h100_sxm5/us-east-1"
+    provider: "lambda"
+    instance_type: "gpu_1x_h100_sxm5"
+    region: "us-east-1"
+    gpu_model: "H100-SXM"
+    gpus_per_node: 1
+    nodes: 1
+    max_nodes: 1
+    link: LINK_TYPE_NONE
+    fabric: FABRIC_TYPE_NONE
+    on_demand_usd_per_hour: 4.29
+    availability: AVAILABILITY_AVAILABLE
+    source: "test"
   }
   offers {
-    id: "gcp/g2-standard-4/us-central1" provider: "gcp" instance_type: "g2-standard-4"
-    region: "us-central1" gpu_model: "L4" gpus_per_node: 1 nodes: 1 max_nodes: 1
-    link: LINK_TYPE_NONE fabric: FABRIC_TYPE_NONE on_demand_usd_per_hour: 0.71 spot_usd_per_hour: 0.28
-    availability: AVAILABILITY_AVAILABLE source: "test"
+    id: "gcp/g2-standard-4/us-central1"
+    provider: "gcp"
+    instance_type: "g2-standard-4"
+    region: "us-central1"
+    gpu_model: "L4"
+    gpus_per_node: 1
+    nodes: 1
+    max_nodes: 1
+    link: LINK_TYPE_NONE
+    fabric: FABRIC_TYPE_NONE
+    on_demand_usd_per_hour: 0.71
+    spot_usd_per_hour: 0.28
+    availability: AVAILABILITY_AVAILABLE
+    source: "test"
   }
 )pb";
 
@@ -59,15 +78,16 @@ class CatalogServiceTest : public ::testing::Test {
     store_ = std::make_unique<CatalogStore>(sources);
     service_ = std::make_unique<CatalogServiceImpl>(
         store_.get(), &metrics_,
-        CatalogServiceImpl::Options{.admin_token = "secret",
-                                    .watch = {.max_watchers = 3, .slow_watcher = absl::Seconds(30)}});
+        CatalogServiceImpl::Options{
+            .admin_token = "secret",
+            .watch = {.max_watchers = 3, .slow_watcher = absl::Seconds(30)}});
     ASSERT_OK(service_->Reload());
     absl::StatusOr<StartedServer> started = StartServer(ServerOptions(), {service_.get()});
     ASSERT_OK(started);
     server_ = std::move(started->server);
     port_ = started->port;
-    stub_ = v1::CatalogService::NewStub(grpc::CreateChannel(absl::StrCat("127.0.0.1:", started->port),
-                                                            grpc::InsecureChannelCredentials()));
+    stub_ = v1::CatalogService::NewStub(grpc::CreateChannel(
+        absl::StrCat("127.0.0.1:", started->port), grpc::InsecureChannelCredentials()));
   }
   void TearDown() override {
     if (service_ != nullptr) service_->Shutdown();
@@ -164,7 +184,8 @@ TEST_F(CatalogServiceTest, WatchMethodIndexFollowsTheProto) {
 // The token is checked before the body is read: a body that is not even a
 // valid message gets UNAUTHENTICATED, not a parse error (it is never decoded).
 TEST_F(CatalogServiceTest, ReloadChecksTheTokenBeforeReadingTheBody) {
-  auto channel = grpc::CreateChannel(absl::StrCat("127.0.0.1:", port_), grpc::InsecureChannelCredentials());
+  auto channel =
+      grpc::CreateChannel(absl::StrCat("127.0.0.1:", port_), grpc::InsecureChannelCredentials());
   grpc::GenericStub stub(channel);
   const std::string garbage(100'000, '\xff');
   auto call = [&](const std::string& token) {
@@ -173,8 +194,9 @@ TEST_F(CatalogServiceTest, ReloadChecksTheTokenBeforeReadingTheBody) {
     grpc::Slice slice(garbage);
     grpc::ByteBuffer request(&slice, 1), response;
     std::promise<grpc::Status> done;
-    stub.UnaryCall(&context, "/gpuadvisor.catalog.v1.CatalogService/ReloadCatalog", grpc::StubOptions(),
-                   &request, &response, [&](grpc::Status s) { done.set_value(std::move(s)); });
+    stub.UnaryCall(&context, "/gpuadvisor.catalog.v1.CatalogService/ReloadCatalog",
+                   grpc::StubOptions(), &request, &response,
+                   [&](grpc::Status s) { done.set_value(std::move(s)); });
     return done.get_future().get();
   };
   EXPECT_EQ(call("").error_code(), grpc::StatusCode::UNAUTHENTICATED);
@@ -241,7 +263,10 @@ TEST_F(CatalogServiceTest, WatchWithoutHeartbeatsStaysQuiet) {
 // each attempt is written as an AUDIT line naming the certificate.
 TEST_F(CatalogServiceTest, AdminOverTlsNeedsAClientCertificateAndIsAudited) {
   const std::string dir = absl::StrCat(::testing::TempDir(), "/catalog_tls_", getpid());
-  ASSERT_EQ(std::system(absl::StrCat("bash ", GPUADVISOR_SOURCE_DIR, "/tests/testing/make_certs.sh ", dir).c_str()), 0);
+  ASSERT_EQ(
+      std::system(absl::StrCat("bash ", GPUADVISOR_SOURCE_DIR, "/tests/testing/make_certs.sh ", dir)
+                      .c_str()),
+      0);
   ServerOptions options;
   options.tls = {dir + "/server.pem", dir + "/server.key", dir + "/ca.pem"};
   options.client_auth = ClientAuth::kOptional;
@@ -249,7 +274,8 @@ TEST_F(CatalogServiceTest, AdminOverTlsNeedsAClientCertificateAndIsAudited) {
   ASSERT_OK(tls_server);
   const std::string address = absl::StrCat("127.0.0.1:", tls_server->port);
   auto stub_with = [&](const TlsFiles& files) {
-    absl::StatusOr<std::shared_ptr<grpc::ChannelCredentials>> credentials = ChannelCredentialsFor(files);
+    absl::StatusOr<std::shared_ptr<grpc::ChannelCredentials>> credentials =
+        ChannelCredentialsFor(files);
     EXPECT_OK(credentials);
     return v1::CatalogService::NewStub(grpc::CreateChannel(address, *credentials));
   };
@@ -261,7 +287,8 @@ TEST_F(CatalogServiceTest, AdminOverTlsNeedsAClientCertificateAndIsAudited) {
     return stub.ReloadCatalog(&context, v1::ReloadCatalogRequest(), &response);
   };
   // Plaintext cannot talk to a TLS port.
-  auto plaintext = v1::CatalogService::NewStub(grpc::CreateChannel(address, grpc::InsecureChannelCredentials()));
+  auto plaintext =
+      v1::CatalogService::NewStub(grpc::CreateChannel(address, grpc::InsecureChannelCredentials()));
   EXPECT_EQ(reload(*plaintext).error_code(), grpc::StatusCode::UNAVAILABLE);
   // Server-verified TLS without a client certificate: reads work, admin does not.
   TlsFiles ca_only;

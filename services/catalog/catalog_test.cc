@@ -223,8 +223,7 @@ TEST(CatalogCreate, ValidationErrorsNameTheField) {
        "offers[0].spot_max_usd_per_hour: must be >= spot_usd_per_hour"},
       {"scale-up domain larger than the node",
        [](CatalogSnapshot& s) {
-         s.mutable_offers(0)->mutable_scale_up()->set_domain_size(
-             s.offers(0).gpus_per_node() + 1);
+         s.mutable_offers(0)->mutable_scale_up()->set_domain_size(s.offers(0).gpus_per_node() + 1);
        },
        "offers[0].scale_up.domain_size: must be <= gpus_per_node"},
       {"multi-node on no fabric",

@@ -28,8 +28,8 @@
 #include <cstdio>
 #include <memory>
 #include <string>
-#include <vector>
 #include <thread>
+#include <vector>
 
 #include "absl/flags/flag.h"
 #include "absl/flags/parse.h"
@@ -46,26 +46,34 @@
 #include "services/catalog/catalog_replica.h"
 #include "services/catalog/catalog_service_impl.h"
 
-ABSL_FLAG(bool, check, false,
-          "Lint the catalog files (those of --data_dir, or the FILES given) and exit: 0 = they load.");
-ABSL_FLAG(int, reload_interval_seconds, 0,
-          "Re-read the files this often (0 = only on ReloadCatalog); unchanged files keep the version.");
+ABSL_FLAG(
+    bool, check, false,
+    "Lint the catalog files (those of --data_dir, or the FILES given) and exit: 0 = they load.");
+ABSL_FLAG(
+    int, reload_interval_seconds, 0,
+    "Re-read the files this often (0 = only on ReloadCatalog); unchanged files keep the version.");
 
 ABSL_FLAG(std::string, writer_address, "",
-          "The catalog writer to follow (single writer, docs/reliability.md): this replica then serves the "
-          "writer's snapshots (never its own files) and sends ReloadCatalog on to it. Empty = this is the writer.");
-ABSL_FLAG(std::string, writer_host, "",
-          "With --writer_address: the writer's hostname; the replica running on that host is the writer "
-          "(so every pod of a StatefulSet can take the same flags).");
+          "The catalog writer to follow (single writer, docs/reliability.md): this replica then "
+          "serves the "
+          "writer's snapshots (never its own files) and sends ReloadCatalog on to it. Empty = this "
+          "is the writer.");
+ABSL_FLAG(
+    std::string, writer_host, "",
+    "With --writer_address: the writer's hostname; the replica running on that host is the writer "
+    "(so every pod of a StatefulSet can take the same flags).");
 ABSL_FLAG(std::string, catalog_cache_file, "",
-          "A follower's copy of the writer's catalog across restarts (serves it while the writer is down); "
+          "A follower's copy of the writer's catalog across restarts (serves it while the writer "
+          "is down); "
           "empty = none.");
-ABSL_FLAG(int, max_watchers, 1000, "Most concurrent WatchCatalog streams; more get RESOURCE_EXHAUSTED.");
+ABSL_FLAG(int, max_watchers, 1000,
+          "Most concurrent WatchCatalog streams; more get RESOURCE_EXHAUSTED.");
 ABSL_FLAG(int64_t, watch_chunk_bytes, gpuadvisor::catalog::kDefaultWatchChunkBytes,
           "Snapshot data per WatchCatalog chunk (followers that set accept_chunks; at least 1024). "
           "Followers that did not get the snapshot whole while it fits the 64 MiB message limit.");
-ABSL_FLAG(double, watch_slow_seconds, 30,
-          "A watcher whose write has not drained for this long is dropped with RESOURCE_EXHAUSTED.");
+ABSL_FLAG(
+    double, watch_slow_seconds, 30,
+    "A watcher whose write has not drained for this long is dropped with RESOURCE_EXHAUSTED.");
 namespace {
 
 // --check: exit 0 when the files would load (warnings allowed), 1 otherwise.
@@ -97,7 +105,8 @@ int Check(const std::vector<char*>& positional) {
   }
   for (const std::string& warning : loaded->warnings) std::printf("warning: %s\n", warning.c_str());
   std::printf("catalog check: OK: %d accelerators, %d offers, %zu warnings\n",
-              loaded->snapshot.gpus_size(), loaded->snapshot.offers_size(), loaded->warnings.size());
+              loaded->snapshot.gpus_size(), loaded->snapshot.offers_size(),
+              loaded->warnings.size());
   return 0;
 }
 
@@ -107,7 +116,8 @@ int main(int argc, char** argv) {
   gpuadvisor::BlockTerminationSignals();
   const std::vector<char*> positional = absl::ParseCommandLine(argc, argv);
   if (absl::GetFlag(FLAGS_check)) return Check(positional);
-  const gpuadvisor::catalog::CatalogSources sources = gpuadvisor::catalog::CatalogSourcesFromFlags();
+  const gpuadvisor::catalog::CatalogSources sources =
+      gpuadvisor::catalog::CatalogSourcesFromFlags();
 
   absl::StatusOr<std::string> token = gpuadvisor::catalog::AdminTokenFromFlags();
   if (!token.ok()) return gpuadvisor::FailStartup("catalog", token.status());
@@ -126,22 +136,24 @@ int main(int argc, char** argv) {
   service_options.snapshot_encoding.chunk_bytes =
       std::max<int64_t>(1024, absl::GetFlag(FLAGS_watch_chunk_bytes));
   if (!writer) {
-    writer_stub = gpuadvisor::catalog::v1::CatalogService::NewStub(gpuadvisor::BackendChannel(writer_address));
-    service_options.forward_reload = [&](grpc::ServerContext* context,
-                                         const gpuadvisor::catalog::v1::ReloadCatalogRequest& request,
-                                         gpuadvisor::catalog::v1::ReloadCatalogResponse* response) {
-      std::unique_ptr<grpc::ClientContext> forward =
-          gpuadvisor::ForwardingContext(*context, std::chrono::seconds(30));
-      const grpc::Status status = writer_stub->ReloadCatalog(forward.get(), request, response);
-      if (!status.ok()) return status;
-      // Answer once this replica serves what the writer now serves.
-      if (!store.WaitForVersion(response->catalog_version(), absl::Now() + absl::Seconds(10))) {
-        return grpc::Status(grpc::StatusCode::UNAVAILABLE,
-                            "the writer reloaded (" + response->catalog_version() +
-                                ") but this replica has not received it yet; it will follow");
-      }
-      return grpc::Status::OK;
-    };
+    writer_stub = gpuadvisor::catalog::v1::CatalogService::NewStub(
+        gpuadvisor::BackendChannel(writer_address));
+    service_options.forward_reload =
+        [&](grpc::ServerContext* context,
+            const gpuadvisor::catalog::v1::ReloadCatalogRequest& request,
+            gpuadvisor::catalog::v1::ReloadCatalogResponse* response) {
+          std::unique_ptr<grpc::ClientContext> forward =
+              gpuadvisor::ForwardingContext(*context, std::chrono::seconds(30));
+          const grpc::Status status = writer_stub->ReloadCatalog(forward.get(), request, response);
+          if (!status.ok()) return status;
+          // Answer once this replica serves what the writer now serves.
+          if (!store.WaitForVersion(response->catalog_version(), absl::Now() + absl::Seconds(10))) {
+            return grpc::Status(grpc::StatusCode::UNAVAILABLE,
+                                "the writer reloaded (" + response->catalog_version() +
+                                    ") but this replica has not received it yet; it will follow");
+          }
+          return grpc::Status::OK;
+        };
   }
   gpuadvisor::catalog::CatalogServiceImpl service(&store, &metrics, service_options);
   std::unique_ptr<gpuadvisor::catalog::CatalogReplica> replica;
@@ -152,23 +164,30 @@ int main(int argc, char** argv) {
     }
     // What the catalog holds, for the memory per offer (docs/performance.md).
     const gpuadvisor::catalog::v1::CatalogSnapshot& loaded = store.Current()->snapshot();
-    std::fprintf(stderr, "catalog: loaded %d offers (%s) in %.1f s; snapshot %.0f MB in memory, %.0f MB serialized\n",
-                 loaded.offers_size(), loaded.version().c_str(), absl::ToDoubleSeconds(absl::Now() - load_start),
-                 static_cast<double>(loaded.SpaceUsedLong()) / 1e6, static_cast<double>(loaded.ByteSizeLong()) / 1e6);
+    std::fprintf(stderr,
+                 "catalog: loaded %d offers (%s) in %.1f s; snapshot %.0f MB in memory, %.0f MB "
+                 "serialized\n",
+                 loaded.offers_size(), loaded.version().c_str(),
+                 absl::ToDoubleSeconds(absl::Now() - load_start),
+                 static_cast<double>(loaded.SpaceUsedLong()) / 1e6,
+                 static_cast<double>(loaded.ByteSizeLong()) / 1e6);
   } else {
     gpuadvisor::catalog::CatalogReplica::Options replica_options;
     replica_options.cache_path = absl::GetFlag(FLAGS_catalog_cache_file);
-    replica_options.on_snapshot = [&](const std::shared_ptr<const gpuadvisor::catalog::Catalog>& latest) {
-      store.Install(latest);
-      service.Followed();
-    };
+    replica_options.on_snapshot =
+        [&](const std::shared_ptr<const gpuadvisor::catalog::Catalog>& latest) {
+          store.Install(latest);
+          service.Followed();
+        };
     replica = std::make_unique<gpuadvisor::catalog::CatalogReplica>(
-        gpuadvisor::catalog::v1::CatalogService::NewStub(gpuadvisor::BackendChannel(writer_address)),
+        gpuadvisor::catalog::v1::CatalogService::NewStub(
+            gpuadvisor::BackendChannel(writer_address)),
         replica_options);
     replica->Start();
     metrics.AddCollectable(std::make_shared<gpuadvisor::FunctionMetric>(
         "gpuadvisor_follower_writer_age_seconds",
-        "Seconds since this follower replica was last known to be current with its writer (0 while in step).",
+        "Seconds since this follower replica was last known to be current with its writer (0 while "
+        "in step).",
         [r = replica.get()] { return r->AgeSeconds(); }));
     std::fprintf(stderr, "catalog: following the writer at %s\n", writer_address.c_str());
   }

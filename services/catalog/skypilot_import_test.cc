@@ -186,14 +186,16 @@ TEST(GcpMachines, TheRealTableAndBadFiles) {
   EXPECT_TRUE(m.Attachable("P100"));
   EXPECT_FALSE(m.Attachable("H100"));
   const std::string header = "machine_type,accelerator,gpus,kind,source\n";
-  EXPECT_THAT(ParseGcpMachines(header + "a,L4,0,built_in,s\n", "m.csv"),
-              StatusIs(absl::StatusCode::kInvalidArgument, HasSubstr("m.csv:2: gpus: must be a positive")));
+  EXPECT_THAT(
+      ParseGcpMachines(header + "a,L4,0,built_in,s\n", "m.csv"),
+      StatusIs(absl::StatusCode::kInvalidArgument, HasSubstr("m.csv:2: gpus: must be a positive")));
   EXPECT_THAT(ParseGcpMachines(header + "a,L4,1,other,s\n", "m.csv"),
               StatusIs(absl::StatusCode::kInvalidArgument, HasSubstr("m.csv:2: kind")));
   EXPECT_THAT(ParseGcpMachines(header + "a,L4,1,built_in,s\na,L4,2,built_in,s\n", "m.csv"),
               StatusIs(absl::StatusCode::kInvalidArgument, HasSubstr("m.csv:3: machine_type")));
-  EXPECT_THAT(ParseGcpMachines(header + "a,L4,1,built_in,\n", "m.csv"),
-              StatusIs(absl::StatusCode::kInvalidArgument, HasSubstr("m.csv:2: source: must be set")));
+  EXPECT_THAT(
+      ParseGcpMachines(header + "a,L4,1,built_in,\n", "m.csv"),
+      StatusIs(absl::StatusCode::kInvalidArgument, HasSubstr("m.csv:2: source: must be set")));
   EXPECT_THAT(ParseGcpMachines("machine_type,gpus\n", "m.csv"),
               StatusIs(absl::StatusCode::kInvalidArgument, HasSubstr("missing column")));
 }
@@ -360,7 +362,11 @@ TEST(SkyPilotExcerpts, LambdaNebiusHyperstackShadeformVast) {
       {"shadeform",
        8,
        0,
-       {{"A100-80GB", 2}, {"GAUDI2", 1}, {"RTX-6000-ADA", 2}, {"RTX-A6000", 1}, {"RTX-PRO-6000", 2}}},
+       {{"A100-80GB", 2},
+        {"GAUDI2", 1},
+        {"RTX-6000-ADA", 2},
+        {"RTX-A6000", 1},
+        {"RTX-PRO-6000", 2}}},
       {"vast",
        10,
        0,

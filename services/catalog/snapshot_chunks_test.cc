@@ -38,14 +38,16 @@ constexpr int64_t kChunkBytes = 16 << 10;  // small, so a test catalog needs man
 
 std::string TestPath(const std::string& what) {
   return absl::StrCat(::testing::TempDir(), "/snapshot_chunks_",
-                      ::testing::UnitTest::GetInstance()->current_test_info()->name(), ".", getpid(), ".", what);
+                      ::testing::UnitTest::GetInstance()->current_test_info()->name(), ".",
+                      getpid(), ".", what);
 }
 
 // The embedded offers, each also sold in `copies` more regions of its
 // provider (the way bench/make_catalog.py grows a catalog), as an offers file.
 std::string WriteGeneratedOffers(int copies, double price_factor = 1.0) {
   v1::OfferList embedded;
-  EXPECT_OK(LoadTextProtoFile(absl::StrCat(GPUADVISOR_SOURCE_DIR, "/data/catalog/offers.textproto"), &embedded));
+  EXPECT_OK(LoadTextProtoFile(absl::StrCat(GPUADVISOR_SOURCE_DIR, "/data/catalog/offers.textproto"),
+                              &embedded));
   v1::OfferList generated;
   generated.set_source(embedded.source());
   generated.set_prices_as_of(embedded.prices_as_of());
@@ -62,7 +64,8 @@ std::string WriteGeneratedOffers(int copies, double price_factor = 1.0) {
   }
   std::string text;
   EXPECT_TRUE(google::protobuf::TextFormat::PrintToString(generated, &text));
-  const std::string path = TestPath(absl::StrCat("offers.", copies, ".", price_factor, ".textproto"));
+  const std::string path =
+      TestPath(absl::StrCat("offers.", copies, ".", price_factor, ".textproto"));
   EXPECT_OK(WriteFileAtomically(path, text));
   return path;
 }
@@ -89,7 +92,8 @@ struct CatalogServer {
     ShutdownServer(*server, 1);
   }
   std::unique_ptr<v1::CatalogService::Stub> Stub() const {
-    return v1::CatalogService::NewStub(grpc::CreateChannel(address, grpc::InsecureChannelCredentials()));
+    return v1::CatalogService::NewStub(
+        grpc::CreateChannel(address, grpc::InsecureChannelCredentials()));
   }
   const v1::CatalogSnapshot& snapshot() const { return store->Current()->snapshot(); }
 
@@ -154,7 +158,8 @@ TEST(SnapshotChunks, AFollowerThatDidNotAskForChunksGetsTheWholeSnapshot) {
 // do, instead of a transport error about a message it never asked to be
 // that large; a chunked follower on the same server gets it.
 TEST(SnapshotChunks, ASnapshotTooLargeForOneMessageIsAClearErrorForAnOldFollower) {
-  CatalogServer catalog(WriteGeneratedOffers(4), {.chunk_bytes = kChunkBytes, .max_message_bytes = 4 * kChunkBytes});
+  CatalogServer catalog(WriteGeneratedOffers(4),
+                        {.chunk_bytes = kChunkBytes, .max_message_bytes = 4 * kChunkBytes});
   auto stub = catalog.Stub();
   grpc::ClientContext context;
   auto reader = stub->WatchCatalog(&context, v1::WatchCatalogRequest());
@@ -190,7 +195,8 @@ TEST(SnapshotChunks, ReplicaFollowsChunkedSnapshotsAndCachesThem) {
   replica.Start();
   ASSERT_TRUE(replica.WaitUntilLoaded(absl::Seconds(30)));
   const std::string first = catalog.snapshot().version();
-  EXPECT_EQ(replica.Current()->snapshot().SerializeAsString(), catalog.snapshot().SerializeAsString());
+  EXPECT_EQ(replica.Current()->snapshot().SerializeAsString(),
+            catalog.snapshot().SerializeAsString());
 
   // A reload with other prices reaches the replica, chunked.
   ASSERT_OK(WriteFileAtomically(offers, *ReadFile(WriteGeneratedOffers(4, 1.1))));
@@ -223,7 +229,8 @@ TEST(SnapshotChunks, ReplicaFollowsChunkedSnapshotsAndCachesThem) {
 class BreakingCatalog final : public v1::CatalogService::Service {
  public:
   enum class Fault { kCut, kOutOfOrder };
-  BreakingCatalog(const v1::CatalogSnapshot& old_snapshot, const v1::CatalogSnapshot& new_snapshot, Fault fault)
+  BreakingCatalog(const v1::CatalogSnapshot& old_snapshot, const v1::CatalogSnapshot& new_snapshot,
+                  Fault fault)
       : old_chunks_(Decode(EncodeSnapshot(old_snapshot, {.chunk_bytes = kChunkBytes})->chunks)),
         new_chunks_(Decode(EncodeSnapshot(new_snapshot, {.chunk_bytes = kChunkBytes})->chunks)),
         fault_(fault) {}
@@ -287,7 +294,8 @@ void ExpectABrokenSnapshotKeepsTheOldOne(BreakingCatalog::Fault fault, const std
   {
     // Several broken attempts at the new snapshot.
     absl::MutexLock lock(&mu);
-    mu.Await(absl::Condition(+[](std::vector<std::string>* r) { return r->size() >= 3; }, &rejected));
+    mu.Await(absl::Condition(
+        +[](std::vector<std::string>* r) { return r->size() >= 3; }, &rejected));
   }
   replica.Stop();
   {
@@ -314,7 +322,8 @@ TEST(SnapshotChunks, AStreamCutMidSnapshotKeepsTheServingSnapshot) {
 }
 
 TEST(SnapshotChunks, ChunksOutOfOrderKeepTheServingSnapshot) {
-  ExpectABrokenSnapshotKeepsTheOldOne(BreakingCatalog::Fault::kOutOfOrder, "a chunk lost or repeated");
+  ExpectABrokenSnapshotKeepsTheOldOne(BreakingCatalog::Fault::kOutOfOrder,
+                                      "a chunk lost or repeated");
 }
 
 // The assembler on its own: every way a chunk can fail to continue the
@@ -328,20 +337,24 @@ TEST(SnapshotAssemblerTest, RefusesChunksThatDoNotContinueTheSnapshot) {
   ASSERT_GE(chunks.size(), 10u);
 
   SnapshotAssembler assembler;
-  EXPECT_THAT(assembler.Add(chunks[1].chunk()), StatusIs(absl::StatusCode::kDataLoss, HasSubstr("without the start")));
+  EXPECT_THAT(assembler.Add(chunks[1].chunk()),
+              StatusIs(absl::StatusCode::kDataLoss, HasSubstr("without the start")));
   ASSERT_OK(assembler.Add(chunks[0].chunk()));
-  EXPECT_THAT(assembler.Add(chunks[0].chunk()), StatusIs(absl::StatusCode::kDataLoss, HasSubstr("new snapshot")));
+  EXPECT_THAT(assembler.Add(chunks[0].chunk()),
+              StatusIs(absl::StatusCode::kDataLoss, HasSubstr("new snapshot")));
   EXPECT_FALSE(assembler.in_progress());
 
   ASSERT_OK(assembler.Add(chunks[0].chunk()));
   v1::SnapshotChunk other_version = chunks[1].chunk();
   other_version.set_version("v2");
-  EXPECT_THAT(assembler.Add(other_version), StatusIs(absl::StatusCode::kDataLoss, HasSubstr("inside v1")));
+  EXPECT_THAT(assembler.Add(other_version),
+              StatusIs(absl::StatusCode::kDataLoss, HasSubstr("inside v1")));
 
   ASSERT_OK(assembler.Add(chunks[0].chunk()));
   v1::SnapshotChunk too_long = chunks[1].chunk();
   too_long.mutable_data()->append(20'000, 'y');
-  EXPECT_THAT(assembler.Add(too_long), StatusIs(absl::StatusCode::kDataLoss, HasSubstr("run past")));
+  EXPECT_THAT(assembler.Add(too_long),
+              StatusIs(absl::StatusCode::kDataLoss, HasSubstr("run past")));
 
   // One flipped byte: caught by the checksum once complete.
   for (size_t i = 0; i < chunks.size(); ++i) {
@@ -350,7 +363,8 @@ TEST(SnapshotAssemblerTest, RefusesChunksThatDoNotContinueTheSnapshot) {
     ASSERT_OK(assembler.Add(chunk));
   }
   ASSERT_TRUE(assembler.complete());
-  EXPECT_THAT(assembler.Take(nullptr), StatusIs(absl::StatusCode::kDataLoss, HasSubstr("checksum")));
+  EXPECT_THAT(assembler.Take(nullptr),
+              StatusIs(absl::StatusCode::kDataLoss, HasSubstr("checksum")));
 
   // Incomplete: not taken.
   ASSERT_OK(assembler.Add(chunks[0].chunk()));

@@ -47,11 +47,10 @@ std::optional<v1::HostLink> HostLinkFromGpu(const Gpu& gpu) {
     if (std::abs(PcieOneWay(gen, 16) - both / 2) < 1e6) link.set_pcie_generation(gen);
   }
   link.set_bytes_per_second_per_gpu(both / 2);
-  link.set_source(absl::StrCat("gpus.textproto: ", gpu.name(), " x16 PCIe",
-                               link.pcie_generation() > 0
-                                   ? absl::StrCat(" Gen", link.pcie_generation())
-                                   : std::string(),
-                               " (the card's link; no rule gives the host's)"));
+  link.set_source(absl::StrCat(
+      "gpus.textproto: ", gpu.name(), " x16 PCIe",
+      link.pcie_generation() > 0 ? absl::StrCat(" Gen", link.pcie_generation()) : std::string(),
+      " (the card's link; no rule gives the host's)"));
   return link;
 }
 
@@ -183,7 +182,8 @@ absl::StatusOr<TopologyRules> LoadTopologyRules(const std::string& path,
     if (!rule.gpu_model().empty()) {
       std::optional<std::string> canonical = resolver.Canonical(rule.gpu_model());
       if (!canonical) {
-        return fail(FieldError("gpu_model", absl::StrCat("unknown GPU \"", rule.gpu_model(), "\"")));
+        return fail(
+            FieldError("gpu_model", absl::StrCat("unknown GPU \"", rule.gpu_model(), "\"")));
       }
       rule.set_gpu_model(*canonical);
     }
@@ -208,7 +208,8 @@ absl::StatusOr<TopologyRules> LoadTopologyRules(const std::string& path,
     if (rule.has_network()) {
       if (absl::Status s = ValidateNetwork("network.", rule.network()); !s.ok()) return fail(s);
     }
-    if (rule.source().empty()) return fail(FieldError("source", "must name where the fact comes from"));
+    if (rule.source().empty())
+      return fail(FieldError("source", "must name where the fact comes from"));
   }
   return rules;
 }
@@ -252,7 +253,8 @@ void ApplyTopology(const TopologyRules& rules, const Gpu& gpu, Offer& offer) {
   if (!offer.has_scale_up()) {
     if (up_rule != nullptr) {
       *offer.mutable_scale_up() = up_rule->scale_up();
-      if (offer.scale_up().source().empty()) offer.mutable_scale_up()->set_source(up_rule->source());
+      if (offer.scale_up().source().empty())
+        offer.mutable_scale_up()->set_source(up_rule->source());
     } else {
       *offer.mutable_scale_up() = FromLegacyLink(offer);
     }

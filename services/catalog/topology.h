@@ -63,8 +63,7 @@ absl::StatusOr<gpuadvisor::catalog::v1::TopologyRules> LoadTopologyRules(
 // `gpu` is the offer's canonical GPU. The offer must have passed
 // ValidateAndNormalizeOffer (gpu_model canonical).
 void ApplyTopology(const gpuadvisor::catalog::v1::TopologyRules& rules,
-                   const gpuadvisor::catalog::v1::Gpu& gpu,
-                   gpuadvisor::catalog::v1::Offer& offer);
+                   const gpuadvisor::catalog::v1::Gpu& gpu, gpuadvisor::catalog::v1::Offer& offer);
 
 // True when a rule's selectors all match the offer (gpu_model compared as
 // canonical names; provider ignoring ASCII case).

@@ -24,8 +24,7 @@ absl::Status CheckBandwidth(absl::string_view field, double value) {
 
 }  // namespace
 
-absl::Status ValidateScaleUp(absl::string_view prefix, const ScaleUpDomain& up,
-                             int gpus_per_node) {
+absl::Status ValidateScaleUp(absl::string_view prefix, const ScaleUpDomain& up, int gpus_per_node) {
   if (!v1::ScaleUpKind_IsValid(up.kind())) {
     return FieldError(absl::StrCat(prefix, "kind"), absl::StrCat("unknown value ", up.kind()));
   }
@@ -34,9 +33,9 @@ absl::Status ValidateScaleUp(absl::string_view prefix, const ScaleUpDomain& up,
                       absl::StrCat("must be >= 0, got ", up.domain_size()));
   }
   if (gpus_per_node > 0 && up.domain_size() > gpus_per_node) {
-    return FieldError(absl::StrCat(prefix, "domain_size"),
-                      absl::StrCat("must be <= gpus_per_node (", gpus_per_node, "), got ",
-                                   up.domain_size()));
+    return FieldError(
+        absl::StrCat(prefix, "domain_size"),
+        absl::StrCat("must be <= gpus_per_node (", gpus_per_node, "), got ", up.domain_size()));
   }
   if (absl::Status s = CheckBandwidth(absl::StrCat(prefix, "bytes_per_second_per_gpu"),
                                       up.bytes_per_second_per_gpu());
@@ -71,8 +70,9 @@ absl::Status ValidateHostLink(absl::string_view prefix, const v1::HostLink& link
     return FieldError(absl::StrCat(prefix, "kind"), absl::StrCat("unknown value ", link.kind()));
   }
   if (link.pcie_generation() < 0 || link.pcie_generation() > 7) {
-    return FieldError(absl::StrCat(prefix, "pcie_generation"),
-                      absl::StrCat("must be 0 (not recorded) or 1..7, got ", link.pcie_generation()));
+    return FieldError(
+        absl::StrCat(prefix, "pcie_generation"),
+        absl::StrCat("must be 0 (not recorded) or 1..7, got ", link.pcie_generation()));
   }
   if (link.lanes() < 0 || link.lanes() > 32) {
     return FieldError(absl::StrCat(prefix, "lanes"),

@@ -21,17 +21,19 @@ absl::Status ValidateOfferTopology(const gpuadvisor::catalog::v1::Offer& offer);
 // message the caller reports on. gpus_per_node 0 = not known (a rule).
 // kInvalidArgument naming the field: unknown kind, domain_size < 0 or above
 // gpus_per_node, a bandwidth negative or not finite.
-absl::Status ValidateScaleUp(absl::string_view prefix, const gpuadvisor::catalog::v1::ScaleUpDomain& up,
-                             int gpus_per_node);
+absl::Status ValidateScaleUp(absl::string_view prefix,
+                             const gpuadvisor::catalog::v1::ScaleUpDomain& up, int gpus_per_node);
 
 // kInvalidArgument naming the field: unknown type, gbps_per_node negative or
 // not finite, max_nodes < 0, or max_nodes > 1 with FABRIC_TYPE_NONE.
-absl::Status ValidateScaleOut(absl::string_view prefix, const gpuadvisor::catalog::v1::ScaleOutFabric& out);
+absl::Status ValidateScaleOut(absl::string_view prefix,
+                              const gpuadvisor::catalog::v1::ScaleOutFabric& out);
 
 // kInvalidArgument naming the field: unknown kind, pcie_generation outside
 // 0..7 or set on a kind other than PCIe, lanes outside 0..32, a bandwidth
 // negative or not finite.
-absl::Status ValidateHostLink(absl::string_view prefix, const gpuadvisor::catalog::v1::HostLink& link);
+absl::Status ValidateHostLink(absl::string_view prefix,
+                              const gpuadvisor::catalog::v1::HostLink& link);
 
 // kInvalidArgument naming the field: gbps negative or not finite.
 absl::Status ValidateNetwork(absl::string_view prefix,

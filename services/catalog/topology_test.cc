@@ -66,10 +66,26 @@ TopologyRules Rules(const std::string& text) {
 
 TEST(Topology, FirstMatchingRuleWinsPerField) {
   const TopologyRules rules = Rules(R"pb(
-    rules { provider: "x" instance_type: "big" scale_out { type: FABRIC_TYPE_INFINIBAND gbps_per_node: 3200 max_nodes: 16 } source: "a" }
-    rules { provider: "x" scale_up { kind: SCALE_UP_KIND_PCIE_P2P } source: "b" }
-    rules { gpu_model: "H100-SXM" scale_up { kind: SCALE_UP_KIND_NVSWITCH } source: "c" }
-    rules { scale_out { type: FABRIC_TYPE_NONE max_nodes: 1 } source: "d" }
+    rules {
+      provider: "x"
+      instance_type: "big"
+      scale_out { type: FABRIC_TYPE_INFINIBAND gbps_per_node: 3200 max_nodes: 16 }
+      source: "a"
+    }
+    rules {
+      provider: "x"
+      scale_up { kind: SCALE_UP_KIND_PCIE_P2P }
+      source: "b"
+    }
+    rules {
+      gpu_model: "H100-SXM"
+      scale_up { kind: SCALE_UP_KIND_NVSWITCH }
+      source: "c"
+    }
+    rules {
+      scale_out { type: FABRIC_TYPE_NONE max_nodes: 1 }
+      source: "d"
+    }
   )pb");
   Offer big = MakeOffer("X", "big", "H100-SXM", 8);  // provider ignores case
   ApplyTopology(rules, GpuNamed("H100-SXM"), big);
@@ -89,9 +105,21 @@ TEST(Topology, FirstMatchingRuleWinsPerField) {
 
 TEST(Topology, BandwidthsDerivedFromTheGpuOneWay) {
   const TopologyRules rules = Rules(R"pb(
-    rules { gpu_model: "H100-SXM" scale_up { kind: SCALE_UP_KIND_NVSWITCH } source: "s" }
-    rules { gpu_model: "H100-PCIE" scale_up { kind: SCALE_UP_KIND_NVLINK_BRIDGE_PAIRS domain_size: 2 } source: "s" }
-    rules { gpu_model: "L40S" scale_up { kind: SCALE_UP_KIND_PCIE_P2P } source: "s" }
+    rules {
+      gpu_model: "H100-SXM"
+      scale_up { kind: SCALE_UP_KIND_NVSWITCH }
+      source: "s"
+    }
+    rules {
+      gpu_model: "H100-PCIE"
+      scale_up { kind: SCALE_UP_KIND_NVLINK_BRIDGE_PAIRS domain_size: 2 }
+      source: "s"
+    }
+    rules {
+      gpu_model: "L40S"
+      scale_up { kind: SCALE_UP_KIND_PCIE_P2P }
+      source: "s"
+    }
   )pb");
   Offer sxm = MakeOffer("p", "a", "H100-SXM", 8);
   ApplyTopology(rules, GpuNamed("H100-SXM"), sxm);
@@ -104,7 +132,7 @@ TEST(Topology, BandwidthsDerivedFromTheGpuOneWay) {
   Offer pairs = MakeOffer("p", "b", "H100-PCIE", 8);
   ApplyTopology(rules, GpuNamed("H100-PCIE"), pairs);
   EXPECT_EQ(pairs.scale_up().domain_size(), 2);
-  EXPECT_EQ(pairs.scale_up().bytes_per_second_per_gpu(), 300e9);  // 600 GB/s bridge / 2
+  EXPECT_EQ(pairs.scale_up().bytes_per_second_per_gpu(), 300e9);              // 600 GB/s bridge / 2
   EXPECT_EQ(pairs.scale_up().cross_domain_bytes_per_second_per_gpu(), 64e9);  // Gen5 128 / 2
   EXPECT_EQ(pairs.link(), v1::LINK_TYPE_NVLINK);
 
@@ -116,10 +144,26 @@ TEST(Topology, BandwidthsDerivedFromTheGpuOneWay) {
 
 TEST(Topology, HostLinkFromRuleOrTheGpusOwnPcieAndNetworkOnlyFromRules) {
   const TopologyRules rules = Rules(R"pb(
-    rules { gpu_model: "GH200" host_link { kind: HOST_LINK_KIND_NVLINK_C2C bytes_per_second_per_gpu: 450e9 } source: "c2c" }
-    rules { provider: "x" host_link { kind: HOST_LINK_KIND_PCIE pcie_generation: 4 } source: "gen4 slot" }
-    rules { provider: "x" instance_type: "big" network { gbps: 400 } source: "net" }
-    rules { scale_up { kind: SCALE_UP_KIND_NVSWITCH } source: "any" }
+    rules {
+      gpu_model: "GH200"
+      host_link { kind: HOST_LINK_KIND_NVLINK_C2C bytes_per_second_per_gpu: 450e9 }
+      source: "c2c"
+    }
+    rules {
+      provider: "x"
+      host_link { kind: HOST_LINK_KIND_PCIE pcie_generation: 4 }
+      source: "gen4 slot"
+    }
+    rules {
+      provider: "x"
+      instance_type: "big"
+      network { gbps: 400 }
+      source: "net"
+    }
+    rules {
+      scale_up { kind: SCALE_UP_KIND_NVSWITCH }
+      source: "any"
+    }
   )pb");
   // No host-link rule: the card's own x16 link from gpus.textproto, one way.
   Offer h100 = MakeOffer("y", "t", "H100-SXM", 8);
@@ -166,7 +210,11 @@ TEST(Topology, HostLinkFromRuleOrTheGpusOwnPcieAndNetworkOnlyFromRules) {
 
 TEST(Topology, OffersKeepTheirOwnTopology) {
   const TopologyRules rules = Rules(R"pb(
-    rules { scale_up { kind: SCALE_UP_KIND_PCIE_NO_P2P } scale_out { type: FABRIC_TYPE_NONE max_nodes: 1 } source: "s" }
+    rules {
+      scale_up { kind: SCALE_UP_KIND_PCIE_NO_P2P }
+      scale_out { type: FABRIC_TYPE_NONE max_nodes: 1 }
+      source: "s"
+    }
   )pb");
   Offer o = MakeOffer("p", "a", "H100-SXM", 8);
   o.mutable_scale_up()->set_kind(v1::SCALE_UP_KIND_NVSWITCH);
@@ -248,7 +296,8 @@ TEST(Topology, BadRulesNameFileAndLine) {
        "rules[0].host_link.pcie_generation: only with HOST_LINK_KIND_PCIE"},
       {"rules { network { gbps: -5 } source: \"s\" }\n",
        "rules[0].network.gbps: must be finite and >= 0"},
-      {"rules {\n  gpu_model: \"X9000\"\n  scale_up { kind: SCALE_UP_KIND_NVSWITCH }\n  source: \"s\"\n}\n",
+      {"rules {\n  gpu_model: \"X9000\"\n  scale_up { kind: SCALE_UP_KIND_NVSWITCH }\n  source: "
+       "\"s\"\n}\n",
        ":2:3: rules[0].gpu_model: unknown GPU \"X9000\""},
       {"rules { scale_up { kind: SCALE_UP_KIND_NVSWITCH } source: \"s\" }\n"
        "rules {\n  scale_out { type: FABRIC_TYPE_NONE max_nodes: 4 }\n  source: \"s\"\n}\n",
@@ -256,7 +305,8 @@ TEST(Topology, BadRulesNameFileAndLine) {
       {"rules { scale_up { bytes_per_second_per_gpu: -1 } source: \"s\" }\n",
        "rules[0].scale_up.bytes_per_second_per_gpu: must be finite and >= 0"},
       {"rules { scale_up { kind: SCALE_UP_KIND_NVSWITCH } }\n", "rules[0].source: must name"},
-      {"rules { scale_up { kind: NOPE } source: \"s\" }\n", "Unknown enumeration value of \"NOPE\""},
+      {"rules { scale_up { kind: NOPE } source: \"s\" }\n",
+       "Unknown enumeration value of \"NOPE\""},
   };
   for (const Case& c : cases) {
     {
@@ -268,7 +318,8 @@ TEST(Topology, BadRulesNameFileAndLine) {
         << c.text << rules.status();
     EXPECT_THAT(rules.status().message(), HasSubstr(path)) << c.text;
   }
-  EXPECT_THAT(LoadTopologyRules(path + ".missing", resolver), StatusIs(absl::StatusCode::kNotFound));
+  EXPECT_THAT(LoadTopologyRules(path + ".missing", resolver),
+              StatusIs(absl::StatusCode::kNotFound));
   std::remove(path.c_str());
 }
 

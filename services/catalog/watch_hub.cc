@@ -16,15 +16,17 @@ std::shared_ptr<const WatchHub::Encoded> EncodeSnapshot(const v1::CatalogSnapsho
   ChunkedResponse response;
   response.value_field = v1::WatchCatalogResponse::kSnapshotFieldNumber;
   response.chunk_field = v1::WatchCatalogResponse::kChunkFieldNumber;
-  response.what = absl::StrCat("catalog snapshot ", snapshot.version(), " (", snapshot.offers_size(), " offers)");
+  response.what = absl::StrCat("catalog snapshot ", snapshot.version(), " (",
+                               snapshot.offers_size(), " offers)");
   response.accept_field = "WatchCatalogRequest.accept_chunks";
   return EncodeChunked(std::move(serialized), snapshot.version(), response, encoding);
 }
 
 WatchHub::Source CatalogWatchSource(CatalogStore* store, SnapshotEncoding encoding) {
   WatchHub::Source source;
-  source.wait_for_change = [store, encoding](const std::string& known,
-                                             absl::Time deadline) -> std::shared_ptr<const WatchHub::Encoded> {
+  source.wait_for_change = [store, encoding](
+                               const std::string& known,
+                               absl::Time deadline) -> std::shared_ptr<const WatchHub::Encoded> {
     std::shared_ptr<const Catalog> catalog = store->WaitForChange(known, deadline);
     if (catalog == nullptr || catalog->snapshot().version() == known) return nullptr;
     // Serialized once for every watcher and both forms; no copy of the
@@ -40,7 +42,8 @@ WatchHub::Source CatalogWatchSource(CatalogStore* store, SnapshotEncoding encodi
     heartbeat.set_heartbeat_unix_millis(absl::ToUnixMillis(now));
     return heartbeat.SerializeAsString();
   };
-  source.parse_request = [](const grpc::ByteBuffer& bytes, std::string* known, int64_t* heartbeat_millis) {
+  source.parse_request = [](const grpc::ByteBuffer& bytes, std::string* known,
+                            int64_t* heartbeat_millis) {
     v1::WatchCatalogRequest request;
     grpc::ProtoBufferReader reader(const_cast<grpc::ByteBuffer*>(&bytes));
     if (!request.ParseFromZeroCopyStream(&reader)) return false;

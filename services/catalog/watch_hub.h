@@ -44,7 +44,8 @@ std::shared_ptr<const WatchHub::Encoded> EncodeSnapshot(const v1::CatalogSnapsho
                                                         const SnapshotEncoding& encoding);
 
 // The WatchCatalog source over `store`, which must outlive the hub.
-WatchHub::Source CatalogWatchSource(CatalogStore* store, SnapshotEncoding encoding = SnapshotEncoding());
+WatchHub::Source CatalogWatchSource(CatalogStore* store,
+                                    SnapshotEncoding encoding = SnapshotEncoding());
 
 }  // namespace gpuadvisor::catalog
 

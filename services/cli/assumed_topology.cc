@@ -47,26 +47,31 @@ std::string Describe(const Topology& t, int gpus) {
   std::string out;
   if (t.has_scale_up && t.scale_up.kind() != catalog::v1::SCALE_UP_KIND_UNSPECIFIED &&
       t.scale_up.kind() != catalog::v1::SCALE_UP_KIND_NONE) {
-    out = absl::StrCat("scale-up ", Dashed(catalog::v1::ScaleUpKind_descriptor(), t.scale_up.kind()));
+    out =
+        absl::StrCat("scale-up ", Dashed(catalog::v1::ScaleUpKind_descriptor(), t.scale_up.kind()));
     if (t.scale_up.domain_size() > 0 && t.scale_up.domain_size() < gpus) {
       absl::StrAppend(&out, " in domains of ", t.scale_up.domain_size());
     }
     if (t.scale_up.bytes_per_second_per_gpu() > 0) {
-      absl::StrAppend(&out, absl::StrFormat(" %.0f GB/s per GPU", t.scale_up.bytes_per_second_per_gpu() / 1e9));
+      absl::StrAppend(
+          &out, absl::StrFormat(" %.0f GB/s per GPU", t.scale_up.bytes_per_second_per_gpu() / 1e9));
     }
-  } else if (t.link != catalog::v1::LINK_TYPE_UNSPECIFIED && t.link != catalog::v1::LINK_TYPE_NONE) {
+  } else if (t.link != catalog::v1::LINK_TYPE_UNSPECIFIED &&
+             t.link != catalog::v1::LINK_TYPE_NONE) {
     out = absl::StrCat("link ", Dashed(catalog::v1::LinkType_descriptor(), t.link));
   }
   if (t.host_link_bytes_per_second > 0) {
-    absl::StrAppend(&out, out.empty() ? "" : ", ",
-                    absl::StrFormat("host link %.0f GB/s per GPU", t.host_link_bytes_per_second / 1e9));
+    absl::StrAppend(
+        &out, out.empty() ? "" : ", ",
+        absl::StrFormat("host link %.0f GB/s per GPU", t.host_link_bytes_per_second / 1e9));
   }
   return out;
 }
 
 }  // namespace
 
-AssumedTopology AssumeTopology(const std::vector<Offer>& offers, sizing::v1::GpuConfiguration* config) {
+AssumedTopology AssumeTopology(const std::vector<Offer>& offers,
+                               sizing::v1::GpuConfiguration* config) {
   AssumedTopology result;
   if (config->link() != catalog::v1::LINK_TYPE_UNSPECIFIED || config->has_scale_up()) return result;
   const int gpus = config->gpus_per_node();
@@ -111,17 +116,21 @@ AssumedTopology AssumeTopology(const std::vector<Offer>& offers, sizing::v1::Gpu
   config->set_link(t.link);
   config->set_link_bytes_per_second(t.link_bytes_per_second);
   if (t.has_scale_up) *config->mutable_scale_up() = t.scale_up;
-  if (t.host_link_bytes_per_second > 0) config->set_host_link_bytes_per_second(t.host_link_bytes_per_second);
+  if (t.host_link_bytes_per_second > 0)
+    config->set_host_link_bytes_per_second(t.host_link_bytes_per_second);
 
   result.assumed = true;
   if (t.link != catalog::v1::LINK_TYPE_UNSPECIFIED && t.link != catalog::v1::LINK_TYPE_NONE) {
-    result.link_flag = absl::StrCat("--link=", EnumShortName(catalog::v1::LinkType_descriptor(), t.link));
+    result.link_flag =
+        absl::StrCat("--link=", EnumShortName(catalog::v1::LinkType_descriptor(), t.link));
   }
-  const std::string of = same_count.empty()
-                             ? absl::StrCat("catalog offers of ", config->gpu_model(),
-                                            gpus > 1 ? " with several GPUs" : "", " (none has ", gpus, ")")
-                             : absl::StrCat("catalog offers of ", shape);
-  result.reason = absl::StrCat(Describe(t, gpus), ", as ", counted[best].second, " of ", pool.size(), " ", of);
+  const std::string of =
+      same_count.empty()
+          ? absl::StrCat("catalog offers of ", config->gpu_model(),
+                         gpus > 1 ? " with several GPUs" : "", " (none has ", gpus, ")")
+          : absl::StrCat("catalog offers of ", shape);
+  result.reason =
+      absl::StrCat(Describe(t, gpus), ", as ", counted[best].second, " of ", pool.size(), " ", of);
   if (counted.size() > 1) absl::StrAppend(&result.reason, "; the others differ");
   if (gpus > 1) absl::StrAppend(&result.reason, "; --link=... to choose");
   return result;

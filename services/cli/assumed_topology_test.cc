@@ -12,8 +12,8 @@ namespace {
 using catalog::v1::Offer;
 using ::testing::HasSubstr;
 
-Offer MakeOffer(const std::string& id, int gpus, catalog::v1::LinkType link, catalog::v1::ScaleUpKind kind,
-                double host_link = 0) {
+Offer MakeOffer(const std::string& id, int gpus, catalog::v1::LinkType link,
+                catalog::v1::ScaleUpKind kind, double host_link = 0) {
   Offer o;
   o.set_id(id);
   o.set_gpu_model("A100-80GB-PCIE");
@@ -21,7 +21,8 @@ Offer MakeOffer(const std::string& id, int gpus, catalog::v1::LinkType link, cat
   o.set_link(link);
   o.mutable_scale_up()->set_kind(kind);
   o.mutable_scale_up()->set_source("rule " + id);  // sources differ, the hardware does not
-  if (kind == catalog::v1::SCALE_UP_KIND_NVLINK_BRIDGE_PAIRS) o.mutable_scale_up()->set_domain_size(2);
+  if (kind == catalog::v1::SCALE_UP_KIND_NVLINK_BRIDGE_PAIRS)
+    o.mutable_scale_up()->set_domain_size(2);
   if (host_link > 0) o.mutable_host_link()->set_bytes_per_second_per_gpu(host_link);
   return o;
 }
@@ -38,10 +39,13 @@ sizing::v1::GpuConfiguration Config(int gpus) {
 TEST(AssumeTopology, TakesTheTopologyMostOffersOfThatShapeHave) {
   const std::vector<Offer> offers = {
       MakeOffer("a/2x", 2, catalog::v1::LINK_TYPE_PCIE, catalog::v1::SCALE_UP_KIND_PCIE_P2P, 32e9),
-      MakeOffer("b/2x", 2, catalog::v1::LINK_TYPE_NVLINK, catalog::v1::SCALE_UP_KIND_NVLINK_BRIDGE_PAIRS, 32e9),
+      MakeOffer("b/2x", 2, catalog::v1::LINK_TYPE_NVLINK,
+                catalog::v1::SCALE_UP_KIND_NVLINK_BRIDGE_PAIRS, 32e9),
       MakeOffer("c/2x", 2, catalog::v1::LINK_TYPE_PCIE, catalog::v1::SCALE_UP_KIND_PCIE_P2P, 32e9),
-      MakeOffer("d/8x", 8, catalog::v1::LINK_TYPE_NVLINK, catalog::v1::SCALE_UP_KIND_NVLINK_BRIDGE_PAIRS, 32e9),
-      MakeOffer("e/8x", 8, catalog::v1::LINK_TYPE_NVLINK, catalog::v1::SCALE_UP_KIND_NVLINK_BRIDGE_PAIRS, 32e9),
+      MakeOffer("d/8x", 8, catalog::v1::LINK_TYPE_NVLINK,
+                catalog::v1::SCALE_UP_KIND_NVLINK_BRIDGE_PAIRS, 32e9),
+      MakeOffer("e/8x", 8, catalog::v1::LINK_TYPE_NVLINK,
+                catalog::v1::SCALE_UP_KIND_NVLINK_BRIDGE_PAIRS, 32e9),
   };
   sizing::v1::GpuConfiguration config = Config(2);
   const AssumedTopology t = AssumeTopology(offers, &config);
@@ -52,7 +56,8 @@ TEST(AssumeTopology, TakesTheTopologyMostOffersOfThatShapeHave) {
   EXPECT_EQ(config.host_link_bytes_per_second(), 32e9);
   EXPECT_EQ(t.link_flag, "--link=pcie");
   EXPECT_THAT(t.reason, HasSubstr("scale-up pcie-p2p"));
-  EXPECT_THAT(t.reason, HasSubstr("as 2 of 3 catalog offers of 2x A100-80GB-PCIE; the others differ"));
+  EXPECT_THAT(t.reason,
+              HasSubstr("as 2 of 3 catalog offers of 2x A100-80GB-PCIE; the others differ"));
   EXPECT_THAT(t.reason, HasSubstr("--link=... to choose"));
 }
 
@@ -66,7 +71,9 @@ TEST(AssumeTopology, OtherMultiGpuShapesWhenNoneHasThatCount) {
   EXPECT_EQ(config.link(), catalog::v1::LINK_TYPE_PCIE);
   EXPECT_EQ(config.scale_up().kind(), catalog::v1::SCALE_UP_KIND_PCIE_P2P);
   EXPECT_FALSE(config.has_host_link_bytes_per_second());
-  EXPECT_THAT(t.reason, HasSubstr("as 1 of 1 catalog offers of A100-80GB-PCIE with several GPUs (none has 4)"));
+  EXPECT_THAT(
+      t.reason,
+      HasSubstr("as 1 of 1 catalog offers of A100-80GB-PCIE with several GPUs (none has 4)"));
 }
 
 TEST(AssumeTopology, NoOffersMeansPcieForSeveralGpusAndNothingForOne) {

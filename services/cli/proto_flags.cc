@@ -46,10 +46,12 @@ std::string Normalize(absl::string_view text) {
 
 std::string TypeName(const FieldDescriptor* field) {
   switch (field->cpp_type()) {
-    case FieldDescriptor::CPPTYPE_BOOL: return "BOOL";
+    case FieldDescriptor::CPPTYPE_BOOL:
+      return "BOOL";
     case FieldDescriptor::CPPTYPE_ENUM:
       return absl::StrCat("{", absl::StrJoin(EnumChoices(field->enum_type()), ","), "}");
-    case FieldDescriptor::CPPTYPE_STRING: return "TEXT";
+    case FieldDescriptor::CPPTYPE_STRING:
+      return "TEXT";
     case FieldDescriptor::CPPTYPE_INT32:
     case FieldDescriptor::CPPTYPE_INT64:
     case FieldDescriptor::CPPTYPE_UINT32:
@@ -66,7 +68,8 @@ std::string GeneratedHelp(const FieldDescriptor* field) {
 
 void Walk(const Descriptor* message, const std::string& path_prefix, const std::string& name_prefix,
           const std::string& group, std::vector<const FieldDescriptor*>& stack,
-          std::vector<const Descriptor*>& open, const WalkOptions& options, std::vector<FlagSpec>& out) {
+          std::vector<const Descriptor*>& open, const WalkOptions& options,
+          std::vector<FlagSpec>& out) {
   for (int i = 0; i < message->field_count(); ++i) {
     const FieldDescriptor* field = message->field(i);
     const std::string path = absl::StrCat(path_prefix, field->name());
@@ -78,7 +81,8 @@ void Walk(const Descriptor* message, const std::string& path_prefix, const std::
       if (!field->is_repeated() && !recurs) {
         open.push_back(type);
         const bool flat = options.flatten.contains(path);
-        Walk(type, absl::StrCat(path, "."), flat ? name_prefix : absl::StrCat(name_prefix, field->name(), "."),
+        Walk(type, absl::StrCat(path, "."),
+             flat ? name_prefix : absl::StrCat(name_prefix, field->name(), "."),
              flat || name_prefix.empty() ? type->name() : group, stack, open, options, out);
         open.pop_back();
       }
@@ -126,8 +130,10 @@ absl::Status SetOne(Message* message, const FieldDescriptor* field, const FlagSp
   };
   auto integer = [&](double lo, double hi) -> absl::StatusOr<double> {
     ASSIGN_OR_RETURN(const double value, number());
-    if (value != std::floor(value)) return FlagError(flag, absl::StrCat("\"", text, "\" is not a whole number"));
-    if (value < lo || value > hi) return FlagError(flag, absl::StrCat("\"", text, "\" is out of range"));
+    if (value != std::floor(value))
+      return FlagError(flag, absl::StrCat("\"", text, "\" is not a whole number"));
+    if (value < lo || value > hi)
+      return FlagError(flag, absl::StrCat("\"", text, "\" is out of range"));
     return value;
   };
   switch (field->cpp_type()) {
@@ -138,27 +144,33 @@ absl::Status SetOne(Message* message, const FieldDescriptor* field, const FlagSp
     }
     case FieldDescriptor::CPPTYPE_FLOAT: {
       ASSIGN_OR_RETURN(const double v, number());
-      rep ? r->AddFloat(message, field, static_cast<float>(v)) : r->SetFloat(message, field, static_cast<float>(v));
+      rep ? r->AddFloat(message, field, static_cast<float>(v))
+          : r->SetFloat(message, field, static_cast<float>(v));
       break;
     }
     case FieldDescriptor::CPPTYPE_INT32: {
-      ASSIGN_OR_RETURN(const double v, integer(std::numeric_limits<int32_t>::min(), std::numeric_limits<int32_t>::max()));
-      rep ? r->AddInt32(message, field, static_cast<int32_t>(v)) : r->SetInt32(message, field, static_cast<int32_t>(v));
+      ASSIGN_OR_RETURN(const double v, integer(std::numeric_limits<int32_t>::min(),
+                                               std::numeric_limits<int32_t>::max()));
+      rep ? r->AddInt32(message, field, static_cast<int32_t>(v))
+          : r->SetInt32(message, field, static_cast<int32_t>(v));
       break;
     }
     case FieldDescriptor::CPPTYPE_INT64: {
       ASSIGN_OR_RETURN(const double v, integer(-9.2e18, 9.2e18));
-      rep ? r->AddInt64(message, field, static_cast<int64_t>(v)) : r->SetInt64(message, field, static_cast<int64_t>(v));
+      rep ? r->AddInt64(message, field, static_cast<int64_t>(v))
+          : r->SetInt64(message, field, static_cast<int64_t>(v));
       break;
     }
     case FieldDescriptor::CPPTYPE_UINT32: {
       ASSIGN_OR_RETURN(const double v, integer(0, std::numeric_limits<uint32_t>::max()));
-      rep ? r->AddUInt32(message, field, static_cast<uint32_t>(v)) : r->SetUInt32(message, field, static_cast<uint32_t>(v));
+      rep ? r->AddUInt32(message, field, static_cast<uint32_t>(v))
+          : r->SetUInt32(message, field, static_cast<uint32_t>(v));
       break;
     }
     case FieldDescriptor::CPPTYPE_UINT64: {
       ASSIGN_OR_RETURN(const double v, integer(0, 1.8e19));
-      rep ? r->AddUInt64(message, field, static_cast<uint64_t>(v)) : r->SetUInt64(message, field, static_cast<uint64_t>(v));
+      rep ? r->AddUInt64(message, field, static_cast<uint64_t>(v))
+          : r->SetUInt64(message, field, static_cast<uint64_t>(v));
       break;
     }
     case FieldDescriptor::CPPTYPE_BOOL: {
@@ -202,7 +214,8 @@ absl::Status ApplyFlag(Message* root, const FlagSpec& flag, const std::vector<st
   if (!leaf->is_repeated()) return SetOne(message, leaf, flag, raw.back());
   message->GetReflection()->ClearField(message, leaf);
   for (const std::string& occurrence : raw) {
-    for (const std::string& item : SplitList(occurrence)) RETURN_IF_ERROR(SetOne(message, leaf, flag, item));
+    for (const std::string& item : SplitList(occurrence))
+      RETURN_IF_ERROR(SetOne(message, leaf, flag, item));
   }
   return absl::OkStatus();
 }
@@ -221,7 +234,8 @@ absl::StatusOr<double> ParseQuantity(absl::string_view text, Unit unit) {
   if (end == begin || t.empty() || !std::isfinite(number)) {
     return absl::InvalidArgumentError(absl::StrCat("\"", text, "\" is not a number"));
   }
-  const std::string suffix = absl::AsciiStrToUpper(absl::StripAsciiWhitespace(absl::string_view(end)));
+  const std::string suffix =
+      absl::AsciiStrToUpper(absl::StripAsciiWhitespace(absl::string_view(end)));
   if (suffix.empty()) return number;
   double scale = 0;
   if (unit == Unit::kCount) {
@@ -237,22 +251,30 @@ absl::StatusOr<double> ParseQuantity(absl::string_view text, Unit unit) {
     return number * scale;
   }
   // Byte sizes: decimal (KB, MB, GB, TB, PB) or binary (KiB .. PiB).
-  const std::vector<std::pair<std::string, double>> units = {
-      {"B", 1},       {"KB", 1e3},           {"MB", 1e6},           {"GB", 1e9},
-      {"TB", 1e12},   {"PB", 1e15},          {"KIB", 1024.0},       {"MIB", 1048576.0},
-      {"GIB", 1073741824.0}, {"TIB", 1099511627776.0}, {"PIB", 1125899906842624.0}};
+  const std::vector<std::pair<std::string, double>> units = {{"B", 1},
+                                                             {"KB", 1e3},
+                                                             {"MB", 1e6},
+                                                             {"GB", 1e9},
+                                                             {"TB", 1e12},
+                                                             {"PB", 1e15},
+                                                             {"KIB", 1024.0},
+                                                             {"MIB", 1048576.0},
+                                                             {"GIB", 1073741824.0},
+                                                             {"TIB", 1099511627776.0},
+                                                             {"PIB", 1125899906842624.0}};
   for (const auto& [name, bytes] : units) {
     if (suffix == name) scale = bytes;
   }
   if (scale == 0) {
-    return absl::InvalidArgumentError(
-        absl::StrCat("\"", text, "\": unknown size unit \"", suffix, "\" (use B, KB, MB, GB, TB or KiB .. TiB)"));
+    return absl::InvalidArgumentError(absl::StrCat("\"", text, "\": unknown size unit \"", suffix,
+                                                   "\" (use B, KB, MB, GB, TB or KiB .. TiB)"));
   }
   const double bytes = number * scale;
   return unit == Unit::kBytes ? bytes : bytes / 1e9;
 }
 
-absl::StatusOr<const EnumValueDescriptor*> ParseEnum(const EnumDescriptor* type, absl::string_view text) {
+absl::StatusOr<const EnumValueDescriptor*> ParseEnum(const EnumDescriptor* type,
+                                                     absl::string_view text) {
   const std::string want = Normalize(text);
   const std::string prefix = absl::AsciiStrToLower(EnumPrefix(type));
   std::vector<const EnumValueDescriptor*> prefixed;
@@ -266,8 +288,8 @@ absl::StatusOr<const EnumValueDescriptor*> ParseEnum(const EnumDescriptor* type,
   }
   if (prefixed.size() == 1) return prefixed[0];
   return absl::InvalidArgumentError(absl::StrCat(
-      prefixed.empty() ? "unknown " : "ambiguous ", absl::AsciiStrToLower(type->name()), " \"", text,
-      "\"; use one of: ", absl::StrJoin(EnumChoices(type), ", ")));
+      prefixed.empty() ? "unknown " : "ambiguous ", absl::AsciiStrToLower(type->name()), " \"",
+      text, "\"; use one of: ", absl::StrJoin(EnumChoices(type), ", ")));
 }
 
 std::string EnumShortName(const EnumValueDescriptor* value) {
@@ -317,8 +339,9 @@ absl::Status ParseJson(absl::string_view json, absl::string_view file_name, Mess
   const auto status = google::protobuf::util::JsonStringToMessage(
       std::string(json), message, google::protobuf::util::JsonParseOptions());
   if (!status.ok()) {
-    return absl::InvalidArgumentError(absl::StrCat(file_name, ": not a ", message->GetDescriptor()->name(),
-                                                   " in protobuf JSON: ", status.message().ToString()));
+    return absl::InvalidArgumentError(
+        absl::StrCat(file_name, ": not a ", message->GetDescriptor()->name(),
+                     " in protobuf JSON: ", status.message().ToString()));
   }
   return absl::OkStatus();
 }

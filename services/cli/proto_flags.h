@@ -53,21 +53,22 @@ struct WalkOptions {
 
 // One flag per scalar, enum, string or repeated scalar field.
 struct FlagSpec {
-  std::string name;                  // "sequence_length", "model.params"
+  std::string name;  // "sequence_length", "model.params"
   std::vector<std::string> aliases;
-  std::string help;                  // ends with the accepted values
-  std::string group;                 // "Workload", "Model", ...
-  std::string type_name;             // "INT", "NUM", "SIZE", "BOOL", "TEXT", "{a,b}"
-  bool is_bool = false;              // a flag that may stand alone (= true)
+  std::string help;       // ends with the accepted values
+  std::string group;      // "Workload", "Model", ...
+  std::string type_name;  // "INT", "NUM", "SIZE", "BOOL", "TEXT", "{a,b}"
+  bool is_bool = false;   // a flag that may stand alone (= true)
   bool repeated = false;
-  std::string path;                  // "workload.sequence_length"
+  std::string path;                                              // "workload.sequence_length"
   std::vector<const google::protobuf::FieldDescriptor*> fields;  // root .. leaf
 };
 
 // Walks `root` depth-first in field-number order. Nested messages that are
 // not flattened prefix their fields ("model.layers", "parallelism.offload");
 // repeated message fields and fields of types that recur are skipped.
-std::vector<FlagSpec> WalkFlags(const google::protobuf::Descriptor* root, const WalkOptions& options);
+std::vector<FlagSpec> WalkFlags(const google::protobuf::Descriptor* root,
+                                const WalkOptions& options);
 
 // Sets the flag's field in `root` (creating the enclosing messages) from the
 // raw strings given on the command line: the last one for a single field,

@@ -27,7 +27,8 @@ WalkOptions Flat() {
 }
 
 const FlagSpec& Find(const std::vector<FlagSpec>& flags, const std::string& name) {
-  auto it = std::find_if(flags.begin(), flags.end(), [&](const FlagSpec& f) { return f.name == name; });
+  auto it =
+      std::find_if(flags.begin(), flags.end(), [&](const FlagSpec& f) { return f.name == name; });
   if (it == flags.end()) {
     ADD_FAILURE() << "no flag --" << name;
     static const FlagSpec none;
@@ -43,11 +44,13 @@ std::vector<std::string> Names(const std::vector<FlagSpec>& flags) {
 }
 
 TEST(WalkFlags, EveryWorkloadAndConstraintsFieldGetsAFlag) {
-  const std::vector<FlagSpec> flags = WalkFlags(gateway::v1::RecommendRequest::descriptor(), Flat());
+  const std::vector<FlagSpec> flags =
+      WalkFlags(gateway::v1::RecommendRequest::descriptor(), Flat());
   ASSERT_THAT(flags, Not(IsEmpty()));
   // Every scalar field of Workload, Constraints and their sub-messages, by
   // descriptor: a field added later gets a flag too.
-  for (const auto* message : {sizing::v1::Workload::descriptor(), gateway::v1::Constraints::descriptor()}) {
+  for (const auto* message :
+       {sizing::v1::Workload::descriptor(), gateway::v1::Constraints::descriptor()}) {
     for (int i = 0; i < message->field_count(); ++i) {
       const auto* field = message->field(i);
       if (field->cpp_type() == google::protobuf::FieldDescriptor::CPPTYPE_MESSAGE) continue;
@@ -70,7 +73,8 @@ TEST(WalkFlags, EveryWorkloadAndConstraintsFieldGetsAFlag) {
 }
 
 TEST(ApplyFlag, SetsNestedFieldsWithSuffixesEnumsAndBools) {
-  const std::vector<FlagSpec> flags = WalkFlags(gateway::v1::RecommendRequest::descriptor(), Flat());
+  const std::vector<FlagSpec> flags =
+      WalkFlags(gateway::v1::RecommendRequest::descriptor(), Flat());
   gateway::v1::RecommendRequest r;
   ASSERT_OK(ApplyFlag(&r, Find(flags, "model.params"), {"70B"}));
   ASSERT_OK(ApplyFlag(&r, Find(flags, "train_tokens"), {"5e7"}));
@@ -103,13 +107,16 @@ TEST(ApplyFlag, SetsNestedFieldsWithSuffixesEnumsAndBools) {
 }
 
 TEST(ApplyFlag, BadValuesNameTheFlagAndTheChoices) {
-  const std::vector<FlagSpec> flags = WalkFlags(gateway::v1::RecommendRequest::descriptor(), Flat());
+  const std::vector<FlagSpec> flags =
+      WalkFlags(gateway::v1::RecommendRequest::descriptor(), Flat());
   gateway::v1::RecommendRequest r;
-  EXPECT_THAT(ApplyFlag(&r, Find(flags, "task"), {"train"}),
-              StatusIs(absl::StatusCode::kInvalidArgument,
-                       HasSubstr("--task: unknown task \"train\"; use one of: pretrain, full_finetune")));
+  EXPECT_THAT(
+      ApplyFlag(&r, Find(flags, "task"), {"train"}),
+      StatusIs(absl::StatusCode::kInvalidArgument,
+               HasSubstr("--task: unknown task \"train\"; use one of: pretrain, full_finetune")));
   EXPECT_THAT(ApplyFlag(&r, Find(flags, "max_gpus"), {"8x"}),
-              StatusIs(absl::StatusCode::kInvalidArgument, HasSubstr("--max_gpus: \"8x\": unknown suffix")));
+              StatusIs(absl::StatusCode::kInvalidArgument,
+                       HasSubstr("--max_gpus: \"8x\": unknown suffix")));
   EXPECT_THAT(ApplyFlag(&r, Find(flags, "max_gpus"), {"1.5"}),
               StatusIs(absl::StatusCode::kInvalidArgument, HasSubstr("not a whole number")));
   EXPECT_THAT(ApplyFlag(&r, Find(flags, "max_gpus"), {"5B"}),
@@ -131,8 +138,10 @@ TEST(ParseEnum, ShortNamesFullNamesAndUniquePrefixes) {
   EXPECT_THAT(ParseEnum(sizing::v1::Precision_descriptor(), "int"),
               StatusIs(absl::StatusCode::kInvalidArgument, HasSubstr("ambiguous precision")));
   EXPECT_THAT(ParseEnum(task, "unspecified"), StatusIs(absl::StatusCode::kInvalidArgument));
-  EXPECT_THAT(EnumChoices(catalog::v1::PurchaseOption_descriptor()), ElementsAre("on_demand", "spot", "reserved"));
-  EXPECT_EQ(EnumShortName(sizing::v1::Offload_descriptor(), sizing::v1::OFFLOAD_OPTIMIZER_AND_PARAMS_NVME),
+  EXPECT_THAT(EnumChoices(catalog::v1::PurchaseOption_descriptor()),
+              ElementsAre("on_demand", "spot", "reserved"));
+  EXPECT_EQ(EnumShortName(sizing::v1::Offload_descriptor(),
+                          sizing::v1::OFFLOAD_OPTIMIZER_AND_PARAMS_NVME),
             "optimizer_and_params_nvme");
 }
 
@@ -162,8 +171,9 @@ TEST(ParseJson, ProtoOrCamelNamesAndErrorsNameTheFile) {
   EXPECT_EQ(request.workload().task(), sizing::v1::TASK_QLORA);
   EXPECT_EQ(request.constraints().max_usd_per_hour(), 20);
   EXPECT_EQ(request.max_results(), 3);
-  EXPECT_THAT(ParseJson(R"({"workload": {"task": "TASK_NOPE"}})", "req.json", &request),
-              StatusIs(absl::StatusCode::kInvalidArgument, HasSubstr("req.json: not a RecommendRequest")));
+  EXPECT_THAT(
+      ParseJson(R"({"workload": {"task": "TASK_NOPE"}})", "req.json", &request),
+      StatusIs(absl::StatusCode::kInvalidArgument, HasSubstr("req.json: not a RecommendRequest")));
 }
 
 TEST(Table, ColumnsAlignAndOtherFieldsListWhatIsLeft) {
@@ -172,7 +182,8 @@ TEST(Table, ColumnsAlignAndOtherFieldsListWhatIsLeft) {
   e.set_fits(true);
   e.set_prefill_tokens_per_second(12345);
   e.mutable_plan()->set_offload(sizing::v1::OFFLOAD_OPTIMIZER_CPU);
-  EXPECT_THAT(OtherFields(e, {"fits"}), ElementsAre("plan.offload: optimizer_cpu", "prefill_tokens_per_second: 12345"));
+  EXPECT_THAT(OtherFields(e, {"fits"}),
+              ElementsAre("plan.offload: optimizer_cpu", "prefill_tokens_per_second: 12345"));
 }
 
 }  // namespace

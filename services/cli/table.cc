@@ -42,8 +42,8 @@ std::string Scalar(const Message& m, const FieldDescriptor* f, int index) {
   }
 }
 
-void Collect(const Message& m, const std::string& prefix, const absl::flat_hash_set<std::string>& shown,
-             std::vector<std::string>& out) {
+void Collect(const Message& m, const std::string& prefix,
+             const absl::flat_hash_set<std::string>& shown, std::vector<std::string>& out) {
   std::vector<const FieldDescriptor*> fields;
   m.GetReflection()->ListFields(m, &fields);
   for (const FieldDescriptor* f : fields) {
@@ -52,7 +52,8 @@ void Collect(const Message& m, const std::string& prefix, const absl::flat_hash_
     if (f->cpp_type() == FieldDescriptor::CPPTYPE_MESSAGE) {
       if (f->is_repeated()) {
         for (int i = 0; i < m.GetReflection()->FieldSize(m, f); ++i) {
-          Collect(m.GetReflection()->GetRepeatedMessage(m, f, i), absl::StrCat(path, "[", i, "]."), shown, out);
+          Collect(m.GetReflection()->GetRepeatedMessage(m, f, i), absl::StrCat(path, "[", i, "]."),
+                  shown, out);
         }
       } else {
         Collect(m.GetReflection()->GetMessage(m, f), absl::StrCat(path, "."), shown, out);
@@ -87,7 +88,8 @@ std::string RenderTable(const std::vector<std::vector<std::string>>& rows) {
   return out;
 }
 
-std::vector<std::string> OtherFields(const Message& message, const absl::flat_hash_set<std::string>& shown) {
+std::vector<std::string> OtherFields(const Message& message,
+                                     const absl::flat_hash_set<std::string>& shown) {
   std::vector<std::string> out;
   Collect(message, "", shown, out);
   return out;

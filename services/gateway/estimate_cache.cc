@@ -26,8 +26,9 @@ std::string EstimateCache::WorkloadKey(const sizing::v1::EstimateRequest& reques
   return key;
 }
 
-EstimateCache::Totals EstimateCache::Lookup(const std::string& workload_key, absl::Span<const ConfigKey> configs,
-                                            absl::Time now, std::vector<Estimate>& found) {
+EstimateCache::Totals EstimateCache::Lookup(const std::string& workload_key,
+                                            absl::Span<const ConfigKey> configs, absl::Time now,
+                                            std::vector<Estimate>& found) {
   found.assign(configs.size(), nullptr);
   if (!enabled()) return nullptr;
   absl::MutexLock lock(&mu_);
@@ -43,7 +44,8 @@ EstimateCache::Totals EstimateCache::Lookup(const std::string& workload_key, abs
   bool looked_up = false;
   for (size_t i = 0; i < configs.size(); ++i) {
     const absl::string_view hardware = configs[i].hardware;
-    const bool same = looked_up && hardware.size() == last.size() && (hardware.data() == last.data() || hardware == last);
+    const bool same = looked_up && hardware.size() == last.size() &&
+                      (hardware.data() == last.data() || hardware == last);
     if (!same) {
       hw = entry.by_hardware.find(hardware);
       last = hardware;
@@ -60,7 +62,8 @@ EstimateCache::Totals EstimateCache::Lookup(const std::string& workload_key, abs
   return entry.totals;
 }
 
-void EstimateCache::Insert(const std::string& workload_key, Totals totals, absl::Span<const ConfigKey> configs,
+void EstimateCache::Insert(const std::string& workload_key, Totals totals,
+                           absl::Span<const ConfigKey> configs,
                            absl::Span<const Estimate> estimates, absl::Time now) {
   if (!enabled()) return;
   absl::MutexLock lock(&mu_);

@@ -33,7 +33,7 @@ namespace gpuadvisor::gateway {
 class EstimateCache {
  public:
   struct Options {
-    size_t max_estimates = 50000;           // configuration estimates held; 0 disables the cache
+    size_t max_estimates = 50000;  // configuration estimates held; 0 disables the cache
     absl::Duration max_age = absl::Minutes(10);  // an entry older than this is sized again
   };
 
@@ -62,8 +62,8 @@ class EstimateCache {
   // Fills found[i] (resized to configs.size()) with the cached estimate of
   // configs[i], null where there is none; returns the workload's totals, null
   // when the workload is unknown or expired (then nothing is found).
-  Totals Lookup(const std::string& workload_key, absl::Span<const ConfigKey> configs, absl::Time now,
-                std::vector<Estimate>& found);
+  Totals Lookup(const std::string& workload_key, absl::Span<const ConfigKey> configs,
+                absl::Time now, std::vector<Estimate>& found);
 
   // Stores the workload's totals (when `totals` is not null and the workload
   // is new) and configs[i] -> estimates[i].

@@ -46,8 +46,9 @@ TEST(EstimateCache, KeyCoversTheServingSlosNotTheConfigurations) {
   floor.mutable_serving_slo()->set_min_tokens_per_second_per_user(10);
   sizing::v1::EstimateRequest total = r;
   total.mutable_serving_slo()->set_min_tokens_per_second(500);
-  const std::vector<std::string> keys = {none, EstimateCache::WorkloadKey(capped), EstimateCache::WorkloadKey(tighter),
-                                         EstimateCache::WorkloadKey(floor), EstimateCache::WorkloadKey(total)};
+  const std::vector<std::string> keys = {
+      none, EstimateCache::WorkloadKey(capped), EstimateCache::WorkloadKey(tighter),
+      EstimateCache::WorkloadKey(floor), EstimateCache::WorkloadKey(total)};
   for (size_t i = 0; i < keys.size(); ++i) {
     for (size_t j = i + 1; j < keys.size(); ++j) EXPECT_NE(keys[i], keys[j]) << i << " vs " << j;
   }

@@ -32,7 +32,8 @@ struct OrchestratorNames {
   std::string as_of;
 };
 
-std::map<std::string, std::string> StringMap(const google::protobuf::Struct& root, const char* key) {
+std::map<std::string, std::string> StringMap(const google::protobuf::Struct& root,
+                                             const char* key) {
   std::map<std::string, std::string> out;
   auto it = root.fields().find(key);
   if (it == root.fields().end()) return out;
@@ -54,10 +55,12 @@ const OrchestratorNames& Names() {
     if (it != root.fields().end()) {
       for (const auto& [provider, v] : it->second.struct_value().fields()) {
         const auto& f = v.struct_value().fields();
-        n->karpenter_node_classes[provider] = {f.at("group").string_value(), f.at("kind").string_value()};
+        n->karpenter_node_classes[provider] = {f.at("group").string_value(),
+                                               f.at("kind").string_value()};
       }
     }
-    if (auto d = root.fields().find("as_of"); d != root.fields().end()) n->as_of = d->second.string_value();
+    if (auto d = root.fields().find("as_of"); d != root.fields().end())
+      n->as_of = d->second.string_value();
     return n;
   }();
   return *names;
@@ -75,10 +78,12 @@ std::string QList(const std::vector<std::string>& items) {
 // "8x H100-SXM x 2 nodes, spot, 3.2 h, $41.50/h, $133.20 total"
 std::string Summary(const Recommendation& r) {
   const auto& o = r.offer();
-  std::string purchase = r.purchase_option() == catalog::v1::PURCHASE_OPTION_SPOT       ? "spot"
-                         : r.purchase_option() == catalog::v1::PURCHASE_OPTION_RESERVED ? "reserved"
-                                                                                        : "on-demand";
-  return absl::StrFormat("%dx %s%s, %s, %.1f h, $%.2f/h, $%.2f total", o.gpus_per_node(), o.gpu_model(),
+  std::string purchase = r.purchase_option() == catalog::v1::PURCHASE_OPTION_SPOT ? "spot"
+                         : r.purchase_option() == catalog::v1::PURCHASE_OPTION_RESERVED
+                             ? "reserved"
+                             : "on-demand";
+  return absl::StrFormat("%dx %s%s, %s, %.1f h, $%.2f/h, $%.2f total", o.gpus_per_node(),
+                         o.gpu_model(),
                          o.nodes() > 1 ? absl::StrCat(" x ", o.nodes(), " nodes") : "", purchase,
                          r.estimated_hours(), r.cost().usd_per_hour(), r.cost().total_usd());
 }
@@ -94,9 +99,9 @@ std::string Header(const char* what, const v1::RecommendRequest& request,
   if (model.empty()) model = request.workload().model().name();
   return absl::StrCat("# ", what, " from GPU Advisor: ", model.empty() ? "" : model + " ",
                       absl::AsciiStrToLower(TaskSlug(request)), ", offers in rank order (",
-                      v1::Objective_Name(response.objective()), ").\n",
-                      "# Catalog ", response.catalog_version(), ", price book ",
-                      response.price_book_version(), ", prices as of ", response.prices_as_of(), ".\n");
+                      v1::Objective_Name(response.objective()), ").\n", "# Catalog ",
+                      response.catalog_version(), ", price book ", response.price_book_version(),
+                      ", prices as of ", response.prices_as_of(), ".\n");
 }
 
 std::string SkippedComment(const std::vector<std::string>& skipped) {
@@ -111,15 +116,15 @@ absl::Status NothingLeft(const char* orchestrator, const v1::RecommendResponse& 
   if (response.recommendations().empty()) {
     return absl::NotFoundError("recommendations: none qualified, nothing to export");
   }
-  return absl::NotFoundError(absl::StrCat("recommendations: none that ", orchestrator,
-                                          " can run (", absl::StrJoin(skipped, "; "), ")"));
+  return absl::NotFoundError(absl::StrCat("recommendations: none that ", orchestrator, " can run (",
+                                          absl::StrJoin(skipped, "; "), ")"));
 }
 
 std::string Nodes(int n) { return n == 1 ? "1 node" : absl::StrCat(n, " nodes"); }
 
 std::string Rank(const Recommendation& r) {
-  return absl::StrCat("rank ", r.rank(), " ", r.offer().provider(), "/", r.offer().instance_type(), "/",
-                      r.offer().region());
+  return absl::StrCat("rank ", r.rank(), " ", r.offer().provider(), "/", r.offer().instance_type(),
+                      "/", r.offer().region());
 }
 
 // The recommendations one orchestrator task can fall back over, in rank
@@ -136,7 +141,8 @@ TaskChoices OneTask(const v1::RecommendResponse& response, absl::string_view mis
   TaskChoices out;
   for (const Recommendation& r : response.recommendations()) {
     if (!knows_provider(r.offer().provider())) {
-      out.skipped.push_back(absl::StrCat(Rank(r), ": ", missing, " \"", r.offer().provider(), "\""));
+      out.skipped.push_back(
+          absl::StrCat(Rank(r), ": ", missing, " \"", r.offer().provider(), "\""));
       continue;
     }
     const int n = std::max(1, r.offer().nodes());
@@ -153,22 +159,29 @@ TaskChoices OneTask(const v1::RecommendResponse& response, absl::string_view mis
 absl::StatusOr<std::string> SkyPilot(const v1::RecommendRequest& request,
                                      const v1::RecommendResponse& response) {
   const OrchestratorNames& names = Names();
-  auto [kept, skipped, nodes] = OneTask(response, "SkyPilot has no cloud", [&](const std::string& p) {
-    return names.skypilot_clouds.count(p) > 0;
-  });
+  auto [kept, skipped, nodes] =
+      OneTask(response, "SkyPilot has no cloud",
+              [&](const std::string& p) { return names.skypilot_clouds.count(p) > 0; });
   if (kept.empty()) return NothingLeft("SkyPilot", response, skipped);
   std::string y = Header("SkyPilot task", request, response);
   y += "# Launch: sky launch -c gpu-advisor task.yaml (add your setup/run).\n";
   y += SkippedComment(skipped);
-  absl::StrAppend(&y, "name: ", Q(absl::StrCat("gpu-advisor-", absl::StrReplaceAll(absl::AsciiStrToLower(TaskSlug(request)), {{"_", "-"}}))), "\n");
+  absl::StrAppend(
+      &y, "name: ",
+      Q(absl::StrCat("gpu-advisor-",
+                     absl::StrReplaceAll(absl::AsciiStrToLower(TaskSlug(request)), {{"_", "-"}}))),
+      "\n");
   absl::StrAppend(&y, "num_nodes: ", nodes, "\n");
   y += "resources:\n  ordered:\n";
   for (const Recommendation* r : kept) {
     const auto& o = r->offer();
     absl::StrAppend(&y, "    # rank ", r->rank(), ": ", Summary(*r), "\n");
-    absl::StrAppend(&y, "    - infra: ", Q(absl::StrCat(names.skypilot_clouds.at(o.provider()), "/", o.region())), "\n");
+    absl::StrAppend(&y, "    - infra: ",
+                    Q(absl::StrCat(names.skypilot_clouds.at(o.provider()), "/", o.region())), "\n");
     absl::StrAppend(&y, "      instance_type: ", Q(o.instance_type()), "\n");
-    absl::StrAppend(&y, "      use_spot: ", r->purchase_option() == catalog::v1::PURCHASE_OPTION_SPOT ? "true" : "false", "\n");
+    absl::StrAppend(&y, "      use_spot: ",
+                    r->purchase_option() == catalog::v1::PURCHASE_OPTION_SPOT ? "true" : "false",
+                    "\n");
   }
   return y;
 }
@@ -176,9 +189,9 @@ absl::StatusOr<std::string> SkyPilot(const v1::RecommendRequest& request,
 absl::StatusOr<std::string> Dstack(const v1::RecommendRequest& request,
                                    const v1::RecommendResponse& response) {
   const OrchestratorNames& names = Names();
-  auto [kept, skipped, nodes] = OneTask(response, "dstack has no backend", [&](const std::string& p) {
-    return names.dstack_backends.count(p) > 0;
-  });
+  auto [kept, skipped, nodes] =
+      OneTask(response, "dstack has no backend",
+              [&](const std::string& p) { return names.dstack_backends.count(p) > 0; });
   if (kept.empty()) return NothingLeft("dstack", response, skipped);
   // Lists in rank order, without repeats.
   std::vector<std::string> backends, regions, instance_types, gpu_names;
@@ -206,24 +219,35 @@ absl::StatusOr<std::string> Dstack(const v1::RecommendRequest& request,
   std::string y = Header("dstack task", request, response);
   y += "# Apply: dstack apply -f task.dstack.yml (add your commands). Ranked offers:\n";
   for (const Recommendation* r : kept) {
-    absl::StrAppend(&y, "#   ", r->rank(), ". ", r->offer().provider(), " ", r->offer().instance_type(), " ",
-                    r->offer().region(), ": ", Summary(*r), "\n");
+    absl::StrAppend(&y, "#   ", r->rank(), ". ", r->offer().provider(), " ",
+                    r->offer().instance_type(), " ", r->offer().region(), ": ", Summary(*r), "\n");
   }
   y += SkippedComment(skipped);
   y += "type: task\n";
-  absl::StrAppend(&y, "name: ", Q(absl::StrCat("gpu-advisor-", absl::StrReplaceAll(absl::AsciiStrToLower(TaskSlug(request)), {{"_", "-"}}))), "\n");
+  absl::StrAppend(
+      &y, "name: ",
+      Q(absl::StrCat("gpu-advisor-",
+                     absl::StrReplaceAll(absl::AsciiStrToLower(TaskSlug(request)), {{"_", "-"}}))),
+      "\n");
   absl::StrAppend(&y, "nodes: ", nodes, "\n");
   y += "commands:\n  - echo \"replace with your job\"\n";
   y += "resources:\n  gpu:\n";
   absl::StrAppend(&y, "    name: ", QList(gpu_names), "\n");
-  absl::StrAppend(&y, "    count: ", min_gpus == max_gpus ? absl::StrCat(min_gpus) : Q(absl::StrCat(min_gpus, "..", max_gpus)), "\n");
+  absl::StrAppend(
+      &y, "    count: ",
+      min_gpus == max_gpus ? absl::StrCat(min_gpus) : Q(absl::StrCat(min_gpus, "..", max_gpus)),
+      "\n");
   if (min_memory != INT64_MAX) {
     absl::StrAppend(&y, "    memory: ", Q(absl::StrCat(min_memory / 1000000000, "GB..")), "\n");
   }
   absl::StrAppend(&y, "backends: ", QList(backends), "\n");
   absl::StrAppend(&y, "regions: ", QList(regions), "\n");
   absl::StrAppend(&y, "instance_types: ", QList(instance_types), "\n");
-  absl::StrAppend(&y, "spot_policy: ", spot && on_demand ? "auto" : spot ? "spot" : "on-demand", "\n");
+  absl::StrAppend(&y, "spot_policy: ",
+                  spot && on_demand ? "auto"
+                  : spot            ? "spot"
+                                    : "on-demand",
+                  "\n");
   absl::StrAppend(&y, "max_price: ", absl::StrFormat("%.4f", max_price), "\n");
   return y;
 }
@@ -246,7 +270,8 @@ absl::StatusOr<std::string> Karpenter(const v1::RecommendRequest& request,
   for (const Recommendation& r : response.recommendations()) {
     const auto& o = r.offer();
     if (names.karpenter_node_classes.count(o.provider()) == 0) {
-      skipped.push_back(absl::StrCat(Rank(r), ": Karpenter has no node class for \"", o.provider(), "\""));
+      skipped.push_back(
+          absl::StrCat(Rank(r), ": Karpenter has no node class for \"", o.provider(), "\""));
       continue;
     }
     if (provider.empty()) provider = o.provider(), region = o.region();
@@ -255,7 +280,8 @@ absl::StatusOr<std::string> Karpenter(const v1::RecommendRequest& request,
       continue;
     }
     if (!seen.insert({o.instance_type(), r.purchase_option()}).second) {
-      skipped.push_back(absl::StrCat(Rank(r), ": same instance type and capacity type as a higher rank"));
+      skipped.push_back(
+          absl::StrCat(Rank(r), ": same instance type and capacity type as a higher rank"));
       continue;
     }
     kept.push_back(&r);
@@ -265,27 +291,37 @@ absl::StatusOr<std::string> Karpenter(const v1::RecommendRequest& request,
   std::string y = Header("Karpenter NodePools", request, response);
   absl::StrAppend(&y, "# For a cluster in ", provider, " ", region,
                   ". Karpenter prefers the NodePool with the highest weight, so the weights\n"
-                  "# follow the rank. nodeClassRef names the ", kind, " \"default\": adjust it.\n");
+                  "# follow the rank. nodeClassRef names the ",
+                  kind, " \"default\": adjust it.\n");
   y += SkippedComment(skipped);
   int weight = 100;
   for (const Recommendation* r : kept) {
     const auto& o = r->offer();
-    const char* capacity = r->purchase_option() == catalog::v1::PURCHASE_OPTION_SPOT       ? "spot"
-                           : r->purchase_option() == catalog::v1::PURCHASE_OPTION_RESERVED ? "reserved"
-                                                                                           : "on-demand";
+    const char* capacity = r->purchase_option() == catalog::v1::PURCHASE_OPTION_SPOT ? "spot"
+                           : r->purchase_option() == catalog::v1::PURCHASE_OPTION_RESERVED
+                               ? "reserved"
+                               : "on-demand";
     absl::StrAppend(&y, "---\n# rank ", r->rank(), ": ", Summary(*r), "\n");
     y += "apiVersion: karpenter.sh/v1\nkind: NodePool\nmetadata:\n";
-    absl::StrAppend(&y, "  name: ", Q(K8sName(absl::StrCat("gpu-advisor-", r->rank(), "-", o.instance_type(), "-", capacity))), "\n");
+    absl::StrAppend(
+        &y, "  name: ",
+        Q(K8sName(absl::StrCat("gpu-advisor-", r->rank(), "-", o.instance_type(), "-", capacity))),
+        "\n");
     y += "  labels:\n    app.kubernetes.io/managed-by: gpu-advisor\n";
     y += "spec:\n";
     absl::StrAppend(&y, "  weight: ", std::max(1, weight--), "\n");
     y += "  template:\n    spec:\n      nodeClassRef:\n";
-    absl::StrAppend(&y, "        group: ", Q(group), "\n        kind: ", Q(kind), "\n        name: \"default\"\n");
+    absl::StrAppend(&y, "        group: ", Q(group), "\n        kind: ", Q(kind),
+                    "\n        name: \"default\"\n");
     y += "      requirements:\n";
-    absl::StrAppend(&y, "        - key: \"node.kubernetes.io/instance-type\"\n          operator: In\n          values: ",
+    absl::StrAppend(&y,
+                    "        - key: \"node.kubernetes.io/instance-type\"\n          operator: In\n "
+                    "         values: ",
                     QList({o.instance_type()}), "\n");
-    absl::StrAppend(&y, "        - key: \"karpenter.sh/capacity-type\"\n          operator: In\n          values: ",
-                    QList({capacity}), "\n");
+    absl::StrAppend(
+        &y,
+        "        - key: \"karpenter.sh/capacity-type\"\n          operator: In\n          values: ",
+        QList({capacity}), "\n");
   }
   return y;
 }
@@ -306,12 +342,16 @@ absl::StatusOr<ExportFormat> ParseExportFormat(absl::string_view name) {
                                                  absl::StrJoin(ExportFormatNames(), ", ")));
 }
 
-absl::StatusOr<std::string> ExportRecommendations(ExportFormat format, const v1::RecommendRequest& request,
+absl::StatusOr<std::string> ExportRecommendations(ExportFormat format,
+                                                  const v1::RecommendRequest& request,
                                                   const v1::RecommendResponse& response) {
   switch (format) {
-    case ExportFormat::kSkyPilot: return SkyPilot(request, response);
-    case ExportFormat::kDstack: return Dstack(request, response);
-    case ExportFormat::kKarpenter: return Karpenter(request, response);
+    case ExportFormat::kSkyPilot:
+      return SkyPilot(request, response);
+    case ExportFormat::kDstack:
+      return Dstack(request, response);
+    case ExportFormat::kKarpenter:
+      return Karpenter(request, response);
   }
   return absl::InvalidArgumentError("format: unknown");
 }

@@ -15,35 +15,89 @@ using ::testing::Not;
 
 v1::RecommendResponse Answer() {
   v1::RecommendResponse response;
-  EXPECT_TRUE(google::protobuf::TextFormat::ParseFromString(R"pb(
-    recommendations {
-      rank: 1 purchase_option: PURCHASE_OPTION_SPOT
-      offer { provider: "aws" instance_type: "p5.48xlarge" region: "us-east-1" gpu_model: "H100-SXM" gpus_per_node: 8 nodes: 1 }
-      estimated_hours: 3.5 gpu_memory_bytes: 80000000000 cost { usd_per_hour: 30 total_usd: 105 }
-    }
-    recommendations {
-      rank: 2 purchase_option: PURCHASE_OPTION_ON_DEMAND
-      offer { provider: "coreweave" instance_type: "gd-8xh100ib-i128" region: "US-EAST-04" gpu_model: "H100-SXM" gpus_per_node: 8 nodes: 1 }
-      estimated_hours: 3.5 gpu_memory_bytes: 80000000000 cost { usd_per_hour: 49 total_usd: 171 }
-    }
-    recommendations {
-      rank: 3 purchase_option: PURCHASE_OPTION_ON_DEMAND
-      offer { provider: "lambda" instance_type: "gpu_8x_a100_80gb_sxm4" region: "us-east-1" gpu_model: "A100-80GB" gpus_per_node: 8 nodes: 1 }
-      estimated_hours: 6 gpu_memory_bytes: 80000000000 cost { usd_per_hour: 14.3 total_usd: 180 }
-    }
-    recommendations {
-      rank: 4 purchase_option: PURCHASE_OPTION_ON_DEMAND
-      offer { provider: "aws" instance_type: "p5.48xlarge" region: "us-east-1" gpu_model: "H100-SXM" gpus_per_node: 8 nodes: 1 }
-      estimated_hours: 3.5 gpu_memory_bytes: 80000000000 cost { usd_per_hour: 55 total_usd: 190 }
-    }
-    recommendations {
-      rank: 5 purchase_option: PURCHASE_OPTION_ON_DEMAND
-      offer { provider: "aws" instance_type: "p4d.24xlarge" region: "us-east-1" gpu_model: "A100-40GB" gpus_per_node: 8 nodes: 2 }
-      estimated_hours: 4 gpu_memory_bytes: 40000000000 cost { usd_per_hour: 44 total_usd: 200 }
-    }
-    catalog_version: "c1" price_book_version: "p1" prices_as_of: "2026-11-29"
-    objective: OBJECTIVE_CHEAPEST
-  )pb", &response));
+  EXPECT_TRUE(
+      google::protobuf::TextFormat::ParseFromString(R"pb(
+                                                      recommendations {
+                                                        rank: 1
+                                                        purchase_option: PURCHASE_OPTION_SPOT
+                                                        offer {
+                                                          provider: "aws"
+                                                          instance_type: "p5.48xlarge"
+                                                          region: "us-east-1"
+                                                          gpu_model: "H100-SXM"
+                                                          gpus_per_node: 8
+                                                          nodes: 1
+                                                        }
+                                                        estimated_hours: 3.5
+                                                        gpu_memory_bytes: 80000000000
+                                                        cost { usd_per_hour: 30 total_usd: 105 }
+                                                      }
+                                                      recommendations {
+                                                        rank: 2
+                                                        purchase_option: PURCHASE_OPTION_ON_DEMAND
+                                                        offer {
+                                                          provider: "coreweave"
+                                                          instance_type: "gd-8xh100ib-i128"
+                                                          region: "US-EAST-04"
+                                                          gpu_model: "H100-SXM"
+                                                          gpus_per_node: 8
+                                                          nodes: 1
+                                                        }
+                                                        estimated_hours: 3.5
+                                                        gpu_memory_bytes: 80000000000
+                                                        cost { usd_per_hour: 49 total_usd: 171 }
+                                                      }
+                                                      recommendations {
+                                                        rank: 3
+                                                        purchase_option: PURCHASE_OPTION_ON_DEMAND
+                                                        offer {
+                                                          provider: "lambda"
+                                                          instance_type: "gpu_8x_a100_80gb_sxm4"
+                                                          region: "us-east-1"
+                                                          gpu_model: "A100-80GB"
+                                                          gpus_per_node: 8
+                                                          nodes: 1
+                                                        }
+                                                        estimated_hours: 6
+                                                        gpu_memory_bytes: 80000000000
+                                                        cost { usd_per_hour: 14.3 total_usd: 180 }
+                                                      }
+                                                      recommendations {
+                                                        rank: 4
+                                                        purchase_option: PURCHASE_OPTION_ON_DEMAND
+                                                        offer {
+                                                          provider: "aws"
+                                                          instance_type: "p5.48xlarge"
+                                                          region: "us-east-1"
+                                                          gpu_model: "H100-SXM"
+                                                          gpus_per_node: 8
+                                                          nodes: 1
+                                                        }
+                                                        estimated_hours: 3.5
+                                                        gpu_memory_bytes: 80000000000
+                                                        cost { usd_per_hour: 55 total_usd: 190 }
+                                                      }
+                                                      recommendations {
+                                                        rank: 5
+                                                        purchase_option: PURCHASE_OPTION_ON_DEMAND
+                                                        offer {
+                                                          provider: "aws"
+                                                          instance_type: "p4d.24xlarge"
+                                                          region: "us-east-1"
+                                                          gpu_model: "A100-40GB"
+                                                          gpus_per_node: 8
+                                                          nodes: 2
+                                                        }
+                                                        estimated_hours: 4
+                                                        gpu_memory_bytes: 40000000000
+                                                        cost { usd_per_hour: 44 total_usd: 200 }
+                                                      }
+                                                      catalog_version: "c1"
+                                                      price_book_version: "p1"
+                                                      prices_as_of: "2026-11-29"
+                                                      objective: OBJECTIVE_CHEAPEST
+                                                    )pb",
+                                                    &response));
   return response;
 }
 
@@ -68,7 +122,8 @@ TEST(Export, MappingDataIsCompiledIn) {
 }
 
 TEST(Export, SkyPilotListsSupportedOffersInRankOrder) {
-  absl::StatusOr<std::string> yaml = ExportRecommendations(ExportFormat::kSkyPilot, Request(), Answer());
+  absl::StatusOr<std::string> yaml =
+      ExportRecommendations(ExportFormat::kSkyPilot, Request(), Answer());
   ASSERT_TRUE(yaml.ok()) << yaml.status();
   const size_t first = yaml->find("instance_type: \"p5.48xlarge\"");
   const size_t third = yaml->find("instance_type: \"gpu_8x_a100_80gb_sxm4\"");
@@ -78,12 +133,14 @@ TEST(Export, SkyPilotListsSupportedOffersInRankOrder) {
   EXPECT_THAT(*yaml, HasSubstr("infra: \"aws/us-east-1\""));
   EXPECT_THAT(*yaml, HasSubstr("use_spot: true"));
   EXPECT_THAT(*yaml, HasSubstr("num_nodes: 1"));
-  EXPECT_THAT(*yaml, HasSubstr("rank 2 coreweave/gd-8xh100ib-i128/US-EAST-04: SkyPilot has no cloud"));
+  EXPECT_THAT(*yaml,
+              HasSubstr("rank 2 coreweave/gd-8xh100ib-i128/US-EAST-04: SkyPilot has no cloud"));
   EXPECT_THAT(*yaml, HasSubstr("rank 5 aws/p4d.24xlarge/us-east-1: 2 nodes; this task has 1"));
 }
 
 TEST(Export, DstackCarriesProfileFields) {
-  absl::StatusOr<std::string> yaml = ExportRecommendations(ExportFormat::kDstack, Request(), Answer());
+  absl::StatusOr<std::string> yaml =
+      ExportRecommendations(ExportFormat::kDstack, Request(), Answer());
   ASSERT_TRUE(yaml.ok()) << yaml.status();
   EXPECT_THAT(*yaml, HasSubstr("type: task"));
   EXPECT_THAT(*yaml, HasSubstr("backends: [\"aws\", \"lambda\"]"));
@@ -94,13 +151,16 @@ TEST(Export, DstackCarriesProfileFields) {
 }
 
 TEST(Export, KarpenterWeighsNodePoolsByRankInOneCluster) {
-  absl::StatusOr<std::string> yaml = ExportRecommendations(ExportFormat::kKarpenter, Request(), Answer());
+  absl::StatusOr<std::string> yaml =
+      ExportRecommendations(ExportFormat::kKarpenter, Request(), Answer());
   ASSERT_TRUE(yaml.ok()) << yaml.status();
   EXPECT_THAT(*yaml, HasSubstr("weight: 100"));
   EXPECT_THAT(*yaml, HasSubstr("weight: 99"));
   EXPECT_THAT(*yaml, HasSubstr("values: [\"spot\"]"));
   EXPECT_THAT(*yaml, HasSubstr("kind: \"EC2NodeClass\""));
-  EXPECT_THAT(*yaml, HasSubstr("rank 3 lambda/gpu_8x_a100_80gb_sxm4/us-east-1: Karpenter has no node class"));
+  EXPECT_THAT(
+      *yaml,
+      HasSubstr("rank 3 lambda/gpu_8x_a100_80gb_sxm4/us-east-1: Karpenter has no node class"));
   // rank 4 is the same instance type on demand: its own pool.
   EXPECT_THAT(*yaml, HasSubstr("name: \"gpu-advisor-4-p5-48xlarge-on-demand\""));
   EXPECT_THAT(*yaml, Not(HasSubstr("weight: 97")));
@@ -112,7 +172,8 @@ TEST(Export, NothingToExportIsNotFound) {
               StatusIs(absl::StatusCode::kNotFound));
   v1::RecommendResponse only_coreweave;
   *only_coreweave.add_recommendations() = Answer().recommendations(1);
-  absl::StatusOr<std::string> none = ExportRecommendations(ExportFormat::kKarpenter, Request(), only_coreweave);
+  absl::StatusOr<std::string> none =
+      ExportRecommendations(ExportFormat::kKarpenter, Request(), only_coreweave);
   EXPECT_THAT(none.status(), StatusIs(absl::StatusCode::kNotFound, HasSubstr("coreweave")));
 }
 

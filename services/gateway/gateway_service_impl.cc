@@ -37,7 +37,8 @@ absl::Status MapBackendStatus(Backend backend, const grpc::Status& status) {
     case absl::StatusCode::kFailedPrecondition:
       // Pricing does not hold the catalog version asked for (yet): the
       // caller (RecommendCall::Quoted) retries, then reports it as UNAVAILABLE.
-      if (backend == Backend::kPricing) return absl::Status(s.code(), absl::StrCat(name, " backend: ", s.message()));
+      if (backend == Backend::kPricing)
+        return absl::Status(s.code(), absl::StrCat(name, " backend: ", s.message()));
       [[fallthrough]];
     case absl::StatusCode::kInvalidArgument:
     case absl::StatusCode::kNotFound:
@@ -45,7 +46,8 @@ absl::Status MapBackendStatus(Backend backend, const grpc::Status& status) {
       [[fallthrough]];
     default:
       return absl::InternalError(absl::StrCat(name, " backend rejected the gateway's request (",
-                                              absl::StatusCodeToString(s.code()), "): ", s.message()));
+                                              absl::StatusCodeToString(s.code()),
+                                              "): ", s.message()));
   }
 }
 
@@ -59,25 +61,27 @@ std::unique_ptr<grpc::ClientContext> BackendContext(grpc::ServerContext* context
 }
 
 absl::Status NoCatalogYet() {
-  return absl::UnavailableError("gateway has no catalog snapshot yet (catalog backend not reached)");
+  return absl::UnavailableError(
+      "gateway has no catalog snapshot yet (catalog backend not reached)");
 }
 
 }  // namespace
 
-GatewayServiceImpl::GatewayServiceImpl(
-    catalog::CatalogReplica* replica, std::unique_ptr<sizing::v1::SizingService::Stub> sizing,
-    std::unique_ptr<pricing::v1::PricingService::Stub> pricing, Metrics* metrics,
-    Options options)
+GatewayServiceImpl::GatewayServiceImpl(catalog::CatalogReplica* replica,
+                                       std::unique_ptr<sizing::v1::SizingService::Stub> sizing,
+                                       std::unique_ptr<pricing::v1::PricingService::Stub> pricing,
+                                       Metrics* metrics, Options options)
     : replica_(replica),
       sizing_(std::move(sizing)),
       pricing_(std::move(pricing)),
       metrics_(metrics),
       options_(options),
       limiter_(options.rate_limit),
-      recommendations_(prometheus::BuildCounter()
-                           .Name("gpuadvisor_gateway_recommendations_total")
-                           .Help("Recommend calls by outcome: ok, empty (nothing qualified), error.")
-                           .Register(metrics->registry())),
+      recommendations_(
+          prometheus::BuildCounter()
+              .Name("gpuadvisor_gateway_recommendations_total")
+              .Help("Recommend calls by outcome: ok, empty (nothing qualified), error.")
+              .Register(metrics->registry())),
       recommendations_ok_(recommendations_.Add({{"outcome", "ok"}})),
       recommendations_empty_(recommendations_.Add({{"outcome", "empty"}})),
       recommendations_error_(recommendations_.Add({{"outcome", "error"}})),
@@ -91,20 +95,21 @@ GatewayServiceImpl::GatewayServiceImpl(
                         .Help("Recommend answers computed with the response cache on.")
                         .Register(metrics->registry())
                         .Add({})),
-      local_quotes_(prometheus::BuildCounter()
-                        .Name("gpuadvisor_gateway_local_quotes_total")
-                        .Help("Recommend answers priced in process from the gateway's copy of pricing's "
-                              "book; the others call pricing's Quote (grpc_client_handled_total).")
-                        .Register(metrics->registry())
-                        .Add({})),
+      local_quotes_(
+          prometheus::BuildCounter()
+              .Name("gpuadvisor_gateway_local_quotes_total")
+              .Help("Recommend answers priced in process from the gateway's copy of pricing's "
+                    "book; the others call pricing's Quote (grpc_client_handled_total).")
+              .Register(metrics->registry())
+              .Add({})),
       recommend_rpc_(metrics->ServerMethod(kService, "Recommend")),
       sizing_estimate_(metrics->ClientMethod("gpuadvisor.sizing.v1.SizingService", "Estimate")),
       pricing_quote_(metrics->ClientMethod("gpuadvisor.pricing.v1.PricingService", "Quote")) {
   metrics_->InitializeMethods(kService, {{"Recommend", "unary"},
-                                        {"Estimate", "unary"},
-                                        {"ListOffers", "unary"},
-                                        {"ListGpus", "unary"},
-                                        {"ListModels", "unary"}});
+                                         {"Estimate", "unary"},
+                                         {"ListOffers", "unary"},
+                                         {"ListGpus", "unary"},
+                                         {"ListModels", "unary"}});
 }
 
 absl::StatusOr<sizing::v1::EstimateResponse> GatewayServiceImpl::CallEstimate(
@@ -137,7 +142,8 @@ absl::StatusOr<sizing::v1::EstimateResponse> GatewayServiceImpl::CallEstimate(
 class GatewayServiceImpl::RecommendCall final : public grpc::ServerUnaryReactor {
  public:
   RecommendCall(GatewayServiceImpl* service, grpc::CallbackServerContext* context,
-                v1::RecommendRequest request, grpc::ByteBuffer* response, RpcScope rpc, CacheSlot slot)
+                v1::RecommendRequest request, grpc::ByteBuffer* response, RpcScope rpc,
+                CacheSlot slot)
       : service_(service),
         context_(context),
         request_(std::move(request)),
@@ -193,7 +199,8 @@ class GatewayServiceImpl::RecommendCall final : public grpc::ServerUnaryReactor 
     if (!plan.ok()) return Answer(plan.status());
     const std::string& catalog_version = catalog_->snapshot().version();
     if (service_->options_.price_book) {
-      if (std::shared_ptr<const pricing::PriceBook> book = service_->options_.price_book(catalog_version)) {
+      if (std::shared_ptr<const pricing::PriceBook> book =
+              service_->options_.price_book(catalog_version)) {
         return QuoteHere(*book, *plan);
       }
     }
@@ -210,7 +217,8 @@ class GatewayServiceImpl::RecommendCall final : public grpc::ServerUnaryReactor 
   void QuoteHere(const pricing::PriceBook& book, const RecommendationRun::QuotePlan& plan) {
     service_->local_quotes_.Increment();
     priced_ = google::protobuf::Arena::CreateMessage<pricing::v1::QuoteResponse>(&arena_);
-    if (absl::Status quoted = book.Quote(plan.items, plan.job, absl::Now(), priced_); !quoted.ok()) {
+    if (absl::Status quoted = book.Quote(plan.items, plan.job, absl::Now(), priced_);
+        !quoted.ok()) {
       // The gateway built the request: a rejection is its own fault.
       return Answer(absl::InternalError(
           absl::StrCat("pricing (in process) rejected the gateway's request: ", quoted.message())));
@@ -234,7 +242,8 @@ class GatewayServiceImpl::RecommendCall final : public grpc::ServerUnaryReactor 
   // deadline; then UNAVAILABLE naming the version. A quote of another
   // version is refused.
   void Quoted(grpc::Status status) {
-    service_->pricing_quote_.Handled(status.error_code(), absl::ToDoubleSeconds(absl::Now() - backend_start_));
+    service_->pricing_quote_.Handled(status.error_code(),
+                                     absl::ToDoubleSeconds(absl::Now() - backend_start_));
     absl::Status priced = absl::OkStatus();
     if (!status.ok()) {
       priced = MapBackendStatus(Backend::kPricing, status);
@@ -266,14 +275,14 @@ class GatewayServiceImpl::RecommendCall final : public grpc::ServerUnaryReactor 
   }
 
   absl::Status VersionMissing(const absl::Status& last) const {
-    return absl::UnavailableError(absl::StrCat("pricing backend does not hold catalog version \"",
-                                               quote_.catalog_version(),
-                                               "\" that this answer was built from (", last.message(),
-                                               "); retry"));
+    return absl::UnavailableError(
+        absl::StrCat("pricing backend does not hold catalog version \"", quote_.catalog_version(),
+                     "\" that this answer was built from (", last.message(), "); retry"));
   }
 
   std::unique_ptr<grpc::ClientContext> BackendContext() const {
-    std::unique_ptr<grpc::ClientContext> client = grpc::ClientContext::FromCallbackServerContext(*context_);
+    std::unique_ptr<grpc::ClientContext> client =
+        grpc::ClientContext::FromCallbackServerContext(*context_);
     // The child deadline is the earlier of the caller's and ours.
     client->set_deadline(absl::ToChronoTime(absl::Now() + service_->options_.backend_timeout));
     return client;
@@ -281,7 +290,8 @@ class GatewayServiceImpl::RecommendCall final : public grpc::ServerUnaryReactor 
 
   void Answer(absl::StatusOr<v1::RecommendResponse> answer) {
     std::shared_ptr<const EncodedAnswer> shared;
-    const grpc::Status status = service_->AnswerRecommend(slot_, std::move(answer), response_, &shared);
+    const grpc::Status status =
+        service_->AnswerRecommend(slot_, std::move(answer), response_, &shared);
     if (leads) {
       // Before this call finishes (it may be deleted right after).
       const absl::Time now = absl::Now();
@@ -317,7 +327,8 @@ class GatewayServiceImpl::RecommendCall final : public grpc::ServerUnaryReactor 
   std::unique_ptr<grpc::Alarm> alarm_ ABSL_GUARDED_BY(mu_);
 };
 
-GatewayServiceImpl::CacheSlot GatewayServiceImpl::CacheSlotFor(const v1::RecommendRequest& request) const {
+GatewayServiceImpl::CacheSlot GatewayServiceImpl::CacheSlotFor(
+    const v1::RecommendRequest& request) const {
   // The key names the versions live now; an answer is stored only if it was
   // computed from exactly those versions.
   CacheSlot slot;
@@ -343,7 +354,8 @@ grpc::Status GatewayServiceImpl::AnswerRecommend(const CacheSlot& slot,
   const bool storable = !slot.key.empty() && answer->catalog_version() == slot.catalog_version &&
                         answer->price_book_version() == slot.price_book_version;
   auto encoded = std::make_shared<const EncodedAnswer>(EncodedAnswer::From(*std::move(answer)));
-  *response = encoded->Send(encoded->price_book_age_seconds, static_cast<int64_t>(replica_->AgeSeconds()));
+  *response =
+      encoded->Send(encoded->price_book_age_seconds, static_cast<int64_t>(replica_->AgeSeconds()));
   (encoded->empty ? recommendations_empty_ : recommendations_ok_).Increment();
   if (!slot.key.empty()) {
     cache_misses_.Increment();
@@ -359,11 +371,13 @@ grpc::Status GatewayServiceImpl::AnswerRecommend(const CacheSlot& slot,
 void GatewayServiceImpl::SendEncoded(const EncodedAnswer& answer, absl::Time stored_at,
                                      grpc::ByteBuffer* response) {
   (answer.empty ? recommendations_empty_ : recommendations_ok_).Increment();
-  *response = answer.Send(answer.price_book_age_seconds + absl::ToInt64Seconds(absl::Now() - stored_at),
-                          static_cast<int64_t>(replica_->AgeSeconds()));
+  *response =
+      answer.Send(answer.price_book_age_seconds + absl::ToInt64Seconds(absl::Now() - stored_at),
+                  static_cast<int64_t>(replica_->AgeSeconds()));
 }
 
-std::vector<GatewayServiceImpl::RecommendCall*> GatewayServiceImpl::TakeParked(const std::string& key) {
+std::vector<GatewayServiceImpl::RecommendCall*> GatewayServiceImpl::TakeParked(
+    const std::string& key) {
   absl::MutexLock lock(&inflight_mu_);
   auto it = inflight_.find(key);
   if (it == inflight_.end()) return {};
@@ -385,7 +399,8 @@ grpc::ServerUnaryReactor* GatewayServiceImpl::Recommend(grpc::CallbackServerCont
   v1::RecommendRequest request;
   grpc::ByteBuffer bytes(*request_bytes);  // shares the slices
   // The status a typed method answers for an unparsable request.
-  if (grpc::Status parsed = grpc::SerializationTraits<v1::RecommendRequest>::Deserialize(&bytes, &request);
+  if (grpc::Status parsed =
+          grpc::SerializationTraits<v1::RecommendRequest>::Deserialize(&bytes, &request);
       !parsed.ok()) {
     return answer_now(parsed);
   }
@@ -401,7 +416,8 @@ grpc::ServerUnaryReactor* GatewayServiceImpl::Recommend(grpc::CallbackServerCont
     }
   }
   const std::string key = slot.key;
-  auto* call = new RecommendCall(this, context, std::move(request), response, std::move(rpc), std::move(slot));
+  auto* call = new RecommendCall(this, context, std::move(request), response, std::move(rpc),
+                                 std::move(slot));
   if (!key.empty()) {
     absl::MutexLock lock(&inflight_mu_);
     auto [it, first] = inflight_.try_emplace(key);
@@ -423,7 +439,9 @@ grpc::Status GatewayServiceImpl::Estimate(grpc::ServerContext* context,
   sizing::v1::EstimateRequest forward;
   *forward.mutable_workload() = request->workload();
   std::vector<v1::Assumption> assumptions;
-  if (absl::Status s = ApplyWorkloadDefaults(*forward.mutable_workload(), assumptions, WorkloadUse::kSize); !s.ok()) {
+  if (absl::Status s =
+          ApplyWorkloadDefaults(*forward.mutable_workload(), assumptions, WorkloadUse::kSize);
+      !s.ok()) {
     return rpc.Finish(ToGrpcStatus(s));
   }
   *forward.mutable_configurations() = request->configurations();
@@ -452,7 +470,8 @@ grpc::Status GatewayServiceImpl::ListOffers(grpc::ServerContext* context,
   return rpc.Finish(grpc::Status::OK);
 }
 
-grpc::Status GatewayServiceImpl::ListGpus(grpc::ServerContext* context, const catalog::v1::ListGpusRequest*,
+grpc::Status GatewayServiceImpl::ListGpus(grpc::ServerContext* context,
+                                          const catalog::v1::ListGpusRequest*,
                                           catalog::v1::ListGpusResponse* response) {
   RpcScope rpc(metrics_, kService, "ListGpus");
   if (grpc::Status admitted = limiter_.Admit(*context); !admitted.ok()) return rpc.Finish(admitted);
@@ -483,7 +502,8 @@ grpc::Status GatewayServiceImpl::ListModels(grpc::ServerContext* context,
 std::vector<prometheus::MetricFamily> CatalogAgeCollector::Collect() const {
   prometheus::MetricFamily family;
   family.name = "gpuadvisor_gateway_catalog_age_seconds";
-  family.help = "Seconds since the gateway's catalog replica was last known current (-1: none yet).";
+  family.help =
+      "Seconds since the gateway's catalog replica was last known current (-1: none yet).";
   family.type = prometheus::MetricType::Gauge;
   prometheus::ClientMetric metric;
   metric.gauge.value = replica_->AgeSeconds();

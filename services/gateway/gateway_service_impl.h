@@ -53,14 +53,14 @@
 #include "gpuadvisor/sizing/v1/sizing.grpc.pb.h"
 #include "prometheus/collectable.h"
 #include "prometheus/family.h"
-#include "prometheus/metric_family.h"
 #include "prometheus/gauge.h"
+#include "prometheus/metric_family.h"
 #include "services/catalog/catalog_replica.h"
 #include "services/gateway/estimate_cache.h"
 #include "services/gateway/offer_index.h"
-#include "services/gateway/response_cache.h"
 #include "services/gateway/overheads.h"
 #include "services/gateway/region_groups.h"
+#include "services/gateway/response_cache.h"
 #include "services/pricing/price_book.h"
 
 namespace gpuadvisor::gateway {
@@ -80,7 +80,8 @@ class GatewayServiceImpl final
     // Pricing's book for a catalog version, copied into this process and
     // current (see pricing::PriceFollower); null when there is none or the
     // copy may be stale. Null function: every answer calls pricing's Quote.
-    std::function<std::shared_ptr<const pricing::PriceBook>(const std::string& catalog_version)> price_book;
+    std::function<std::shared_ptr<const pricing::PriceBook>(const std::string& catalog_version)>
+        price_book;
     // Sizing answers per (workload, configuration); null = every Recommend
     // sizes all its configurations. Must outlive the service.
     EstimateCache* estimate_cache = nullptr;
@@ -99,22 +100,25 @@ class GatewayServiceImpl final
   // stubs (their callback API serves Recommend).
   GatewayServiceImpl(catalog::CatalogReplica* replica,
                      std::unique_ptr<sizing::v1::SizingService::Stub> sizing,
-                     std::unique_ptr<pricing::v1::PricingService::Stub> pricing,
-                     Metrics* metrics, Options options);
+                     std::unique_ptr<pricing::v1::PricingService::Stub> pricing, Metrics* metrics,
+                     Options options);
 
   // `request` is an encoded RecommendRequest, `response` receives an encoded
   // RecommendResponse. (The synchronous overload is the generated one that is
   // never called.)
   using v1::GatewayService::WithRawCallbackMethod_Recommend<v1::GatewayService::Service>::Recommend;
-  grpc::ServerUnaryReactor* Recommend(grpc::CallbackServerContext* context, const grpc::ByteBuffer* request,
+  grpc::ServerUnaryReactor* Recommend(grpc::CallbackServerContext* context,
+                                      const grpc::ByteBuffer* request,
                                       grpc::ByteBuffer* response) override;
   grpc::Status Estimate(grpc::ServerContext* context, const v1::EstimateRequest* request,
                         v1::EstimateResponse* response) override;
-  grpc::Status ListOffers(grpc::ServerContext* context, const catalog::v1::ListOffersRequest* request,
+  grpc::Status ListOffers(grpc::ServerContext* context,
+                          const catalog::v1::ListOffersRequest* request,
                           catalog::v1::ListOffersResponse* response) override;
   grpc::Status ListGpus(grpc::ServerContext* context, const catalog::v1::ListGpusRequest* request,
                         catalog::v1::ListGpusResponse* response) override;
-  grpc::Status ListModels(grpc::ServerContext* context, const sizing::v1::ListModelsRequest* request,
+  grpc::Status ListModels(grpc::ServerContext* context,
+                          const sizing::v1::ListModelsRequest* request,
                           sizing::v1::ListModelsResponse* response) override;
 
  private:
@@ -130,14 +134,15 @@ class GatewayServiceImpl final
   // answer into `response` with the catalog's age and stores it under `slot`;
   // `*shared` receives the answer if it may serve the slot's key.
   grpc::Status AnswerRecommend(const CacheSlot& slot, absl::StatusOr<v1::RecommendResponse> answer,
-                               grpc::ByteBuffer* response, std::shared_ptr<const EncodedAnswer>* shared);
+                               grpc::ByteBuffer* response,
+                               std::shared_ptr<const EncodedAnswer>* shared);
   // A cached (or shared) answer into `response`, aged since `stored_at`.
   void SendEncoded(const EncodedAnswer& answer, absl::Time stored_at, grpc::ByteBuffer* response);
   // The calls parked on `key` (see inflight_), no longer parked.
   std::vector<RecommendCall*> TakeParked(const std::string& key);
 
-  absl::StatusOr<sizing::v1::EstimateResponse> CallEstimate(grpc::ServerContext* context,
-                                                            const sizing::v1::EstimateRequest& request);
+  absl::StatusOr<sizing::v1::EstimateResponse> CallEstimate(
+      grpc::ServerContext* context, const sizing::v1::EstimateRequest& request);
 
   catalog::CatalogReplica* replica_;
   OfferIndexCache index_cache_;  // the replica's newest snapshot, indexed once
@@ -160,7 +165,8 @@ class GatewayServiceImpl final
   // parked call is answered with its answer, or (if it failed) computes its
   // own. Only with the response cache on.
   absl::Mutex inflight_mu_;
-  absl::flat_hash_map<std::string, std::vector<RecommendCall*>> inflight_ ABSL_GUARDED_BY(inflight_mu_);
+  absl::flat_hash_map<std::string, std::vector<RecommendCall*>> inflight_
+      ABSL_GUARDED_BY(inflight_mu_);
   MethodMetrics& recommend_rpc_;
   MethodMetrics& sizing_estimate_;  // calls to sizing's Estimate
   MethodMetrics& pricing_quote_;    // calls to pricing's Quote (no local book)

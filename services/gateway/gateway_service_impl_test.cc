@@ -50,8 +50,9 @@ catalog::v1::CatalogSnapshot Snapshot(const std::string& version) {
 
 class FakeCatalog final : public catalog::v1::CatalogService::Service {
  public:
-  grpc::Status WatchCatalog(grpc::ServerContext* context, const catalog::v1::WatchCatalogRequest* request,
-                            grpc::ServerWriter<catalog::v1::WatchCatalogResponse>* writer) override {
+  grpc::Status WatchCatalog(
+      grpc::ServerContext* context, const catalog::v1::WatchCatalogRequest* request,
+      grpc::ServerWriter<catalog::v1::WatchCatalogResponse>* writer) override {
     context->AddInitialMetadata(catalog::kWatchVersionHeader, "v1");
     writer->SendInitialMetadata();
     if (request->known_version() != "v1") {
@@ -127,10 +128,11 @@ class FakePricing final : public pricing::v1::PricingService::Service {
 class GatewayServiceTest : public ::testing::Test {
  protected:
   void SetUp() override {
-    for (auto [service, server, port] : {std::tuple<grpc::Service*, std::unique_ptr<grpc::Server>*, int*>{
-                                             &catalog_, &catalog_server_, &catalog_port_},
-                                         {&sizing_, &sizing_server_, &sizing_port_},
-                                         {&pricing_, &pricing_server_, &pricing_port_}}) {
+    for (auto [service, server, port] :
+         {std::tuple<grpc::Service*, std::unique_ptr<grpc::Server>*, int*>{
+              &catalog_, &catalog_server_, &catalog_port_},
+          {&sizing_, &sizing_server_, &sizing_port_},
+          {&pricing_, &pricing_server_, &pricing_port_}}) {
       absl::StatusOr<StartedServer> started = StartServer(ServerOptions(), {service});
       ASSERT_OK(started);
       *server = std::move(started->server);
@@ -138,7 +140,10 @@ class GatewayServiceTest : public ::testing::Test {
     }
     replica_ = std::make_unique<catalog::CatalogReplica>(
         catalog::v1::CatalogService::NewStub(Channel(catalog_port_)),
-        catalog::CatalogReplica::Options{.cache_path = "", .retry_interval = absl::Milliseconds(100), .on_snapshot = nullptr, .on_rejected = nullptr});
+        catalog::CatalogReplica::Options{.cache_path = "",
+                                         .retry_interval = absl::Milliseconds(100),
+                                         .on_snapshot = nullptr,
+                                         .on_rejected = nullptr});
     replica_->Start();
     ASSERT_TRUE(replica_->WaitUntilLoaded(absl::Seconds(10)));
     StartGateway(DefaultOptions());
@@ -176,9 +181,10 @@ class GatewayServiceTest : public ::testing::Test {
 
   // Recommend calls the gateway finished with `code`.
   double RecommendsHandled(const std::string& code) const {
-    return std::max(0.0, Metric(absl::StrCat("grpc_server_handled_total{grpc_code=\"", code,
-                                             "\",grpc_method=\"Recommend\",grpc_service=\"gpuadvisor."
-                                             "gateway.v1.GatewayService\",grpc_type=\"unary\"}")));
+    return std::max(0.0,
+                    Metric(absl::StrCat("grpc_server_handled_total{grpc_code=\"", code,
+                                        "\",grpc_method=\"Recommend\",grpc_service=\"gpuadvisor."
+                                        "gateway.v1.GatewayService\",grpc_type=\"unary\"}")));
   }
 
   void TearDown() override {
@@ -190,7 +196,8 @@ class GatewayServiceTest : public ::testing::Test {
   }
 
   static std::shared_ptr<grpc::Channel> Channel(int port) {
-    return grpc::CreateChannel(absl::StrCat("127.0.0.1:", port), grpc::InsecureChannelCredentials());
+    return grpc::CreateChannel(absl::StrCat("127.0.0.1:", port),
+                               grpc::InsecureChannelCredentials());
   }
 
   static v1::RecommendRequest Request() {
@@ -228,11 +235,13 @@ TEST_F(GatewayServiceTest, ComposesBackendsIntoARankedAnswer) {
   EXPECT_EQ(response.recommendations(0).cost().total_usd(), 42.9);
   EXPECT_EQ(response.catalog_version(), "v1");
   EXPECT_EQ(response.catalog_age_seconds(), 0);
-  EXPECT_THAT(metrics_->Serialize(), HasSubstr("grpc_client_handled_total{grpc_code=\"OK\",grpc_method=\"Estimate\""));
+  EXPECT_THAT(metrics_->Serialize(),
+              HasSubstr("grpc_client_handled_total{grpc_code=\"OK\",grpc_method=\"Estimate\""));
 }
 
 TEST_F(GatewayServiceTest, SizingRejectionOfTheWorkloadPassesThrough) {
-  sizing_.answer = grpc::Status(grpc::StatusCode::INVALID_ARGUMENT, "workload.model.params: must be > 0");
+  sizing_.answer =
+      grpc::Status(grpc::StatusCode::INVALID_ARGUMENT, "workload.model.params: must be > 0");
   v1::RecommendResponse response;
   const grpc::Status status = Recommend(&response);
   EXPECT_EQ(status.error_code(), grpc::StatusCode::INVALID_ARGUMENT);
@@ -240,7 +249,8 @@ TEST_F(GatewayServiceTest, SizingRejectionOfTheWorkloadPassesThrough) {
 }
 
 TEST_F(GatewayServiceTest, PricingRejectingTheGatewaysRequestIsInternal) {
-  pricing_.answer = grpc::Status(grpc::StatusCode::INVALID_ARGUMENT, "items[0].hours: must be >= 0");
+  pricing_.answer =
+      grpc::Status(grpc::StatusCode::INVALID_ARGUMENT, "items[0].hours: must be >= 0");
   v1::RecommendResponse response;
   const grpc::Status status = Recommend(&response);
   EXPECT_EQ(status.error_code(), grpc::StatusCode::INTERNAL);
@@ -275,7 +285,8 @@ TEST_F(GatewayServiceTest, ReplicaServesAndAgesWhenTheCatalogGoesAway) {
   EXPECT_EQ(response.recommendations_size(), 1);
   EXPECT_GE(response.catalog_age_seconds(), 1);
   metrics_->AddCollectable(std::make_shared<CatalogAgeCollector>(replica_.get()));
-  EXPECT_THAT(metrics_->Serialize(), ::testing::ContainsRegex("gpuadvisor_gateway_catalog_age_seconds [1-9]"));
+  EXPECT_THAT(metrics_->Serialize(),
+              ::testing::ContainsRegex("gpuadvisor_gateway_catalog_age_seconds [1-9]"));
 }
 
 TEST_F(GatewayServiceTest, RepeatedRequestIsAnsweredFromTheResponseCache) {
@@ -297,7 +308,8 @@ TEST_F(GatewayServiceTest, RepeatedRequestIsAnsweredFromTheResponseCache) {
 
 // Starts identical Recommends at once, one per deadline, and waits for all of
 // them; the statuses in the same order.
-std::vector<grpc::Status> RecommendAtOnce(v1::GatewayService::Stub* stub, const v1::RecommendRequest& request,
+std::vector<grpc::Status> RecommendAtOnce(v1::GatewayService::Stub* stub,
+                                          const v1::RecommendRequest& request,
                                           const std::vector<absl::Duration>& deadlines) {
   const size_t n = deadlines.size();
   std::vector<grpc::ClientContext> contexts(n);
@@ -381,8 +393,8 @@ TEST_F(GatewayServiceTest, UnparsableRequestIsRejectedAndTheGatewayKeepsAnswerin
   grpc::ByteBuffer response;
   std::atomic<bool> done{false};
   grpc::Status status;
-  generic.UnaryCall(&context, "/gpuadvisor.gateway.v1.GatewayService/Recommend", grpc::StubOptions(), &request,
-                    &response, [&](grpc::Status s) {
+  generic.UnaryCall(&context, "/gpuadvisor.gateway.v1.GatewayService/Recommend",
+                    grpc::StubOptions(), &request, &response, [&](grpc::Status s) {
                       status = std::move(s);
                       done = true;
                     });
@@ -452,7 +464,9 @@ TEST_F(GatewayServiceTest, CancellingEndsTheRetryWait) {
   context.TryCancel();
   // CANCELLED if a Quote was in flight (gRPC cancels it), UNAVAILABLE if the
   // call was waiting to ask again.
-  const auto ended = [&] { return RecommendsHandled("Cancelled") + RecommendsHandled("Unavailable"); };
+  const auto ended = [&] {
+    return RecommendsHandled("Cancelled") + RecommendsHandled("Unavailable");
+  };
   for (int i = 0; i < 1000 && ended() != 1; ++i) absl::SleepFor(absl::Milliseconds(10));
   EXPECT_EQ(ended(), 1);  // the gateway ended the call, not the 60 s wait
   const int calls = pricing_.calls;

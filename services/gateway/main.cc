@@ -30,49 +30,58 @@
 #include "absl/time/clock.h"
 #include "common/grpc/channel.h"
 #include "common/grpc/service_main.h"
+#include "common/metrics/function_metric.h"
 #include "services/gateway/gateway_service_impl.h"
 #include "services/gateway/http/http_server.h"
-#include "common/metrics/function_metric.h"
 #include "services/pricing/price_follower.h"
 
 ABSL_FLAG(std::string, catalog_address, "127.0.0.1:50051", "Catalog service target.");
 ABSL_FLAG(std::string, sizing_address, "127.0.0.1:50052", "Sizing service target.");
 ABSL_FLAG(std::string, pricing_address, "127.0.0.1:50053", "Pricing service target.");
 ABSL_FLAG(int, backend_timeout_ms, 2000, "Deadline for each backend call, capped by the caller's.");
-ABSL_FLAG(std::string, data_dir, "data", "Data directory: reads <data_dir>/gateway/regions.textproto and overheads.textproto.");
-ABSL_FLAG(int, http_port, 8080, "HTTP/JSON API and web page port; 0 picks a free port, -1 turns HTTP off.");
+ABSL_FLAG(std::string, data_dir, "data",
+          "Data directory: reads <data_dir>/gateway/regions.textproto and overheads.textproto.");
+ABSL_FLAG(int, http_port, 8080,
+          "HTTP/JSON API and web page port; 0 picks a free port, -1 turns HTTP off.");
 ABSL_FLAG(int64_t, http_max_body_bytes, 1 << 20, "Largest HTTP request body; larger ones get 413.");
 ABSL_FLAG(double, rate_limit_per_second, 100,
           "Calls per second each client IP may make (token bucket); 0 = unlimited.");
-ABSL_FLAG(double, rate_limit_burst, 200, "Calls a client IP may make at once before the rate applies.");
-ABSL_FLAG(std::string, catalog_cache_file, "", "Where to keep the catalog replica across restarts; empty = none.");
+ABSL_FLAG(double, rate_limit_burst, 200,
+          "Calls a client IP may make at once before the rate applies.");
+ABSL_FLAG(std::string, catalog_cache_file, "",
+          "Where to keep the catalog replica across restarts; empty = none.");
 ABSL_FLAG(int, response_cache_entries, 4096,
           "Recommend answers kept for repeated requests, keyed by request, catalog version and "
           "price-book version; 0 turns the response cache off.");
 
-ABSL_FLAG(bool, local_quotes, true,
-          "Price Recommend answers in process from a copy of pricing's book, followed over WatchPrices, "
-          "while the copy is current (heard from within two heartbeats); false: every answer calls "
-          "pricing's Quote.");
+ABSL_FLAG(
+    bool, local_quotes, true,
+    "Price Recommend answers in process from a copy of pricing's book, followed over WatchPrices, "
+    "while the copy is current (heard from within two heartbeats); false: every answer calls "
+    "pricing's Quote.");
 
-ABSL_FLAG(int, estimate_cache_entries, 50000,
-          "Sizing answers kept per (workload, GPU configuration) so repeated workloads skip the sizing "
-          "call; 0 turns the estimate cache off.");
-ABSL_FLAG(int, estimate_cache_seconds, 600,
-          "Age after which a cached sizing answer is asked again (the sizing service reads its data at "
-          "start-up: this bounds how long a redeployed one goes unheard).");
+ABSL_FLAG(
+    int, estimate_cache_entries, 50000,
+    "Sizing answers kept per (workload, GPU configuration) so repeated workloads skip the sizing "
+    "call; 0 turns the estimate cache off.");
+ABSL_FLAG(
+    int, estimate_cache_seconds, 600,
+    "Age after which a cached sizing answer is asked again (the sizing service reads its data at "
+    "start-up: this bounds how long a redeployed one goes unheard).");
 
 int main(int argc, char** argv) {
   gpuadvisor::BlockTerminationSignals();
   absl::ParseCommandLine(argc, argv);
   absl::StatusOr<gpuadvisor::gateway::RegionGroups> region_groups =
-      gpuadvisor::gateway::RegionGroups::FromFile(absl::GetFlag(FLAGS_data_dir) + "/gateway/regions.textproto");
+      gpuadvisor::gateway::RegionGroups::FromFile(absl::GetFlag(FLAGS_data_dir) +
+                                                  "/gateway/regions.textproto");
   if (!region_groups.ok()) {
     std::fprintf(stderr, "gateway: %s\n", std::string(region_groups.status().message()).c_str());
     return 1;
   }
   absl::StatusOr<gpuadvisor::gateway::OverheadModel> overheads =
-      gpuadvisor::gateway::OverheadModel::FromFile(absl::GetFlag(FLAGS_data_dir) + "/gateway/overheads.textproto");
+      gpuadvisor::gateway::OverheadModel::FromFile(absl::GetFlag(FLAGS_data_dir) +
+                                                   "/gateway/overheads.textproto");
   if (!overheads.ok()) {
     std::fprintf(stderr, "gateway: %s\n", std::string(overheads.status().message()).c_str());
     return 1;
@@ -86,21 +95,25 @@ int main(int argc, char** argv) {
   };
   replica_options.on_rejected = [&metrics](const absl::Status&) { metrics.DataLoaded(false, 0); };
   gpuadvisor::catalog::CatalogReplica replica(
-      gpuadvisor::catalog::v1::CatalogService::NewStub(gpuadvisor::BackendChannel(absl::GetFlag(FLAGS_catalog_address))),
+      gpuadvisor::catalog::v1::CatalogService::NewStub(
+          gpuadvisor::BackendChannel(absl::GetFlag(FLAGS_catalog_address))),
       replica_options);
   replica.Start();
   metrics.AddCollectable(std::make_shared<gpuadvisor::gateway::CatalogAgeCollector>(&replica));
   // The response cache needs to know the live price-book version.
   gpuadvisor::gateway::ResponseCache response_cache(
-      {.max_entries = static_cast<size_t>(std::max(0, absl::GetFlag(FLAGS_response_cache_entries)))});
+      {.max_entries =
+           static_cast<size_t>(std::max(0, absl::GetFlag(FLAGS_response_cache_entries)))});
   gpuadvisor::gateway::EstimateCache estimate_cache(
-      {.max_estimates = static_cast<size_t>(std::max(0, absl::GetFlag(FLAGS_estimate_cache_entries))),
+      {.max_estimates =
+           static_cast<size_t>(std::max(0, absl::GetFlag(FLAGS_estimate_cache_entries))),
        .max_age = absl::Seconds(absl::GetFlag(FLAGS_estimate_cache_seconds))});
   // Pricing's book, followed: the response cache keys on its version, and
   // answers are priced from it while it is current.
   gpuadvisor::pricing::PriceStore price_copy;
   gpuadvisor::pricing::PriceFollower prices(
-      gpuadvisor::pricing::v1::PricingService::NewStub(gpuadvisor::BackendChannel(absl::GetFlag(FLAGS_pricing_address))),
+      gpuadvisor::pricing::v1::PricingService::NewStub(
+          gpuadvisor::BackendChannel(absl::GetFlag(FLAGS_pricing_address))),
       &price_copy,
       {.name = "gateway",
        // A rejected book keeps the copy held; counted like a rejected snapshot.
@@ -114,13 +127,16 @@ int main(int argc, char** argv) {
   };
   metrics.AddCollectable(std::make_shared<gpuadvisor::FunctionMetric>(
       "gpuadvisor_gateway_price_book_copy_age_seconds",
-      "Seconds since the gateway's copy of pricing's book was last known current (0 while in step, -1: "
+      "Seconds since the gateway's copy of pricing's book was last known current (0 while in step, "
+      "-1: "
       "none yet); while not 0, answers call pricing's Quote and the response cache is off.",
       [&prices] { return prices.AgeSeconds(); }));
   gpuadvisor::gateway::GatewayServiceImpl service(
       &replica,
-      gpuadvisor::sizing::v1::SizingService::NewStub(gpuadvisor::BackendChannel(absl::GetFlag(FLAGS_sizing_address))),
-      gpuadvisor::pricing::v1::PricingService::NewStub(gpuadvisor::BackendChannel(absl::GetFlag(FLAGS_pricing_address))),
+      gpuadvisor::sizing::v1::SizingService::NewStub(
+          gpuadvisor::BackendChannel(absl::GetFlag(FLAGS_sizing_address))),
+      gpuadvisor::pricing::v1::PricingService::NewStub(
+          gpuadvisor::BackendChannel(absl::GetFlag(FLAGS_pricing_address))),
       &metrics,
       {.backend_timeout = absl::Milliseconds(absl::GetFlag(FLAGS_backend_timeout_ms)),
        .response_cache = &response_cache,

@@ -26,21 +26,23 @@ int EditDistance(const std::string& a, const std::string& b) {
 
 }  // namespace
 
-std::vector<std::string> ClosestNames(absl::string_view name, const std::vector<std::string>& candidates,
-                                      int n) {
+std::vector<std::string> ClosestNames(absl::string_view name,
+                                      const std::vector<std::string>& candidates, int n) {
   const std::string wanted = absl::AsciiStrToLower(name);
   std::vector<std::tuple<int, int, std::string>> scored;  // (contains ? 0 : 1, distance, name)
   scored.reserve(candidates.size());
   for (const std::string& candidate : candidates) {
     const std::string lower = absl::AsciiStrToLower(candidate);
-    const bool contains = !wanted.empty() && (absl::StrContains(lower, wanted) || absl::StrContains(wanted, lower));
+    const bool contains =
+        !wanted.empty() && (absl::StrContains(lower, wanted) || absl::StrContains(wanted, lower));
     scored.emplace_back(contains ? 0 : 1, EditDistance(wanted, lower), candidate);
   }
   std::sort(scored.begin(), scored.end());
   std::vector<std::string> out;
   for (const auto& entry : scored) {
     if (static_cast<int>(out.size()) >= n) break;
-    if (std::find(out.begin(), out.end(), std::get<2>(entry)) == out.end()) out.push_back(std::get<2>(entry));
+    if (std::find(out.begin(), out.end(), std::get<2>(entry)) == out.end())
+      out.push_back(std::get<2>(entry));
   }
   return out;
 }

@@ -13,8 +13,8 @@ namespace gpuadvisor::gateway {
 // The at most `n` names of `candidates` closest to `name`, closest first:
 // names containing `name` (or contained in it) first, then by
 // case-insensitive edit distance, ties by name. Duplicates are dropped.
-std::vector<std::string> ClosestNames(absl::string_view name, const std::vector<std::string>& candidates,
-                                      int n = 5);
+std::vector<std::string> ClosestNames(absl::string_view name,
+                                      const std::vector<std::string>& candidates, int n = 5);
 
 }  // namespace gpuadvisor::gateway
 

@@ -1,8 +1,8 @@
 #include "services/gateway/offer_index.h"
 
-#include <string>
 #include <algorithm>
 #include <cmath>
+#include <string>
 #include <tuple>
 #include <utility>
 
@@ -44,9 +44,12 @@ const std::vector<int>& Lookup(const absl::flat_hash_map<std::string, std::vecto
 
 int OptionSlot(catalog::v1::PurchaseOption option) {
   switch (option) {
-    case catalog::v1::PURCHASE_OPTION_SPOT: return 1;
-    case catalog::v1::PURCHASE_OPTION_RESERVED: return 2;
-    default: return 0;
+    case catalog::v1::PURCHASE_OPTION_SPOT:
+      return 1;
+    case catalog::v1::PURCHASE_OPTION_RESERVED:
+      return 2;
+    default:
+      return 0;
   }
 }
 
@@ -62,17 +65,20 @@ void OfferShape::FillConfiguration(int32_t nodes, sizing::v1::GpuConfiguration* 
     *config->mutable_scale_up() = scale_up;
     *config->mutable_scale_out() = scale_out;
   }
-  if (host_link_bytes_per_second > 0) config->set_host_link_bytes_per_second(host_link_bytes_per_second);
+  if (host_link_bytes_per_second > 0)
+    config->set_host_link_bytes_per_second(host_link_bytes_per_second);
 }
 
-OfferIndex::OfferIndex(std::shared_ptr<const catalog::Catalog> catalog) : catalog_(std::move(catalog)) {
+OfferIndex::OfferIndex(std::shared_ptr<const catalog::Catalog> catalog)
+    : catalog_(std::move(catalog)) {
   using ShapeKey = std::tuple<std::string, int32_t, int, double, int, double, std::string>;
   absl::flat_hash_map<ShapeKey, int> shape_ids;
   const auto& offers = catalog_->snapshot().offers();
   offers_.reserve(offers.size());
   id_starts_.reserve(offers.size() + 1);
   for (const catalog::v1::Offer& offer : offers) {
-    const bool multi_node = offer.max_nodes() > 1 && offer.fabric() != catalog::v1::FABRIC_TYPE_NONE &&
+    const bool multi_node = offer.max_nodes() > 1 &&
+                            offer.fabric() != catalog::v1::FABRIC_TYPE_NONE &&
                             offer.fabric() != catalog::v1::FABRIC_TYPE_UNSPECIFIED;
     OfferShape shape;
     shape.gpu_model = offer.gpu_model();
@@ -123,8 +129,9 @@ OfferIndex::OfferIndex(std::shared_ptr<const catalog::Catalog> catalog) : catalo
     facts.unavailable = offer.availability() == catalog::v1::AVAILABILITY_UNAVAILABLE;
     facts.on_demand_usd_per_hour = offer.on_demand_usd_per_hour();
     facts.spot_usd_per_hour = offer.spot_usd_per_hour();
-    facts.reserved_usd_per_hour =
-        offer.reserved_usd_per_hour() > 0 ? offer.reserved_usd_per_hour() : offer.on_demand_usd_per_hour();
+    facts.reserved_usd_per_hour = offer.reserved_usd_per_hour() > 0
+                                      ? offer.reserved_usd_per_hour()
+                                      : offer.on_demand_usd_per_hour();
     facts.network_gbps = offer.network().gbps();
     offers_.push_back(facts);
     id_starts_.push_back(ids_.size());
@@ -136,9 +143,11 @@ OfferIndex::OfferIndex(std::shared_ptr<const catalog::Catalog> catalog) : catalo
   absl::flat_hash_map<CellKey, int> cell_ids;
   for (int i = 0; i < static_cast<int>(offers_.size()); ++i) {
     OfferFacts& f = offers_[i];
-    const bool sold[3] = {f.on_demand_usd_per_hour > 0, f.spot_usd_per_hour > 0, f.reserved_usd_per_hour > 0};
-    auto [it, inserted] = cell_ids.try_emplace(CellKey{f.shape, f.max_nodes, f.unavailable, sold[0], sold[1], sold[2]},
-                                               static_cast<int>(cells_.size()));
+    const bool sold[3] = {f.on_demand_usd_per_hour > 0, f.spot_usd_per_hour > 0,
+                          f.reserved_usd_per_hour > 0};
+    auto [it, inserted] = cell_ids.try_emplace(
+        CellKey{f.shape, f.max_nodes, f.unavailable, sold[0], sold[1], sold[2]},
+        static_cast<int>(cells_.size()));
     if (inserted) {
       OfferCell cell;
       cell.shape = f.shape;
@@ -157,7 +166,9 @@ OfferIndex::OfferIndex(std::shared_ptr<const catalog::Catalog> catalog) : catalo
       if (!cell.sold[slot]) continue;
       auto price = [&](int32_t i) {
         const OfferFacts& f = offers_[i];
-        return slot == 0 ? f.on_demand_usd_per_hour : slot == 1 ? f.spot_usd_per_hour : f.reserved_usd_per_hour;
+        return slot == 0   ? f.on_demand_usd_per_hour
+               : slot == 1 ? f.spot_usd_per_hour
+                           : f.reserved_usd_per_hour;
       };
       cell.by_price[slot] = cell.offers;
       std::stable_sort(cell.by_price[slot].begin(), cell.by_price[slot].end(),
@@ -203,7 +214,9 @@ void OfferIndex::BuildParts(int ids, int32_t OfferFacts::*kind, Parts& parts) co
   for (size_t run = 0; run < order.size();) {
     const OfferFacts& f = offers_[order[run]];
     size_t end = run;
-    while (end < order.size() && offers_[order[end]].*kind == f.*kind && offers_[order[end]].cell == f.cell) ++end;
+    while (end < order.size() && offers_[order[end]].*kind == f.*kind &&
+           offers_[order[end]].cell == f.cell)
+      ++end;
     const OfferCell& cell = cells_[f.cell];
     CellPart part;
     part.cell = f.cell;
@@ -218,7 +231,9 @@ void OfferIndex::BuildParts(int ids, int32_t OfferFacts::*kind, Parts& parts) co
       parts.offers.insert(parts.offers.end(), order.begin() + run, order.begin() + end);
       auto price = [&](int32_t i) {
         const OfferFacts& o = offers_[i];
-        return slot == 0 ? o.on_demand_usd_per_hour : slot == 1 ? o.spot_usd_per_hour : o.reserved_usd_per_hour;
+        return slot == 0   ? o.on_demand_usd_per_hour
+               : slot == 1 ? o.spot_usd_per_hour
+                           : o.reserved_usd_per_hour;
       };
       std::stable_sort(parts.offers.begin() + from, parts.offers.end(),
                        [&](int32_t a, int32_t b) { return price(a) < price(b); });
@@ -246,7 +261,8 @@ int OfferIndex::GpuId(absl::string_view gpu_model_or_alias) const {
   return Find(gpus_, gpu != nullptr ? absl::string_view(gpu->name()) : gpu_model_or_alias);
 }
 
-std::shared_ptr<const OfferIndex> OfferIndexCache::Get(std::shared_ptr<const catalog::Catalog> catalog) {
+std::shared_ptr<const OfferIndex> OfferIndexCache::Get(
+    std::shared_ptr<const catalog::Catalog> catalog) {
   if (catalog == nullptr) return nullptr;
   absl::MutexLock lock(&mu_);
   if (index_ == nullptr || &index_->catalog() != catalog.get()) {

@@ -51,13 +51,13 @@ struct OfferShape {
 };
 
 struct OfferFacts {
-  int32_t shape;       // index into shapes()
-  int32_t cell;        // index into cells()
-  int32_t provider;    // index into the provider names
-  int32_t region;      // index into the region names
-  int32_t gpu;         // index into the GPU model names
+  int32_t shape;     // index into shapes()
+  int32_t cell;      // index into cells()
+  int32_t provider;  // index into the provider names
+  int32_t region;    // index into the region names
+  int32_t gpu;       // index into the GPU model names
   int32_t gpus_per_node;
-  int32_t max_nodes;   // 1 when the offer has no inter-node fabric
+  int32_t max_nodes;  // 1 when the offer has no inter-node fabric
   bool unavailable;
   double on_demand_usd_per_hour;
   double spot_usd_per_hour;
@@ -92,8 +92,8 @@ struct OfferCell {
 // PartByPrice).
 struct CellPart {
   int32_t cell = 0;
-  int32_t first = 0;  // the lowest offer index
-  int32_t count = 0;  // offers
+  int32_t first = 0;   // the lowest offer index
+  int32_t count = 0;   // offers
   uint32_t begin = 0;  // where its lists start in the index's buffer
 };
 
@@ -111,7 +111,8 @@ class OfferIndex {
   // Offer.id by offer index, from one contiguous buffer: a request reads the
   // ids of the offers it quotes without touching their protos.
   absl::string_view id(int offer) const {
-    return absl::string_view(ids_).substr(id_starts_[offer], id_starts_[offer + 1] - id_starts_[offer]);
+    return absl::string_view(ids_).substr(id_starts_[offer],
+                                          id_starts_[offer + 1] - id_starts_[offer]);
   }
   const std::vector<OfferShape>& shapes() const { return shapes_; }
   // Ordered by their first offer.
@@ -123,12 +124,18 @@ class OfferIndex {
   // mean equal prices. Otherwise a request breaks ties at the cap the slow way.
   bool distinct_price_keys() const { return distinct_price_keys_; }
   // Offer indexes by provider id, by region id and by GPU id, ascending.
-  const std::vector<int32_t>& OffersOfProvider(int provider) const { return by_provider_[provider]; }
+  const std::vector<int32_t>& OffersOfProvider(int provider) const {
+    return by_provider_[provider];
+  }
   const std::vector<int32_t>& OffersOfRegion(int region) const { return by_region_[region]; }
   const std::vector<int32_t>& OffersOfGpu(int gpu) const { return by_gpu_[gpu]; }
   // A provider's (a region's) share of each cell it has offers in, by cell.
-  absl::Span<const CellPart> CellPartsOfProvider(int provider) const { return by_provider_parts_.Of(provider); }
-  absl::Span<const CellPart> CellPartsOfRegion(int region) const { return by_region_parts_.Of(region); }
+  absl::Span<const CellPart> CellPartsOfProvider(int provider) const {
+    return by_provider_parts_.Of(provider);
+  }
+  absl::Span<const CellPart> CellPartsOfRegion(int region) const {
+    return by_region_parts_.Of(region);
+  }
   // A part's offers ascending, and those sold at an option's slot by (list
   // price, offer index): the subsequences of its cell's offers and
   // by_price[slot] (empty when the cell is not sold that way).
@@ -136,7 +143,8 @@ class OfferIndex {
     return (by_region ? by_region_parts_ : by_provider_parts_).Offers(part);
   }
   absl::Span<const int32_t> PartByPrice(const CellPart& part, int slot, bool by_region) const {
-    return (by_region ? by_region_parts_ : by_provider_parts_).ByPrice(part, slot, cells_[part.cell]);
+    return (by_region ? by_region_parts_ : by_provider_parts_)
+        .ByPrice(part, slot, cells_[part.cell]);
   }
   int providers() const { return static_cast<int>(providers_.size()); }
   int regions() const { return static_cast<int>(regions_.size()); }
@@ -170,7 +178,8 @@ class OfferIndex {
       if (!cell.sold[slot]) return {};
       int lists = 1;
       for (int s = 0; s < slot; ++s) lists += cell.sold[s] ? 1 : 0;
-      return absl::MakeConstSpan(offers.data() + part.begin + static_cast<size_t>(lists) * part.count, part.count);
+      return absl::MakeConstSpan(
+          offers.data() + part.begin + static_cast<size_t>(lists) * part.count, part.count);
     }
   };
   // Builds `parts` from each offer's id of that kind (OfferFacts::provider
@@ -179,8 +188,8 @@ class OfferIndex {
 
   std::shared_ptr<const catalog::Catalog> catalog_;
   std::vector<OfferFacts> offers_;
-  std::string ids_;                  // every Offer.id, in offer order
-  std::vector<size_t> id_starts_;    // offer -> start in ids_; one more at the end
+  std::string ids_;                // every Offer.id, in offer order
+  std::vector<size_t> id_starts_;  // offer -> start in ids_; one more at the end
   std::vector<OfferShape> shapes_;
   std::vector<OfferCell> cells_;
   bool distinct_price_keys_ = true;
@@ -188,7 +197,8 @@ class OfferIndex {
   Parts by_provider_parts_, by_region_parts_;
   absl::flat_hash_map<std::string, int> providers_, regions_, gpus_;
   std::vector<std::string> provider_names_, region_names_;
-  absl::flat_hash_map<std::string, std::vector<int>> providers_folded_, regions_folded_;  // lower case
+  absl::flat_hash_map<std::string, std::vector<int>> providers_folded_,
+      regions_folded_;  // lower case
 };
 
 // The index of the newest catalog a caller has seen, rebuilt when the

@@ -1,8 +1,8 @@
 #include "services/gateway/offer_index.h"
 
 #include "gmock/gmock.h"
-#include "services/catalog/catalog_loader.h"
 #include "gtest/gtest.h"
+#include "services/catalog/catalog_loader.h"
 #include "tests/testing/status_matchers.h"
 
 namespace gpuadvisor::gateway {
@@ -102,7 +102,6 @@ TEST(OfferIndexCache, RebuildsOnlyForANewCatalog) {
   EXPECT_EQ(&a->catalog(), first.get());  // a request holding the old index keeps its catalog
 }
 
-
 // The topology the catalog states per offer reaches sizing: the embedded data
 // (topology.textproto applied) through the index into a GpuConfiguration.
 TEST(OfferIndex, PassesTheOfferTopologyIntoTheSizingConfiguration) {
@@ -163,7 +162,8 @@ TEST(OfferIndex, CellPartsAreTheCellsRestrictedToOneProviderOrRegion) {
   sources.offer_paths = {GPUADVISOR_SOURCE_DIR "/data/catalog/offers.textproto"};
   absl::StatusOr<catalog::v1::CatalogSnapshot> snapshot = catalog::LoadCatalogSnapshot(sources);
   ASSERT_OK(snapshot);
-  absl::StatusOr<std::shared_ptr<const catalog::Catalog>> catalog = catalog::Catalog::Create(*std::move(snapshot));
+  absl::StatusOr<std::shared_ptr<const catalog::Catalog>> catalog =
+      catalog::Catalog::Create(*std::move(snapshot));
   ASSERT_OK(catalog);
   const OfferIndex index(*catalog);
   ASSERT_GT(index.providers(), 1);
@@ -174,7 +174,8 @@ TEST(OfferIndex, CellPartsAreTheCellsRestrictedToOneProviderOrRegion) {
     int parts = 0;
     for (int id = 0; id < (by_region ? index.regions() : index.providers()); ++id) {
       int previous_cell = -1;
-      for (const CellPart& part : by_region ? index.CellPartsOfRegion(id) : index.CellPartsOfProvider(id)) {
+      for (const CellPart& part :
+           by_region ? index.CellPartsOfRegion(id) : index.CellPartsOfProvider(id)) {
         ++parts;
         EXPECT_GT(part.cell, previous_cell);  // by cell, one part per cell
         previous_cell = part.cell;
@@ -194,7 +195,8 @@ TEST(OfferIndex, CellPartsAreTheCellsRestrictedToOneProviderOrRegion) {
         for (int slot = 0; slot < 3; ++slot) {
           std::vector<int32_t> by_price;
           for (int32_t offer : cell.by_price[slot]) {
-            if (std::find(expected.begin(), expected.end(), offer) != expected.end()) by_price.push_back(offer);
+            if (std::find(expected.begin(), expected.end(), offer) != expected.end())
+              by_price.push_back(offer);
           }
           const absl::Span<const int32_t> got = index.PartByPrice(part, slot, by_region);
           EXPECT_EQ(std::vector<int32_t>(got.begin(), got.end()), by_price) << "slot " << slot;

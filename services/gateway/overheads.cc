@@ -25,23 +25,29 @@ absl::StatusOr<OverheadModel> OverheadModel::FromProto(const v1::OverheadRules& 
           {"checkpoint_interval_minutes", r.checkpoint_interval_minutes(), true}}) {
       if (!std::isfinite(value) || value < 0 || (positive && value == 0)) {
         return absl::InvalidArgumentError(
-            absl::StrCat("rules[", i, "].", name, positive ? ": must be finite and > 0" : ": must be finite and >= 0"));
+            absl::StrCat("rules[", i, "].", name,
+                         positive ? ": must be finite and > 0" : ": must be finite and >= 0"));
       }
     }
     for (int j = 0; j < i; ++j) {
       if (absl::EqualsIgnoreCase(rules.rules(j).provider(), r.provider())) {
-        return absl::InvalidArgumentError(absl::StrCat("rules[", i, "].provider: duplicate \"", r.provider(), "\""));
+        return absl::InvalidArgumentError(
+            absl::StrCat("rules[", i, "].provider: duplicate \"", r.provider(), "\""));
       }
     }
     if (r.provider().empty()) default_index = i;
   }
-  if (default_index < 0) return absl::InvalidArgumentError("rules: needs a default rule (provider \"\")");
+  if (default_index < 0)
+    return absl::InvalidArgumentError("rules: needs a default rule (provider \"\")");
   const v1::ServingDefaults& serving = rules.serving_defaults();
-  if (!std::isfinite(serving.min_user_tokens_per_second()) || serving.min_user_tokens_per_second() < 0) {
-    return absl::InvalidArgumentError("serving_defaults.min_user_tokens_per_second: must be finite and >= 0");
+  if (!std::isfinite(serving.min_user_tokens_per_second()) ||
+      serving.min_user_tokens_per_second() < 0) {
+    return absl::InvalidArgumentError(
+        "serving_defaults.min_user_tokens_per_second: must be finite and >= 0");
   }
   if (serving.min_user_tokens_per_second() > 0 && serving.source().empty()) {
-    return absl::InvalidArgumentError("serving_defaults.source: must name where the floor comes from");
+    return absl::InvalidArgumentError(
+        "serving_defaults.source: must name where the floor comes from");
   }
   model.serving_defaults_ = serving;
   model.as_of_ = rules.as_of();
@@ -56,7 +62,8 @@ absl::StatusOr<OverheadModel> OverheadModel::FromFile(const std::string& path) {
   v1::OverheadRules rules;
   RETURN_IF_ERROR(LoadTextProtoFile(path, &rules));
   absl::StatusOr<OverheadModel> model = FromProto(rules);
-  if (!model.ok()) return absl::Status(model.status().code(), absl::StrCat(path, ": ", model.status().message()));
+  if (!model.ok())
+    return absl::Status(model.status().code(), absl::StrCat(path, ": ", model.status().message()));
   return model;
 }
 
@@ -74,14 +81,17 @@ OverheadModel::Hours OverheadModel::Compute(const v1::OverheadRule& rule, const 
   // The provider's practical download rate, never more than the instance's
   // published network.
   h.download_gbps = rule.download_gbps();
-  if (run.network_gbps > 0 && std::isfinite(run.network_gbps)) h.download_gbps = std::min(h.download_gbps, run.network_gbps);
+  if (run.network_gbps > 0 && std::isfinite(run.network_gbps))
+    h.download_gbps = std::min(h.download_gbps, run.network_gbps);
   const double gb_per_hour = h.download_gbps / 8.0 * 3600.0;
   h.startup = rule.startup_minutes() / 60.0;
   h.image_pull = rule.image_gb() / gb_per_hour;
   h.download = (run.weights_gb + run.dataset_gb) / gb_per_hour;
   if (run.checkpoint_gb > 0 && !run.checkpoints_priced_elsewhere && run.run_hours > 0) {
-    const double interval_hours = (run.checkpoint_interval_minutes > 0 ? run.checkpoint_interval_minutes
-                                                                       : rule.checkpoint_interval_minutes()) / 60.0;
+    const double interval_hours =
+        (run.checkpoint_interval_minutes > 0 ? run.checkpoint_interval_minutes
+                                             : rule.checkpoint_interval_minutes()) /
+        60.0;
     const double writes = std::floor(run.run_hours / interval_hours);
     h.checkpoint = writes * run.checkpoint_gb / rule.checkpoint_write_gb_per_second() / 3600.0;
   }

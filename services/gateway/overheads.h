@@ -6,8 +6,9 @@
 // hours a run spends outside the model's own computation, added to every
 // candidate's hours before pricing.
 //
-//   absl::StatusOr<OverheadModel> model = OverheadModel::FromFile("data/gateway/overheads.textproto");
-//   v1::Overheads o = model->For("aws", {.run_hours = 10, .weights_gb = 16});
+//   absl::StatusOr<OverheadModel> model =
+//   OverheadModel::FromFile("data/gateway/overheads.textproto"); v1::Overheads o =
+//   model->For("aws", {.run_hours = 10, .weights_gb = 16});
 //
 // Immutable after construction; thread-safe.
 
@@ -21,14 +22,14 @@
 namespace gpuadvisor::gateway {
 
 struct RunData {
-  double run_hours = 0;       // the computation alone
-  double weights_gb = 0;      // downloaded before the run
-  double dataset_gb = 0;      // downloaded before the run
+  double run_hours = 0;   // the computation alone
+  double weights_gb = 0;  // downloaded before the run
+  double dataset_gb = 0;  // downloaded before the run
   // The offer's published instance network (catalog Offer.network.gbps); 0 =
   // not published. Downloads run at the rule's download_gbps, capped by it.
   double network_gbps = 0;
-  double checkpoint_gb = 0;   // one checkpoint; 0 = none written
-  double checkpoint_interval_minutes = 0;  // 0 = the rule's default
+  double checkpoint_gb = 0;                   // one checkpoint; 0 = none written
+  double checkpoint_interval_minutes = 0;     // 0 = the rule's default
   bool checkpoints_priced_elsewhere = false;  // spot: pricing's preemption model counts them
 };
 

@@ -24,7 +24,8 @@ TEST(Overheads, DataFileLoadsAndComputesEachPart) {
   EXPECT_DOUBLE_EQ(o.image_pull_hours(), 10.0 / (10.0 / 8 * 3600));
   EXPECT_DOUBLE_EQ(o.download_hours(), 25.0 / (10.0 / 8 * 3600));
   EXPECT_DOUBLE_EQ(o.checkpoint_hours(), 10 * 100.0 / 2 / 3600);  // 10 writes
-  EXPECT_DOUBLE_EQ(o.total_hours(), o.startup_hours() + o.image_pull_hours() + o.download_hours() + o.checkpoint_hours());
+  EXPECT_DOUBLE_EQ(o.total_hours(), o.startup_hours() + o.image_pull_hours() + o.download_hours() +
+                                        o.checkpoint_hours());
   EXPECT_FALSE(o.source().empty());
   // A provider with its own rule, matched ignoring case; spot leaves the
   // checkpoint writes to pricing.
@@ -48,11 +49,16 @@ TEST(Overheads, RuleForThenForEqualsForByProvider) {
   for (const char* provider : {"aws", "vast", "VAST", "no-such-provider"}) {
     for (bool spot : {false, true}) {
       for (double network_gbps : {0.0, 5.0, 3200.0}) {
-        const RunData run{.run_hours = 10.5, .weights_gb = 16, .dataset_gb = 9, .network_gbps = network_gbps,
-                          .checkpoint_gb = 100, .checkpoints_priced_elsewhere = spot};
+        const RunData run{.run_hours = 10.5,
+                          .weights_gb = 16,
+                          .dataset_gb = 9,
+                          .network_gbps = network_gbps,
+                          .checkpoint_gb = 100,
+                          .checkpoints_priced_elsewhere = spot};
         const v1::Overheads by_name = model->For(provider, run);
         EXPECT_GT(by_name.total_hours(), 0);
-        EXPECT_EQ(model->For(model->RuleFor(provider), run).SerializeAsString(), by_name.SerializeAsString());
+        EXPECT_EQ(model->For(model->RuleFor(provider), run).SerializeAsString(),
+                  by_name.SerializeAsString());
         EXPECT_EQ(model->TotalHours(model->RuleFor(provider), run), by_name.total_hours());
       }
     }
@@ -68,7 +74,7 @@ TEST(Overheads, DownloadRateIsCappedByTheInstanceNetwork) {
   RunData run{.run_hours = 1, .weights_gb = 140, .dataset_gb = 10};
   const v1::Overheads unpublished = model->For("aws", run);
   EXPECT_EQ(unpublished.download_gbps(), 10);  // the default rule's practical rate
-  run.network_gbps = 3200;                      // p5: the practical rate still decides
+  run.network_gbps = 3200;                     // p5: the practical rate still decides
   EXPECT_EQ(model->For("aws", run).download_gbps(), 10);
   EXPECT_DOUBLE_EQ(model->For("aws", run).download_hours(), unpublished.download_hours());
   run.network_gbps = 5;  // a published 5 Gbps instance: half the default rate
@@ -87,7 +93,8 @@ TEST(Overheads, ServingDefaultsComeFromTheDataFileWithSource) {
   EXPECT_EQ(model->serving_defaults().min_user_tokens_per_second(), 10);
   EXPECT_THAT(model->serving_defaults().source(), HasSubstr("MLPerf"));
   EXPECT_FALSE(model->as_of().empty());
-  EXPECT_EQ(OverheadModel().serving_defaults().min_user_tokens_per_second(), 0);  // no data, no floor
+  EXPECT_EQ(OverheadModel().serving_defaults().min_user_tokens_per_second(),
+            0);  // no data, no floor
 }
 
 TEST(Overheads, RejectsBadRulesNamingTheField) {
@@ -96,15 +103,24 @@ TEST(Overheads, RejectsBadRulesNamingTheField) {
     EXPECT_TRUE(google::protobuf::TextFormat::ParseFromString(text, &rules));
     return OverheadModel::FromProto(rules);
   };
-  EXPECT_THAT(parse(R"(rules { provider: "aws" download_gbps: 1 checkpoint_write_gb_per_second: 1 checkpoint_interval_minutes: 60 })"),
-              StatusIs(absl::StatusCode::kInvalidArgument, HasSubstr("default rule")));
-  EXPECT_THAT(parse(R"(rules { download_gbps: 0 checkpoint_write_gb_per_second: 1 checkpoint_interval_minutes: 60 })"),
-              StatusIs(absl::StatusCode::kInvalidArgument, HasSubstr("rules[0].download_gbps")));
-  EXPECT_THAT(parse(R"(rules { startup_minutes: -1 download_gbps: 1 checkpoint_write_gb_per_second: 1 checkpoint_interval_minutes: 60 })"),
-              StatusIs(absl::StatusCode::kInvalidArgument, HasSubstr("rules[0].startup_minutes")));
-  constexpr char kRule[] = R"(rules { download_gbps: 1 checkpoint_write_gb_per_second: 1 checkpoint_interval_minutes: 60 } )";
-  EXPECT_THAT(parse(std::string(kRule) + R"(serving_defaults { min_user_tokens_per_second: -1 source: "x" })"),
-              StatusIs(absl::StatusCode::kInvalidArgument, HasSubstr("serving_defaults.min_user_tokens_per_second")));
+  EXPECT_THAT(
+      parse(
+          R"(rules { provider: "aws" download_gbps: 1 checkpoint_write_gb_per_second: 1 checkpoint_interval_minutes: 60 })"),
+      StatusIs(absl::StatusCode::kInvalidArgument, HasSubstr("default rule")));
+  EXPECT_THAT(
+      parse(
+          R"(rules { download_gbps: 0 checkpoint_write_gb_per_second: 1 checkpoint_interval_minutes: 60 })"),
+      StatusIs(absl::StatusCode::kInvalidArgument, HasSubstr("rules[0].download_gbps")));
+  EXPECT_THAT(
+      parse(
+          R"(rules { startup_minutes: -1 download_gbps: 1 checkpoint_write_gb_per_second: 1 checkpoint_interval_minutes: 60 })"),
+      StatusIs(absl::StatusCode::kInvalidArgument, HasSubstr("rules[0].startup_minutes")));
+  constexpr char kRule[] =
+      R"(rules { download_gbps: 1 checkpoint_write_gb_per_second: 1 checkpoint_interval_minutes: 60 } )";
+  EXPECT_THAT(parse(std::string(kRule) +
+                    R"(serving_defaults { min_user_tokens_per_second: -1 source: "x" })"),
+              StatusIs(absl::StatusCode::kInvalidArgument,
+                       HasSubstr("serving_defaults.min_user_tokens_per_second")));
   EXPECT_THAT(parse(std::string(kRule) + R"(serving_defaults { min_user_tokens_per_second: 10 })"),
               StatusIs(absl::StatusCode::kInvalidArgument, HasSubstr("serving_defaults.source")));
 }

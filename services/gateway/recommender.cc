@@ -10,9 +10,9 @@
 
 #include "absl/container/flat_hash_map.h"
 #include "absl/container/flat_hash_set.h"
+#include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
-#include "absl/strings/match.h"
 #include "absl/strings/str_join.h"
 #include "absl/time/clock.h"
 #include "absl/types/span.h"
@@ -43,9 +43,12 @@ bool IsServing(Task task) {
 // provider's discount.
 double ListPrice(const OfferFacts& offer, PurchaseOption option) {
   switch (option) {
-    case catalog::v1::PURCHASE_OPTION_SPOT: return offer.spot_usd_per_hour;
-    case catalog::v1::PURCHASE_OPTION_RESERVED: return offer.reserved_usd_per_hour;
-    default: return offer.on_demand_usd_per_hour;
+    case catalog::v1::PURCHASE_OPTION_SPOT:
+      return offer.spot_usd_per_hour;
+    case catalog::v1::PURCHASE_OPTION_RESERVED:
+      return offer.reserved_usd_per_hour;
+    default:
+      return offer.on_demand_usd_per_hour;
   }
 }
 
@@ -53,17 +56,28 @@ double ListPrice(const OfferFacts& offer, PurchaseOption option) {
 // stage any of its candidates reached.
 int Stage(v1::ExclusionReason reason) {
   switch (reason) {
-    case v1::EXCLUSION_REASON_FILTERED: return 0;
-    case v1::EXCLUSION_REASON_UNAVAILABLE: return 1;
-    case v1::EXCLUSION_REASON_TOO_MANY_GPUS: return 2;
-    case v1::EXCLUSION_REASON_NO_FABRIC: return 3;
-    case v1::EXCLUSION_REASON_DOES_NOT_FIT: return 3;
-    case v1::EXCLUSION_REASON_TOO_SLOW: return 4;
-    case v1::EXCLUSION_REASON_NOT_PRICED: return 5;
-    case v1::EXCLUSION_REASON_RUNS_TOO_LONG: return 5;
-    case v1::EXCLUSION_REASON_OVER_BUDGET: return 6;
-    case v1::EXCLUSION_REASON_MISSES_DEADLINE: return 7;
-    default: return -1;
+    case v1::EXCLUSION_REASON_FILTERED:
+      return 0;
+    case v1::EXCLUSION_REASON_UNAVAILABLE:
+      return 1;
+    case v1::EXCLUSION_REASON_TOO_MANY_GPUS:
+      return 2;
+    case v1::EXCLUSION_REASON_NO_FABRIC:
+      return 3;
+    case v1::EXCLUSION_REASON_DOES_NOT_FIT:
+      return 3;
+    case v1::EXCLUSION_REASON_TOO_SLOW:
+      return 4;
+    case v1::EXCLUSION_REASON_NOT_PRICED:
+      return 5;
+    case v1::EXCLUSION_REASON_RUNS_TOO_LONG:
+      return 5;
+    case v1::EXCLUSION_REASON_OVER_BUDGET:
+      return 6;
+    case v1::EXCLUSION_REASON_MISSES_DEADLINE:
+      return 7;
+    default:
+      return -1;
   }
 }
 
@@ -76,16 +90,18 @@ absl::Status NonNegative(double value, absl::string_view field) {
 
 absl::Status ValidateConstraints(const v1::RecommendRequest& request) {
   const v1::Constraints& c = request.constraints();
-  for (auto [value, field] : {std::pair<double, const char*>{c.max_usd_per_hour(), "constraints.max_usd_per_hour"},
-                              {c.max_total_usd(), "constraints.max_total_usd"},
-                              {c.deadline_hours(), "constraints.deadline_hours"},
-                              {c.min_tokens_per_second(), "constraints.min_tokens_per_second"},
-                              {c.max_time_to_first_token_seconds(), "constraints.max_time_to_first_token_seconds"},
-                              {c.min_tokens_per_second_per_user(), "constraints.min_tokens_per_second_per_user"}}) {
+  for (auto [value, field] :
+       {std::pair<double, const char*>{c.max_usd_per_hour(), "constraints.max_usd_per_hour"},
+        {c.max_total_usd(), "constraints.max_total_usd"},
+        {c.deadline_hours(), "constraints.deadline_hours"},
+        {c.min_tokens_per_second(), "constraints.min_tokens_per_second"},
+        {c.max_time_to_first_token_seconds(), "constraints.max_time_to_first_token_seconds"},
+        {c.min_tokens_per_second_per_user(), "constraints.min_tokens_per_second_per_user"}}) {
     if (absl::Status s = NonNegative(value, field); !s.ok()) return s;
   }
   if (c.has_min_user_tokens_per_second()) {
-    RETURN_IF_ERROR(NonNegative(c.min_user_tokens_per_second(), "constraints.min_user_tokens_per_second"));
+    RETURN_IF_ERROR(
+        NonNegative(c.min_user_tokens_per_second(), "constraints.min_user_tokens_per_second"));
   }
   if (request.workload().has_egress_gb()) {
     RETURN_IF_ERROR(NonNegative(request.workload().egress_gb(), "workload.egress_gb"));
@@ -108,8 +124,8 @@ absl::Status ValidateConstraints(const v1::RecommendRequest& request) {
   for (int i = 0; i < c.purchase_options_size(); ++i) {
     if (c.purchase_options(i) == catalog::v1::PURCHASE_OPTION_UNSPECIFIED ||
         !catalog::v1::PurchaseOption_IsValid(c.purchase_options(i))) {
-      return absl::InvalidArgumentError(
-          absl::StrCat("constraints.purchase_options[", i, "]: must be ON_DEMAND, SPOT or RESERVED"));
+      return absl::InvalidArgumentError(absl::StrCat("constraints.purchase_options[", i,
+                                                     "]: must be ON_DEMAND, SPOT or RESERVED"));
     }
   }
   if (request.max_results() < 0 || request.max_results() > kMaxMaxResults) {
@@ -120,23 +136,25 @@ absl::Status ValidateConstraints(const v1::RecommendRequest& request) {
     return absl::InvalidArgumentError("workload.task: required");
   }
   for (const auto& [names, field] :
-       {std::pair<const google::protobuf::RepeatedPtrField<std::string>*, const char*>{&c.providers(), "providers"},
+       {std::pair<const google::protobuf::RepeatedPtrField<std::string>*, const char*>{
+            &c.providers(), "providers"},
         {&c.regions(), "regions"},
         {&c.gpu_models(), "gpu_models"}}) {
     for (int i = 0; i < names->size(); ++i) {
       if (names->Get(i).empty()) {
-        return absl::InvalidArgumentError(absl::StrCat("constraints.", field, "[", i, "]: must not be empty"));
+        return absl::InvalidArgumentError(
+            absl::StrCat("constraints.", field, "[", i, "]: must not be empty"));
       }
     }
   }
   return absl::OkStatus();
 }
 
-absl::Status UnknownName(absl::string_view field, int i, absl::string_view kind, absl::string_view name,
-                         const std::vector<std::string>& valid) {
-  return absl::InvalidArgumentError(absl::StrCat("constraints.", field, "[", i, "]: unknown ", kind, " \"",
-                                                 name, "\"; closest: ",
-                                                 absl::StrJoin(ClosestNames(name, valid), ", ")));
+absl::Status UnknownName(absl::string_view field, int i, absl::string_view kind,
+                         absl::string_view name, const std::vector<std::string>& valid) {
+  return absl::InvalidArgumentError(
+      absl::StrCat("constraints.", field, "[", i, "]: unknown ", kind, " \"", name,
+                   "\"; closest: ", absl::StrJoin(ClosestNames(name, valid), ", ")));
 }
 
 // printf's "%.<precision>f" of `value`, without parsing a format: the
@@ -162,33 +180,43 @@ std::string Gb(double bytes) { return absl::StrCat(Fixed(bytes / 1e9, 1), " GB")
 
 std::string LinkName(LinkType link) {
   switch (link) {
-    case catalog::v1::LINK_TYPE_NVLINK: return "NVLink";
-    case catalog::v1::LINK_TYPE_PCIE: return "PCIe";
-    case catalog::v1::LINK_TYPE_INFINITY_FABRIC: return "Infinity Fabric";
-    default: return "no link";
+    case catalog::v1::LINK_TYPE_NVLINK:
+      return "NVLink";
+    case catalog::v1::LINK_TYPE_PCIE:
+      return "PCIe";
+    case catalog::v1::LINK_TYPE_INFINITY_FABRIC:
+      return "Infinity Fabric";
+    default:
+      return "no link";
   }
 }
 
 std::string FabricName(FabricType fabric) {
   switch (fabric) {
-    case catalog::v1::FABRIC_TYPE_INFINIBAND: return "InfiniBand";
-    case catalog::v1::FABRIC_TYPE_EFA: return "EFA";
-    case catalog::v1::FABRIC_TYPE_ROCE: return "RoCE";
-    case catalog::v1::FABRIC_TYPE_ETHERNET: return "Ethernet";
-    default: return "no fabric";
+    case catalog::v1::FABRIC_TYPE_INFINIBAND:
+      return "InfiniBand";
+    case catalog::v1::FABRIC_TYPE_EFA:
+      return "EFA";
+    case catalog::v1::FABRIC_TYPE_ROCE:
+      return "RoCE";
+    case catalog::v1::FABRIC_TYPE_ETHERNET:
+      return "Ethernet";
+    default:
+      return "no fabric";
   }
 }
 
 // "16.1", "2000": GB without exponents.
-std::string Gigabytes(double gb) {
-  return Fixed(gb, gb < 100 ? 1 : 0);
-}
+std::string Gigabytes(double gb) { return Fixed(gb, gb < 100 ? 1 : 0); }
 
 const char* OptionName(PurchaseOption option) {
   switch (option) {
-    case catalog::v1::PURCHASE_OPTION_SPOT: return "spot";
-    case catalog::v1::PURCHASE_OPTION_RESERVED: return "reserved";
-    default: return "on-demand";
+    case catalog::v1::PURCHASE_OPTION_SPOT:
+      return "spot";
+    case catalog::v1::PURCHASE_OPTION_RESERVED:
+      return "reserved";
+    default:
+      return "on-demand";
   }
 }
 
@@ -197,15 +225,17 @@ const char* OptionName(PurchaseOption option) {
 absl::StatusOr<RecommendationRun> RecommendationRun::Start(
     std::shared_ptr<const catalog::Catalog> catalog, const v1::RecommendRequest& request,
     const RegionGroups* groups, const OverheadModel* overheads, EstimateCache* estimate_cache) {
-  return Start(catalog == nullptr ? nullptr : std::make_shared<const OfferIndex>(std::move(catalog)),
-               request, groups, overheads, estimate_cache);
+  return Start(
+      catalog == nullptr ? nullptr : std::make_shared<const OfferIndex>(std::move(catalog)),
+      request, groups, overheads, estimate_cache);
 }
 
 absl::StatusOr<RecommendationRun> RecommendationRun::Start(std::shared_ptr<const OfferIndex> index,
                                                            const v1::RecommendRequest& request,
                                                            const RegionGroups* groups,
                                                            const OverheadModel* overheads,
-                                                           EstimateCache* estimate_cache, Scan scan) {
+                                                           EstimateCache* estimate_cache,
+                                                           Scan scan) {
   if (absl::Status s = ValidateConstraints(request); !s.ok()) return s;
   if (index == nullptr) return absl::UnavailableError("no catalog replica yet; retry");
   RecommendationRun run;
@@ -214,10 +244,11 @@ absl::StatusOr<RecommendationRun> RecommendationRun::Start(std::shared_ptr<const
   run.request_ = request;
   RETURN_IF_ERROR(ApplyWorkloadDefaults(*run.request_.mutable_workload(), run.assumptions_));
   const v1::Constraints& c = request.constraints();
-  run.objective_ = c.objective() == v1::OBJECTIVE_UNSPECIFIED ? v1::OBJECTIVE_CHEAPEST : c.objective();
+  run.objective_ =
+      c.objective() == v1::OBJECTIVE_UNSPECIFIED ? v1::OBJECTIVE_CHEAPEST : c.objective();
   if (c.objective() == v1::OBJECTIVE_UNSPECIFIED) {
-    run.assumptions_.push_back(MakeAssumption("constraints.objective", "OBJECTIVE_CHEAPEST",
-                                              "lowest total job cost"));
+    run.assumptions_.push_back(
+        MakeAssumption("constraints.objective", "OBJECTIVE_CHEAPEST", "lowest total job cost"));
   }
   run.max_results_ = request.max_results() == 0 ? kDefaultMaxResults : request.max_results();
   run.max_nodes_ = c.single_node() ? 1 : (c.max_nodes() == 0 ? kMaxMaxNodes : c.max_nodes());
@@ -225,11 +256,13 @@ absl::StatusOr<RecommendationRun> RecommendationRun::Start(std::shared_ptr<const
     run.assumptions_.push_back(MakeAssumption(
         "constraints.max_nodes", "each offer's largest cluster",
         absl::StrCat("clusters of 1, 2, 4, ... nodes up to what the provider sells for the offer "
-                     "(Offer.max_nodes, at most ", kMaxMaxNodes, "); set max_nodes to cap it")));
+                     "(Offer.max_nodes, at most ",
+                     kMaxMaxNodes, "); set max_nodes to cap it")));
   }
   run.vram_margin_ = c.has_vram_margin() ? c.vram_margin() : kDefaultVramMargin;
   if (!c.has_vram_margin()) {
-    run.assumptions_.push_back(MakeAssumption("constraints.vram_margin", absl::StrFormat("%.2f", kDefaultVramMargin),
+    run.assumptions_.push_back(MakeAssumption("constraints.vram_margin",
+                                              absl::StrFormat("%.2f", kDefaultVramMargin),
                                               "fraction of GPU memory kept free"));
   }
   const sizing::v1::Workload& w = run.request_.workload();
@@ -253,7 +286,8 @@ absl::StatusOr<RecommendationRun> RecommendationRun::Start(std::shared_ptr<const
     run.assumptions_.push_back(MakeAssumption(
         "constraints.min_user_tokens_per_second", absl::StrFormat("%g", floor),
         absl::StrFormat("interactive endpoint: each user's stream at least %g output tokens/s (%s; "
-                        "data/gateway/overheads.textproto as of %s); set it to 0 (--min_user_tps=0) to lift the "
+                        "data/gateway/overheads.textproto as of %s); set it to 0 "
+                        "(--min_user_tps=0) to lift the "
                         "floor",
                         floor, overheads->serving_defaults().source(), overheads->as_of())));
   }
@@ -271,8 +305,9 @@ absl::StatusOr<RecommendationRun> RecommendationRun::Start(std::shared_ptr<const
   return run;
 }
 
-void RecommendationRun::Exclude(v1::ExclusionReason& current, int& current_config, int* current_candidate,
-                                v1::ExclusionReason reason, int config, int candidate) {
+void RecommendationRun::Exclude(v1::ExclusionReason& current, int& current_config,
+                                int* current_candidate, v1::ExclusionReason reason, int config,
+                                int candidate) {
   // A later candidate at the same stage is a larger cluster or a later
   // option: its numbers explain the exclusion best.
   if (Stage(reason) >= Stage(current)) {
@@ -286,7 +321,8 @@ void RecommendationRun::ExcludeUnit(Unit& unit, v1::ExclusionReason reason, int 
   Exclude(unit.reason, unit.config, nullptr, reason, config, -1);
 }
 
-void RecommendationRun::ExcludeQuoted(const Candidate& candidate, int candidate_index, v1::ExclusionReason reason) {
+void RecommendationRun::ExcludeQuoted(const Candidate& candidate, int candidate_index,
+                                      v1::ExclusionReason reason) {
   Quoted& q = quoted_offers_[candidate.offer_index];
   Exclude(q.reason, q.config, &q.candidate, reason, -1, candidate_index);
 }
@@ -298,7 +334,8 @@ absl::Status RecommendationRun::ResolveFilters(const RegionGroups* groups) {
     provider_ok_.assign(index_->providers(), 0);
     for (int i = 0; i < c.providers_size(); ++i) {
       const std::vector<int>& ids = index_->ProviderIdsIgnoringCase(c.providers(i));
-      if (ids.empty()) return UnknownName("providers", i, "provider", c.providers(i), index_->provider_names());
+      if (ids.empty())
+        return UnknownName("providers", i, "provider", c.providers(i), index_->provider_names());
       for (int id : ids) provider_ok_[id] = 1;
     }
   }
@@ -311,7 +348,8 @@ absl::Status RecommendationRun::ResolveFilters(const RegionGroups* groups) {
       if (group != nullptr) region_groups_.push_back(group);
       if (ids.empty() && group == nullptr) {
         std::vector<std::string> valid = index_->region_names();
-        if (groups != nullptr) valid.insert(valid.end(), groups->names().begin(), groups->names().end());
+        if (groups != nullptr)
+          valid.insert(valid.end(), groups->names().begin(), groups->names().end());
         return UnknownName("regions", i, "region or region group", c.regions(i), valid);
       }
     }
@@ -363,16 +401,17 @@ int RecommendationRun::NodeCap(int32_t max_nodes) const { return std::min(max_no
 
 bool RecommendationRun::PassesNames(int offer) {
   const OfferFacts& f = index_->offers()[offer];
-  return (provider_ok_.empty() || provider_ok_[f.provider]) && (gpu_ok_.empty() || gpu_ok_[f.gpu]) &&
-         RegionPasses(f);
+  return (provider_ok_.empty() || provider_ok_[f.provider]) &&
+         (gpu_ok_.empty() || gpu_ok_[f.gpu]) && RegionPasses(f);
 }
 
 std::string RecommendationRun::NodeCapText(const OfferFacts& f) const {
   const v1::Constraints& c = request_.constraints();
   if (c.single_node()) return "single_node";
   if (f.max_nodes <= max_nodes_) {
-    return f.max_nodes == 1 ? "this offer is single-node (no inter-node fabric)"
-                            : absl::StrCat(f.max_nodes, " nodes, the largest cluster sold for this offer");
+    return f.max_nodes == 1
+               ? "this offer is single-node (no inter-node fabric)"
+               : absl::StrCat(f.max_nodes, " nodes, the largest cluster sold for this offer");
   }
   return c.max_nodes() > 0 ? absl::StrCat("constraints.max_nodes = ", c.max_nodes())
                            : absl::StrCat(kMaxMaxNodes, " nodes, the gateway's limit");
@@ -387,10 +426,11 @@ absl::Status RecommendationRun::Enumerate(const RegionGroups* groups) {
     options_.push_back(catalog::v1::PURCHASE_OPTION_ON_DEMAND);
     const bool spot = restartable_ && !always_on_;
     if (spot) options_.push_back(catalog::v1::PURCHASE_OPTION_SPOT);
-    assumptions_.push_back(MakeAssumption(
-        "constraints.purchase_options", spot ? "on-demand, spot" : "on-demand",
-        spot ? "reserved needs a commitment: ask for PURCHASE_OPTION_RESERVED"
-             : "no spot: the job cannot resume after a preemption (ask for PURCHASE_OPTION_SPOT to see it)"));
+    assumptions_.push_back(
+        MakeAssumption("constraints.purchase_options", spot ? "on-demand, spot" : "on-demand",
+                       spot ? "reserved needs a commitment: ask for PURCHASE_OPTION_RESERVED"
+                            : "no spot: the job cannot resume after a preemption (ask for "
+                              "PURCHASE_OPTION_SPOT to see it)"));
   }
   RETURN_IF_ERROR(ResolveFilters(groups));
   name_filtered_ = !provider_ok_.empty() || !region_ok_.empty() || !gpu_ok_.empty();
@@ -421,7 +461,8 @@ absl::Status RecommendationRun::Enumerate(const RegionGroups* groups) {
         units_[offer].count = 1;
       }
     }
-  } else if (scan_ == Scan::kTopK && region_groups_.empty() && provider_ok_.empty() != region_ok_.empty()) {
+  } else if (scan_ == Scan::kTopK && region_groups_.empty() &&
+             provider_ok_.empty() != region_ok_.empty()) {
     // Providers only or regions only (GPUs are a property of the cell): the
     // index's parts of the cells give the offers that pass, counted and
     // ordered, without visiting them.
@@ -430,7 +471,8 @@ absl::Status RecommendationRun::Enumerate(const RegionGroups* groups) {
     const std::vector<char>& ok = parts_by_region_ ? region_ok_ : provider_ok_;
     for (int id = 0; id < static_cast<int>(ok.size()); ++id) {
       if (!ok[id]) continue;
-      for (const CellPart& part : parts_by_region_ ? index_->CellPartsOfRegion(id) : index_->CellPartsOfProvider(id)) {
+      for (const CellPart& part :
+           parts_by_region_ ? index_->CellPartsOfRegion(id) : index_->CellPartsOfProvider(id)) {
         if (!gpu_ok_.empty() && !gpu_ok_[cells[part.cell].gpu]) continue;
         parts_.push_back(&part);
       }
@@ -451,7 +493,8 @@ absl::Status RecommendationRun::Enumerate(const RegionGroups* groups) {
       passing += unit.count;
       units_.push_back(std::move(unit));
     }
-    std::sort(units_.begin(), units_.end(), [](const Unit& a, const Unit& b) { return a.first < b.first; });
+    std::sort(units_.begin(), units_.end(),
+              [](const Unit& a, const Unit& b) { return a.first < b.first; });
     filtered_by_name_ = offers - passing;
     if (filtered_by_name_ > 0) {
       for (int offer = 0; offer < offers && first_filtered_by_name_ < 0; ++offer) {
@@ -505,7 +548,8 @@ absl::Status RecommendationRun::Enumerate(const RegionGroups* groups) {
         for (int32_t offer : *source) visit(offer);
       }
     }
-    std::sort(units_.begin(), units_.end(), [](const Unit& a, const Unit& b) { return a.first < b.first; });
+    std::sort(units_.begin(), units_.end(),
+              [](const Unit& a, const Unit& b) { return a.first < b.first; });
     filtered_by_name_ = offers - passing;
     if (filtered_by_name_ > 0) {
       for (int offer = 0; offer < offers && first_filtered_by_name_ < 0; ++offer) {
@@ -537,7 +581,8 @@ absl::Status RecommendationRun::Enumerate(const RegionGroups* groups) {
     for (int32_t nodes = 1; nodes <= max_nodes; nodes *= 2, ++steps) {
       if (c.max_gpus() > 0 && nodes * cell.gpus_per_node > c.max_gpus()) break;
       if (steps == known) {
-        shape_configs_[static_cast<size_t>(cell.shape) * kMaxSteps + steps] = static_cast<int>(configs_.size());
+        shape_configs_[static_cast<size_t>(cell.shape) * kMaxSteps + steps] =
+            static_cast<int>(configs_.size());
         ++known;
         configs_.emplace_back(cell.shape, nodes);
       }
@@ -577,7 +622,8 @@ void RecommendationRun::PrepareSizing() {
   }
   // Even when no offer passed the filters, sizing still validates the
   // workload and computes its totals: give it one configuration to look at.
-  if (sized_ == nullptr && estimate_request_.configurations_size() == 0 && catalog_->snapshot().gpus_size() > 0) {
+  if (sized_ == nullptr && estimate_request_.configurations_size() == 0 &&
+      catalog_->snapshot().gpus_size() > 0) {
     sizing::v1::GpuConfiguration* probe = estimate_request_.add_configurations();
     probe->set_gpu_model(catalog_->snapshot().gpus(0).name());
     probe->set_gpus_per_node(1);
@@ -589,14 +635,17 @@ void RecommendationRun::PrepareSizing() {
 double RecommendationRun::PreRankKeyOf(int config, double list_usd_per_hour) const {
   const sizing::v1::ConfigurationEstimate& e = Est(config);
   switch (objective_) {
-    case v1::OBJECTIVE_FASTEST: return e.estimated_hours();
+    case v1::OBJECTIVE_FASTEST:
+      return e.estimated_hours();
     case v1::OBJECTIVE_BEST_VALUE:
       return -e.tokens_per_second() / std::max(list_usd_per_hour, 1e-9);
-    default: return list_usd_per_hour * e.estimated_hours();
+    default:
+      return list_usd_per_hour * e.estimated_hours();
   }
 }
 
-std::vector<RecommendationRun::Ranked> RecommendationRun::SelectCandidates(int cap, int64_t& total) {
+std::vector<RecommendationRun::Ranked> RecommendationRun::SelectCandidates(int cap,
+                                                                           int64_t& total) {
   const std::vector<OfferFacts>& facts = index_->offers();
   const std::vector<OfferCell>& cells = index_->cells();
   auto spare_of = [&](PurchaseOption option) {
@@ -614,8 +663,9 @@ std::vector<RecommendationRun::Ranked> RecommendationRun::SelectCandidates(int c
         for (int pos = 0; pos < static_cast<int>(options_.size()); ++pos) {
           const double price = ListPrice(facts[unit.offer], options_[pos]);
           if (price <= 0) continue;
-          selected.push_back({PreRankKeyOf(config, price * (nodes + spare_of(options_[pos]))), unit.offer, step, pos,
-                              static_cast<int>(&unit - units_.data()), config, price});
+          selected.push_back({PreRankKeyOf(config, price * (nodes + spare_of(options_[pos]))),
+                              unit.offer, step, pos, static_cast<int>(&unit - units_.data()),
+                              config, price});
         }
       }
     }
@@ -652,7 +702,7 @@ std::vector<RecommendationRun::Ranked> RecommendationRun::SelectCandidates(int c
     int stream;
     double price;
     bool operator<(const Head& o) const {
-      return key != o.key ? key < o.key
+      return key != o.key       ? key < o.key
              : offer != o.offer ? offer < o.offer
              : step != o.step   ? step < o.step
                                 : option_pos < o.option_pos;
@@ -677,12 +727,14 @@ std::vector<RecommendationRun::Ranked> RecommendationRun::SelectCandidates(int c
             const CellPart& part = *parts_[p];
             streams.push_back({fastest ? index_->PartOffers(part, parts_by_region_)
                                        : index_->PartByPrice(part, slot, parts_by_region_),
-                               nullptr, 0, u, config, step, pos, factor, e.estimated_hours(), e.tokens_per_second()});
+                               nullptr, 0, u, config, step, pos, factor, e.estimated_hours(),
+                               e.tokens_per_second()});
           }
         } else {
-          streams.push_back({fastest ? absl::MakeConstSpan(cell.offers) : absl::MakeConstSpan(cell.by_price[slot]),
-                             fastest ? nullptr : cell.price[slot].data(), 0, u, config, step, pos, factor,
-                             e.estimated_hours(), e.tokens_per_second()});
+          streams.push_back({fastest ? absl::MakeConstSpan(cell.offers)
+                                     : absl::MakeConstSpan(cell.by_price[slot]),
+                             fastest ? nullptr : cell.price[slot].data(), 0, u, config, step, pos,
+                             factor, e.estimated_hours(), e.tokens_per_second()});
         }
       }
     }
@@ -691,9 +743,12 @@ std::vector<RecommendationRun::Ranked> RecommendationRun::SelectCandidates(int c
   // same arithmetic, so the same doubles).
   auto key_of = [&](const Stream& stream, double list_usd_per_hour) {
     switch (objective_) {
-      case v1::OBJECTIVE_FASTEST: return stream.hours;
-      case v1::OBJECTIVE_BEST_VALUE: return -stream.tokens_per_second / std::max(list_usd_per_hour, 1e-9);
-      default: return list_usd_per_hour * stream.hours;
+      case v1::OBJECTIVE_FASTEST:
+        return stream.hours;
+      case v1::OBJECTIVE_BEST_VALUE:
+        return -stream.tokens_per_second / std::max(list_usd_per_hour, 1e-9);
+      default:
+        return list_usd_per_hour * stream.hours;
     }
   };
   // The stream's next candidate that passes the name filters, from its
@@ -706,10 +761,12 @@ std::vector<RecommendationRun::Ranked> RecommendationRun::SelectCandidates(int c
       if (!check_names || PassesNames(offer)) {
         // The fastest objective's key is the configuration's hours: no price
         // read (the candidate reads it if it is taken).
-        const double price = fastest                   ? -1
-                             : stream.prices != nullptr ? stream.prices[stream.pos]
-                                                        : ListPrice(facts[offer], options_[stream.option_pos]);
-        head = {key_of(stream, price * stream.factor), offer, stream.step, stream.option_pos, s, price};
+        const double price = fastest ? -1
+                             : stream.prices != nullptr
+                                 ? stream.prices[stream.pos]
+                                 : ListPrice(facts[offer], options_[stream.option_pos]);
+        head = {
+            key_of(stream, price * stream.factor), offer, stream.step, stream.option_pos, s, price};
         return true;
       }
       ++stream.pos;
@@ -736,7 +793,8 @@ std::vector<RecommendationRun::Ranked> RecommendationRun::SelectCandidates(int c
       break;
     }
     const Stream& stream = streams[top.stream];
-    selected.push_back({top.key, top.offer, top.step, top.option_pos, stream.unit, stream.config, top.price});
+    selected.push_back(
+        {top.key, top.offer, top.step, top.option_pos, stream.unit, stream.config, top.price});
     std::pop_heap(heap.begin(), heap.end(), later);
     Head& next = heap.back();  // the popped head's slot
     ++streams[next.stream].pos;
@@ -775,9 +833,9 @@ absl::StatusOr<pricing::v1::QuoteRequest> RecommendationRun::ApplyEstimates(
 absl::StatusOr<RecommendationRun::QuotePlan> RecommendationRun::PlanQuote(
     sizing::v1::EstimateResponse estimates) {
   if (estimates.estimates_size() != estimate_request_.configurations_size()) {
-    return absl::InternalError(absl::StrCat("sizing answered ", estimates.estimates_size(),
-                                            " estimates for ", estimate_request_.configurations_size(),
-                                            " configurations"));
+    return absl::InternalError(
+        absl::StrCat("sizing answered ", estimates.estimates_size(), " estimates for ",
+                     estimate_request_.configurations_size(), " configurations"));
   }
   if (needs_sizing_) {
     std::vector<EstimateCache::ConfigKey> keys;
@@ -813,14 +871,16 @@ absl::StatusOr<RecommendationRun::QuotePlan> RecommendationRun::PlanQuote(
   std::vector<char> fit_multi_node(index_->gpus(), 0);  // by GPU id
   for (int config = 0; config < static_cast<int>(configs_.size()); ++config) {
     const sizing::v1::ConfigurationEstimate& e = Est(config);
-    if (e.configuration().nodes() > 1 && e.fits()) fit_multi_node[index_->shapes()[configs_[config].first].gpu] = 1;
+    if (e.configuration().nodes() > 1 && e.fits())
+      fit_multi_node[index_->shapes()[configs_[config].first].gpu] = 1;
   }
   // For cost objectives without a deadline or a throughput floor, an offer's
   // larger clusters only add communication: keep the smallest cluster that
   // fits and the next sizes up (which can still win by avoiding
   // recomputation or offloading). Speed objectives keep every size.
-  const bool cost_only = (objective_ == v1::OBJECTIVE_CHEAPEST || objective_ == v1::OBJECTIVE_BEST_VALUE) &&
-                         deadline <= 0 && min_tokens_per_second <= 0;
+  const bool cost_only =
+      (objective_ == v1::OBJECTIVE_CHEAPEST || objective_ == v1::OBJECTIVE_BEST_VALUE) &&
+      deadline <= 0 && min_tokens_per_second <= 0;
   const std::vector<OfferCell>& cells = index_->cells();
   fitting_.reserve(units_.size() * kFittingClusterSizesKept);
   for (Unit& unit : units_) {
@@ -832,9 +892,12 @@ absl::StatusOr<RecommendationRun::QuotePlan> RecommendationRun::PlanQuote(
       const sizing::v1::ConfigurationEstimate& e = Est(config);
       if (!e.fits()) {
         const bool for_lack_of_fabric = f.max_nodes == 1 && fit_multi_node[f.gpu];
-        if (!for_lack_of_fabric) Track(misses_, "fit", {e.memory_margin(), config, -1, unit.first}, false);
-        ExcludeUnit(unit, for_lack_of_fabric ? v1::EXCLUSION_REASON_NO_FABRIC : v1::EXCLUSION_REASON_DOES_NOT_FIT,
-                    config);
+        if (!for_lack_of_fabric)
+          Track(misses_, "fit", {e.memory_margin(), config, -1, unit.first}, false);
+        ExcludeUnit(
+            unit,
+            for_lack_of_fabric ? v1::EXCLUSION_REASON_NO_FABRIC : v1::EXCLUSION_REASON_DOES_NOT_FIT,
+            config);
         continue;
       }
       if (min_tokens_per_second > 0 && e.tokens_per_second() < min_tokens_per_second) {
@@ -846,12 +909,14 @@ absl::StatusOr<RecommendationRun::QuotePlan> RecommendationRun::PlanQuote(
         // The numbers Serving() passes on unchanged, read without building it.
         const sizing::v1::ServingEstimate& served = e.serving();
         if (max_ttft > 0 && !(served.time_to_first_token_seconds() <= max_ttft)) {
-          Track(misses_, "ttft", {served.time_to_first_token_seconds(), config, -1, unit.first}, true);
+          Track(misses_, "ttft", {served.time_to_first_token_seconds(), config, -1, unit.first},
+                true);
           ExcludeUnit(unit, v1::EXCLUSION_REASON_TOO_SLOW, config);
           continue;
         }
         if (min_per_user > 0 && !(served.tokens_per_second_per_user() >= min_per_user)) {
-          Track(misses_, "per_user", {served.tokens_per_second_per_user(), config, -1, unit.first}, false);
+          Track(misses_, "per_user", {served.tokens_per_second_per_user(), config, -1, unit.first},
+                false);
           ExcludeUnit(unit, v1::EXCLUSION_REASON_TOO_SLOW, config);
           continue;
         }
@@ -871,7 +936,8 @@ absl::StatusOr<RecommendationRun::QuotePlan> RecommendationRun::PlanQuote(
       if (cost_only && ++fitting_steps > kFittingClusterSizesKept) break;
       fitting_.emplace_back(step, config);
       unit.fitting_end = static_cast<int>(fitting_.size());
-      for (PurchaseOption option : options_) unit.candidates_per_offer += f.sold[OptionSlot(option)] ? 1 : 0;
+      for (PurchaseOption option : options_)
+        unit.candidates_per_offer += f.sold[OptionSlot(option)] ? 1 : 0;
     }
   }
   // Pre-rank by list price so one Quote stays small even for a huge catalog.
@@ -885,7 +951,9 @@ absl::StatusOr<RecommendationRun::QuotePlan> RecommendationRun::PlanQuote(
     const int unit = r.unit;
     const int32_t nodes = int32_t{1} << r.step;
     const int32_t spare = always_on_ && option == catalog::v1::PURCHASE_OPTION_SPOT ? 1 : 0;
-    const double list_price = r.list_usd_per_hour >= 0 ? r.list_usd_per_hour : ListPrice(index_->offers()[r.offer], option);
+    const double list_price = r.list_usd_per_hour >= 0
+                                  ? r.list_usd_per_hour
+                                  : ListPrice(index_->offers()[r.offer], option);
     Candidate candidate{r.offer, unit, nodes, option, r.config, -1, list_price * (nodes + spare)};
     candidate.spare_nodes = spare;
     candidate.pre_rank = r.key;
@@ -923,7 +991,8 @@ absl::StatusOr<RecommendationRun::QuotePlan> RecommendationRun::PlanQuote(
     job->set_egress_gb(w.egress_gb());
   } else {
     double derived = 0;
-    std::string what = "an endpoint's responses leave through its own serving traffic: not priced here";
+    std::string what =
+        "an endpoint's responses leave through its own serving traffic: not priced here";
     if (training_) {
       derived = totals.trainable_params() * 2 / 1e9;
       what = "the trained weights at 16 bits (the adapter for LoRA/QLoRA), downloaded once";
@@ -934,21 +1003,25 @@ absl::StatusOr<RecommendationRun::QuotePlan> RecommendationRun::PlanQuote(
     job->set_egress_gb(derived);
     assumptions_.push_back(MakeAssumption(
         "workload.egress_gb", Gigabytes(derived),
-        absl::StrCat(what, "; priced at each provider's egress rate after its free allowance "
-                           "(set workload.egress_gb, --egress_gb, to say what moves out)")));
+        absl::StrCat(what,
+                     "; priced at each provider's egress rate after its free allowance "
+                     "(set workload.egress_gb, --egress_gb, to say what moves out)")));
   }
   egress_gb_ = job->egress_gb();
   quoted_ = std::move(order);
   // What-if: reserved prices for the best few (offer, nodes) by list price,
   // when the caller did not ask for reserved; quoted, never ranked.
-  if (std::find(options_.begin(), options_.end(), catalog::v1::PURCHASE_OPTION_RESERVED) == options_.end()) {
+  if (std::find(options_.begin(), options_.end(), catalog::v1::PURCHASE_OPTION_RESERVED) ==
+      options_.end()) {
     constexpr int kReservedWhatIfs = 3;
     std::vector<std::pair<int, int32_t>> seen;
     const size_t n = quoted_.size();
     for (size_t i = 0; i < n && static_cast<int>(seen.size()) < kReservedWhatIfs; ++i) {
       const Candidate base = candidates_[quoted_[i]];
       if (base.spare_nodes > 0) continue;
-      if (std::find(seen.begin(), seen.end(), std::make_pair(base.offer_index, base.nodes)) != seen.end()) continue;
+      if (std::find(seen.begin(), seen.end(), std::make_pair(base.offer_index, base.nodes)) !=
+          seen.end())
+        continue;
       seen.emplace_back(base.offer_index, base.nodes);
       Candidate reserved = base;
       reserved.option = catalog::v1::PURCHASE_OPTION_RESERVED;
@@ -965,7 +1038,9 @@ absl::StatusOr<RecommendationRun::QuotePlan> RecommendationRun::PlanQuote(
         {.offer_id = index_->id(candidate.offer_index),
          .nodes = candidate.nodes + candidate.spare_nodes,
          .hours = Est(candidate.config).estimated_hours() +
-                  (overheads_ != nullptr ? overheads_->TotalHours(OverheadRuleOf(candidate), RunOf(candidate)) : 0),
+                  (overheads_ != nullptr
+                       ? overheads_->TotalHours(OverheadRuleOf(candidate), RunOf(candidate))
+                       : 0),
          .purchase_option = candidate.option});
   }
   return plan;
@@ -977,8 +1052,9 @@ namespace {
 // std::sort's comparison inconsistent and the order undefined).
 bool RankableQuote(const pricing::v1::Quote& q, const sizing::v1::ConfigurationEstimate& estimate) {
   const pricing::v1::CostBreakdown& c = q.cost();
-  for (double v : {c.total_usd(), c.usd_per_hour(), c.expected_hours(), c.compute_usd(), c.storage_usd(),
-                   c.egress_usd(), c.preemption_usd(), estimate.tokens_per_second()}) {
+  for (double v :
+       {c.total_usd(), c.usd_per_hour(), c.expected_hours(), c.compute_usd(), c.storage_usd(),
+        c.egress_usd(), c.preemption_usd(), estimate.tokens_per_second()}) {
     if (!std::isfinite(v)) return false;
   }
   return true;
@@ -998,17 +1074,23 @@ absl::StatusOr<v1::RecommendResponse> RecommendationRun::Finish(
     const Candidate& candidate = candidates_[candidate_index];
     if (candidate.what_if_only) continue;
     const pricing::v1::Quote& q = quotes.quotes(candidate.quote);
-    const bool over_hourly = c.max_usd_per_hour() > 0 && q.cost().usd_per_hour() > c.max_usd_per_hour();
+    const bool over_hourly =
+        c.max_usd_per_hour() > 0 && q.cost().usd_per_hour() > c.max_usd_per_hour();
     const bool over_total = c.max_total_usd() > 0 && q.cost().total_usd() > c.max_total_usd();
     if (!q.priced() || !RankableQuote(q, Est(candidate.config))) {
       // A non-finite figure would break the sort's ordering: never ranked.
       ExcludeQuoted(candidate, candidate_index, v1::EXCLUSION_REASON_NOT_PRICED);
     } else if (over_hourly || over_total) {
-      if (over_hourly) Track(misses_, "usd_per_hour", {q.cost().usd_per_hour(), -1, candidate_index, candidate.offer_index}, true);
-      if (over_total) Track(misses_, "total_usd", {q.cost().total_usd(), -1, candidate_index, candidate.offer_index}, true);
+      if (over_hourly)
+        Track(misses_, "usd_per_hour",
+              {q.cost().usd_per_hour(), -1, candidate_index, candidate.offer_index}, true);
+      if (over_total)
+        Track(misses_, "total_usd",
+              {q.cost().total_usd(), -1, candidate_index, candidate.offer_index}, true);
       ExcludeQuoted(candidate, candidate_index, v1::EXCLUSION_REASON_OVER_BUDGET);
     } else if (c.deadline_hours() > 0 && q.cost().expected_hours() > c.deadline_hours()) {
-      Track(misses_, "deadline", {q.cost().expected_hours(), -1, candidate_index, candidate.offer_index}, true);
+      Track(misses_, "deadline",
+            {q.cost().expected_hours(), -1, candidate_index, candidate.offer_index}, true);
       ExcludeQuoted(candidate, candidate_index, v1::EXCLUSION_REASON_MISSES_DEADLINE);
     } else {
       survivors.push_back(candidate_index);
@@ -1022,14 +1104,14 @@ absl::StatusOr<v1::RecommendResponse> RecommendationRun::Finish(
     const Candidate& candidate = candidates_[index];
     const pricing::v1::CostBreakdown& cost = quotes.quotes(candidate.quote).cost();
     const double hours = cost.expected_hours();
-    const double value = -Est(candidate.config).tokens_per_second() /
-                         std::max(cost.usd_per_hour(), 1e-9);
+    const double value =
+        -Est(candidate.config).tokens_per_second() / std::max(cost.usd_per_hour(), 1e-9);
     const double primary = objective_ == v1::OBJECTIVE_FASTEST      ? hours
                            : objective_ == v1::OBJECTIVE_BEST_VALUE ? value
                                                                     : cost.total_usd();
     const double secondary = objective_ == v1::OBJECTIVE_FASTEST ? cost.total_usd() : hours;
-    return std::make_tuple(primary, secondary, index_->id(candidate.offer_index),
-                           candidate.nodes, static_cast<int>(candidate.option));
+    return std::make_tuple(primary, secondary, index_->id(candidate.offer_index), candidate.nodes,
+                           static_cast<int>(candidate.option));
   };
   std::vector<Key> keys(candidates_.size());  // computed once per survivor, not per comparison
   for (int index : survivors) keys[index] = key(index);
@@ -1069,7 +1151,8 @@ absl::StatusOr<v1::RecommendResponse> RecommendationRun::Finish(
     int example = -1, config = -1, candidate = -1;
   };
   std::map<v1::ExclusionReason, Tally> tally;
-  auto add = [&](v1::ExclusionReason reason, int64_t count, int example, int config, int candidate) {
+  auto add = [&](v1::ExclusionReason reason, int64_t count, int example, int config,
+                 int candidate) {
     if (count <= 0 || reason == v1::EXCLUSION_REASON_UNSPECIFIED) return;
     Tally& t = tally[reason];
     t.count += count;
@@ -1091,8 +1174,9 @@ absl::StatusOr<v1::RecommendResponse> RecommendationRun::Finish(
     exclusion->set_example(offers.Get(t.example).id());
     exclusion->set_detail(ExclusionDetail(t.example, reason, t.config, t.candidate, quotes));
   }
-  std::stable_sort(response.mutable_excluded()->begin(), response.mutable_excluded()->end(),
-                   [](const v1::Exclusion& a, const v1::Exclusion& b) { return a.count() > b.count(); });
+  std::stable_sort(
+      response.mutable_excluded()->begin(), response.mutable_excluded()->end(),
+      [](const v1::Exclusion& a, const v1::Exclusion& b) { return a.count() > b.count(); });
 
   response.set_candidates_considered(candidates_considered_);
   response.set_catalog_version(catalog_->snapshot().version());
@@ -1110,10 +1194,12 @@ absl::StatusOr<v1::RecommendResponse> RecommendationRun::Finish(
   return response;
 }
 
-void RecommendationRun::Track(std::map<std::string, Miss>& misses, const std::string& key, Miss miss, bool lower) {
+void RecommendationRun::Track(std::map<std::string, Miss>& misses, const std::string& key,
+                              Miss miss, bool lower) {
   if (!std::isfinite(miss.value)) return;
   auto [it, inserted] = misses.try_emplace(key, miss);
-  if (!inserted && (lower ? miss.value < it->second.value : miss.value > it->second.value)) it->second = miss;
+  if (!inserted && (lower ? miss.value < it->second.value : miss.value > it->second.value))
+    it->second = miss;
 }
 
 v1::Overheads RecommendationRun::OverheadsOf(const Candidate& candidate) const {
@@ -1139,8 +1225,8 @@ RunData RecommendationRun::RunOf(const Candidate& candidate) const {
   return run;
 }
 
-v1::ServingEstimate RecommendationRun::Serving(const sizing::v1::ConfigurationEstimate& e, int32_t spare_nodes,
-                                               double usd_per_hour) const {
+v1::ServingEstimate RecommendationRun::Serving(const sizing::v1::ConfigurationEstimate& e,
+                                               int32_t spare_nodes, double usd_per_hour) const {
   // Sizing's serving numbers (ServingEstimate: per replica at its
   // concurrency, and for the cluster); the gateway adds the spare replicas
   // of a spot endpoint and the price per token.
@@ -1170,7 +1256,8 @@ v1::ServingEstimate RecommendationRun::Serving(const sizing::v1::ConfigurationEs
 }
 
 void RecommendationRun::AddWhatIfs(int top_index, const std::vector<int>& survivors,
-                                   const pricing::v1::QuoteResponse& quotes, v1::RecommendResponse& response) const {
+                                   const pricing::v1::QuoteResponse& quotes,
+                                   v1::RecommendResponse& response) const {
   const Candidate& top = candidates_[top_index];
   const pricing::v1::CostBreakdown& top_cost = quotes.quotes(top.quote).cost();
   std::vector<char> qualifies(candidates_.size(), 0);  // by candidate index
@@ -1181,13 +1268,18 @@ void RecommendationRun::AddWhatIfs(int top_index, const std::vector<int>& surviv
            RankableQuote(quotes.quotes(c.quote), Est(c.config));  // no NaN into the sort
   };
   const std::vector<OfferFacts>& facts = index_->offers();
-  auto total_gpus = [&](const Candidate& c) { return facts[c.offer_index].gpus_per_node * c.nodes; };
-  auto same_gpu = [&](const Candidate& c) { return facts[c.offer_index].gpu == facts[top.offer_index].gpu; };
+  auto total_gpus = [&](const Candidate& c) {
+    return facts[c.offer_index].gpus_per_node * c.nodes;
+  };
+  auto same_gpu = [&](const Candidate& c) {
+    return facts[c.offer_index].gpu == facts[top.offer_index].gpu;
+  };
   // Candidates in rank order: survivors first (already sorted), then the rest
   // of the quoted by total cost.
   std::vector<int> order(survivors.begin(), survivors.end());
   std::vector<int> rest;
-  std::vector<double> total_usd(candidates_.size(), 0);  // read once per candidate, not per comparison
+  std::vector<double> total_usd(candidates_.size(),
+                                0);  // read once per candidate, not per comparison
   for (int index : quoted_) {
     if (!qualifies[index] && priced(index)) {
       rest.push_back(index);
@@ -1213,22 +1305,29 @@ void RecommendationRun::AddWhatIfs(int top_index, const std::vector<int>& surviv
     w->set_preemption_usd(q.cost().preemption_usd());
     // A what-if-only quote (reserved) was never filtered: check it here.
     const v1::Constraints& k = request_.constraints();
-    w->set_qualifies(qualifies[index] ||
-                     (c.what_if_only && !(k.max_usd_per_hour() > 0 && q.cost().usd_per_hour() > k.max_usd_per_hour()) &&
-                      !(k.max_total_usd() > 0 && q.cost().total_usd() > k.max_total_usd()) &&
-                      !(k.deadline_hours() > 0 && q.cost().expected_hours() > k.deadline_hours())));
+    w->set_qualifies(
+        qualifies[index] ||
+        (c.what_if_only &&
+         !(k.max_usd_per_hour() > 0 && q.cost().usd_per_hour() > k.max_usd_per_hour()) &&
+         !(k.max_total_usd() > 0 && q.cost().total_usd() > k.max_total_usd()) &&
+         !(k.deadline_hours() > 0 && q.cost().expected_hours() > k.deadline_hours())));
     const double pct = top_cost.total_usd() > 0 ? 100.0 * w->delta_usd() / top_cost.total_usd() : 0;
-    std::string text = absl::StrCat(axis, ": ", offer.provider(), " ", offer.instance_type(), " x", c.nodes, " ",
-                                    OptionName(c.option), ", $", Fixed(w->total_usd(), 2), " in total (",
-                                    w->delta_usd() < 0 ? "-" : "+", "$", Fixed(std::abs(w->delta_usd()), 2), ", ",
-                                    SignedFixed(pct, 0), "%), ", Fixed(w->hours(), 1), " h (",
-                                    SignedFixed(w->delta_hours(), 1), " h)");
+    std::string text =
+        absl::StrCat(axis, ": ", offer.provider(), " ", offer.instance_type(), " x", c.nodes, " ",
+                     OptionName(c.option), ", $", Fixed(w->total_usd(), 2), " in total (",
+                     w->delta_usd() < 0 ? "-" : "+", "$", Fixed(std::abs(w->delta_usd()), 2), ", ",
+                     SignedFixed(pct, 0), "%), ", Fixed(w->hours(), 1), " h (",
+                     SignedFixed(w->delta_hours(), 1), " h)");
     if (c.option == catalog::v1::PURCHASE_OPTION_SPOT) {
-      absl::StrAppend(&text, "; expected preemption loss $", Fixed(w->preemption_usd(), 2), " included");
+      absl::StrAppend(&text, "; expected preemption loss $", Fixed(w->preemption_usd(), 2),
+                      " included");
     }
     if (c.option == catalog::v1::PURCHASE_OPTION_RESERVED) {
-      text += "; reserved prices need a commitment whose term the price data does not state (typically 1 or 3 "
-              "years, billed whether used or not): an 'up to' discount is not certain, confirm the term";
+      text +=
+          "; reserved prices need a commitment whose term the price data does not state (typically "
+          "1 or 3 "
+          "years, billed whether used or not): an 'up to' discount is not certain, confirm the "
+          "term";
     }
     if (!w->qualifies()) text += "; does not meet every constraint";
     w->set_summary(std::move(text));
@@ -1240,8 +1339,9 @@ void RecommendationRun::AddWhatIfs(int top_index, const std::vector<int>& surviv
     return -1;
   };
   // Same offer and cluster, other purchase options.
-  for (PurchaseOption option : {catalog::v1::PURCHASE_OPTION_SPOT, catalog::v1::PURCHASE_OPTION_ON_DEMAND,
-                                catalog::v1::PURCHASE_OPTION_RESERVED}) {
+  for (PurchaseOption option :
+       {catalog::v1::PURCHASE_OPTION_SPOT, catalog::v1::PURCHASE_OPTION_ON_DEMAND,
+        catalog::v1::PURCHASE_OPTION_RESERVED}) {
     if (option == top.option) continue;
     const int index = first([&](const Candidate& c) {
       return c.offer_index == top.offer_index && c.nodes == top.nodes && c.option == option;
@@ -1278,73 +1378,89 @@ void RecommendationRun::AddNearestMisses(const pricing::v1::QuoteResponse& quote
     const sizing::v1::ConfigurationEstimate* e = miss.config >= 0 ? &Est(miss.config) : nullptr;
     const Offer& offer = catalog_->snapshot().offers(miss.offer_index);
     m->set_offer_id(offer.id());
-    m->set_nodes(candidate != nullptr ? candidate->nodes : e != nullptr ? e->configuration().nodes() : 1);
+    m->set_nodes(candidate != nullptr ? candidate->nodes
+                 : e != nullptr       ? e->configuration().nodes()
+                                      : 1);
     if (candidate != nullptr) m->set_purchase_option(candidate->option);
     m->set_value(miss.value);
-    const std::string who = absl::StrCat(offer.id(), " at ", m->nodes(), m->nodes() == 1 ? " node" : " nodes");
+    const std::string who =
+        absl::StrCat(offer.id(), " at ", m->nodes(), m->nodes() == 1 ? " node" : " nodes");
     if (key == "total_usd") {
       m->set_reason(v1::EXCLUSION_REASON_OVER_BUDGET);
       m->set_limit(c.max_total_usd());
-      m->set_summary(absl::StrFormat("the cheapest that fits costs $%.2f, $%.2f over your max_total_usd of $%.2f (%s)",
-                                     miss.value, miss.value - c.max_total_usd(), c.max_total_usd(), who));
+      m->set_summary(absl::StrFormat(
+          "the cheapest that fits costs $%.2f, $%.2f over your max_total_usd of $%.2f (%s)",
+          miss.value, miss.value - c.max_total_usd(), c.max_total_usd(), who));
     } else if (key == "usd_per_hour") {
       m->set_reason(v1::EXCLUSION_REASON_OVER_BUDGET);
       m->set_limit(c.max_usd_per_hour());
-      m->set_summary(absl::StrFormat("the lowest hourly price that fits is $%.2f/h, $%.2f/h over your max_usd_per_hour "
-                                     "of $%.2f (%s)", miss.value, miss.value - c.max_usd_per_hour(),
-                                     c.max_usd_per_hour(), who));
+      m->set_summary(absl::StrFormat(
+          "the lowest hourly price that fits is $%.2f/h, $%.2f/h over your max_usd_per_hour "
+          "of $%.2f (%s)",
+          miss.value, miss.value - c.max_usd_per_hour(), c.max_usd_per_hour(), who));
     } else if (key == "deadline") {
       m->set_reason(v1::EXCLUSION_REASON_MISSES_DEADLINE);
       m->set_limit(c.deadline_hours());
-      m->set_summary(absl::StrFormat("the fastest that fits takes %.1f h, %.1f h over your deadline of %.1f h (%s)",
-                                     miss.value, miss.value - c.deadline_hours(), c.deadline_hours(), who));
+      m->set_summary(absl::StrFormat(
+          "the fastest that fits takes %.1f h, %.1f h over your deadline of %.1f h (%s)",
+          miss.value, miss.value - c.deadline_hours(), c.deadline_hours(), who));
     } else if (key == "tokens_per_second") {
       m->set_reason(v1::EXCLUSION_REASON_TOO_SLOW);
       m->set_limit(c.min_tokens_per_second());
-      m->set_summary(absl::StrFormat("the fastest that fits reaches %.0f tokens/s, %.0f short of your "
-                                     "min_tokens_per_second of %.0f (%s)", miss.value,
-                                     c.min_tokens_per_second() - miss.value, c.min_tokens_per_second(), who));
+      m->set_summary(absl::StrFormat(
+          "the fastest that fits reaches %.0f tokens/s, %.0f short of your "
+          "min_tokens_per_second of %.0f (%s)",
+          miss.value, c.min_tokens_per_second() - miss.value, c.min_tokens_per_second(), who));
     } else if (key == "per_user") {
       m->set_reason(v1::EXCLUSION_REASON_TOO_SLOW);
       m->set_limit(min_user_tps_);
-      m->set_summary(absl::StrFormat("the fastest per user is %.1f tokens/s, %.1f short of %s of %.1f (%s)", miss.value,
-                                     min_user_tps_ - miss.value, MinUserTpsName(), min_user_tps_, who));
+      m->set_summary(absl::StrFormat(
+          "the fastest per user is %.1f tokens/s, %.1f short of %s of %.1f (%s)", miss.value,
+          min_user_tps_ - miss.value, MinUserTpsName(), min_user_tps_, who));
     } else if (key == "ttft") {
       m->set_reason(v1::EXCLUSION_REASON_TOO_SLOW);
       m->set_limit(c.max_time_to_first_token_seconds());
-      m->set_summary(absl::StrFormat("the quickest first token takes %.2f s, %.2f s over your "
-                                     "max_time_to_first_token_seconds of %.2f (%s)", miss.value,
-                                     miss.value - c.max_time_to_first_token_seconds(),
-                                     c.max_time_to_first_token_seconds(), who));
+      m->set_summary(
+          absl::StrFormat("the quickest first token takes %.2f s, %.2f s over your "
+                          "max_time_to_first_token_seconds of %.2f (%s)",
+                          miss.value, miss.value - c.max_time_to_first_token_seconds(),
+                          c.max_time_to_first_token_seconds(), who));
     } else if (key == "fit" && e != nullptr) {
       m->set_reason(v1::EXCLUSION_REASON_DOES_NOT_FIT);
       m->set_limit(vram_margin_);
-      m->set_summary(absl::StrFormat("the closest fit needs %s per GPU on %s GPUs (%s)", Gb(e->memory().total_bytes()),
-                                     Gb(e->gpu_memory_bytes()), who));
+      m->set_summary(absl::StrFormat("the closest fit needs %s per GPU on %s GPUs (%s)",
+                                     Gb(e->memory().total_bytes()), Gb(e->gpu_memory_bytes()),
+                                     who));
     }
   }
   (void)quotes;
 }
 
-std::string RecommendationRun::ExclusionDetail(int offer_index, v1::ExclusionReason reason, int config,
-                                               int candidate, const pricing::v1::QuoteResponse& quotes) const {
+std::string RecommendationRun::ExclusionDetail(int offer_index, v1::ExclusionReason reason,
+                                               int config, int candidate,
+                                               const pricing::v1::QuoteResponse& quotes) const {
   const OfferFacts& f = index_->offers()[offer_index];
   const v1::Constraints& c = request_.constraints();
   const sizing::v1::ConfigurationEstimate* e =
       config >= 0 && config < static_cast<int>(estimates_.size()) ? &Est(config) : nullptr;
   const pricing::v1::Quote* q = nullptr;
-  if (candidate >= 0 && candidates_[candidate].quote >= 0 && candidates_[candidate].quote < quotes.quotes_size()) {
+  if (candidate >= 0 && candidates_[candidate].quote >= 0 &&
+      candidates_[candidate].quote < quotes.quotes_size()) {
     q = &quotes.quotes(candidates_[candidate].quote);
   }
-  const int nodes = e != nullptr ? e->configuration().nodes() : candidate >= 0 ? candidates_[candidate].nodes : 1;
+  const int nodes = e != nullptr     ? e->configuration().nodes()
+                    : candidate >= 0 ? candidates_[candidate].nodes
+                                     : 1;
   const std::string at = absl::StrCat(nodes, nodes == 1 ? " node" : " nodes");
   const std::string cap = absl::StrCat(" (cluster cap: ", NodeCapText(f), ")");
   switch (reason) {
     case v1::EXCLUSION_REASON_FILTERED:
       return "not among the providers, regions, GPUs or purchase options asked for";
-    case v1::EXCLUSION_REASON_UNAVAILABLE: return "the catalog marks it unavailable";
+    case v1::EXCLUSION_REASON_UNAVAILABLE:
+      return "the catalog marks it unavailable";
     case v1::EXCLUSION_REASON_TOO_MANY_GPUS:
-      return absl::StrCat(f.gpus_per_node, " GPUs per node > constraints.max_gpus = ", c.max_gpus());
+      return absl::StrCat(f.gpus_per_node,
+                          " GPUs per node > constraints.max_gpus = ", c.max_gpus());
     case v1::EXCLUSION_REASON_NO_FABRIC:
       return "fits only across several nodes, and this offer has no inter-node fabric";
     case v1::EXCLUSION_REASON_DOES_NOT_FIT:
@@ -1362,11 +1478,12 @@ std::string RecommendationRun::ExclusionDetail(int offer_index, v1::ExclusionRea
       const v1::ServingEstimate s = Serving(*e, 0, 0);
       if (c.max_time_to_first_token_seconds() > 0 &&
           !(s.time_to_first_token_seconds() <= c.max_time_to_first_token_seconds())) {
-        return absl::StrFormat("first token in %.2f s at %s > constraints.max_time_to_first_token_seconds = %.2f",
-                               s.time_to_first_token_seconds(), at, c.max_time_to_first_token_seconds());
+        return absl::StrFormat(
+            "first token in %.2f s at %s > constraints.max_time_to_first_token_seconds = %.2f",
+            s.time_to_first_token_seconds(), at, c.max_time_to_first_token_seconds());
       }
-      return absl::StrFormat("%.1f tokens/s per user at %s < %s = %.1f", s.tokens_per_second_per_user(), at,
-                             MinUserTpsName(), min_user_tps_);
+      return absl::StrFormat("%.1f tokens/s per user at %s < %s = %.1f",
+                             s.tokens_per_second_per_user(), at, MinUserTpsName(), min_user_tps_);
     }
     case v1::EXCLUSION_REASON_MISSES_DEADLINE:
       if (q != nullptr) {
@@ -1374,23 +1491,27 @@ std::string RecommendationRun::ExclusionDetail(int offer_index, v1::ExclusionRea
                                q->cost().expected_hours(), at, c.deadline_hours());
       }
       if (e == nullptr) break;
-      return absl::StrFormat("%.1f h at %s > deadline %.1f h", e->estimated_hours(), at, c.deadline_hours()) + cap;
+      return absl::StrFormat("%.1f h at %s > deadline %.1f h", e->estimated_hours(), at,
+                             c.deadline_hours()) +
+             cap;
     case v1::EXCLUSION_REASON_RUNS_TOO_LONG:
       if (e == nullptr) break;
-      return absl::StrFormat("estimated %.3g h at %s, beyond the %.0e h pricing quotes", e->estimated_hours(), at,
-                             kMaxQuotableHours) + cap;
+      return absl::StrFormat("estimated %.3g h at %s, beyond the %.0e h pricing quotes",
+                             e->estimated_hours(), at, kMaxQuotableHours) +
+             cap;
     case v1::EXCLUSION_REASON_NOT_PRICED:
       if (q == nullptr) break;
       return absl::StrCat("pricing: ", q->unpriced_reason());
     case v1::EXCLUSION_REASON_OVER_BUDGET:
       if (q == nullptr) break;
       if (c.max_usd_per_hour() > 0 && q->cost().usd_per_hour() > c.max_usd_per_hour()) {
-        return absl::StrFormat("$%.2f/h > constraints.max_usd_per_hour $%.2f", q->cost().usd_per_hour(),
-                               c.max_usd_per_hour());
+        return absl::StrFormat("$%.2f/h > constraints.max_usd_per_hour $%.2f",
+                               q->cost().usd_per_hour(), c.max_usd_per_hour());
       }
-      return absl::StrFormat("$%.2f in total > constraints.max_total_usd $%.2f", q->cost().total_usd(),
-                             c.max_total_usd());
-    default: break;
+      return absl::StrFormat("$%.2f in total > constraints.max_total_usd $%.2f",
+                             q->cost().total_usd(), c.max_total_usd());
+    default:
+      break;
   }
   return "";
 }
@@ -1402,32 +1523,39 @@ namespace {
 std::string ServingBoundText(const v1::ServingEstimate& s, const sizing::v1::ServingEstimate& in,
                              const sizing::v1::Workload& w) {
   const int per_replica = std::max(1, in.concurrency_per_replica());
-  const std::string users = absl::StrCat("each of the ", per_replica, " concurrent sequences per replica gets ",
-                                         Fixed(s.tokens_per_second_per_user(), 1), " tokens/s");
+  const std::string users =
+      absl::StrCat("each of the ", per_replica, " concurrent sequences per replica gets ",
+                   Fixed(s.tokens_per_second_per_user(), 1), " tokens/s");
   const std::string decode =
       absl::StrCat(Fixed(s.decode_tokens_per_second_per_user(), 1), " tokens/s, ",
-                   Fixed(1000 * s.inter_token_latency_seconds(), 0), " ms per token, between other sequences' prefills");
+                   Fixed(1000 * s.inter_token_latency_seconds(), 0),
+                   " ms per token, between other sequences' prefills");
   switch (s.throughput_bound()) {
     case sizing::v1::SERVING_BOUND_PREFILL:
       return absl::StrCat(
           "throughput prefill-bound: prefilling the ",
-          w.prompt_tokens() > 0 ? w.prompt_tokens() : w.context_length() - w.output_tokens(), "-token prompts takes ",
-          Fixed(100 * s.prefill_fraction(), 0), "% of each replica's time at full load, so the total is ",
+          w.prompt_tokens() > 0 ? w.prompt_tokens() : w.context_length() - w.output_tokens(),
+          "-token prompts takes ", Fixed(100 * s.prefill_fraction(), 0),
+          "% of each replica's time at full load, so the total is ",
           Fixed(s.aggregate_tokens_per_second(), 0), " tokens/s and ", users, " (", decode,
           "); more compute per replica, shorter prompts or prefix caching raise it");
     case sizing::v1::SERVING_BOUND_KV_CAPACITY:
-      return absl::StrCat("throughput KV-capacity-bound: the KV cache holds ", in.max_concurrency_per_replica(),
-                          " sequences of ", w.context_length(), " tokens per replica and all of them decode (",
+      return absl::StrCat("throughput KV-capacity-bound: the KV cache holds ",
+                          in.max_concurrency_per_replica(), " sequences of ", w.context_length(),
+                          " tokens per replica and all of them decode (",
                           Fixed(100 * (1 - s.prefill_fraction()), 0), "% of the time; prefill ",
                           Fixed(100 * s.prefill_fraction(), 0), "%), so the total is ",
-                          Fixed(s.aggregate_tokens_per_second(), 0), " tokens/s and ", users, " (", decode,
-                          "); more GPU memory per replica raises it");
+                          Fixed(s.aggregate_tokens_per_second(), 0), " tokens/s and ", users, " (",
+                          decode, "); more GPU memory per replica raises it");
     case sizing::v1::SERVING_BOUND_DECODE:
       return absl::StrCat("throughput decode-bound: the batched decode steps take ",
-                          Fixed(100 * (1 - s.prefill_fraction()), 0), "% of each replica's time at full load (prefill ",
+                          Fixed(100 * (1 - s.prefill_fraction()), 0),
+                          "% of each replica's time at full load (prefill ",
                           Fixed(100 * s.prefill_fraction(), 0), "%), so the total is ",
-                          Fixed(s.aggregate_tokens_per_second(), 0), " tokens/s and ", users, " (", decode,
-                          "); more concurrent sequences per replica would raise the total and lower each one's speed");
+                          Fixed(s.aggregate_tokens_per_second(), 0), " tokens/s and ", users, " (",
+                          decode,
+                          "); more concurrent sequences per replica would raise the total and "
+                          "lower each one's speed");
     default:
       return absl::StrCat(users, " (", decode, ")");
   }
@@ -1500,9 +1628,10 @@ void RecommendationRun::Explain(const Candidate& candidate, const pricing::v1::Q
   if (r.overheads().total_hours() > 0) {
     const v1::Overheads& o = r.overheads();
     r.add_reasons(absl::StrCat(
-        "overheads ", Fixed(o.total_hours(), 2), " h, $", Fixed(o.usd(), 2), ": start-up ", Fixed(o.startup_hours(), 2),
-        " h, image pull ", Fixed(o.image_pull_hours(), 2), " h, model and data download ",
-        Fixed(o.download_hours(), 2), " h at ", absl::StrFormat("%g", o.download_gbps()), " Gbps (",
+        "overheads ", Fixed(o.total_hours(), 2), " h, $", Fixed(o.usd(), 2), ": start-up ",
+        Fixed(o.startup_hours(), 2), " h, image pull ", Fixed(o.image_pull_hours(), 2),
+        " h, model and data download ", Fixed(o.download_hours(), 2), " h at ",
+        absl::StrFormat("%g", o.download_gbps()), " Gbps (",
         offer.network().gbps() > 0 && offer.network().gbps() <= o.download_gbps()
             ? "the instance's published network"
             : "the provider's practical download rate, data/gateway/overheads.textproto",
@@ -1512,36 +1641,42 @@ void RecommendationRun::Explain(const Candidate& candidate, const pricing::v1::Q
     *r.mutable_serving() = Serving(e, candidate.spare_nodes, quote.cost().usd_per_hour());
     const v1::ServingEstimate& s = r.serving();
     if (s.tokens_per_second_per_user() > 0) {
-      r.add_reasons(absl::StrCat("serving: first token in ", Fixed(s.time_to_first_token_seconds(), 2), " s, ",
-                                 Fixed(s.tokens_per_second_per_user(), 1), " tokens/s per user at full load, ",
-                                 Fixed(s.aggregate_tokens_per_second(), 0), " tokens/s over ", s.replicas(),
-                                 " replica(s), $", Fixed(s.usd_per_million_output_tokens(), 2),
-                                 " per million output tokens at full load"));
+      r.add_reasons(absl::StrCat(
+          "serving: first token in ", Fixed(s.time_to_first_token_seconds(), 2), " s, ",
+          Fixed(s.tokens_per_second_per_user(), 1), " tokens/s per user at full load, ",
+          Fixed(s.aggregate_tokens_per_second(), 0), " tokens/s over ", s.replicas(),
+          " replica(s), $", Fixed(s.usd_per_million_output_tokens(), 2),
+          " per million output tokens at full load"));
       const std::string bound = ServingBoundText(s, e.serving(), w);
       r.mutable_serving()->set_throughput_bound_text(bound);
       r.add_reasons(bound);
     }
   }
 
-  r.add_reasons(absl::StrCat("fits: ", Gb(e.memory().total_bytes()), " of ", Gb(e.gpu_memory_bytes()), " per GPU (",
+  r.add_reasons(absl::StrCat("fits: ", Gb(e.memory().total_bytes()), " of ",
+                             Gb(e.gpu_memory_bytes()), " per GPU (",
                              Fixed(100 * e.memory_margin(), 0), "% free)"));
-  if (!e.plan().description().empty()) r.add_reasons(absl::StrCat("plan: ", e.plan().description()));
-  r.add_reasons(absl::StrCat(Fixed(r.estimated_hours(), 1), " h at ", Fixed(e.tokens_per_second(), 0), " tokens/s, $",
-                             Fixed(quote.cost().total_usd(), 2), " in total ($", Fixed(quote.cost().usd_per_hour(), 2),
-                             "/h, ", OptionName(candidate.option), ")"));
+  if (!e.plan().description().empty())
+    r.add_reasons(absl::StrCat("plan: ", e.plan().description()));
+  r.add_reasons(absl::StrCat(
+      Fixed(r.estimated_hours(), 1), " h at ", Fixed(e.tokens_per_second(), 0), " tokens/s, $",
+      Fixed(quote.cost().total_usd(), 2), " in total ($", Fixed(quote.cost().usd_per_hour(), 2),
+      "/h, ", OptionName(candidate.option), ")"));
   {
     const pricing::v1::CostBreakdown& cost = quote.cost();
     std::string egress = absl::StrCat("egress $", Fixed(cost.egress_usd(), 2));
     if (egress_gb_ > 0) {
-      absl::StrAppend(&egress, " (", Gigabytes(egress_gb_), " GB out at ", offer.provider(), "'s rate",
-                      cost.egress_usd() > 0 ? "" : ": free or within its allowance", ")");
+      absl::StrAppend(&egress, " (", Gigabytes(egress_gb_), " GB out at ", offer.provider(),
+                      "'s rate", cost.egress_usd() > 0 ? "" : ": free or within its allowance",
+                      ")");
     }
     r.add_reasons(absl::StrCat("cost: compute $", Fixed(cost.compute_usd(), 2), ", storage $",
-                               Fixed(cost.storage_usd(), 2), ", ", egress, ", expected preemption loss $",
-                               Fixed(cost.preemption_usd(), 2)));
+                               Fixed(cost.storage_usd(), 2), ", ", egress,
+                               ", expected preemption loss $", Fixed(cost.preemption_usd(), 2)));
   }
   if (total_gpus > 1 && offer.link() == catalog::v1::LINK_TYPE_NVLINK) {
-    r.add_reasons(absl::StrCat("NVLink between GPUs (", Fixed(offer.link_bytes_per_second() / 1e9, 0), " GB/s per GPU)"));
+    r.add_reasons(absl::StrCat("NVLink between GPUs (",
+                               Fixed(offer.link_bytes_per_second() / 1e9, 0), " GB/s per GPU)"));
   }
   if (candidate.nodes > 1) {
     r.add_reasons(absl::StrCat(candidate.nodes, " nodes over ", FabricName(offer.fabric()), " (",
@@ -1551,35 +1686,43 @@ void RecommendationRun::Explain(const Candidate& candidate, const pricing::v1::Q
   // Warnings change whether the job works or what it costs, or need a check
   // before renting; notes are context for numbers that already include it.
   const bool data_or_tensor_parallel = training_ || e.plan().tensor_parallel() > 1;
-  const bool pcie_bound = total_gpus > 1 && offer.link() == catalog::v1::LINK_TYPE_PCIE && data_or_tensor_parallel;
+  const bool pcie_bound =
+      total_gpus > 1 && offer.link() == catalog::v1::LINK_TYPE_PCIE && data_or_tensor_parallel;
   if (pcie_bound) {
-    r.add_warnings(absl::StrFormat("PCIe-only multi-GPU: all-reduce bound across %d GPUs without NVLink",
-                                   offer.gpus_per_node()));
+    r.add_warnings(
+        absl::StrFormat("PCIe-only multi-GPU: all-reduce bound across %d GPUs without NVLink",
+                        offer.gpus_per_node()));
   }
   const bool fp16_only_training = training_ && gpu != nullptr && !gpu->supports_bf16() &&
                                   w.precision() != sizing::v1::PRECISION_FP32;
-  if (fp16_only_training) r.add_warnings("FP16-only GPU (no BF16): overflow risk in training; needs loss scaling");
-  if (IsServing(w.task()) && gpu != nullptr && gpu->memory_type() == catalog::v1::MEMORY_TYPE_GDDR) {
-    r.add_notes(absl::StrFormat(
-        "GDDR card (%.2f TB/s): decode is memory-bandwidth-bound (the speeds above include it); HBM GPUs serve faster",
-        gpu->memory_bandwidth_bytes_per_second() / 1e12));
+  if (fp16_only_training)
+    r.add_warnings("FP16-only GPU (no BF16): overflow risk in training; needs loss scaling");
+  if (IsServing(w.task()) && gpu != nullptr &&
+      gpu->memory_type() == catalog::v1::MEMORY_TYPE_GDDR) {
+    r.add_notes(
+        absl::StrFormat("GDDR card (%.2f TB/s): decode is memory-bandwidth-bound (the speeds above "
+                        "include it); HBM GPUs serve faster",
+                        gpu->memory_bandwidth_bytes_per_second() / 1e12));
   }
   for (const std::string& warning : quote.warnings()) r.add_warnings(warning);
   if (candidate.spare_nodes > 0) {
     r.add_warnings(absl::StrFormat(
-        "spot endpoint: priced with %d spare node(s) (%d extra replica(s)) so it keeps serving through a preemption "
-        "(about %.2f interruptions/h across the cluster); each one still drops the requests in flight",
+        "spot endpoint: priced with %d spare node(s) (%d extra replica(s)) so it keeps serving "
+        "through a preemption "
+        "(about %.2f interruptions/h across the cluster); each one still drops the requests in "
+        "flight",
         candidate.spare_nodes, r.serving().spare_replicas(), quote.interruptions_per_hour()));
   }
   if (e.memory_margin() < vram_margin_ + 0.05) {
-    r.add_warnings(absl::StrCat("VRAM margin tight: ", Fixed(100 * e.memory_margin(), 0), "% free (asked for ",
-                                Fixed(100 * vram_margin_, 0), "%)"));
+    r.add_warnings(absl::StrCat("VRAM margin tight: ", Fixed(100 * e.memory_margin(), 0),
+                                "% free (asked for ", Fixed(100 * vram_margin_, 0), "%)"));
   }
   if (candidate.nodes > 1 && offer.fabric() == catalog::v1::FABRIC_TYPE_ETHERNET) {
     r.add_warnings(absl::StrFormat("multi-node over Ethernet (%.0f Gbps): slow gradient sync",
                                    offer.fabric_gbps()));
   }
-  const bool tp_off_nvlink = e.plan().needs_nvlink() && offer.link() != catalog::v1::LINK_TYPE_NVLINK;
+  const bool tp_off_nvlink =
+      e.plan().needs_nvlink() && offer.link() != catalog::v1::LINK_TYPE_NVLINK;
   if (tp_off_nvlink && !pcie_bound) {
     r.add_warnings(absl::StrCat("tensor parallel over ", LinkName(offer.link()), ", not NVLink"));
   }

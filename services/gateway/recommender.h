@@ -6,9 +6,9 @@
 // the two backend calls between the steps.
 //
 //   absl::StatusOr<RecommendationRun> run = RecommendationRun::Start(catalog, request);
-//   EstimateResponse sized = <SizingService.Estimate(run->estimate_request())>  // if needs_sizing()
-//   absl::StatusOr<QuoteRequest> quote = run->ApplyEstimates(sized);
-//   QuoteResponse priced = <PricingService.Quote(*quote)>   // skipped if no items
+//   EstimateResponse sized = <SizingService.Estimate(run->estimate_request())>  // if
+//   needs_sizing() absl::StatusOr<QuoteRequest> quote = run->ApplyEstimates(sized); QuoteResponse
+//   priced = <PricingService.Quote(*quote)>   // skipped if no items
 //   absl::StatusOr<RecommendResponse> answer = run->Finish(priced);
 //
 // Candidates are (offer, nodes, purchase option). Offers sharing a GPU
@@ -142,10 +142,10 @@ class RecommendationRun {
     int unit;         // index into units_
     int32_t nodes;
     catalog::v1::PurchaseOption option;
-    int config;       // index into estimate_request_.configurations
-    int quote = -1;   // index into the QuoteRequest items, once quoted
+    int config;      // index into estimate_request_.configurations
+    int quote = -1;  // index into the QuoteRequest items, once quoted
     double list_usd_per_hour = 0;
-    double pre_rank = 0;  // objective estimated from list prices
+    double pre_rank = 0;        // objective estimated from list prices
     int32_t spare_nodes = 0;    // a spot endpoint's spare capacity, priced in
     bool what_if_only = false;  // quoted for a what-if, never ranked
   };
@@ -166,11 +166,11 @@ class RecommendationRun {
   // one such offer (kFullScan): they reach the same stage, so exclusions are
   // kept here, with counts.
   struct Unit {
-    int cell = 0;      // index into index_->cells()
-    int offer = -1;    // kFullScan: the offer; kTopK: -1 (the cell's offers that pass the filters)
-    int count = 0;     // offers
-    int first = -1;    // the lowest offer index (the example of an exclusion)
-    int steps = 0;     // cluster sizes considered (1, 2, 4, ... nodes)
+    int cell = 0;    // index into index_->cells()
+    int offer = -1;  // kFullScan: the offer; kTopK: -1 (the cell's offers that pass the filters)
+    int count = 0;   // offers
+    int first = -1;  // the lowest offer index (the example of an exclusion)
+    int steps = 0;   // cluster sizes considered (1, 2, 4, ... nodes)
     // Furthest exclusion reached before pricing, and the configuration that
     // reached it.
     v1::ExclusionReason reason = v1::EXCLUSION_REASON_UNSPECIFIED;
@@ -186,7 +186,7 @@ class RecommendationRun {
   // An offer with a quoted candidate: how far its quoted candidates got.
   struct Quoted {
     int unit = 0;
-    int quoted = 0;         // its candidates in the quote (what-ifs aside)
+    int quoted = 0;  // its candidates in the quote (what-ifs aside)
     bool survived = false;
     v1::ExclusionReason reason = v1::EXCLUSION_REASON_UNSPECIFIED;
     int config = -1, candidate = -1;
@@ -201,7 +201,7 @@ class RecommendationRun {
     int unit = -1, config = -1;
     double list_usd_per_hour = 0;  // per node at the option; < 0: not read (the fastest objective)
     bool operator<(const Ranked& o) const {
-      return key != o.key ? key < o.key
+      return key != o.key       ? key < o.key
              : offer != o.offer ? offer < o.offer
              : step != o.step   ? step < o.step
                                 : option_pos < o.option_pos;
@@ -233,14 +233,15 @@ class RecommendationRun {
   void ExcludeUnit(Unit& unit, v1::ExclusionReason reason, int config = -1);
   void ExcludeQuoted(const Candidate& candidate, int candidate_index, v1::ExclusionReason reason);
   // The detail for an excluded offer (the example of its reason).
-  std::string ExclusionDetail(int offer_index, v1::ExclusionReason reason, int config, int candidate,
-                              const pricing::v1::QuoteResponse& quotes) const;
+  std::string ExclusionDetail(int offer_index, v1::ExclusionReason reason, int config,
+                              int candidate, const pricing::v1::QuoteResponse& quotes) const;
   // The cluster-size cap for an offer, and what sets it.
   int NodeCap(int32_t max_nodes) const;
   std::string NodeCapText(const OfferFacts& facts) const;
   double PreRankKey(const Candidate& candidate) const;
   // Fills `r` (empty, already in the answer: built in place, never copied).
-  void Explain(const Candidate& candidate, const pricing::v1::Quote& quote, v1::Recommendation& r) const;
+  void Explain(const Candidate& candidate, const pricing::v1::Quote& quote,
+               v1::Recommendation& r) const;
   v1::Overheads OverheadsOf(const Candidate& candidate) const;
   // The overhead rule of the candidate's provider (nullptr without a model),
   // and what the candidate's run downloads and writes.
@@ -250,16 +251,18 @@ class RecommendationRun {
   // zero for training). The SLO filters read these same numbers.
   v1::ServingEstimate Serving(const sizing::v1::ConfigurationEstimate& e, int32_t spare_nodes,
                               double usd_per_hour) const;
-  void AddWhatIfs(int top, const std::vector<int>& survivors, const pricing::v1::QuoteResponse& quotes,
-                  v1::RecommendResponse& response) const;
-  void AddNearestMisses(const pricing::v1::QuoteResponse& quotes, v1::RecommendResponse& response) const;
+  void AddWhatIfs(int top, const std::vector<int>& survivors,
+                  const pricing::v1::QuoteResponse& quotes, v1::RecommendResponse& response) const;
+  void AddNearestMisses(const pricing::v1::QuoteResponse& quotes,
+                        v1::RecommendResponse& response) const;
   // Keeps `miss` if it is closer than what `slot` holds (`lower` = smaller
   // values are closer).
-  static void Track(std::map<std::string, Miss>& misses, const std::string& key, Miss miss, bool lower);
+  static void Track(std::map<std::string, Miss>& misses, const std::string& key, Miss miss,
+                    bool lower);
 
   std::shared_ptr<const OfferIndex> index_;
   const catalog::Catalog* catalog_ = nullptr;  // index_->catalog()
-  v1::RecommendRequest request_;  // with the workload defaults applied
+  v1::RecommendRequest request_;               // with the workload defaults applied
   std::vector<v1::Assumption> assumptions_;
   v1::Objective objective_ = v1::OBJECTIVE_CHEAPEST;
   int max_results_ = kDefaultMaxResults;
@@ -297,26 +300,31 @@ class RecommendationRun {
   // * kMaxSteps + step], for the first shape_steps_[shape] steps. Flat: one
   // allocation per request, not one per shape.
   static constexpr int kMaxSteps = 11;  // 1, 2, 4, ... kMaxMaxNodes nodes
-  static_assert((1 << (kMaxSteps - 1)) == kMaxMaxNodes, "a step per power of two up to kMaxMaxNodes");
-  int ShapeConfig(int shape, int step) const { return shape_configs_[static_cast<size_t>(shape) * kMaxSteps + step]; }
+  static_assert((1 << (kMaxSteps - 1)) == kMaxMaxNodes,
+                "a step per power of two up to kMaxMaxNodes");
+  int ShapeConfig(int shape, int step) const {
+    return shape_configs_[static_cast<size_t>(shape) * kMaxSteps + step];
+  }
   std::vector<int> shape_configs_;
   std::vector<int> shape_steps_;
-  std::vector<std::pair<int, int>> fitting_;  // every unit's (step, configuration) pairs, unit by unit
+  std::vector<std::pair<int, int>>
+      fitting_;  // every unit's (step, configuration) pairs, unit by unit
   std::vector<std::pair<int, int32_t>> configs_;  // by configuration index: shape, nodes
   EstimateCache* estimate_cache_ = nullptr;
-  std::string workload_key_;  // "" without a cache
+  std::string workload_key_;                      // "" without a cache
   sizing::v1::EstimateRequest estimate_request_;  // the configurations in missing_
-  std::vector<int> missing_;  // configuration indexes sizing is asked for
+  std::vector<int> missing_;                      // configuration indexes sizing is asked for
   bool needs_sizing_ = true;
   std::vector<EstimateCache::Estimate> estimates_;  // by configuration index
-  EstimateCache::Totals sized_;  // the workload's totals and model
+  EstimateCache::Totals sized_;                     // the workload's totals and model
   std::vector<Candidate> candidates_;
   std::vector<int> quoted_;  // candidate indexes, in QuoteRequest item order
   // Name filters by id; empty = no filter.
   std::vector<char> provider_ok_, region_ok_, gpu_ok_;
   const RegionGroups* groups_ = nullptr;
   std::vector<const RegionGroups::Group*> region_groups_;  // asked for
-  absl::flat_hash_map<int64_t, bool> group_member_;  // (provider, region) id pair -> in a group asked for
+  absl::flat_hash_map<int64_t, bool>
+      group_member_;  // (provider, region) id pair -> in a group asked for
   int candidates_considered_ = 0;
 };
 

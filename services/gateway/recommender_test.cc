@@ -25,10 +25,12 @@ using ::testing::IsEmpty;
 using ::testing::Not;
 using ::testing::SizeIs;
 
-catalog::v1::Offer MakeOffer(const std::string& provider, const std::string& type, const std::string& region,
-                             const std::string& gpu, int gpus, double on_demand, double spot,
+catalog::v1::Offer MakeOffer(const std::string& provider, const std::string& type,
+                             const std::string& region, const std::string& gpu, int gpus,
+                             double on_demand, double spot,
                              catalog::v1::LinkType link = catalog::v1::LINK_TYPE_NVLINK,
-                             catalog::v1::FabricType fabric = catalog::v1::FABRIC_TYPE_NONE, int max_nodes = 1) {
+                             catalog::v1::FabricType fabric = catalog::v1::FABRIC_TYPE_NONE,
+                             int max_nodes = 1) {
   catalog::v1::Offer o;
   o.set_id(provider + "/" + type + "/" + region);
   o.set_provider(provider);
@@ -139,8 +141,8 @@ sizing::v1::EstimateResponse Sized(const sizing::v1::EstimateRequest& request, d
 }
 
 // A stand-in for pricing: list price x nodes x hours.
-pricing::v1::QuoteResponse Priced(const pricing::v1::QuoteRequest& request, const catalog::Catalog& catalog,
-                                  double multiplier = 1.0) {
+pricing::v1::QuoteResponse Priced(const pricing::v1::QuoteRequest& request,
+                                  const catalog::Catalog& catalog, double multiplier = 1.0) {
   pricing::v1::QuoteResponse response;
   response.set_price_book_version("p-test");
   for (const pricing::v1::QuoteItem& item : request.items()) {
@@ -161,7 +163,8 @@ pricing::v1::QuoteResponse Priced(const pricing::v1::QuoteRequest& request, cons
 
 const RegionGroups& DataRegionGroups() {
   static const RegionGroups* const groups = [] {
-    absl::StatusOr<RegionGroups> g = RegionGroups::FromFile(GPUADVISOR_SOURCE_DIR "/data/gateway/regions.textproto");
+    absl::StatusOr<RegionGroups> g =
+        RegionGroups::FromFile(GPUADVISOR_SOURCE_DIR "/data/gateway/regions.textproto");
     EXPECT_TRUE(g.ok()) << g.status();
     return new RegionGroups(g.ok() ? *std::move(g) : RegionGroups());
   }();
@@ -172,10 +175,12 @@ absl::StatusOr<v1::RecommendResponse> RunWith(const v1::RecommendRequest& reques
                                               pricing::v1::QuoteRequest* quoted = nullptr,
                                               double hours_scale = 1.0) {
   std::shared_ptr<const catalog::Catalog> catalog = TestCatalog();
-  absl::StatusOr<RecommendationRun> run = RecommendationRun::Start(catalog, request, &DataRegionGroups());
+  absl::StatusOr<RecommendationRun> run =
+      RecommendationRun::Start(catalog, request, &DataRegionGroups());
   if (!run.ok()) return run.status();
   sizing::v1::EstimateResponse sized = Sized(run->estimate_request(), need_gb, *catalog);
-  for (auto& e : *sized.mutable_estimates()) e.set_estimated_hours(e.estimated_hours() * hours_scale);
+  for (auto& e : *sized.mutable_estimates())
+    e.set_estimated_hours(e.estimated_hours() * hours_scale);
   absl::StatusOr<pricing::v1::QuoteRequest> quote = run->ApplyEstimates(std::move(sized));
   if (!quote.ok()) return quote.status();
   if (quoted != nullptr) *quoted = *quote;
@@ -189,8 +194,9 @@ TEST(Recommender, RejectsBadConstraintsNamingTheField) {
               StatusIs(absl::StatusCode::kInvalidArgument, HasSubstr("constraints.max_total_usd")));
   request = Training();
   request.mutable_constraints()->set_objective(v1::OBJECTIVE_DEADLINE);
-  EXPECT_THAT(RecommendationRun::Start(TestCatalog(), request),
-              StatusIs(absl::StatusCode::kInvalidArgument, HasSubstr("constraints.deadline_hours")));
+  EXPECT_THAT(
+      RecommendationRun::Start(TestCatalog(), request),
+      StatusIs(absl::StatusCode::kInvalidArgument, HasSubstr("constraints.deadline_hours")));
   request = Training();
   request.mutable_constraints()->set_vram_margin(std::nan(""));
   EXPECT_THAT(RecommendationRun::Start(TestCatalog(), request),
@@ -199,7 +205,8 @@ TEST(Recommender, RejectsBadConstraintsNamingTheField) {
   request.mutable_workload()->clear_task();
   EXPECT_THAT(RecommendationRun::Start(TestCatalog(), request),
               StatusIs(absl::StatusCode::kInvalidArgument, HasSubstr("workload.task")));
-  EXPECT_THAT(RecommendationRun::Start(std::shared_ptr<const OfferIndex>(), Training()), StatusIs(absl::StatusCode::kUnavailable));
+  EXPECT_THAT(RecommendationRun::Start(std::shared_ptr<const OfferIndex>(), Training()),
+              StatusIs(absl::StatusCode::kUnavailable));
 }
 
 TEST(Recommender, SizesEachDistinctConfigurationOnce) {
@@ -269,7 +276,8 @@ TEST(Recommender, EstimateCacheSkipsSizingAndKeepsTheAnswer) {
   auto index = std::make_shared<const OfferIndex>(catalog);
   EstimateCache cache({});
   int sized_configurations = 0;
-  auto run_once = [&](const v1::RecommendRequest& request, EstimateCache* with) -> absl::StatusOr<v1::RecommendResponse> {
+  auto run_once = [&](const v1::RecommendRequest& request,
+                      EstimateCache* with) -> absl::StatusOr<v1::RecommendResponse> {
     absl::StatusOr<RecommendationRun> run =
         RecommendationRun::Start(index, request, &DataRegionGroups(), nullptr, with);
     if (!run.ok()) return run.status();
@@ -306,7 +314,8 @@ TEST(Recommender, EstimateCacheSkipsSizingAndKeepsTheAnswer) {
   EXPECT_EQ(first->SerializeAsString(), uncached->SerializeAsString());
 
   // Again: no sizing call at all, same answer.
-  absl::StatusOr<RecommendationRun> again = RecommendationRun::Start(index, Training(), &DataRegionGroups(), nullptr, &cache);
+  absl::StatusOr<RecommendationRun> again =
+      RecommendationRun::Start(index, Training(), &DataRegionGroups(), nullptr, &cache);
   ASSERT_OK(again);
   EXPECT_FALSE(again->needs_sizing());
   EXPECT_EQ(again->estimate_request().configurations_size(), 0);
@@ -319,7 +328,8 @@ TEST(Recommender, EstimateCacheSkipsSizingAndKeepsTheAnswer) {
   // Another workload is sized on its own.
   v1::RecommendRequest other = Training();
   other.mutable_workload()->set_train_tokens(2e9);
-  absl::StatusOr<RecommendationRun> fresh = RecommendationRun::Start(index, other, &DataRegionGroups(), nullptr, &cache);
+  absl::StatusOr<RecommendationRun> fresh =
+      RecommendationRun::Start(index, other, &DataRegionGroups(), nullptr, &cache);
   ASSERT_OK(fresh);
   EXPECT_TRUE(fresh->needs_sizing());
   EXPECT_EQ(fresh->estimate_request().configurations_size(), all);
@@ -348,17 +358,20 @@ std::shared_ptr<const catalog::Catalog> GeneratedCatalog(int offers) {
     return static_cast<int>((state >> 33) % static_cast<uint64_t>(n));
   };
   const int per_node[] = {1, 2, 4, 8};
-  const catalog::v1::FabricType fabrics[] = {catalog::v1::FABRIC_TYPE_NONE, catalog::v1::FABRIC_TYPE_EFA,
+  const catalog::v1::FabricType fabrics[] = {catalog::v1::FABRIC_TYPE_NONE,
+                                             catalog::v1::FABRIC_TYPE_EFA,
                                              catalog::v1::FABRIC_TYPE_INFINIBAND};
   for (int i = 0; i < offers; ++i) {
     const int g = next(3);
     const int n = per_node[next(4)];
-    const catalog::v1::FabricType fabric = n == 8 ? fabrics[next(3)] : catalog::v1::FABRIC_TYPE_NONE;
+    const catalog::v1::FabricType fabric =
+        n == 8 ? fabrics[next(3)] : catalog::v1::FABRIC_TYPE_NONE;
     const std::string provider = absl::StrCat("provider-", next(9));
-    catalog::v1::Offer o = MakeOffer(provider, absl::StrCat("type-", i), absl::StrCat("region-", next(17)), gpus[g], n,
-                                     n * (1.0 + next(40) / 10.0), next(3) == 0 ? 0 : n * (0.3 + next(20) / 10.0),
-                                     next(2) == 0 ? catalog::v1::LINK_TYPE_NVLINK : catalog::v1::LINK_TYPE_PCIE, fabric,
-                                     fabric == catalog::v1::FABRIC_TYPE_NONE ? 1 : 1 << next(6));
+    catalog::v1::Offer o =
+        MakeOffer(provider, absl::StrCat("type-", i), absl::StrCat("region-", next(17)), gpus[g], n,
+                  n * (1.0 + next(40) / 10.0), next(3) == 0 ? 0 : n * (0.3 + next(20) / 10.0),
+                  next(2) == 0 ? catalog::v1::LINK_TYPE_NVLINK : catalog::v1::LINK_TYPE_PCIE,
+                  fabric, fabric == catalog::v1::FABRIC_TYPE_NONE ? 1 : 1 << next(6));
     if (next(4) == 0) o.set_reserved_usd_per_hour(o.on_demand_usd_per_hour() * 0.6);
     if (next(25) == 0) o.set_availability(catalog::v1::AVAILABILITY_UNAVAILABLE);
     *s.add_offers() = o;
@@ -375,18 +388,21 @@ TEST(Recommender, TopKAnswersAsTheFullScanOnAGeneratedCatalog) {
   auto index = std::make_shared<const OfferIndex>(catalog);
   ASSERT_GT(index->cells().size(), 10u);
   ASSERT_LT(index->cells().size(), index->offers().size() / 4);
-  auto answer = [&](const v1::RecommendRequest& request, double need_gb, RecommendationRun::Scan scan,
+  auto answer = [&](const v1::RecommendRequest& request, double need_gb,
+                    RecommendationRun::Scan scan,
                     int* quoted) -> absl::StatusOr<v1::RecommendResponse> {
     absl::StatusOr<RecommendationRun> run =
         RecommendationRun::Start(index, request, &DataRegionGroups(), nullptr, nullptr, scan);
     if (!run.ok()) return run.status();
-    absl::StatusOr<pricing::v1::QuoteRequest> quote = run->ApplyEstimates(Sized(run->estimate_request(), need_gb, *catalog));
+    absl::StatusOr<pricing::v1::QuoteRequest> quote =
+        run->ApplyEstimates(Sized(run->estimate_request(), need_gb, *catalog));
     if (!quote.ok()) return quote.status();
     *quoted = quote->items_size();
     return run->Finish(Priced(*quote, *catalog, 1.1));
   };
   std::vector<std::pair<v1::RecommendRequest, double>> cases;
-  for (v1::Objective objective : {v1::OBJECTIVE_CHEAPEST, v1::OBJECTIVE_FASTEST, v1::OBJECTIVE_BEST_VALUE}) {
+  for (v1::Objective objective :
+       {v1::OBJECTIVE_CHEAPEST, v1::OBJECTIVE_FASTEST, v1::OBJECTIVE_BEST_VALUE}) {
     for (double need_gb : {10.0, 40.0, 300.0, 5000.0}) {
       v1::RecommendRequest r = Training();
       r.mutable_constraints()->set_objective(objective);
@@ -429,7 +445,8 @@ TEST(Recommender, TopKAnswersAsTheFullScanOnAGeneratedCatalog) {
 
   int outranked_cases = 0;
   for (size_t i = 0; i < cases.size(); ++i) {
-    SCOPED_TRACE(absl::StrCat("case ", i, ": ", cases[i].first.ShortDebugString(), " need ", cases[i].second, " GB"));
+    SCOPED_TRACE(absl::StrCat("case ", i, ": ", cases[i].first.ShortDebugString(), " need ",
+                              cases[i].second, " GB"));
     int quoted_top_k = 0, quoted_full = 0;
     absl::StatusOr<v1::RecommendResponse> top_k =
         answer(cases[i].first, cases[i].second, RecommendationRun::Scan::kTopK, &quoted_top_k);
@@ -462,7 +479,8 @@ TEST(Recommender, TopKAnswersAsTheFullScanWithRegionFiltersAndOverheads) {
     absl::StatusOr<RecommendationRun> run =
         RecommendationRun::Start(index, request, &DataRegionGroups(), &*overheads, nullptr, scan);
     if (!run.ok()) return run.status();
-    absl::StatusOr<pricing::v1::QuoteRequest> quote = run->ApplyEstimates(Sized(run->estimate_request(), 40, *catalog));
+    absl::StatusOr<pricing::v1::QuoteRequest> quote =
+        run->ApplyEstimates(Sized(run->estimate_request(), 40, *catalog));
     if (!quote.ok()) return quote.status();
     *quoted = *quote;
     return run->Finish(Priced(*quote, *catalog, 1.1));
@@ -481,8 +499,10 @@ TEST(Recommender, TopKAnswersAsTheFullScanWithRegionFiltersAndOverheads) {
   for (size_t i = 0; i < cases.size(); ++i) {
     SCOPED_TRACE(absl::StrCat("case ", i, ": ", cases[i].ShortDebugString()));
     pricing::v1::QuoteRequest quoted_top_k, quoted_full;
-    absl::StatusOr<v1::RecommendResponse> top_k = answer(cases[i], RecommendationRun::Scan::kTopK, &quoted_top_k);
-    absl::StatusOr<v1::RecommendResponse> full = answer(cases[i], RecommendationRun::Scan::kFullScan, &quoted_full);
+    absl::StatusOr<v1::RecommendResponse> top_k =
+        answer(cases[i], RecommendationRun::Scan::kTopK, &quoted_top_k);
+    absl::StatusOr<v1::RecommendResponse> full =
+        answer(cases[i], RecommendationRun::Scan::kFullScan, &quoted_full);
     ASSERT_OK(top_k);
     ASSERT_OK(full);
     ASSERT_THAT(top_k->recommendations(), ::testing::Not(IsEmpty()));
@@ -518,7 +538,8 @@ TEST(Recommender, BudgetExcludingEverythingGivesEmptyListWithSummary) {
   ASSERT_OK(response);
   EXPECT_THAT(response->recommendations(), IsEmpty());
   bool over_budget = false;
-  for (const auto& e : response->excluded()) over_budget |= e.reason() == v1::EXCLUSION_REASON_OVER_BUDGET;
+  for (const auto& e : response->excluded())
+    over_budget |= e.reason() == v1::EXCLUSION_REASON_OVER_BUDGET;
   EXPECT_TRUE(over_budget);
 }
 
@@ -543,8 +564,8 @@ TEST(Recommender, ThroughputFloorExcludesSlowConfigurations) {
   for (const auto& e : response->excluded()) excluded[e.reason()] = e.count();
   EXPECT_GT(excluded[v1::EXCLUSION_REASON_TOO_SLOW], 0);
   request.mutable_constraints()->set_min_tokens_per_second(-1);
-  EXPECT_THAT(RunWith(request, 20),
-              StatusIs(absl::StatusCode::kInvalidArgument, HasSubstr("constraints.min_tokens_per_second")));
+  EXPECT_THAT(RunWith(request, 20), StatusIs(absl::StatusCode::kInvalidArgument,
+                                             HasSubstr("constraints.min_tokens_per_second")));
 }
 
 TEST(Recommender, AlwaysOnEndpointIsNotOfferedSpotByDefault) {
@@ -560,7 +581,8 @@ TEST(Recommender, TrainingConsidersSpotForRestartableJobs) {
   pricing::v1::QuoteRequest quoted;
   ASSERT_OK(RunWith(Training(), 40, &quoted));
   bool spot = false;
-  for (const auto& item : quoted.items()) spot |= item.purchase_option() == catalog::v1::PURCHASE_OPTION_SPOT;
+  for (const auto& item : quoted.items())
+    spot |= item.purchase_option() == catalog::v1::PURCHASE_OPTION_SPOT;
   EXPECT_TRUE(spot);
 }
 
@@ -600,12 +622,14 @@ TEST(Recommender, OnlyWarningNotesBecomeWarnings) {
   v1::RecommendRequest request = Training();
   request.mutable_constraints()->add_gpu_models("L4");
   request.mutable_constraints()->set_single_node(true);
-  absl::StatusOr<RecommendationRun> run = RecommendationRun::Start(catalog, request, &DataRegionGroups());
+  absl::StatusOr<RecommendationRun> run =
+      RecommendationRun::Start(catalog, request, &DataRegionGroups());
   ASSERT_OK(run);
-  sizing::v1::EstimateResponse sized = Sized(run->estimate_request(), 100, *catalog);  // needs 8 L4s
+  sizing::v1::EstimateResponse sized =
+      Sized(run->estimate_request(), 100, *catalog);  // needs 8 L4s
   ASSERT_THAT(sized.estimates(), Not(IsEmpty()));
-  auto note = [](sizing::v1::ConfigurationEstimate& e, const char* code, sizing::v1::NoteSeverity severity,
-                 const std::string& text) {
+  auto note = [](sizing::v1::ConfigurationEstimate& e, const char* code,
+                 sizing::v1::NoteSeverity severity, const std::string& text) {
     e.add_notes(text);
     sizing::v1::Note* n = e.add_structured_notes();
     n->set_code(code);
@@ -613,10 +637,12 @@ TEST(Recommender, OnlyWarningNotesBecomeWarnings) {
     n->set_text(text);
   };
   for (sizing::v1::ConfigurationEstimate& e : *sized.mutable_estimates()) {
-    note(e, "framework_assumed", sizing::v1::NOTE_SEVERITY_INFO, "Framework not given: the estimate assumes X.");
+    note(e, "framework_assumed", sizing::v1::NOTE_SEVERITY_INFO,
+         "Framework not given: the estimate assumes X.");
     note(e, "pcie_allreduce", sizing::v1::NOTE_SEVERITY_WARNING,
          "PCIe-only multi-GPU: the gradient all-reduce is bound by PCIe bandwidth.");
-    note(e, "qlora_rocm", sizing::v1::NOTE_SEVERITY_WARNING, "QLoRA on ROCm: bitsandbytes 4-bit is experimental.");
+    note(e, "qlora_rocm", sizing::v1::NOTE_SEVERITY_WARNING,
+         "QLoRA on ROCm: bitsandbytes 4-bit is experimental.");
     e.add_notes("An older sizing's note without a severity.");
   }
   absl::StatusOr<pricing::v1::QuoteRequest> quote = run->ApplyEstimates(std::move(sized));
@@ -626,7 +652,8 @@ TEST(Recommender, OnlyWarningNotesBecomeWarnings) {
   ASSERT_THAT(response->recommendations(), Not(IsEmpty()));
   const v1::Recommendation& top = response->recommendations(0);
   ASSERT_THAT(top.warnings(), Not(IsEmpty()));
-  EXPECT_THAT(top.warnings(0), HasSubstr("PCIe-only multi-GPU: all-reduce bound"));  // the gateway's own
+  EXPECT_THAT(top.warnings(0),
+              HasSubstr("PCIe-only multi-GPU: all-reduce bound"));  // the gateway's own
   EXPECT_THAT(top.warnings(), Contains(HasSubstr("QLoRA on ROCm")));
   EXPECT_THAT(top.warnings(), Contains(HasSubstr("older sizing")));
   EXPECT_THAT(top.warnings(), Not(Contains(HasSubstr("Framework not given"))));
@@ -645,15 +672,18 @@ TEST(Recommender, FallbackListSpreadsAcrossPlacesAndStaysSorted) {
   absl::StatusOr<v1::RecommendResponse> response = RunWith(request, 10);
   ASSERT_OK(response);
   ASSERT_THAT(response->recommendations(), SizeIs(2));
-  EXPECT_NE(response->recommendations(0).offer().region(), response->recommendations(1).offer().region());
-  EXPECT_LE(response->recommendations(0).cost().total_usd(), response->recommendations(1).cost().total_usd());
+  EXPECT_NE(response->recommendations(0).offer().region(),
+            response->recommendations(1).offer().region());
+  EXPECT_LE(response->recommendations(0).cost().total_usd(),
+            response->recommendations(1).cost().total_usd());
 }
 
 TEST(Recommender, MismatchedBackendAnswersAreInternal) {
   std::shared_ptr<const catalog::Catalog> catalog = TestCatalog();
   absl::StatusOr<RecommendationRun> run = RecommendationRun::Start(catalog, Training());
   ASSERT_OK(run);
-  EXPECT_THAT(run->ApplyEstimates(sizing::v1::EstimateResponse()), StatusIs(absl::StatusCode::kInternal));
+  EXPECT_THAT(run->ApplyEstimates(sizing::v1::EstimateResponse()),
+              StatusIs(absl::StatusCode::kInternal));
   absl::StatusOr<pricing::v1::QuoteRequest> quote =
       run->ApplyEstimates(Sized(run->estimate_request(), 40, *catalog));
   ASSERT_OK(quote);
@@ -675,7 +705,8 @@ std::map<std::string, std::string> Assumed(const v1::RecommendResponse& response
 TEST(Recommender, FineTuneWithoutATokenCountIsRejectedNotPricedAtZero) {
   v1::RecommendRequest request = Training();
   request.mutable_workload()->clear_train_tokens();
-  EXPECT_THAT(RunWith(request, 40), StatusIs(absl::StatusCode::kInvalidArgument, HasSubstr("workload.train_tokens")));
+  EXPECT_THAT(RunWith(request, 40),
+              StatusIs(absl::StatusCode::kInvalidArgument, HasSubstr("workload.train_tokens")));
   request.mutable_workload()->set_dataset_tokens(1e8);  // with epochs defaulted to 1
   absl::StatusOr<v1::RecommendResponse> response = RunWith(request, 40);
   ASSERT_OK(response);
@@ -709,7 +740,8 @@ TEST(Recommender, EveryDefaultIsStatedInTheAnswer) {
 
   v1::RecommendRequest batch = Serving();
   batch.mutable_workload()->set_task(sizing::v1::TASK_BATCH_INFERENCE);
-  EXPECT_THAT(RunWith(batch, 20), StatusIs(absl::StatusCode::kInvalidArgument, HasSubstr("workload.requests")));
+  EXPECT_THAT(RunWith(batch, 20),
+              StatusIs(absl::StatusCode::kInvalidArgument, HasSubstr("workload.requests")));
 }
 
 TEST(Recommender, NamesMatchIgnoringCaseAndRegionGroupsExpand) {
@@ -732,20 +764,24 @@ TEST(Recommender, NamesMatchIgnoringCaseAndRegionGroupsExpand) {
 TEST(Recommender, UnknownNamesAreRejectedWithTheClosestValidOnes) {
   v1::RecommendRequest request = Serving();
   request.mutable_constraints()->add_providers("lamda");
-  EXPECT_THAT(RunWith(request, 10), StatusIs(absl::StatusCode::kInvalidArgument,
-                                             AllOf(HasSubstr("constraints.providers[0]"), HasSubstr("lambda"))));
+  EXPECT_THAT(RunWith(request, 10),
+              StatusIs(absl::StatusCode::kInvalidArgument,
+                       AllOf(HasSubstr("constraints.providers[0]"), HasSubstr("lambda"))));
   request = Serving();
   request.mutable_constraints()->add_regions("us-east-1");
   request.mutable_constraints()->add_regions("europe-west9x");
-  EXPECT_THAT(RunWith(request, 10), StatusIs(absl::StatusCode::kInvalidArgument,
-                                             AllOf(HasSubstr("constraints.regions[1]"), HasSubstr("europe-west4"))));
+  EXPECT_THAT(RunWith(request, 10),
+              StatusIs(absl::StatusCode::kInvalidArgument,
+                       AllOf(HasSubstr("constraints.regions[1]"), HasSubstr("europe-west4"))));
   request = Serving();
   request.mutable_constraints()->add_gpu_models("H100-SXMM");
-  EXPECT_THAT(RunWith(request, 10), StatusIs(absl::StatusCode::kInvalidArgument,
-                                             AllOf(HasSubstr("constraints.gpu_models[0]"), HasSubstr("H100-SXM"))));
+  EXPECT_THAT(RunWith(request, 10),
+              StatusIs(absl::StatusCode::kInvalidArgument,
+                       AllOf(HasSubstr("constraints.gpu_models[0]"), HasSubstr("H100-SXM"))));
   request = Serving();
   request.mutable_constraints()->add_regions("");
-  EXPECT_THAT(RunWith(request, 10), StatusIs(absl::StatusCode::kInvalidArgument, HasSubstr("must not be empty")));
+  EXPECT_THAT(RunWith(request, 10),
+              StatusIs(absl::StatusCode::kInvalidArgument, HasSubstr("must not be empty")));
 }
 
 TEST(Recommender, CandidatesBeyondWhatPricingQuotesAreExcludedNotFatal) {
@@ -756,11 +792,13 @@ TEST(Recommender, CandidatesBeyondWhatPricingQuotesAreExcludedNotFatal) {
   pricing::v1::QuoteRequest quoted;
   absl::StatusOr<v1::RecommendResponse> response = RunWith(request, 40, &quoted, 2e5);
   ASSERT_OK(response);
-  for (const auto& item : quoted.items()) EXPECT_LE(item.hours(), kMaxQuotableHours) << item.offer_id();
+  for (const auto& item : quoted.items())
+    EXPECT_LE(item.hours(), kMaxQuotableHours) << item.offer_id();
   ASSERT_THAT(response->recommendations(), ::testing::Not(IsEmpty()));
   const auto excluded = ByReason(*response);
   ASSERT_TRUE(excluded.count(v1::EXCLUSION_REASON_RUNS_TOO_LONG));
-  EXPECT_THAT(excluded.at(v1::EXCLUSION_REASON_RUNS_TOO_LONG).detail(), HasSubstr("h pricing quotes"));
+  EXPECT_THAT(excluded.at(v1::EXCLUSION_REASON_RUNS_TOO_LONG).detail(),
+              HasSubstr("h pricing quotes"));
 }
 
 TEST(Recommender, DefaultNodeCapIsTheOffersLargestClusterAndTheReasonNamesIt) {
@@ -831,7 +869,8 @@ TEST(Recommender, ServingOutputsAndSloConstraints) {
   response = RunWith(request, 10);
   ASSERT_OK(response);
   EXPECT_THAT(response->recommendations(), IsEmpty());
-  EXPECT_THAT(ByReason(*response)[v1::EXCLUSION_REASON_TOO_SLOW].detail(), HasSubstr("first token"));
+  EXPECT_THAT(ByReason(*response)[v1::EXCLUSION_REASON_TOO_SLOW].detail(),
+              HasSubstr("first token"));
 }
 
 // Overheads with an endpoint's default per-user floor of `floor` tokens/s.
@@ -840,7 +879,8 @@ absl::StatusOr<OverheadModel> OverheadsWithUserFloor(double floor) {
   if (!google::protobuf::TextFormat::ParseFromString(
           absl::StrCat(R"(as_of: "2026-12-01"
              rules { download_gbps: 10 checkpoint_write_gb_per_second: 2 checkpoint_interval_minutes: 60 }
-             serving_defaults { min_user_tokens_per_second: )", floor, R"( source: "a test SLO" })"),
+             serving_defaults { min_user_tokens_per_second: )",
+                       floor, R"( source: "a test SLO" })"),
           &rules)) {
     return absl::InternalError("bad test overheads");
   }
@@ -907,9 +947,11 @@ TEST(Recommender, DefaultUserSpeedFloorComesFromDataAndIsStated) {
   v1::RecommendRequest request = Serving();
   request.mutable_workload()->set_concurrent_sequences(4);
   auto run_with = [&](const OverheadModel* model) -> absl::StatusOr<v1::RecommendResponse> {
-    absl::StatusOr<RecommendationRun> run = RecommendationRun::Start(catalog, request, &DataRegionGroups(), model);
+    absl::StatusOr<RecommendationRun> run =
+        RecommendationRun::Start(catalog, request, &DataRegionGroups(), model);
     if (!run.ok()) return run.status();
-    absl::StatusOr<pricing::v1::QuoteRequest> quote = run->ApplyEstimates(Sized(run->estimate_request(), 10, *catalog));
+    absl::StatusOr<pricing::v1::QuoteRequest> quote =
+        run->ApplyEstimates(Sized(run->estimate_request(), 10, *catalog));
     if (!quote.ok()) return quote.status();
     return run->Finish(Priced(*quote, *catalog));
   };
@@ -923,7 +965,8 @@ TEST(Recommender, DefaultUserSpeedFloorComesFromDataAndIsStated) {
   bool sourced = false;
   for (const v1::Assumption& a : floored->assumptions()) {
     if (a.field() == "constraints.min_user_tokens_per_second") {
-      sourced = absl::StrContains(a.note(), "a test SLO") && absl::StrContains(a.note(), "2026-12-01");
+      sourced =
+          absl::StrContains(a.note(), "a test SLO") && absl::StrContains(a.note(), "2026-12-01");
     }
   }
   EXPECT_TRUE(sourced);
@@ -956,7 +999,8 @@ TEST(Recommender, WhatIfForTheTopAnswer) {
   ASSERT_FALSE(by_axis.empty());
   const v1::Recommendation& top = response->recommendations(0);
   // The other purchase option of the same offer, and reserved with its caveat.
-  const std::string other = top.purchase_option() == catalog::v1::PURCHASE_OPTION_SPOT ? "on-demand" : "spot";
+  const std::string other =
+      top.purchase_option() == catalog::v1::PURCHASE_OPTION_SPOT ? "on-demand" : "spot";
   ASSERT_TRUE(by_axis.count(other));
   EXPECT_EQ(by_axis[other].offer().id(), top.offer().id());
   EXPECT_DOUBLE_EQ(by_axis[other].delta_usd(), by_axis[other].total_usd() - top.cost().total_usd());
@@ -989,7 +1033,8 @@ TEST(Recommender, NonFiniteQuotesNeverReachTheRanking) {
   ASSERT_GE(priced.quotes_size(), 3);
   const double nan = std::numeric_limits<double>::quiet_NaN();
   for (int i = 0; i < priced.quotes_size(); i += 2) {
-    priced.mutable_quotes(i)->mutable_cost()->set_total_usd(i % 4 == 0 ? nan : std::numeric_limits<double>::infinity());
+    priced.mutable_quotes(i)->mutable_cost()->set_total_usd(
+        i % 4 == 0 ? nan : std::numeric_limits<double>::infinity());
   }
   absl::StatusOr<v1::RecommendResponse> response = run->Finish(priced);
   ASSERT_OK(response);

@@ -18,9 +18,8 @@ bool GlobMatchIgnoringCase(absl::string_view pattern, absl::string_view text) {
     if (p < pattern.size() && pattern[p] == '*') {
       star = p++;
       mark = t;
-    } else if (p < pattern.size() &&
-               absl::ascii_tolower(static_cast<unsigned char>(pattern[p])) ==
-                   absl::ascii_tolower(static_cast<unsigned char>(text[t]))) {
+    } else if (p < pattern.size() && absl::ascii_tolower(static_cast<unsigned char>(pattern[p])) ==
+                                         absl::ascii_tolower(static_cast<unsigned char>(text[t]))) {
       ++p;
       ++t;
     } else if (star != absl::string_view::npos) {
@@ -43,17 +42,20 @@ absl::StatusOr<RegionGroups> RegionGroups::FromProto(const v1::RegionGroupList& 
     std::vector<std::string> keys = {g.name()};
     keys.insert(keys.end(), g.aliases().begin(), g.aliases().end());
     for (size_t k = 0; k < keys.size(); ++k) {
-      const std::string field =
-          k == 0 ? absl::StrCat("groups[", i, "].name") : absl::StrCat("groups[", i, "].aliases[", k - 1, "]");
-      if (keys[k].empty()) return absl::InvalidArgumentError(absl::StrCat(field, ": must not be empty"));
+      const std::string field = k == 0 ? absl::StrCat("groups[", i, "].name")
+                                       : absl::StrCat("groups[", i, "].aliases[", k - 1, "]");
+      if (keys[k].empty())
+        return absl::InvalidArgumentError(absl::StrCat(field, ": must not be empty"));
       if (!out.by_name_.try_emplace(absl::AsciiStrToLower(keys[k]), i).second) {
-        return absl::InvalidArgumentError(absl::StrCat(field, ": duplicate name \"", keys[k], "\""));
+        return absl::InvalidArgumentError(
+            absl::StrCat(field, ": duplicate name \"", keys[k], "\""));
       }
       out.names_.push_back(absl::AsciiStrToLower(keys[k]));
     }
     for (int r = 0; r < g.regions_size(); ++r) {
       if (g.regions(r).pattern().empty()) {
-        return absl::InvalidArgumentError(absl::StrCat("groups[", i, "].regions[", r, "].pattern: must not be empty"));
+        return absl::InvalidArgumentError(
+            absl::StrCat("groups[", i, "].regions[", r, "].pattern: must not be empty"));
       }
     }
     if (g.regions_size() == 0 && g.includes_size() == 0) {
@@ -75,10 +77,12 @@ absl::StatusOr<RegionGroups> RegionGroups::FromProto(const v1::RegionGroupList& 
       auto it = out.by_name_.find(absl::AsciiStrToLower(g.includes(k)));
       const std::string field = absl::StrCat("groups[", i, "].includes[", k, "]");
       if (it == out.by_name_.end()) {
-        return absl::InvalidArgumentError(absl::StrCat(field, ": unknown group \"", g.includes(k), "\""));
+        return absl::InvalidArgumentError(
+            absl::StrCat(field, ": unknown group \"", g.includes(k), "\""));
       }
       if (state[it->second] == 1) {
-        return absl::InvalidArgumentError(absl::StrCat(field, ": include cycle through \"", g.includes(k), "\""));
+        return absl::InvalidArgumentError(
+            absl::StrCat(field, ": include cycle through \"", g.includes(k), "\""));
       }
       RETURN_IF_ERROR(flatten(it->second));
       const std::vector<v1::RegionPattern>& more = out.groups_[it->second].patterns;
@@ -97,7 +101,8 @@ absl::StatusOr<RegionGroups> RegionGroups::FromFile(const std::string& path) {
   RETURN_IF_ERROR(LoadTextProtoFile(path, &list));
   absl::StatusOr<RegionGroups> groups = FromProto(list);
   if (!groups.ok()) {
-    return absl::Status(groups.status().code(), absl::StrCat(path, ": ", groups.status().message()));
+    return absl::Status(groups.status().code(),
+                        absl::StrCat(path, ": ", groups.status().message()));
   }
   return groups;
 }
@@ -107,7 +112,8 @@ const RegionGroups::Group* RegionGroups::Find(absl::string_view name_or_alias) c
   return it == by_name_.end() ? nullptr : &groups_[it->second];
 }
 
-bool RegionGroups::Contains(const Group& group, absl::string_view provider, absl::string_view region) {
+bool RegionGroups::Contains(const Group& group, absl::string_view provider,
+                            absl::string_view region) {
   for (const v1::RegionPattern& p : group.patterns) {
     if (!p.provider().empty() && !absl::EqualsIgnoreCase(p.provider(), provider)) continue;
     if (GlobMatchIgnoringCase(p.pattern(), region)) return true;

@@ -74,20 +74,26 @@ TEST(RegionGroups, RejectsBadFilesNamingTheField) {
     EXPECT_TRUE(google::protobuf::TextFormat::ParseFromString(text, &list));
     return RegionGroups::FromProto(list);
   };
-  EXPECT_THAT(parse(R"(groups { name: "a" regions { pattern: "x" } } groups { name: "A" regions { pattern: "y" } })"),
-              StatusIs(absl::StatusCode::kInvalidArgument, HasSubstr("groups[1].name: duplicate")));
+  EXPECT_THAT(
+      parse(
+          R"(groups { name: "a" regions { pattern: "x" } } groups { name: "A" regions { pattern: "y" } })"),
+      StatusIs(absl::StatusCode::kInvalidArgument, HasSubstr("groups[1].name: duplicate")));
   EXPECT_THAT(parse(R"(groups { name: "a" includes: "b" } groups { name: "b" includes: "a" })"),
               StatusIs(absl::StatusCode::kInvalidArgument, HasSubstr("cycle")));
   EXPECT_THAT(parse(R"(groups { name: "a" includes: "nope" })"),
-              StatusIs(absl::StatusCode::kInvalidArgument, HasSubstr("groups[0].includes[0]: unknown group")));
-  EXPECT_THAT(parse(R"(groups { name: "a" regions { provider: "aws" } })"),
-              StatusIs(absl::StatusCode::kInvalidArgument, HasSubstr("groups[0].regions[0].pattern")));
-  EXPECT_THAT(parse(R"(groups { name: "a" })"), StatusIs(absl::StatusCode::kInvalidArgument, HasSubstr("groups[0]")));
+              StatusIs(absl::StatusCode::kInvalidArgument,
+                       HasSubstr("groups[0].includes[0]: unknown group")));
+  EXPECT_THAT(
+      parse(R"(groups { name: "a" regions { provider: "aws" } })"),
+      StatusIs(absl::StatusCode::kInvalidArgument, HasSubstr("groups[0].regions[0].pattern")));
+  EXPECT_THAT(parse(R"(groups { name: "a" })"),
+              StatusIs(absl::StatusCode::kInvalidArgument, HasSubstr("groups[0]")));
 }
 
 TEST(ClosestNames, ContainingNamesFirstThenEditDistance) {
   EXPECT_THAT(ClosestNames("AWS", {"azure", "aws", "lambda"}, 2), ElementsAre("aws", "azure"));
-  EXPECT_THAT(ClosestNames("eu-centrl-1", {"us-east-1", "eu-central-1", "eu-west-1"}, 1), ElementsAre("eu-central-1"));
+  EXPECT_THAT(ClosestNames("eu-centrl-1", {"us-east-1", "eu-central-1", "eu-west-1"}, 1),
+              ElementsAre("eu-central-1"));
   EXPECT_THAT(ClosestNames("x", {}, 3), ::testing::IsEmpty());
 }
 

@@ -30,7 +30,8 @@ grpc::ByteBuffer EncodedAnswer::Send(int64_t price_book_age, int64_t catalog_age
   return grpc::ByteBuffer(parts, size > 0 ? 2 : 1);
 }
 
-std::string ResponseCache::Key(const v1::RecommendRequest& request, const std::string& catalog_version,
+std::string ResponseCache::Key(const v1::RecommendRequest& request,
+                               const std::string& catalog_version,
                                const std::string& price_book_version) {
   if (catalog_version.empty() || price_book_version.empty()) return "";
   std::string key = absl::StrCat(catalog_version.size(), ":", catalog_version,

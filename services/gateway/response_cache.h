@@ -31,9 +31,9 @@ namespace gpuadvisor::gateway {
 // concatenation of two encodings of a message as their merge, and fields may
 // come in any order.
 struct EncodedAnswer {
-  grpc::Slice bytes;  // the RecommendResponse without its age fields
+  grpc::Slice bytes;                   // the RecommendResponse without its age fields
   int64_t price_book_age_seconds = 0;  // as computed
-  bool empty = false;  // no recommendations
+  bool empty = false;                  // no recommendations
 
   // Encodes `response` (its age fields are left out of `bytes`).
   static EncodedAnswer From(v1::RecommendResponse response);
@@ -58,7 +58,7 @@ class ResponseCache {
 
   struct Hit {
     std::shared_ptr<const EncodedAnswer> response;  // null on a miss
-    absl::Time stored_at;  // to age the answer's price_book_age_seconds
+    absl::Time stored_at;                           // to age the answer's price_book_age_seconds
   };
 
   // The cached answer for `key`; response is null when there is none.

@@ -13,7 +13,8 @@ v1::RecommendRequest Request(const std::string& preset, int max_results) {
   return request;
 }
 
-v1::RecommendResponse Response(const std::string& catalog, const std::string& prices, int candidates) {
+v1::RecommendResponse Response(const std::string& catalog, const std::string& prices,
+                               int candidates) {
   v1::RecommendResponse response;
   response.set_catalog_version(catalog);
   response.set_price_book_version(prices);
@@ -23,11 +24,13 @@ v1::RecommendResponse Response(const std::string& catalog, const std::string& pr
 
 std::shared_ptr<const EncodedAnswer> Answer(const std::string& catalog, const std::string& prices,
                                             int candidates) {
-  return std::make_shared<const EncodedAnswer>(EncodedAnswer::From(Response(catalog, prices, candidates)));
+  return std::make_shared<const EncodedAnswer>(
+      EncodedAnswer::From(Response(catalog, prices, candidates)));
 }
 
 // What a client parses from the bytes the gateway sends.
-v1::RecommendResponse Received(const EncodedAnswer& answer, int64_t price_book_age, int64_t catalog_age) {
+v1::RecommendResponse Received(const EncodedAnswer& answer, int64_t price_book_age,
+                               int64_t catalog_age) {
   grpc::ByteBuffer sent = answer.Send(price_book_age, catalog_age);
   grpc::Slice whole;
   EXPECT_TRUE(sent.DumpToSingleSlice(&whole).ok());
@@ -64,7 +67,8 @@ TEST(ResponseCacheKey, EqualRequestsShareAKeyAndEveryVersionOrFieldSeparatesThem
   EXPECT_NE(key, ResponseCache::Key(Request("llama-3.1-8b", 5), "c2", "p1"));
   EXPECT_NE(key, ResponseCache::Key(Request("llama-3.1-8b", 5), "c1", "p2"));
   // Version strings cannot run into each other ("c1"+"1p" vs "c11"+"p").
-  EXPECT_NE(ResponseCache::Key(Request("m", 1), "c1", "1p"), ResponseCache::Key(Request("m", 1), "c11", "p"));
+  EXPECT_NE(ResponseCache::Key(Request("m", 1), "c1", "1p"),
+            ResponseCache::Key(Request("m", 1), "c11", "p"));
 }
 
 TEST(ResponseCacheKey, UnknownVersionMeansNoKey) {

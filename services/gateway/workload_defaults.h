@@ -20,12 +20,13 @@
 
 namespace gpuadvisor::gateway {
 
-inline constexpr int kDefaultTrainSequenceLength = 2048;  // axolotl sequence_len, nanoGPT-class runs
-inline constexpr int kDefaultContextLength = 4096;        // serving: prompt + output per sequence
+inline constexpr int kDefaultTrainSequenceLength =
+    2048;                                           // axolotl sequence_len, nanoGPT-class runs
+inline constexpr int kDefaultContextLength = 4096;  // serving: prompt + output per sequence
 inline constexpr int kDefaultOutputTokens = 256;
-inline constexpr double kDefaultServingHours = 720;       // an endpoint priced for a 30-day month
-inline constexpr int kDefaultLoraRank = 16;               // PEFT/axolotl examples
-inline constexpr int kDefaultQloraRank = 64;              // QLoRA paper (Dettmers et al. 2023)
+inline constexpr double kDefaultServingHours = 720;  // an endpoint priced for a 30-day month
+inline constexpr int kDefaultLoraRank = 16;          // PEFT/axolotl examples
+inline constexpr int kDefaultQloraRank = 64;         // QLoRA paper (Dettmers et al. 2023)
 
 // What the caller will do with the workload.
 enum class WorkloadUse {
@@ -35,13 +36,15 @@ enum class WorkloadUse {
 
 // Checks the fields the task needs and fills the defaults (see above).
 // `assumptions` gets one entry per default applied.
-absl::Status ApplyWorkloadDefaults(sizing::v1::Workload& workload, std::vector<v1::Assumption>& assumptions,
+absl::Status ApplyWorkloadDefaults(sizing::v1::Workload& workload,
+                                   std::vector<v1::Assumption>& assumptions,
                                    WorkloadUse use = WorkloadUse::kPrice);
 
 // After sizing: what depends on the resolved model, e.g. the training tokens
 // derived from dataset_gb or the compute-optimal tokens of a pretraining run,
 // and a defaulted context longer than the model's own maximum.
-void AddSizedAssumptions(const sizing::v1::Workload& workload, const sizing::v1::EstimateResponse& sized,
+void AddSizedAssumptions(const sizing::v1::Workload& workload,
+                         const sizing::v1::EstimateResponse& sized,
                          std::vector<v1::Assumption>& assumptions);
 
 v1::Assumption MakeAssumption(std::string field, std::string value, std::string note);

@@ -150,8 +150,9 @@ TEST(BillingData, ResolvesRulesAndRisksForRealOfferNames) {
   EXPECT_EQ(response->quotes(0).notice_seconds(), 120);
   // Multi-node capacity risk: restart 10 min x (1 + 0.5 x 3) = 25 min.
   EXPECT_NEAR(response->quotes(0).restart_minutes(), 25, 1e-9);
-  EXPECT_THAT(response->quotes(0).warnings(),
-              Contains(::testing::HasSubstr("spot on 4 nodes: each preemption stops the whole job")));
+  EXPECT_THAT(
+      response->quotes(0).warnings(),
+      Contains(::testing::HasSubstr("spot on 4 nodes: each preemption stops the whole job")));
   // L40S is not "L4": the AWS default band (10-15%).
   EXPECT_NEAR(response->quotes(1).interruptions_per_hour(), 0.0135432, 1e-6);
   EXPECT_NEAR(response->quotes(1).restart_minutes(), 10, 1e-9);

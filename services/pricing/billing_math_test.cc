@@ -90,10 +90,12 @@ TEST(InterruptionFraction, OverARealisticLifetime) {
   EXPECT_NEAR(InterruptionFractionToRatePerHour(0.10, 12), 0.0087800, 1e-7);
   EXPECT_NEAR(InterruptionFractionToRatePerHour(0.05, 12), 0.0042744, 1e-7);
   // 730 / 12 = 61x the month-long reading.
-  EXPECT_NEAR(InterruptionFractionToRatePerHour(0.2, 12) / MonthlyInterruptionFractionToRatePerHour(0.2),
-              730.0 / 12, 1e-9);
+  EXPECT_NEAR(
+      InterruptionFractionToRatePerHour(0.2, 12) / MonthlyInterruptionFractionToRatePerHour(0.2),
+      730.0 / 12, 1e-9);
   // Round trip: over one life the chance of an interruption is f again.
-  EXPECT_NEAR(ProbabilityOfInterruption(InterruptionFractionToRatePerHour(0.2, 12), 12), 0.2, 1e-12);
+  EXPECT_NEAR(ProbabilityOfInterruption(InterruptionFractionToRatePerHour(0.2, 12), 12), 0.2,
+              1e-12);
   EXPECT_EQ(InterruptionFractionToRatePerHour(0.2, 0), 0);
   EXPECT_EQ(InterruptionFractionToRatePerHour(0, 12), 0);
 }

@@ -38,31 +38,37 @@
 #include "common/grpc/service_main.h"
 #include "common/grpc/watch_chunks.h"
 #include "common/io/durable_file.h"
-#include "common/metrics/function_metric.h"
 #include "common/io/text_proto.h"
+#include "common/metrics/function_metric.h"
 #include "google/protobuf/text_format.h"
 #include "services/catalog/catalog_replica.h"
 #include "services/pricing/price_follower.h"
 #include "services/pricing/pricing_service_impl.h"
 
 ABSL_FLAG(std::string, data_dir, "data", "Folder with pricing/billing.textproto.");
-ABSL_FLAG(std::string, admin_token_file, "", "File holding the admin token; else $GPUADVISOR_ADMIN_TOKEN.");
+ABSL_FLAG(std::string, admin_token_file, "",
+          "File holding the admin token; else $GPUADVISOR_ADMIN_TOKEN.");
 ABSL_FLAG(std::string, price_updates_file, "",
-          "Where accepted UpdatePrices are kept (text UpdatePricesRequest, written durably before an update "
+          "Where accepted UpdatePrices are kept (text UpdatePricesRequest, written durably before "
+          "an update "
           "goes live) and re-applied from at start; empty = in memory only.");
 ABSL_FLAG(std::string, catalog_address, "127.0.0.1:50051",
           "Catalog service to follow (WatchCatalog): the offers and list prices the books price.");
 ABSL_FLAG(std::string, writer_address, "",
-          "The pricing writer to follow (single writer, docs/reliability.md): this replica then quotes from "
+          "The pricing writer to follow (single writer, docs/reliability.md): this replica then "
+          "quotes from "
           "the writer's books and sends UpdatePrices on to it. Empty = this is the writer.");
 ABSL_FLAG(std::string, writer_host, "",
-          "With --writer_address: the writer's hostname; the replica running on that host is the writer.");
-ABSL_FLAG(int64_t, watch_chunk_bytes, gpuadvisor::kDefaultWatchChunkBytes,
-          "Price book data per WatchPrices chunk (followers that set accept_chunks; at least 1024). "
-          "Followers that did not get the book whole while it fits the 64 MiB message limit.");
-ABSL_FLAG(std::string, catalog_cache_file, "",
-          "Where to keep the followed catalog across restarts (so pricing can start while the catalog is "
-          "down); empty = none.");
+          "With --writer_address: the writer's hostname; the replica running on that host is the "
+          "writer.");
+ABSL_FLAG(
+    int64_t, watch_chunk_bytes, gpuadvisor::kDefaultWatchChunkBytes,
+    "Price book data per WatchPrices chunk (followers that set accept_chunks; at least 1024). "
+    "Followers that did not get the book whole while it fits the 64 MiB message limit.");
+ABSL_FLAG(
+    std::string, catalog_cache_file, "",
+    "Where to keep the followed catalog across restarts (so pricing can start while the catalog is "
+    "down); empty = none.");
 
 int main(int argc, char** argv) {
   gpuadvisor::BlockTerminationSignals();
@@ -74,8 +80,9 @@ int main(int argc, char** argv) {
   if (!token.ok()) return gpuadvisor::FailStartup("pricing", token.status());
   const std::string catalog_address = absl::GetFlag(FLAGS_catalog_address);
   if (catalog_address.empty()) {
-    return gpuadvisor::FailStartup("pricing", absl::InvalidArgumentError(
-                                                  "--catalog_address: must name the catalog to follow"));
+    return gpuadvisor::FailStartup(
+        "pricing",
+        absl::InvalidArgumentError("--catalog_address: must name the catalog to follow"));
   }
 
   gpuadvisor::Metrics metrics("pricing");
@@ -93,14 +100,16 @@ int main(int argc, char** argv) {
         return gpuadvisor::FailStartup("pricing", loaded);
       }
       store.Restore(saved);
-      std::fprintf(stderr, "pricing: %d saved price updates from %s, applied with the first catalog\n",
+      std::fprintf(stderr,
+                   "pricing: %d saved price updates from %s, applied with the first catalog\n",
                    saved.prices_size(), updates_path.c_str());
     }
     persist = [updates_path](const gpuadvisor::pricing::v1::UpdatePricesRequest& all) {
       std::string text;
       google::protobuf::TextFormat::PrintToString(all, &text);
       return gpuadvisor::WriteFileDurably(
-          updates_path, "# Accepted UpdatePrices, newest per offer (written by pricing_server).\n" + text);
+          updates_path,
+          "# Accepted UpdatePrices, newest per offer (written by pricing_server).\n" + text);
     };
   }
   const std::string writer_address = absl::GetFlag(FLAGS_writer_address);
@@ -108,30 +117,35 @@ int main(int argc, char** argv) {
   gpuadvisor::pricing::PricingServiceImpl::Options service_options;
   service_options.admin_token = *token;
   service_options.persist = persist;
-  service_options.watch_encoding.chunk_bytes = std::max<int64_t>(1024, absl::GetFlag(FLAGS_watch_chunk_bytes));
+  service_options.watch_encoding.chunk_bytes =
+      std::max<int64_t>(1024, absl::GetFlag(FLAGS_watch_chunk_bytes));
   std::unique_ptr<gpuadvisor::pricing::v1::PricingService::Stub> writer_stub;
   std::unique_ptr<gpuadvisor::pricing::PriceFollower> follower;
   if (!writer) {
-    writer_stub = gpuadvisor::pricing::v1::PricingService::NewStub(gpuadvisor::BackendChannel(writer_address));
+    writer_stub = gpuadvisor::pricing::v1::PricingService::NewStub(
+        gpuadvisor::BackendChannel(writer_address));
     follower = std::make_unique<gpuadvisor::pricing::PriceFollower>(
-        gpuadvisor::pricing::v1::PricingService::NewStub(gpuadvisor::BackendChannel(writer_address)), &store,
-        gpuadvisor::pricing::PriceFollower::Options{.name = "pricing follower"});
+        gpuadvisor::pricing::v1::PricingService::NewStub(
+            gpuadvisor::BackendChannel(writer_address)),
+        &store, gpuadvisor::pricing::PriceFollower::Options{.name = "pricing follower"});
     service_options.persist = nullptr;  // the writer persists
-    service_options.forward_update = [&](grpc::ServerContext* context,
-                                         const gpuadvisor::pricing::v1::UpdatePricesRequest& request,
-                                         gpuadvisor::pricing::v1::UpdatePricesResponse* response) {
-      std::unique_ptr<grpc::ClientContext> forward =
-          gpuadvisor::ForwardingContext(*context, std::chrono::seconds(30));
-      const grpc::Status status = writer_stub->UpdatePrices(forward.get(), request, response);
-      if (!status.ok()) return status;
-      // Answer once this replica quotes what the writer now quotes.
-      if (!follower->WaitForVersion(response->price_book_version(), absl::Now() + absl::Seconds(10))) {
-        return grpc::Status(grpc::StatusCode::UNAVAILABLE,
-                            "the writer applied the update (" + response->price_book_version() +
-                                ") but this replica has not received it yet; it will follow");
-      }
-      return grpc::Status::OK;
-    };
+    service_options.forward_update =
+        [&](grpc::ServerContext* context,
+            const gpuadvisor::pricing::v1::UpdatePricesRequest& request,
+            gpuadvisor::pricing::v1::UpdatePricesResponse* response) {
+          std::unique_ptr<grpc::ClientContext> forward =
+              gpuadvisor::ForwardingContext(*context, std::chrono::seconds(30));
+          const grpc::Status status = writer_stub->UpdatePrices(forward.get(), request, response);
+          if (!status.ok()) return status;
+          // Answer once this replica quotes what the writer now quotes.
+          if (!follower->WaitForVersion(response->price_book_version(),
+                                        absl::Now() + absl::Seconds(10))) {
+            return grpc::Status(grpc::StatusCode::UNAVAILABLE,
+                                "the writer applied the update (" + response->price_book_version() +
+                                    ") but this replica has not received it yet; it will follow");
+          }
+          return grpc::Status::OK;
+        };
   }
   gpuadvisor::pricing::PricingServiceImpl service(&store, &metrics, service_options);
 
@@ -142,22 +156,26 @@ int main(int argc, char** argv) {
   if (writer) {
     gpuadvisor::catalog::CatalogReplica::Options replica_options;
     replica_options.cache_path = absl::GetFlag(FLAGS_catalog_cache_file);
-    replica_options.on_snapshot = [&](const std::shared_ptr<const gpuadvisor::catalog::Catalog>& latest) {
-      absl::StatusOr<std::shared_ptr<const gpuadvisor::pricing::PriceBook>> next =
-          gpuadvisor::pricing::LoadPriceBook(billing_path, latest->snapshot());
-      const absl::Status status = next.ok() ? store.Rebase(*next) : next.status();
-      metrics.DataLoaded(status.ok(), absl::ToDoubleSeconds(absl::Now() - absl::UnixEpoch()));
-      if (!status.ok()) std::fprintf(stderr, "pricing: kept the old prices: %s\n", status.ToString().c_str());
-    };
+    replica_options.on_snapshot =
+        [&](const std::shared_ptr<const gpuadvisor::catalog::Catalog>& latest) {
+          absl::StatusOr<std::shared_ptr<const gpuadvisor::pricing::PriceBook>> next =
+              gpuadvisor::pricing::LoadPriceBook(billing_path, latest->snapshot());
+          const absl::Status status = next.ok() ? store.Rebase(*next) : next.status();
+          metrics.DataLoaded(status.ok(), absl::ToDoubleSeconds(absl::Now() - absl::UnixEpoch()));
+          if (!status.ok())
+            std::fprintf(stderr, "pricing: kept the old prices: %s\n", status.ToString().c_str());
+        };
     replica = std::make_unique<gpuadvisor::catalog::CatalogReplica>(
-        gpuadvisor::catalog::v1::CatalogService::NewStub(gpuadvisor::BackendChannel(catalog_address)),
+        gpuadvisor::catalog::v1::CatalogService::NewStub(
+            gpuadvisor::BackendChannel(catalog_address)),
         replica_options);
     replica->Start();
   } else {
     follower->Start();
     metrics.AddCollectable(std::make_shared<gpuadvisor::FunctionMetric>(
         "gpuadvisor_follower_writer_age_seconds",
-        "Seconds since this follower replica was last known to be current with its writer (0 while in step).",
+        "Seconds since this follower replica was last known to be current with its writer (0 while "
+        "in step).",
         [f = follower.get()] { return f->AgeSeconds(); }));
     std::fprintf(stderr, "pricing: following the writer at %s\n", writer_address.c_str());
   }
@@ -165,7 +183,8 @@ int main(int argc, char** argv) {
   gpuadvisor::ServiceMainOptions options = gpuadvisor::ServiceMainOptionsFromFlags(
       "pricing", 50053, 9463, {"gpuadvisor.pricing.v1.PricingService"});
   options.ready = [&store] { return store.Current() != nullptr; };
-  const int code = gpuadvisor::ServeUntilSignal(options, metrics, {&service}, [&] { service.Shutdown(); });
+  const int code =
+      gpuadvisor::ServeUntilSignal(options, metrics, {&service}, [&] { service.Shutdown(); });
   if (replica != nullptr) replica->Stop();
   if (follower != nullptr) follower->Stop();
   return code;

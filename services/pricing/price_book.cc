@@ -103,7 +103,8 @@ double EgressUsd(const v1::BillingRule& rule, double gb, double hours) {
   if (!(months > 1.0) || !std::isfinite(months)) return MonthlyEgressUsd(rule, gb);
   const double full = std::floor(months);
   const double per_month = gb / months;
-  return full * MonthlyEgressUsd(rule, per_month) + MonthlyEgressUsd(rule, per_month * (months - full));
+  return full * MonthlyEgressUsd(rule, per_month) +
+         MonthlyEgressUsd(rule, per_month * (months - full));
 }
 
 std::optional<FieldError> CheckAmount(const std::vector<PathElement>& base, const char* field,
@@ -167,8 +168,8 @@ std::optional<FieldError> ValidateRule(const v1::BillingRule& rule,
     if (auto e = CheckAmount(tier_path, "usd_per_gb", tier.usd_per_gb())) return e;
     const double previous = i == 0 ? 0 : rule.egress_tiers(i - 1).from_gb();
     if (!std::isfinite(tier.from_gb()) || !(tier.from_gb() > previous)) {
-      return FieldError{Join(tier_path, "from_gb"),
-                        absl::StrCat("must be finite and > ", previous, " (tiers in increasing order)")};
+      return FieldError{Join(tier_path, "from_gb"), absl::StrCat("must be finite and > ", previous,
+                                                                 " (tiers in increasing order)")};
     }
   }
   if (auto e = CheckAmount(base, "restart_minutes", rule.restart_minutes())) return e;
@@ -468,15 +469,16 @@ absl::Status PriceBook::Quote(const v1::QuoteRequest& request, absl::Time now,
       request.job(), now, /*echo_offer_ids=*/true, response);
 }
 
-absl::Status PriceBook::Quote(absl::Span<const Item> items, const v1::JobProfile& job, absl::Time now,
-                              v1::QuoteResponse* response) const {
+absl::Status PriceBook::Quote(absl::Span<const Item> items, const v1::JobProfile& job,
+                              absl::Time now, v1::QuoteResponse* response) const {
   return QuoteItems(
       static_cast<int>(items.size()), [items](int i) { return items[i]; }, job, now,
       /*echo_offer_ids=*/false, response);
 }
 
-absl::Status PriceBook::QuoteItems(int count, absl::FunctionRef<Item(int)> items, const v1::JobProfile& job,
-                                   absl::Time now, bool echo_offer_ids, v1::QuoteResponse* response_out) const {
+absl::Status PriceBook::QuoteItems(int count, absl::FunctionRef<Item(int)> items,
+                                   const v1::JobProfile& job, absl::Time now, bool echo_offer_ids,
+                                   v1::QuoteResponse* response_out) const {
   v1::QuoteResponse& response = *response_out;
   response.Clear();
   // Job-wide values, validated and derived once.
@@ -679,9 +681,10 @@ absl::StatusOr<std::shared_ptr<const PriceBook>> PriceBook::WithUpdates(
     const v1::OfferPrice& price = update.prices(i);
     if (auto e = ValidatePrice(price, {{"prices", i}})) return ToStatus(*e);
     // Operator input: also within a plausible range.
-    for (auto [field, value] : {std::pair<const char*, double>{"on_demand_usd_per_hour", price.on_demand_usd_per_hour()},
-                                {"spot_usd_per_hour", price.spot_usd_per_hour()},
-                                {"reserved_usd_per_hour", price.reserved_usd_per_hour()}}) {
+    for (auto [field, value] :
+         {std::pair<const char*, double>{"on_demand_usd_per_hour", price.on_demand_usd_per_hour()},
+          {"spot_usd_per_hour", price.spot_usd_per_hour()},
+          {"reserved_usd_per_hour", price.reserved_usd_per_hour()}}) {
       if (auto e = CheckHourly({{"prices", i}}, field, value)) return ToStatus(*e);
     }
     auto [it, inserted] = seen.emplace(price.offer_id(), i);

@@ -201,7 +201,8 @@ class PriceBook {
   // Both Quote overloads: items(i) for i < count; Quote.offer_id set when
   // `echo_offer_ids`.
   absl::Status QuoteItems(int count, absl::FunctionRef<Item(int)> items,
-                          const gpuadvisor::pricing::v1::JobProfile& job, absl::Time now, bool echo_offer_ids,
+                          const gpuadvisor::pricing::v1::JobProfile& job, absl::Time now,
+                          bool echo_offer_ids,
                           gpuadvisor::pricing::v1::QuoteResponse* response) const;
 
   gpuadvisor::pricing::v1::PriceBook data_;
@@ -263,7 +264,8 @@ class PriceStore {
   // one (newest per offer) after validation and before the swap; if it fails
   // nothing changes and its error is returned (an update is live only once
   // it is durable).
-  using Persist = std::function<absl::Status(const gpuadvisor::pricing::v1::UpdatePricesRequest& all)>;
+  using Persist =
+      std::function<absl::Status(const gpuadvisor::pricing::v1::UpdatePricesRequest& all)>;
   absl::StatusOr<std::shared_ptr<const PriceBook>> Update(
       const gpuadvisor::pricing::v1::UpdatePricesRequest& update, const Persist& persist = nullptr);
 

@@ -2,8 +2,8 @@
 
 #include <unistd.h>
 
-#include <chrono>
 #include <algorithm>
+#include <chrono>
 #include <cmath>
 #include <cstdio>
 #include <fstream>
@@ -490,10 +490,12 @@ TEST(PriceBookQuote, InProcessItemsQuoteLikeTheRequest) {
     quote.clear_offer_id();
   }
   EXPECT_EQ(in_process.SerializeAsString(), expected->SerializeAsString())
-      << in_process.ShortDebugString() << "\n" << expected->ShortDebugString();
+      << in_process.ShortDebugString() << "\n"
+      << expected->ShortDebugString();
   items[1].hours = -1;
-  EXPECT_THAT(book->Quote(items, request.job(), kNow, &in_process),
-              StatusIs(absl::StatusCode::kInvalidArgument, HasSubstr("items[1].hours: must be finite")));
+  EXPECT_THAT(
+      book->Quote(items, request.job(), kNow, &in_process),
+      StatusIs(absl::StatusCode::kInvalidArgument, HasSubstr("items[1].hours: must be finite")));
 }
 
 TEST(PriceBookQuote, InvalidRequestsNameTheField) {
@@ -598,20 +600,28 @@ TEST(PriceBookCreate, ErrorsNameTheFieldPath) {
 // mixed request carries exactly the warnings it gets when quoted alone.
 TEST(PriceBookQuote, RepeatedSpotWarningsMatchQuotingEachItemAlone) {
   v1::PriceBook data;
-  ASSERT_TRUE(google::protobuf::TextFormat::ParseFromString(R"pb(
-    billing { provider: "p" granularity_seconds: 1 restart_minutes: 6 }
-    default_billing { provider: "*" granularity_seconds: 1 restart_minutes: 10 }
-    spot_risks { provider: "p" gpu_model: "*" interruptions_per_hour: 0.05 capacity_restart_factor: 0.5 }
-    prices { offer_id: "p/x/r1" provider: "p" gpu_model: "H100" spot_usd_per_hour: 10 }
-    prices { offer_id: "p/x/r2" provider: "p" gpu_model: "H100" spot_usd_per_hour: 12 }
-  )pb", &data));
+  ASSERT_TRUE(google::protobuf::TextFormat::ParseFromString(
+      R"pb(
+        billing { provider: "p" granularity_seconds: 1 restart_minutes: 6 }
+        default_billing { provider: "*" granularity_seconds: 1 restart_minutes: 10 }
+        spot_risks {
+          provider: "p"
+          gpu_model: "*"
+          interruptions_per_hour: 0.05
+          capacity_restart_factor: 0.5
+        }
+        prices { offer_id: "p/x/r1" provider: "p" gpu_model: "H100" spot_usd_per_hour: 10 }
+        prices { offer_id: "p/x/r2" provider: "p" gpu_model: "H100" spot_usd_per_hour: 12 }
+      )pb",
+      &data));
   absl::StatusOr<std::shared_ptr<const PriceBook>> book = PriceBook::Create(data);
   ASSERT_TRUE(book.ok()) << book.status();
   v1::QuoteRequest request;
   request.mutable_job()->set_restartable(true);
   request.mutable_job()->set_checkpoint_interval_minutes(600);
   for (int nodes : {2, 20, 2, 4, 20, 1}) {
-    for (const char* id : {"p/x/r1", "p/x/r2"}) *request.add_items() = Item(id, nodes, 100, PURCHASE_OPTION_SPOT);
+    for (const char* id : {"p/x/r1", "p/x/r2"})
+      *request.add_items() = Item(id, nodes, 100, PURCHASE_OPTION_SPOT);
   }
   absl::StatusOr<v1::QuoteResponse> all = (*book)->Quote(request, kNow);
   ASSERT_OK(all);
@@ -619,26 +629,37 @@ TEST(PriceBookQuote, RepeatedSpotWarningsMatchQuotingEachItemAlone) {
   int warnings = 0;
   for (int i = 0; i < request.items_size(); ++i) {
     const v1::Quote alone = QuoteOne(**book, request.items(i), request.job());
-    EXPECT_THAT(all->quotes(i).warnings(), ::testing::ElementsAreArray(alone.warnings())) << "item " << i;
+    EXPECT_THAT(all->quotes(i).warnings(), ::testing::ElementsAreArray(alone.warnings()))
+        << "item " << i;
     warnings += all->quotes(i).warnings_size();
   }
-  EXPECT_THAT(all->quotes(2).warnings(), ElementsAre(HasSubstr("spot on 20 nodes"), HasSubstr("frequent")));
-  EXPECT_THAT(all->quotes(0).warnings(), ElementsAre(HasSubstr("spot on 2 nodes"), HasSubstr("every 10.0 h on 2")));
+  EXPECT_THAT(all->quotes(2).warnings(),
+              ElementsAre(HasSubstr("spot on 20 nodes"), HasSubstr("frequent")));
+  EXPECT_THAT(all->quotes(0).warnings(),
+              ElementsAre(HasSubstr("spot on 2 nodes"), HasSubstr("every 10.0 h on 2")));
   EXPECT_GT(warnings, 10);
 }
 
 // Notice times and multi-node capacity risk, hand computed.
 TEST(PriceBookQuote, SpotNoticeSavesTheWorkAndCapacityRiskGrowsTheRestart) {
   v1::PriceBook data;
-  ASSERT_TRUE(google::protobuf::TextFormat::ParseFromString(R"pb(
-    billing { provider: "p" granularity_seconds: 1 minimum_seconds: 0 restart_minutes: 6 }
-    default_billing { provider: "*" granularity_seconds: 1 restart_minutes: 10 }
-    spot_risks { provider: "p" gpu_model: "*" interruption_frequency: 0.2 instance_lifetime_hours: 12
-                 notice_seconds: 120 capacity_restart_factor: 0.5 }
-    spot_risks { provider: "q" gpu_model: "*" interruptions_per_hour: 0.01 }
-    prices { offer_id: "p/x/r" provider: "p" gpu_model: "H100" spot_usd_per_hour: 10 }
-    prices { offer_id: "q/x/r" provider: "q" gpu_model: "H100" spot_usd_per_hour: 10 }
-  )pb", &data));
+  ASSERT_TRUE(google::protobuf::TextFormat::ParseFromString(
+      R"pb(
+        billing { provider: "p" granularity_seconds: 1 minimum_seconds: 0 restart_minutes: 6 }
+        default_billing { provider: "*" granularity_seconds: 1 restart_minutes: 10 }
+        spot_risks {
+          provider: "p"
+          gpu_model: "*"
+          interruption_frequency: 0.2
+          instance_lifetime_hours: 12
+          notice_seconds: 120
+          capacity_restart_factor: 0.5
+        }
+        spot_risks { provider: "q" gpu_model: "*" interruptions_per_hour: 0.01 }
+        prices { offer_id: "p/x/r" provider: "p" gpu_model: "H100" spot_usd_per_hour: 10 }
+        prices { offer_id: "q/x/r" provider: "q" gpu_model: "H100" spot_usd_per_hour: 10 }
+      )pb",
+      &data));
   absl::StatusOr<std::shared_ptr<const PriceBook>> book = PriceBook::Create(data);
   ASSERT_TRUE(book.ok()) << book.status();
   v1::QuoteRequest request;
@@ -671,8 +692,8 @@ TEST(PriceBookQuote, SpotNoticeSavesTheWorkAndCapacityRiskGrowsTheRestart) {
   EXPECT_NEAR(q.restart_minutes(), 10, 1e-9);  // the default rule's restart
   const double rate_q = 0.03, tau_q = std::sqrt(2 * c / rate_q);
   const double w_q = 10 + 10 / tau_q * c;
-  EXPECT_NEAR(q.cost().expected_hours(), w_q + rate_q * w_q * (std::min(tau_q, w_q) / 2 + 10.0 / 60),
-              1e-6);
+  EXPECT_NEAR(q.cost().expected_hours(),
+              w_q + rate_q * w_q * (std::min(tau_q, w_q) / 2 + 10.0 / 60), 1e-6);
 }
 
 TEST(PriceBookCreate, VersionIsAStableContentHash) {
@@ -767,20 +788,20 @@ TEST(PriceBookWithUpdates, RejectsUnknownOffersAndImplausiblePrices) {
   v1::OfferPrice* price = update.add_prices();
   price->set_offer_id("gcp/a3-highgpu-8g/us-central1");
   price->set_on_demand_usd_per_hour(43);
-  EXPECT_THAT(book->WithUpdates(update),
-              StatusIs(absl::StatusCode::kInvalidArgument, HasSubstr("prices[0].offer_id: unknown offer")));
+  EXPECT_THAT(book->WithUpdates(update), StatusIs(absl::StatusCode::kInvalidArgument,
+                                                  HasSubstr("prices[0].offer_id: unknown offer")));
   price->set_offer_id(kP5);
   for (double bad : {1.7e308, 10'001.0, std::numeric_limits<double>::infinity(),
                      std::numeric_limits<double>::quiet_NaN(), -1.0}) {
     price->set_on_demand_usd_per_hour(bad);
-    EXPECT_THAT(book->WithUpdates(update),
-                StatusIs(absl::StatusCode::kInvalidArgument, HasSubstr("prices[0].on_demand_usd_per_hour")))
+    EXPECT_THAT(book->WithUpdates(update), StatusIs(absl::StatusCode::kInvalidArgument,
+                                                    HasSubstr("prices[0].on_demand_usd_per_hour")))
         << bad;
   }
   price->set_on_demand_usd_per_hour(40);
   price->set_spot_usd_per_hour(1e300);
-  EXPECT_THAT(book->WithUpdates(update),
-              StatusIs(absl::StatusCode::kInvalidArgument, HasSubstr("prices[0].spot_usd_per_hour")));
+  EXPECT_THAT(book->WithUpdates(update), StatusIs(absl::StatusCode::kInvalidArgument,
+                                                  HasSubstr("prices[0].spot_usd_per_hour")));
   price->set_spot_usd_per_hour(12);
   EXPECT_OK(book->WithUpdates(update));
 }

@@ -55,8 +55,9 @@ catalog::v1::CatalogSnapshot Offers(int n, double factor, const std::string& ver
 }
 
 std::shared_ptr<const PriceBook> Book(int n, double factor, const std::string& catalog_version) {
-  absl::StatusOr<std::shared_ptr<const PriceBook>> book = LoadPriceBook(
-      absl::StrCat(GPUADVISOR_SOURCE_DIR, "/data/pricing/billing.textproto"), Offers(n, factor, catalog_version));
+  absl::StatusOr<std::shared_ptr<const PriceBook>> book =
+      LoadPriceBook(absl::StrCat(GPUADVISOR_SOURCE_DIR, "/data/pricing/billing.textproto"),
+                    Offers(n, factor, catalog_version));
   EXPECT_OK(book);
   return book.ok() ? *book : nullptr;
 }
@@ -151,7 +152,8 @@ TEST(PriceChunks, FollowerTakesTheSameBookInChunksAndFollowsAnUpdate) {
   v1::UpdatePricesResponse updated;
   ASSERT_TRUE(StubFor(writer.port)->UpdatePrices(&context, update, &updated).ok());
   ASSERT_NE(updated.price_book_version(), first);
-  ASSERT_TRUE(follower.WaitForVersion(updated.price_book_version(), absl::Now() + absl::Seconds(30)));
+  ASSERT_TRUE(
+      follower.WaitForVersion(updated.price_book_version(), absl::Now() + absl::Seconds(30)));
   EXPECT_EQ(copy.Current()->data().SerializeAsString(), writer.book().SerializeAsString());
   EXPECT_EQ(follower.retry_delay(), absl::Seconds(1));  // never backed off
   follower.Stop();
@@ -265,7 +267,8 @@ void ExpectABrokenBookKeepsTheOldOne(BreakingWriter::Fault fault, const std::str
   {
     // Several broken attempts at the new book.
     absl::MutexLock lock(&mu);
-    mu.Await(absl::Condition(+[](std::vector<std::string>* r) { return r->size() >= 4; }, &rejected));
+    mu.Await(absl::Condition(
+        +[](std::vector<std::string>* r) { return r->size() >= 4; }, &rejected));
   }
   // Every attempt failed: the re-dials backed off to the cap.
   EXPECT_EQ(follower.retry_delay(), options.max_retry_interval);
@@ -303,7 +306,8 @@ class SlowToStartWriter final : public v1::PricingService::Service {
 
   grpc::Status WatchPrices(grpc::ServerContext* context, const v1::WatchPricesRequest*,
                            grpc::ServerWriter<v1::WatchPricesResponse>* writer) override {
-    if (calls_.fetch_add(1) < refusals_) return grpc::Status(grpc::StatusCode::UNAVAILABLE, "not yet");
+    if (calls_.fetch_add(1) < refusals_)
+      return grpc::Status(grpc::StatusCode::UNAVAILABLE, "not yet");
     v1::WatchPricesResponse whole;
     *whole.mutable_price_book() = book_;
     writer->Write(whole);
@@ -332,9 +336,9 @@ TEST(PriceFollowerBackoff, DoublesUpToTheCap) {
     delays.push_back(delay);
     delay = PriceFollower::NextRetryDelay(delay, options);
   }
-  EXPECT_THAT(delays, ::testing::ElementsAre(absl::Seconds(1), absl::Seconds(2), absl::Seconds(4), absl::Seconds(8),
-                                             absl::Seconds(16), absl::Seconds(30), absl::Seconds(30),
-                                             absl::Seconds(30)));
+  EXPECT_THAT(delays, ::testing::ElementsAre(absl::Seconds(1), absl::Seconds(2), absl::Seconds(4),
+                                             absl::Seconds(8), absl::Seconds(16), absl::Seconds(30),
+                                             absl::Seconds(30), absl::Seconds(30)));
 }
 
 // Refused re-dials back off (logged under the follower's name), and the
@@ -359,7 +363,9 @@ TEST(PriceFollowerBackoff, ReDiallingBacksOffAndResetsOnceABookArrives) {
   const std::string log = ::testing::internal::GetCapturedStderr();
   EXPECT_GE(slow.calls(), 6);
   // Each refusal waited longer than the one before, up to the cap.
-  EXPECT_THAT(log, HasSubstr("test-gateway: watch of the pricing writer ended: not yet; reconnecting in 10ms"));
+  EXPECT_THAT(
+      log,
+      HasSubstr("test-gateway: watch of the pricing writer ended: not yet; reconnecting in 10ms"));
   EXPECT_THAT(log, HasSubstr("reconnecting in 20ms"));
   EXPECT_THAT(log, HasSubstr("reconnecting in 40ms"));
   EXPECT_THAT(log, ::testing::Not(HasSubstr("reconnecting in 80ms")));
@@ -382,7 +388,8 @@ TEST(PriceFollowerBackoff, AWatchWaitsForTheWriterToBeServing) {
   // The channel sees the writer unhealthy: a call that did not wait would fail now.
   const absl::Time deadline = absl::Now() + absl::Seconds(30);
   while (channel->GetState(true) != GRPC_CHANNEL_TRANSIENT_FAILURE && absl::Now() < deadline) {
-    channel->WaitForStateChange(channel->GetState(false), absl::ToChronoTime(absl::Now() + absl::Milliseconds(100)));
+    channel->WaitForStateChange(channel->GetState(false),
+                                absl::ToChronoTime(absl::Now() + absl::Milliseconds(100)));
   }
   ASSERT_EQ(channel->GetState(false), GRPC_CHANNEL_TRANSIENT_FAILURE);
   absl::SleepFor(absl::Milliseconds(300));

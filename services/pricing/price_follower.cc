@@ -10,8 +10,8 @@
 
 namespace gpuadvisor::pricing {
 
-PriceFollower::PriceFollower(std::unique_ptr<v1::PricingService::StubInterface> writer, PriceStore* store,
-                             Options options)
+PriceFollower::PriceFollower(std::unique_ptr<v1::PricingService::StubInterface> writer,
+                             PriceStore* store, Options options)
     : writer_(std::move(writer)),
       store_(store),
       options_(std::move(options)),
@@ -67,11 +67,13 @@ void PriceFollower::SetApplying(bool applying) {
 
 void PriceFollower::Reject(const absl::Status& status) {
   std::shared_ptr<const PriceBook> serving = store_->Current();
-  const std::string keeping = serving != nullptr ? absl::StrCat("version ", serving->version()) : "no book";
-  std::fprintf(stderr, "%s: %s; keeping %s\n", options_.name.c_str(), std::string(status.message()).c_str(),
-               keeping.c_str());
+  const std::string keeping =
+      serving != nullptr ? absl::StrCat("version ", serving->version()) : "no book";
+  std::fprintf(stderr, "%s: %s; keeping %s\n", options_.name.c_str(),
+               std::string(status.message()).c_str(), keeping.c_str());
   if (options_.on_rejected) {
-    options_.on_rejected(absl::Status(status.code(), absl::StrCat(status.message(), "; keeping ", keeping)));
+    options_.on_rejected(
+        absl::Status(status.code(), absl::StrCat(status.message(), "; keeping ", keeping)));
   }
 }
 
@@ -81,8 +83,9 @@ bool PriceFollower::Apply(v1::PriceBook data) {
   const int prices = data.prices_size();
   absl::StatusOr<std::shared_ptr<const PriceBook>> book = PriceBook::Create(std::move(data));
   if (!book.ok()) {
-    Reject(absl::Status(book.status().code(), absl::StrCat("rejected the pricing writer's book ", version, ": ",
-                                                           book.status().message())));
+    Reject(
+        absl::Status(book.status().code(), absl::StrCat("rejected the pricing writer's book ",
+                                                        version, ": ", book.status().message())));
     return false;
   }
   if ((*book)->version() != version) {
@@ -195,8 +198,9 @@ void PriceFollower::Follow() {
       SetApplying(false);
     }
     if (assembler.in_progress()) {
-      Reject(absl::DataLossError(absl::StrCat("watch stream ended after ", assembler.received(), " of ",
-                                              assembler.total(), " bytes of price book ", assembler.version())));
+      Reject(absl::DataLossError(absl::StrCat("watch stream ended after ", assembler.received(),
+                                              " of ", assembler.total(), " bytes of price book ",
+                                              assembler.version())));
       assembler.Reset();
     }
     const grpc::Status status = reader->Finish();
@@ -205,7 +209,8 @@ void PriceFollower::Follow() {
     if (stopping_) break;
     const absl::Duration wait = retry_delay_;
     retry_delay_ = NextRetryDelay(wait, options_);
-    std::fprintf(stderr, "%s: watch of the pricing writer ended: %s; reconnecting in %s\n", options_.name.c_str(),
+    std::fprintf(stderr, "%s: watch of the pricing writer ended: %s; reconnecting in %s\n",
+                 options_.name.c_str(),
                  status.ok() ? "closed by the writer" : status.error_message().c_str(),
                  absl::FormatDuration(wait).c_str());
     mu_.AwaitWithTimeout(absl::Condition(&stopping_), wait);

@@ -47,7 +47,7 @@ class PriceFollower {
     // Names the process in the follower's log lines ("gateway", "pricing
     // follower").
     std::string name = "pricing follower";
-    absl::Duration retry_interval = absl::Seconds(1);  // first wait before re-dialling
+    absl::Duration retry_interval = absl::Seconds(1);       // first wait before re-dialling
     absl::Duration max_retry_interval = absl::Seconds(30);  // the wait doubles up to this
     absl::Duration heartbeat_interval = absl::Seconds(1);
     int missed_heartbeats = 3;
@@ -57,7 +57,8 @@ class PriceFollower {
   };
 
   // `store` must outlive the follower.
-  PriceFollower(std::unique_ptr<v1::PricingService::StubInterface> writer, PriceStore* store, Options options);
+  PriceFollower(std::unique_ptr<v1::PricingService::StubInterface> writer, PriceStore* store,
+                Options options);
   ~PriceFollower();  // Stop()s
 
   void Start();  // follows in a background thread until Stop()
@@ -98,7 +99,8 @@ class PriceFollower {
   bool stopping_ ABSL_GUARDED_BY(mu_) = false;
   grpc::ClientContext* active_call_ ABSL_GUARDED_BY(mu_) = nullptr;
   absl::Time last_heard_ ABSL_GUARDED_BY(mu_) = absl::InfinitePast();  // reset by the watchdog
-  absl::Time last_message_ ABSL_GUARDED_BY(mu_) = absl::InfinitePast();  // any message from the writer
+  absl::Time last_message_ ABSL_GUARDED_BY(mu_) =
+      absl::InfinitePast();  // any message from the writer
   bool has_book_ ABSL_GUARDED_BY(mu_) = false;
   // The writer accepted the current call (its initial metadata arrived, or
   // the call ended); before that the call is waiting for the writer to be

@@ -61,7 +61,8 @@ absl::StatusOr<std::shared_ptr<const PriceBook>> PriceStore::Update(
     accepted.set_prices_as_of(update.prices_as_of());
     for (const auto& [offer_id, price] : all) *accepted.add_prices() = price;
     if (absl::Status persisted = persist(accepted); !persisted.ok()) {
-      return absl::UnavailableError(absl::StrCat("update not applied: cannot persist it: ", persisted.message()));
+      return absl::UnavailableError(
+          absl::StrCat("update not applied: cannot persist it: ", persisted.message()));
     }
   }
   for (const auto& price : update.prices()) overrides_[price.offer_id()] = price;

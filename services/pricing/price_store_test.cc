@@ -166,7 +166,8 @@ TEST(PriceStore, RebaseKeepsLiveUpdatesOnTopOfNewListPrices) {
   ASSERT_OK(rebased);
   ASSERT_OK(store.Rebase(*rebased));
   std::map<std::string, double> prices;
-  for (const auto& p : store.Current()->data().prices()) prices[p.offer_id()] = p.on_demand_usd_per_hour();
+  for (const auto& p : store.Current()->data().prices())
+    prices[p.offer_id()] = p.on_demand_usd_per_hour();
   EXPECT_EQ(prices["aws/a/r"], 7);
   EXPECT_EQ(prices["aws/b/r"], 25);
   EXPECT_THAT(store.Rebase(nullptr), StatusIs(absl::StatusCode::kInvalidArgument));
@@ -242,7 +243,8 @@ TEST(PriceStore, KeepsTheBooksOfTheLastCatalogVersions) {
   // An update replaces the current version's book, not an older one's.
   v1::UpdatePricesRequest update;
   *update.add_prices() = books.back()->data().prices(0);
-  update.mutable_prices(0)->set_on_demand_usd_per_hour(update.prices(0).on_demand_usd_per_hour() + 1);
+  update.mutable_prices(0)->set_on_demand_usd_per_hour(update.prices(0).on_demand_usd_per_hour() +
+                                                       1);
   absl::StatusOr<std::shared_ptr<const PriceBook>> updated = store.Update(update);
   ASSERT_TRUE(updated.ok()) << updated.status();
   EXPECT_EQ(store.ForCatalog(books.back()->data().catalog_version()), *updated);

@@ -23,7 +23,8 @@ grpc::Status NotLoaded() {
 
 }  // namespace
 
-std::shared_ptr<const WatchHub::Encoded> EncodePriceBook(const v1::PriceBook& book, const ChunkEncoding& encoding) {
+std::shared_ptr<const WatchHub::Encoded> EncodePriceBook(const v1::PriceBook& book,
+                                                         const ChunkEncoding& encoding) {
   // Serialized once, straight from the book (no copy into a response), for
   // every watcher and both forms.
   std::string serialized;
@@ -31,15 +32,17 @@ std::shared_ptr<const WatchHub::Encoded> EncodePriceBook(const v1::PriceBook& bo
   ChunkedResponse response;
   response.value_field = v1::WatchPricesResponse::kPriceBookFieldNumber;
   response.chunk_field = v1::WatchPricesResponse::kChunkFieldNumber;
-  response.what = absl::StrCat("price book ", book.version(), " (", book.prices_size(), " offer prices)");
+  response.what =
+      absl::StrCat("price book ", book.version(), " (", book.prices_size(), " offer prices)");
   response.accept_field = "WatchPricesRequest.accept_chunks";
   return EncodeChunked(std::move(serialized), book.version(), response, encoding);
 }
 
 WatchHub::Source PriceWatchSource(PriceStore* store, ChunkEncoding encoding) {
   WatchHub::Source source;
-  source.wait_for_change = [store, encoding](const std::string& known,
-                                             absl::Time deadline) -> std::shared_ptr<const WatchHub::Encoded> {
+  source.wait_for_change = [store, encoding](
+                               const std::string& known,
+                               absl::Time deadline) -> std::shared_ptr<const WatchHub::Encoded> {
     std::shared_ptr<const PriceBook> book = store->WaitForChange(known, deadline);
     if (book == nullptr || book->version() == known) return nullptr;
     return EncodePriceBook(book->data(), encoding);
@@ -53,7 +56,8 @@ WatchHub::Source PriceWatchSource(PriceStore* store, ChunkEncoding encoding) {
     heartbeat.set_heartbeat_unix_millis(absl::ToUnixMillis(now));
     return heartbeat.SerializeAsString();
   };
-  source.parse_request = [](const grpc::ByteBuffer& bytes, std::string* known, int64_t* heartbeat_millis) {
+  source.parse_request = [](const grpc::ByteBuffer& bytes, std::string* known,
+                            int64_t* heartbeat_millis) {
     v1::WatchPricesRequest request;
     grpc::ProtoBufferReader reader(const_cast<grpc::ByteBuffer*>(&bytes));
     if (!request.ParseFromZeroCopyStream(&reader)) return false;
@@ -87,16 +91,17 @@ PricingServiceImpl::PricingServiceImpl(PriceStore* store, Metrics* metrics, Opti
   // The admin token is checked before the request body is read: an
   // unauthenticated caller's (possibly huge) update is never buffered whole
   // or decoded.
-  MarkMethodStreamed(MethodIndex(kService, "UpdatePrices"),
-                     AdminMethod<v1::UpdatePricesRequest, v1::UpdatePricesResponse>(
-                         kService, "UpdatePrices",
-                         [this](const grpc::ServerContext& context) {
-                           return CheckAdminToken(context, options_.admin_token);
-                         },
-                         [this](grpc::ServerContext* context, const v1::UpdatePricesRequest* request,
-                                v1::UpdatePricesResponse* response) {
-                           return UpdatePrices(context, request, response);
-                         }));
+  MarkMethodStreamed(
+      MethodIndex(kService, "UpdatePrices"),
+      AdminMethod<v1::UpdatePricesRequest, v1::UpdatePricesResponse>(
+          kService, "UpdatePrices",
+          [this](const grpc::ServerContext& context) {
+            return CheckAdminToken(context, options_.admin_token);
+          },
+          [this](grpc::ServerContext* context, const v1::UpdatePricesRequest* request,
+                 v1::UpdatePricesResponse* response) {
+            return UpdatePrices(context, request, response);
+          }));
   // When the served prices were taken (absent while unknown): the age of the
   // data itself, as opposed to when it was last loaded.
   metrics_->AddCollectable(std::make_shared<FunctionMetric>(
@@ -106,8 +111,10 @@ PricingServiceImpl::PricingServiceImpl(PriceStore* store, Metrics* metrics, Opti
         if (book == nullptr || book->prices_as_of() == absl::InfinitePast()) return -1.0;
         return absl::ToDoubleSeconds(book->prices_as_of() - absl::UnixEpoch());
       }));
-  metrics_->InitializeMethods(kService, {{"Quote", "unary"}, {"GetPriceBook", "unary"},
-                                        {"UpdatePrices", "unary"}, {"WatchPrices", "server_stream"}});
+  metrics_->InitializeMethods(kService, {{"Quote", "unary"},
+                                         {"GetPriceBook", "unary"},
+                                         {"UpdatePrices", "unary"},
+                                         {"WatchPrices", "server_stream"}});
 }
 
 void PricingServiceImpl::Shutdown() {
@@ -131,10 +138,11 @@ grpc::ServerUnaryReactor* PricingServiceImpl::Quote(grpc::CallbackServerContext*
     // The caller used a catalog version this replica has not seen yet (or no
     // longer keeps): quoting another version's book would mix two versions
     // in one answer.
-    reactor->Finish(rpc.Finish(grpc::Status(
-        grpc::StatusCode::FAILED_PRECONDITION,
-        absl::StrCat("catalog_version: no price book for catalog version \"", request->catalog_version(),
-                     "\" (current: \"", current->data().catalog_version(), "\"); retry"))));
+    reactor->Finish(rpc.Finish(
+        grpc::Status(grpc::StatusCode::FAILED_PRECONDITION,
+                     absl::StrCat("catalog_version: no price book for catalog version \"",
+                                  request->catalog_version(), "\" (current: \"",
+                                  current->data().catalog_version(), "\"); retry"))));
     return reactor;
   }
   const absl::Status quoted = book->Quote(*request, absl::Now(), response);
@@ -157,8 +165,10 @@ grpc::Status PricingServiceImpl::UpdatePrices(grpc::ServerContext* context,
   RpcScope rpc(metrics_, kService, "UpdatePrices");
   const absl::Status allowed = CheckAdminToken(*context, options_.admin_token);
   if (!allowed.ok()) return rpc.Finish(ToGrpcStatus(allowed));
-  if (options_.forward_update) return rpc.Finish(options_.forward_update(context, *request, response));
-  absl::StatusOr<std::shared_ptr<const PriceBook>> updated = store_->Update(*request, options_.persist);
+  if (options_.forward_update)
+    return rpc.Finish(options_.forward_update(context, *request, response));
+  absl::StatusOr<std::shared_ptr<const PriceBook>> updated =
+      store_->Update(*request, options_.persist);
   metrics_->DataLoaded(updated.ok(), absl::ToDoubleSeconds(absl::Now() - absl::UnixEpoch()));
   if (!updated.ok()) return rpc.Finish(ToGrpcStatus(updated.status()));
   response->set_price_book_version((*updated)->data().version());

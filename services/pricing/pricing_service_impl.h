@@ -33,7 +33,7 @@ class PricingServiceImpl final
     : public v1::PricingService::WithCallbackMethod_Quote<v1::PricingService::Service> {
  public:
   struct Options {
-    std::string admin_token;  // empty disables UpdatePrices
+    std::string admin_token;          // empty disables UpdatePrices
     double watch_poll_seconds = 1.0;  // unused; kept for callers' designated initializers
     // Makes accepted UpdatePrices durable before they go live (see
     // PriceStore::Update); null = in memory only.
@@ -45,7 +45,8 @@ class PricingServiceImpl final
     // authenticated UpdatePrices on to the writer and answers with the
     // writer's answer (once this replica serves that book). Null on the
     // writer, which applies updates itself.
-    std::function<grpc::Status(grpc::ServerContext*, const v1::UpdatePricesRequest&, v1::UpdatePricesResponse*)>
+    std::function<grpc::Status(grpc::ServerContext*, const v1::UpdatePricesRequest&,
+                               v1::UpdatePricesResponse*)>
         forward_update = nullptr;
   };
 
@@ -57,7 +58,8 @@ class PricingServiceImpl final
 
   // (The synchronous overload is the generated one that is never called.)
   using v1::PricingService::WithCallbackMethod_Quote<v1::PricingService::Service>::Quote;
-  grpc::ServerUnaryReactor* Quote(grpc::CallbackServerContext* context, const v1::QuoteRequest* request,
+  grpc::ServerUnaryReactor* Quote(grpc::CallbackServerContext* context,
+                                  const v1::QuoteRequest* request,
                                   v1::QuoteResponse* response) override;
   grpc::Status GetPriceBook(grpc::ServerContext* context, const v1::GetPriceBookRequest* request,
                             v1::GetPriceBookResponse* response) override;
@@ -78,7 +80,8 @@ class PricingServiceImpl final
 
 // The WatchPrices encoding of `book`: the whole WatchPricesResponse (or
 // whole_refused when larger than encoding.max_message_bytes) and its chunks.
-std::shared_ptr<const WatchHub::Encoded> EncodePriceBook(const v1::PriceBook& book, const ChunkEncoding& encoding);
+std::shared_ptr<const WatchHub::Encoded> EncodePriceBook(const v1::PriceBook& book,
+                                                         const ChunkEncoding& encoding);
 
 // The WatchPrices source over `store`, which must outlive the hub.
 WatchHub::Source PriceWatchSource(PriceStore* store, ChunkEncoding encoding = ChunkEncoding());

@@ -36,8 +36,8 @@ catalog::v1::CatalogSnapshot Offers() {
 class PricingServiceTest : public ::testing::Test {
  protected:
   void SetUp() override {
-    absl::StatusOr<std::shared_ptr<const PriceBook>> book =
-        LoadPriceBook(absl::StrCat(GPUADVISOR_SOURCE_DIR, "/data/pricing/billing.textproto"), Offers());
+    absl::StatusOr<std::shared_ptr<const PriceBook>> book = LoadPriceBook(
+        absl::StrCat(GPUADVISOR_SOURCE_DIR, "/data/pricing/billing.textproto"), Offers());
     ASSERT_OK(book);
     store_.Set(*book);
     service_ = std::make_unique<PricingServiceImpl>(
@@ -45,8 +45,8 @@ class PricingServiceTest : public ::testing::Test {
     absl::StatusOr<StartedServer> started = StartServer(ServerOptions(), {service_.get()});
     ASSERT_OK(started);
     server_ = std::move(started->server);
-    stub_ = v1::PricingService::NewStub(grpc::CreateChannel(absl::StrCat("127.0.0.1:", started->port),
-                                                            grpc::InsecureChannelCredentials()));
+    stub_ = v1::PricingService::NewStub(grpc::CreateChannel(
+        absl::StrCat("127.0.0.1:", started->port), grpc::InsecureChannelCredentials()));
   }
   void TearDown() override {
     service_->Shutdown();
@@ -88,9 +88,7 @@ class PricingServiceTest : public ::testing::Test {
   std::unique_ptr<v1::PricingService::Stub> stub_;
 };
 
-TEST_F(PricingServiceTest, QuotesAWholeJob) {
-  EXPECT_DOUBLE_EQ(QuoteOnDemandPerHour(), 2 * 55.04);
-}
+TEST_F(PricingServiceTest, QuotesAWholeJob) { EXPECT_DOUBLE_EQ(QuoteOnDemandPerHour(), 2 * 55.04); }
 
 TEST_F(PricingServiceTest, UpdatesNeedTheTokenAndAreAllOrNothing) {
   v1::UpdatePricesResponse response;
@@ -104,7 +102,8 @@ TEST_F(PricingServiceTest, UpdatesNeedTheTokenAndAreAllOrNothing) {
   EXPECT_NE(response.price_book_version(), before);
   EXPECT_DOUBLE_EQ(QuoteOnDemandPerHour(), 100);
   EXPECT_THAT(metrics_.Serialize(),
-              ::testing::HasSubstr("gpuadvisor_data_loads_total{result=\"rejected\",service=\"pricing\"} 1"));
+              ::testing::HasSubstr(
+                  "gpuadvisor_data_loads_total{result=\"rejected\",service=\"pricing\"} 1"));
 }
 
 TEST_F(PricingServiceTest, WatchSeesEachNewBook) {
@@ -188,7 +187,8 @@ TEST_F(PricingServiceTest, QuotesTheCatalogVersionTheCallerUsed) {
   catalog::v1::CatalogSnapshot v2_offers = Offers();
   v2_offers.set_version("catalog-v2");
   v2_offers.mutable_offers(0)->set_on_demand_usd_per_hour(60);
-  const std::string billing = absl::StrCat(GPUADVISOR_SOURCE_DIR, "/data/pricing/billing.textproto");
+  const std::string billing =
+      absl::StrCat(GPUADVISOR_SOURCE_DIR, "/data/pricing/billing.textproto");
   absl::StatusOr<std::shared_ptr<const PriceBook>> v1_book = LoadPriceBook(billing, v1_offers);
   absl::StatusOr<std::shared_ptr<const PriceBook>> v2_book = LoadPriceBook(billing, v2_offers);
   ASSERT_OK(v1_book);
@@ -221,9 +221,9 @@ TEST_F(PricingServiceTest, QuotesTheCatalogVersionTheCallerUsed) {
 TEST_F(PricingServiceTest, ExportsWhenThePricesWereTaken) {
   ASSERT_NE(store_.Current()->prices_as_of(), absl::InfinitePast());
   const double as_of = absl::ToDoubleSeconds(store_.Current()->prices_as_of() - absl::UnixEpoch());
-  EXPECT_THAT(metrics_.Serialize(),
-              ::testing::HasSubstr(absl::StrCat("gpuadvisor_pricing_prices_as_of_timestamp_seconds ",
-                                                static_cast<int64_t>(as_of))));
+  EXPECT_THAT(metrics_.Serialize(), ::testing::HasSubstr(absl::StrCat(
+                                        "gpuadvisor_pricing_prices_as_of_timestamp_seconds ",
+                                        static_cast<int64_t>(as_of))));
 }
 
 }  // namespace

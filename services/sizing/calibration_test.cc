@@ -34,8 +34,8 @@
 #include "google/protobuf/io/tokenizer.h"
 #include "google/protobuf/text_format.h"
 #include "gtest/gtest.h"
-#include "services/sizing/shipped_model_for_test.h"
 #include "services/sizing/calibration.pb.h"
+#include "services/sizing/shipped_model_for_test.h"
 #include "services/sizing/sizing_model.h"
 
 namespace gpuadvisor::sizing {
@@ -369,11 +369,13 @@ TEST(Calibration, PublishedMeasurementsThroughEstimate) {
     results.back().plan = e.plan().description();
     if (std::getenv("CAL_VERBOSE") != nullptr) {
       results.back().plan += absl::StrFormat(
-          " | step %.3g s, comm %.0f%%, bubble %.0f%%, MFU %.1f%%, mem %.1f GB (w %.1f g %.1f o %.1f a %.1f ov %.1f)",
-          e.plan().step_seconds(), 100 * e.communication_fraction(), 100 * e.plan().bubble_fraction(),
-          100 * e.utilization(), e.memory().total_bytes() / 1e9, e.memory().weights_bytes() / 1e9,
-          e.memory().gradients_bytes() / 1e9, e.memory().optimizer_bytes() / 1e9,
-          e.memory().activations_bytes() / 1e9, e.memory().overhead_bytes() / 1e9);
+          " | step %.3g s, comm %.0f%%, bubble %.0f%%, MFU %.1f%%, mem %.1f GB (w %.1f g %.1f o "
+          "%.1f a %.1f ov %.1f)",
+          e.plan().step_seconds(), 100 * e.communication_fraction(),
+          100 * e.plan().bubble_fraction(), 100 * e.utilization(), e.memory().total_bytes() / 1e9,
+          e.memory().weights_bytes() / 1e9, e.memory().gradients_bytes() / 1e9,
+          e.memory().optimizer_bytes() / 1e9, e.memory().activations_bytes() / 1e9,
+          e.memory().overhead_bytes() / 1e9);
     }
     if (!e.fits()) results.back().plan += " -- DOES NOT FIT: " + e.not_fit_reason();
   }
@@ -384,16 +386,17 @@ TEST(Calibration, PublishedMeasurementsThroughEstimate) {
   for (const Result& r : results) {
     const double f = *UnitFactor(DimensionOf(r.c->quantity()), r.c->unit());
     const std::string label = r.c->engine_gap().empty() ? r.c->id() : "[gap] " + r.c->id();
-    const std::string tol =
-        r.c->check() == cal::AT_MOST    ? "<="
-        : r.c->check() == cal::AT_LEAST ? ">="
-        : r.c->check() == cal::EQUALS   ? "=="
-                                        : absl::StrFormat("%.0f%%", r.c->tolerance() * 100);
+    const std::string tol = r.c->check() == cal::AT_MOST    ? "<="
+                            : r.c->check() == cal::AT_LEAST ? ">="
+                            : r.c->check() == cal::EQUALS
+                                ? "=="
+                                : absl::StrFormat("%.0f%%", r.c->tolerance() * 100);
     std::printf("%-5s %-58s %-38s %12.5g %12.5g %+7.1f%% %6s  %s\n",
                 r.gross ? "GROSS" : (r.within ? "ok" : "OUT"), label.c_str(),
                 (Name(r.c->quantity()) + " [" + r.c->unit() + "]").c_str(), r.expected / f,
                 r.got / f, r.error * 100, tol.c_str(), r.c->source().c_str());
-    if (!r.within || std::getenv("CAL_VERBOSE") != nullptr) std::printf("      plan: %s\n", r.plan.c_str());
+    if (!r.within || std::getenv("CAL_VERBOSE") != nullptr)
+      std::printf("      plan: %s\n", r.plan.c_str());
     if (!r.c->engine_gap().empty()) std::printf("      gap: %s\n", r.c->engine_gap().c_str());
   }
   for (const auto& [c, why] : pending) {
@@ -438,8 +441,8 @@ TEST(Calibration, PublishedMeasurementsThroughEstimate) {
     if (!gap && (!r.within || r.gross)) misses.push_back(&r);
   }
   auto line = [](const char* what, const Tally& t) {
-    return absl::StrFormat("| **%s** | %d | %d (%.0f%%) | %.1f%% | %d off by more than 2x |\n", what,
-                           t.n, t.within, t.n ? 100.0 * t.within / t.n : 0.0,
+    return absl::StrFormat("| **%s** | %d | %d (%.0f%%) | %.1f%% | %d off by more than 2x |\n",
+                           what, t.n, t.within, t.n ? 100.0 * t.within / t.n : 0.0,
                            Median(t.errors) * 100, t.gross);
   };
   md += line("all cases run", all);
@@ -471,7 +474,8 @@ TEST(Calibration, PublishedMeasurementsThroughEstimate) {
   EXPECT_GE(asserted.within, kMinWithinFraction * asserted.n)
       << asserted.within << " of " << asserted.n << " asserted cases within tolerance; worst:\n"
       << worst;
-  EXPECT_EQ(asserted.gross, 0) << asserted.gross << " asserted case(s) off by more than 2x; worst:\n"
+  EXPECT_EQ(asserted.gross, 0) << asserted.gross
+                               << " asserted case(s) off by more than 2x; worst:\n"
                                << worst;
 }
 

@@ -26,7 +26,8 @@ void SetMemory(double weights, double grads, double optimizer, double activation
 
 std::string Gb(double bytes) { return absl::StrFormat("%.1f GB", bytes / 1e9); }
 
-void AddNote(v1::NoteSeverity severity, const char* code, std::string text, v1::ConfigurationEstimate* out) {
+void AddNote(v1::NoteSeverity severity, const char* code, std::string text,
+             v1::ConfigurationEstimate* out) {
   v1::Note* note = out->add_structured_notes();
   note->set_code(code);
   note->set_severity(severity);
@@ -53,7 +54,8 @@ void EstimateConfiguration(const Job& job, const GpuSpec& gpu, const v1::GpuConf
   for (const v1::Hazard* h : job.profiles->HazardsFor(job.task, gpu.vendor, job.precision)) {
     v1::Note* note = out->add_structured_notes();
     note->set_code(h->code());
-    note->set_severity(h->severity() == v1::NOTE_SEVERITY_UNSPECIFIED ? v1::NOTE_SEVERITY_WARNING : h->severity());
+    note->set_severity(h->severity() == v1::NOTE_SEVERITY_UNSPECIFIED ? v1::NOTE_SEVERITY_WARNING
+                                                                      : h->severity());
     note->set_text(h->text());
     note->set_source(h->source());
     out->add_notes(h->text());

@@ -20,10 +20,9 @@ namespace {
 using ::google::protobuf::Value;
 using ::gpuadvisor::sizing::v1::Model;
 
-constexpr const char* kFamilies[] = {"llama",     "llama4",    "mistral",     "mixtral",
-                                     "qwen2",     "qwen2_moe", "qwen3",       "qwen3_moe",
-                                     "gemma",     "gemma2",    "gemma3",      "deepseek_v2",
-                                     "deepseek_v3", "gpt_oss", "phi3"};
+constexpr const char* kFamilies[] = {"llama",     "llama4",      "mistral",     "mixtral", "qwen2",
+                                     "qwen2_moe", "qwen3",       "qwen3_moe",   "gemma",   "gemma2",
+                                     "gemma3",    "deepseek_v2", "deepseek_v3", "gpt_oss", "phi3"};
 
 // The config object being read, with the path used in errors.
 class Config {
@@ -78,11 +77,11 @@ class Config {
   std::string path_;
 };
 
-#define HF_ASSIGN(lhs, expr)             \
-  do {                                   \
-    absl::StatusOr<double> hf_v_ = expr; \
+#define HF_ASSIGN(lhs, expr)                \
+  do {                                      \
+    absl::StatusOr<double> hf_v_ = expr;    \
     if (!hf_v_.ok()) return hf_v_.status(); \
-    lhs = *hf_v_;                        \
+    lhs = *hf_v_;                           \
   } while (0)
 
 std::string Family(std::string model_type) {
@@ -123,7 +122,8 @@ absl::StatusOr<Quantization> ReadQuantization(const Config& q) {
       block = b->list_value().values(0).number_value() * b->list_value().values(1).number_value();
     }
     out.bytes = 1.0 + (block > 0 ? 4.0 / block : 0.0);
-    out.description = absl::StrFormat("fp8 (%s): linear layers 8-bit", q.String("fmt").empty() ? "e4m3" : q.String("fmt"));
+    out.description = absl::StrFormat("fp8 (%s): linear layers 8-bit",
+                                      q.String("fmt").empty() ? "e4m3" : q.String("fmt"));
   } else if (method == "mxfp4") {
     // OCP MX: 4-bit elements, one 8-bit scale per 32.
     out.bytes = 0.5 + 1.0 / 32.0;
@@ -141,8 +141,8 @@ absl::StatusOr<Quantization> ReadQuantization(const Config& q) {
       }
     }
     out.bytes = bits / 8.0;
-    out.description = absl::StrCat("compressed-tensors ", q.String("format"), ": linear layers ",
-                                   bits, "-bit");
+    out.description =
+        absl::StrCat("compressed-tensors ", q.String("format"), ": linear layers ", bits, "-bit");
   } else if (method == "gptq" || method == "awq") {
     const double bits = q.Number("bits").value_or(q.Number("w_bit").value_or(4));
     const double group = q.Number("group_size").value_or(q.Number("q_group_size").value_or(128));
@@ -151,19 +151,18 @@ absl::StatusOr<Quantization> ReadQuantization(const Config& q) {
   } else if (method == "bitsandbytes") {
     if (q.Bool("load_in_4bit").value_or(false)) {
       out.bytes = 0.5 + 4.0 / 64.0;  // fp32 absmax per 64-element block
-      out.description = absl::StrCat("bitsandbytes ",
-                                     q.String("bnb_4bit_quant_type").empty()
-                                         ? "4-bit"
-                                         : q.String("bnb_4bit_quant_type"),
-                                     ": linear layers 4-bit");
+      out.description = absl::StrCat(
+          "bitsandbytes ",
+          q.String("bnb_4bit_quant_type").empty() ? "4-bit" : q.String("bnb_4bit_quant_type"),
+          ": linear layers 4-bit");
     } else {
       out.bytes = 1.0;
       out.description = "bitsandbytes: linear layers 8-bit";
     }
   } else {
-    return absl::InvalidArgumentError(absl::StrCat(
-        q.Field("quant_method"), ": unsupported \"", method,
-        "\" (supported: fp8, mxfp4, compressed-tensors, gptq, awq, bitsandbytes)"));
+    return absl::InvalidArgumentError(
+        absl::StrCat(q.Field("quant_method"), ": unsupported \"", method,
+                     "\" (supported: fp8, mxfp4, compressed-tensors, gptq, awq, bitsandbytes)"));
   }
   return out;
 }
@@ -196,9 +195,9 @@ absl::StatusOr<Model> ModelFromHfConfig(absl::string_view json, absl::string_vie
   if (model_type.empty()) return absl::InvalidArgumentError(absl::StrCat(type_field, ": missing"));
   const std::string family = Family(model_type);
   if (family.empty()) {
-    return absl::InvalidArgumentError(absl::StrCat(type_field, ": unsupported \"", model_type,
-                                                   "\" (supported: ",
-                                                   absl::StrJoin(kFamilies, ", "), ")"));
+    return absl::InvalidArgumentError(
+        absl::StrCat(type_field, ": unsupported \"", model_type,
+                     "\" (supported: ", absl::StrJoin(kFamilies, ", "), ")"));
   }
   const bool mla = family == "deepseek_v2" || family == "deepseek_v3";
   const bool gemma = family == "gemma" || family == "gemma2" || family == "gemma3";
@@ -331,7 +330,8 @@ absl::StatusOr<Model> ModelFromHfConfig(absl::string_view json, absl::string_vie
           no_rope != nullptr && no_rope->kind_case() == Value::kListValue &&
           no_rope->list_value().values_size() == static_cast<int>(layers)) {
         listed = true;
-        for (const Value& v : no_rope->list_value().values()) window_layers += v.number_value() != 0;
+        for (const Value& v : no_rope->list_value().values())
+          window_layers += v.number_value() != 0;
       }
       if (!listed) window_layers = layers - std::floor(layers / 4.0);
     }
@@ -345,8 +345,8 @@ absl::StatusOr<Model> ModelFromHfConfig(absl::string_view json, absl::string_vie
   const bool attention_bias = c.Bool("attention_bias").value_or(false);
   double attn;
   if (mla) {
-    const double q = q_lora > 0 ? h * q_lora + q_lora + q_lora * heads * head_dim
-                                : h * heads * head_dim;
+    const double q =
+        q_lora > 0 ? h * q_lora + q_lora + q_lora * heads * head_dim : h * heads * head_dim;
     attn = q + h * (kv_lora + rope_dim) + kv_lora + kv_lora * heads * (nope_dim + v_dim) +
            heads * v_dim * h;
   } else {
@@ -354,7 +354,7 @@ absl::StatusOr<Model> ModelFromHfConfig(absl::string_view json, absl::string_vie
     if (family == "qwen2" || family == "qwen2_moe" || attention_bias) {
       attn += heads * head_dim + 2.0 * kv_heads * head_dim;  // q, k, v biases
     }
-    if (attention_bias) attn += h;                               // o bias
+    if (attention_bias) attn += h;  // o bias
     if (family == "qwen3" || family == "qwen3_moe" || family == "gemma3") attn += 2.0 * head_dim;
     if (family == "gpt_oss") attn += heads;  // attention sinks
   }
@@ -442,8 +442,9 @@ absl::StatusOr<Model> ModelFromHfConfig(absl::string_view json, absl::string_vie
     m.set_sliding_window_layers(static_cast<int>(window_layers));
   }
   m.set_checkpoint_weight_bytes(std::round(weight_bytes));
-  m.set_quantization(quant.present ? quant.description
-                                   : absl::StrCat(dtype.empty() ? "bfloat16" : dtype, " (unquantized)"));
+  m.set_quantization(quant.present
+                         ? quant.description
+                         : absl::StrCat(dtype.empty() ? "bfloat16" : dtype, " (unquantized)"));
   return m;
 }
 

@@ -153,8 +153,10 @@ TEST(HfConfig, PresetsAgreeWithTheirConfigs) {
     EXPECT_EQ(p.sliding_window_layers(), c->sliding_window_layers());
     EXPECT_EQ(p.tied_embeddings(), c->tied_embeddings());
     // Scout's card counts its vision encoder (109B); the others match to 1%.
-    EXPECT_NEAR(p.params(), c->params(), (p.preset() == "llama-4-scout" ? 0.02 : 0.01) * p.params());
-    if (p.active_params() > 0) EXPECT_NEAR(p.active_params(), c->active_params(), 0.02 * p.active_params());
+    EXPECT_NEAR(p.params(), c->params(),
+                (p.preset() == "llama-4-scout" ? 0.02 : 0.01) * p.params());
+    if (p.active_params() > 0)
+      EXPECT_NEAR(p.active_params(), c->active_params(), 0.02 * p.active_params());
     if (p.checkpoint_weight_bytes() > 0) {
       EXPECT_NEAR(p.checkpoint_weight_bytes(), c->checkpoint_weight_bytes(),
                   0.01 * p.checkpoint_weight_bytes());
@@ -182,7 +184,8 @@ TEST(HfConfig, MlaAndSlidingWindowKvCache) {
                    2.0 * 8 * 64 * (18 * 8192.0 + 18 * 128.0));
   EXPECT_DOUBLE_EQ(KvCacheElementsPerSequence(*oss, 100), 2.0 * 8 * 64 * 36 * 100);
 
-  absl::StatusOr<Model> scout = FromFixture("meta-llama--Llama-4-Scout-17B-16E-Instruct.config.json");
+  absl::StatusOr<Model> scout =
+      FromFixture("meta-llama--Llama-4-Scout-17B-16E-Instruct.config.json");
   ASSERT_OK(scout);
   EXPECT_DOUBLE_EQ(KvCacheElementsPerSequence(*scout, 100000),
                    2.0 * 8 * 128 * (12 * 100000.0 + 36 * 8192.0));
@@ -202,7 +205,7 @@ TEST(HfConfig, FamiliesWithoutFixtures) {
     "torch_dtype": "bfloat16"})");
   ASSERT_OK(gemma3);
   EXPECT_NEAR(gemma3->params(), 27.0e9, 0.03 * 27.0e9);  // 27B with a 0.4B vision tower
-  EXPECT_TRUE(gemma3->tied_embeddings());                 // Gemma's default
+  EXPECT_TRUE(gemma3->tied_embeddings());                // Gemma's default
   EXPECT_EQ(gemma3->sliding_window(), 1024);
   EXPECT_EQ(gemma3->sliding_window_layers(), 52);  // 62 - 62/6 global
   EXPECT_THAT(gemma3->source(), HasSubstr("text model only"));
@@ -303,9 +306,10 @@ TEST(HfConfig, ErrorsNameTheField) {
                        HasSubstr("workload.model.hf_config_json: not JSON")));
   EXPECT_THAT(ModelFromHfConfig("[1]"),
               StatusIs(absl::StatusCode::kInvalidArgument, HasSubstr("must be a JSON object")));
-  EXPECT_THAT(ModelFromHfConfig(R"({"model_type": "bert", "hidden_size": 768})"),
-              StatusIs(absl::StatusCode::kInvalidArgument,
-                       HasSubstr("workload.model.hf_config_json.model_type: unsupported \"bert\"")));
+  EXPECT_THAT(
+      ModelFromHfConfig(R"({"model_type": "bert", "hidden_size": 768})"),
+      StatusIs(absl::StatusCode::kInvalidArgument,
+               HasSubstr("workload.model.hf_config_json.model_type: unsupported \"bert\"")));
   EXPECT_THAT(ModelFromHfConfig(R"({"hidden_size": 768})"),
               StatusIs(absl::StatusCode::kInvalidArgument,
                        HasSubstr("workload.model.hf_config_json.model_type: missing")));
@@ -315,7 +319,8 @@ TEST(HfConfig, ErrorsNameTheField) {
               StatusIs(absl::StatusCode::kInvalidArgument,
                        HasSubstr("workload.model.hf_config_json.hidden_size: must be a")));
   EXPECT_THAT(ModelFromHfConfig(R"({"model_type": "llama", "hidden_size": 64,
-      "num_hidden_layers": 2, "num_attention_heads": 2, "vocab_size": 10})", "m"),
+      "num_hidden_layers": 2, "num_attention_heads": 2, "vocab_size": 10})",
+                                "m"),
               StatusIs(absl::StatusCode::kInvalidArgument,
                        HasSubstr("m.intermediate_size: must be a positive integer")));
   EXPECT_THAT(ModelFromHfConfig(R"({"model_type": "mixtral", "hidden_size": 64,

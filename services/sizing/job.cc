@@ -34,8 +34,8 @@ absl::StatusOr<Job> BuildJob(const v1::Workload& w, const ModelSpec& m, const Pr
   if (j.moe) {
     j.moe_layers = m.layers - m.resolved.dense_layers();
     j.moe_dispatch_elements_per_token = m.hidden * std::max(1, m.resolved.active_experts());
-    j.expert_flops_fraction =
-        std::min(1.0, m.routed_expert_params * m.active_expert_fraction / std::max(m.compute_params, 1.0));
+    j.expert_flops_fraction = std::min(
+        1.0, m.routed_expert_params * m.active_expert_fraction / std::max(m.compute_params, 1.0));
   }
   j.precision = w.precision() == v1::PRECISION_UNSPECIFIED ? v1::PRECISION_BF16 : w.precision();
 
@@ -44,23 +44,23 @@ absl::StatusOr<Job> BuildJob(const v1::Workload& w, const ModelSpec& m, const Pr
     j.framework = profiles.Find(w.framework());
     if (j.framework == nullptr) {
       return absl::InvalidArgumentError(absl::StrCat("workload.framework: unknown framework \"",
-                                                     w.framework(), "\" (one of: ",
-                                                     profiles.Names(kind), ")"));
+                                                     w.framework(),
+                                                     "\" (one of: ", profiles.Names(kind), ")"));
     }
     if (j.framework->job() != kind) {
-      return absl::InvalidArgumentError(absl::StrCat(
-          "workload.framework: \"", w.framework(), "\" is a ",
-          j.training ? "serving engine" : "training framework", "; for this task use one of: ",
-          profiles.Names(kind)));
+      return absl::InvalidArgumentError(
+          absl::StrCat("workload.framework: \"", w.framework(), "\" is a ",
+                       j.training ? "serving engine" : "training framework",
+                       "; for this task use one of: ", profiles.Names(kind)));
     }
   } else {
     j.framework = &profiles.DefaultFor(j.task);
     v1::Note& note = j.notes.emplace_back();
     note.set_code("framework_assumed");
     note.set_severity(v1::NOTE_SEVERITY_INFO);
-    note.set_text(absl::StrCat("Framework not given: the estimate assumes ", j.framework->display_name(),
-                               " (\"", j.framework->name(), "\"), the default for ",
-                               v1::Task_Name(j.task), "."));
+    note.set_text(absl::StrCat("Framework not given: the estimate assumes ",
+                               j.framework->display_name(), " (\"", j.framework->name(),
+                               "\"), the default for ", v1::Task_Name(j.task), "."));
   }
 
   const v1::Parallelism& par = w.parallelism();

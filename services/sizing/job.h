@@ -27,7 +27,7 @@ struct Job {
   const Profiles* profiles = nullptr;
   gpuadvisor::sizing::v1::Task task = gpuadvisor::sizing::v1::TASK_UNSPECIFIED;
   bool training = false;
-  bool lora = false;   // LoRA or QLoRA
+  bool lora = false;  // LoRA or QLoRA
   bool qlora = false;
   bool batch = false;  // batch inference
   bool moe = false;
@@ -52,28 +52,29 @@ struct Job {
   gpuadvisor::sizing::v1::Offload offload = gpuadvisor::sizing::v1::OFFLOAD_UNSPECIFIED;
   bool paged_optimizer = false;
   bool activation_offload = false;
-  bool activation_offload_needs_checkpointing = false;  // framework default: offloads checkpoints only
+  bool activation_offload_needs_checkpointing =
+      false;  // framework default: offloads checkpoints only
   bool optimizer_in_backward = false;
   // Parameters and bytes, split into the dense part and the routed experts
   // (expert parallelism shards only the latter).
   double trainable_dense = 0;
   double trainable_expert = 0;
-  double weight_bytes_dense = 0;   // all weights held (frozen base + trainable)
+  double weight_bytes_dense = 0;  // all weights held (frozen base + trainable)
   double weight_bytes_expert = 0;
-  double weight_bytes_per_param = 2;     // per trainable parameter
-  double grad_bytes_per_param = 2;       // per trainable parameter
+  double weight_bytes_per_param = 2;      // per trainable parameter
+  double grad_bytes_per_param = 2;        // per trainable parameter
   double optimizer_bytes_per_param = 12;  // per trainable parameter, incl. master copy
   double act_bytes_per_element = 2;
-  double logits_bytes_per_token = 0;     // before TP sharding
-  bool logits_tp_sharded = false;        // vocab-parallel loss
-  double model_flops_per_token = 0;      // 6N + attention (4N for LoRA): MFU numerator
+  double logits_bytes_per_token = 0;            // before TP sharding
+  bool logits_tp_sharded = false;               // vocab-parallel loss
+  double model_flops_per_token = 0;             // 6N + attention (4N for LoRA): MFU numerator
   double hw_flops_per_token[4] = {0, 0, 0, 0};  // by GradientCheckpointing value
   double forward_flops_per_token = 0;
-  double dequant_bytes_per_pass = 0;     // QLoRA: frozen 4-bit params x traffic per pass
-  double extra_overhead_bytes = 0;       // QLoRA dequantization buffers
+  double dequant_bytes_per_pass = 0;  // QLoRA: frozen 4-bit params x traffic per pass
+  double extra_overhead_bytes = 0;    // QLoRA dequantization buffers
   double total_tokens = 0;
   double checkpoint_interval_minutes = 0;
-  double efficiency_factor = 1;          // framework x LoRA x MoE multipliers
+  double efficiency_factor = 1;                // framework x LoRA x MoE multipliers
   double moe_dispatch_elements_per_token = 0;  // hidden x active experts, per MoE layer
   double moe_layers = 0;
   double expert_flops_fraction = 0;  // of the matmul FLOPs, in routed experts
@@ -88,7 +89,7 @@ struct Job {
   // The request's serving SLOs (EstimateRequest.serving_slo; 0 = none):
   // the plan search prefers layouts that meet them (serving_estimate.cc).
   gpuadvisor::sizing::v1::ServingSlo slo;
-  double kv_bytes_per_token = 0;   // whole model, at the KV precision, every layer global
+  double kv_bytes_per_token = 0;  // whole model, at the KV precision, every layer global
   // One sequence's KV cache at `context` tokens, layer by layer
   // (KvCacheElementsPerSequence: sliding-window layers keep their window,
   // MLA its latent), whole model, at the KV precision.
@@ -99,9 +100,9 @@ struct Job {
   double kv_read_bytes_per_sequence = 0;
   double serving_weight_bytes = 0;
   double serving_expert_bytes = 0;  // routed experts' share of serving_weight_bytes
-  double dense_read_bytes = 0;     // weights read per decode step, excluding routed experts
-  double expert_read_bytes = 0;    // all routed experts' weights
-  double bw_ratio = 1;             // precision's share of the 16-bit bandwidth efficiency
+  double dense_read_bytes = 0;      // weights read per decode step, excluding routed experts
+  double expert_read_bytes = 0;     // all routed experts' weights
+  double bw_ratio = 1;              // precision's share of the 16-bit bandwidth efficiency
   double decode_flops_per_token = 0;
   double prefill_flops_per_token = 0;
 
@@ -114,7 +115,7 @@ struct Job {
 // Bytes per GPU.
 struct Memory {
   double weights = 0, grads = 0, optimizer = 0, activations = 0, kv = 0, overhead = 0;
-  double pageable = 0;  // part of `optimizer` that pages to CPU under pressure
+  double pageable = 0;               // part of `optimizer` that pages to CPU under pressure
   double offloaded_activations = 0;  // per micro-batch, kept in CPU memory
   // Paged optimizer state evicted to CPU memory (unified memory): pages
   // stay on the GPU while there is room, the rest is not in `optimizer`.
@@ -126,8 +127,8 @@ struct Memory {
 // `totals`. kInvalidArgument for combinations the fields alone cannot catch
 // (an unknown framework names "workload.framework").
 absl::StatusOr<Job> BuildJob(const gpuadvisor::sizing::v1::Workload& workload,
-                             const ModelSpec& model, const Profiles& profiles,
-                             double vram_margin, bool vram_margin_given,
+                             const ModelSpec& model, const Profiles& profiles, double vram_margin,
+                             bool vram_margin_given,
                              gpuadvisor::sizing::v1::WorkloadTotals* totals);
 
 // The halves of BuildJob; `job` has the common fields set.

@@ -57,11 +57,12 @@ absl::Status BuildServingJob(const v1::Workload& w, Job* job, v1::WorkloadTotals
   const double ctx_avg = std::min(j.prompt + j.output / 2.0, window > 0 ? window : j.context);
   j.decode_flops_per_token = 2.0 * m.compute_params + 4.0 * m.layers * m.attention_width * ctx_avg;
   const double prompt_eff = window > 0 ? std::min(j.prompt, window) : j.prompt;
-  j.prefill_flops_per_token = 2.0 * m.compute_params + 2.0 * m.layers * m.attention_width * prompt_eff;
+  j.prefill_flops_per_token =
+      2.0 * m.compute_params + 2.0 * m.layers * m.attention_width * prompt_eff;
   if (j.batch) {
     j.total_tokens = j.requests * (j.prompt + j.output);
-    totals->set_total_flops(j.requests * (j.prompt * j.prefill_flops_per_token +
-                                          j.output * j.decode_flops_per_token));
+    totals->set_total_flops(
+        j.requests * (j.prompt * j.prefill_flops_per_token + j.output * j.decode_flops_per_token));
   }
   totals->set_checkpoint_bytes(static_cast<int64_t>(std::llround(j.serving_weight_bytes)));
   totals->set_weights_bytes(static_cast<int64_t>(std::llround(j.serving_weight_bytes)));

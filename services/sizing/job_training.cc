@@ -84,7 +84,7 @@ double TrainTokens(const v1::Workload& w, const Job& j) {
   if (w.train_tokens() > 0) return w.train_tokens();
   if (w.dataset_tokens() > 0) return w.dataset_tokens() * epochs;
   if (w.dataset_gb() > 0) return w.dataset_gb() * 1e9 / 4.0 * epochs;  // ~4 bytes of text per token
-  if (j.task == v1::TASK_PRETRAIN) return 20.0 * j.model->params;     // Chinchilla
+  if (j.task == v1::TASK_PRETRAIN) return 20.0 * j.model->params;      // Chinchilla
   return 0;
 }
 
@@ -101,8 +101,10 @@ absl::Status BuildTrainingJob(const v1::Workload& w, Job* job, v1::WorkloadTotal
   j.global_batch = w.global_batch_size();
   j.checkpointing = w.gradient_checkpointing();
   j.offload = par.offload();
-  j.paged_optimizer = w.has_paged_optimizer() ? w.paged_optimizer() : (j.lora && fw.paged_optimizer());
-  j.activation_offload = w.has_activation_offload() ? w.activation_offload() : fw.activation_offload();
+  j.paged_optimizer =
+      w.has_paged_optimizer() ? w.paged_optimizer() : (j.lora && fw.paged_optimizer());
+  j.activation_offload =
+      w.has_activation_offload() ? w.activation_offload() : fw.activation_offload();
   j.activation_offload_needs_checkpointing = !w.has_activation_offload();
   j.optimizer_in_backward = w.has_optimizer_in_backward() && w.optimizer_in_backward();
   if (j.qlora && j.checkpointing == v1::GRADIENT_CHECKPOINTING_UNSPECIFIED &&
@@ -111,9 +113,10 @@ absl::Status BuildTrainingJob(const v1::Workload& w, Job* job, v1::WorkloadTotal
     v1::Note& note = j.notes.emplace_back();
     note.set_code("checkpointing_assumed");
     note.set_severity(v1::NOTE_SEVERITY_INFO);
-    note.set_text(absl::StrCat("QLoRA with ", fw.display_name(), ": activation checkpointing ",
-                               fw.qlora_checkpointing() == v1::GRADIENT_CHECKPOINTING_FULL ? "on (full)" : "selective",
-                               " assumed, the framework's default; set gradient_checkpointing to change it."));
+    note.set_text(absl::StrCat(
+        "QLoRA with ", fw.display_name(), ": activation checkpointing ",
+        fw.qlora_checkpointing() == v1::GRADIENT_CHECKPOINTING_FULL ? "on (full)" : "selective",
+        " assumed, the framework's default; set gradient_checkpointing to change it."));
   }
 
   // Compute precision of the trainable weights. LoRA/QLoRA bases may be
@@ -174,7 +177,8 @@ absl::Status BuildTrainingJob(const v1::Workload& w, Job* job, v1::WorkloadTotal
     const double expert_base = expert_params * WeightBytesPerParam(base);
     j.weight_bytes_expert = expert_base + j.trainable_expert * w_b;
     j.weight_bytes_dense = std::max(base_bytes - expert_base, 0.0) + j.trainable_dense * w_b;
-    if (IsQuantized(j.precision) && j.precision != v1::PRECISION_FP8) j.precision = v1::PRECISION_BF16;
+    if (IsQuantized(j.precision) && j.precision != v1::PRECISION_FP8)
+      j.precision = v1::PRECISION_BF16;
   } else {
     j.trainable_expert = expert_params;
     j.trainable_dense = n - expert_params;
@@ -182,9 +186,11 @@ absl::Status BuildTrainingJob(const v1::Workload& w, Job* job, v1::WorkloadTotal
     j.weight_bytes_expert = j.trainable_expert * w_b;
   }
   j.logits_bytes_per_token =
-      m.kind == v1::MODEL_KIND_DIFFUSION ? 0.0
-                                         : m.vocab * LogitsBytesPerElement(
-                w.loss() != v1::LOSS_HANDLING_UNSPECIFIED ? w.loss() : fw.loss(), w.chunked_loss(), fp32, fw);
+      m.kind == v1::MODEL_KIND_DIFFUSION
+          ? 0.0
+          : m.vocab * LogitsBytesPerElement(
+                          w.loss() != v1::LOSS_HANDLING_UNSPECIFIED ? w.loss() : fw.loss(),
+                          w.chunked_loss(), fp32, fw);
 
   // FLOPs per token (PaLM App. B): forward 2N + 4 L H Q T; training 3x
   // forward = 6N + 12 L H Q T. LoRA skips the frozen weight gradients:

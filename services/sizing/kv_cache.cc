@@ -19,8 +19,9 @@ double KvCacheElementsPerSequence(const v1::Model& m, double context_tokens) {
       break;
   }
   const double head_dim =
-      m.head_dim() > 0 ? m.head_dim()
-                       : (m.attention_heads() > 0 ? double(m.hidden_size()) / m.attention_heads() : 0);
+      m.head_dim() > 0
+          ? m.head_dim()
+          : (m.attention_heads() > 0 ? double(m.hidden_size()) / m.attention_heads() : 0);
   const double kv_heads = m.kv_heads() > 0 ? m.kv_heads() : m.attention_heads();
   const double per_token_layer = m.kv_lora_rank() > 0
                                      ? double(m.kv_lora_rank()) + m.qk_rope_head_dim()

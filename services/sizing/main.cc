@@ -14,7 +14,8 @@
 #include "common/grpc/service_main.h"
 #include "services/sizing/sizing_service_impl.h"
 
-ABSL_FLAG(std::string, data_dir, "data", "Folder with sizing/models.textproto and catalog/gpus.textproto.");
+ABSL_FLAG(std::string, data_dir, "data",
+          "Folder with sizing/models.textproto and catalog/gpus.textproto.");
 
 int main(int argc, char** argv) {
   gpuadvisor::BlockTerminationSignals();

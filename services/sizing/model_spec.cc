@@ -92,7 +92,8 @@ absl::StatusOr<ModelSpec> BuildModelSpec(const Model& m, absl::string_view path)
     spec.heads = m.attention_heads();
   } else {
     if (m.params() <= 0) {
-      return Invalid(path, "params", "must be > 0 (or give layers, hidden_size and attention_heads)");
+      return Invalid(path, "params",
+                     "must be > 0 (or give layers, hidden_size and attention_heads)");
     }
     // Typical aspect ratio h ~ 128 L (Llama-2-7B 4096/32, GPT-3 12288/96):
     // N ~ 12 L h^2 = 12 * 128^2 L^3.
@@ -115,8 +116,7 @@ absl::StatusOr<ModelSpec> BuildModelSpec(const Model& m, absl::string_view path)
   // Decoders whose MLP is not the classic 4h are SwiGLU/GeGLU (Llama, Mistral,
   // Qwen, Gemma, Phi-3, DeepSeek); GPT-2/3, Falcon, BERT, T5 and Whisper use a
   // plain two-matrix MLP.
-  spec.gated_mlp = spec.kind == v1::MODEL_KIND_DECODER &&
-                   spec.intermediate != 4.0 * spec.hidden;
+  spec.gated_mlp = spec.kind == v1::MODEL_KIND_DECODER && spec.intermediate != 4.0 * spec.hidden;
   spec.vocab = m.vocab_size() > 0 ? m.vocab_size() : 32000.0;
   spec.max_context = m.max_context_length();
   if (m.sliding_window_layers() > spec.layers) {
@@ -133,9 +133,9 @@ absl::StatusOr<ModelSpec> BuildModelSpec(const Model& m, absl::string_view path)
   // were global - conservative - and KvCacheElementsPerSequence
   // (services/sizing/kv_cache.h) gives the exact per-layer figure.
   spec.sliding_window_layers =
-      m.sliding_window() > 0 ? (m.sliding_window_layers() > 0 ? m.sliding_window_layers()
-                                                                : spec.layers)
-                             : 0.0;
+      m.sliding_window() > 0
+          ? (m.sliding_window_layers() > 0 ? m.sliding_window_layers() : spec.layers)
+          : 0.0;
   spec.sliding_window = spec.sliding_window_layers >= spec.layers ? m.sliding_window() : 0.0;
   spec.tied_embeddings = m.tied_embeddings();
   spec.mla = m.kv_lora_rank() > 0;
@@ -147,9 +147,8 @@ absl::StatusOr<ModelSpec> BuildModelSpec(const Model& m, absl::string_view path)
   if (m.active_experts() > m.experts()) {
     return Invalid(path, "active_experts", "must be <= experts");
   }
-  const double active_experts = experts > 0 ? (m.active_experts() > 0 ? m.active_experts()
-                                                                       : std::min(2.0, experts))
-                                            : 0.0;
+  const double active_experts =
+      experts > 0 ? (m.active_experts() > 0 ? m.active_experts() : std::min(2.0, experts)) : 0.0;
   if (m.dense_layers() > m.layers()) return Invalid(path, "dense_layers", "must be <= layers");
   const double shared = m.shared_experts();
   const double expert_i =
@@ -164,8 +163,8 @@ absl::StatusOr<ModelSpec> BuildModelSpec(const Model& m, absl::string_view path)
   const double dense_layers = spec.layers - moe_layers;
   const double expert_params = 3.0 * h * expert_i;  // MoE experts are gated
   const double mlp_moe = (experts + shared) * expert_params + h * experts;
-  const bool two_stacks = spec.kind == v1::MODEL_KIND_ENCODER_DECODER ||
-                          spec.kind == v1::MODEL_KIND_SPEECH;
+  const bool two_stacks =
+      spec.kind == v1::MODEL_KIND_ENCODER_DECODER || spec.kind == v1::MODEL_KIND_SPEECH;
   const double cross_attn = two_stacks ? spec.layers / 2.0 * attn : 0.0;
   spec.embedding_params = spec.vocab * h;
   spec.lm_head_params = spec.tied_embeddings ? 0.0 : spec.vocab * h;
@@ -174,7 +173,8 @@ absl::StatusOr<ModelSpec> BuildModelSpec(const Model& m, absl::string_view path)
                          spec.embedding_params + spec.lm_head_params + h;
   spec.params = m.params() > 0 ? m.params() : derived;
   if (spec.params > kMaxParams) {
-    return Invalid(path, "params", absl::StrCat("derived count ", spec.params, " exceeds ", kMaxParams));
+    return Invalid(path, "params",
+                   absl::StrCat("derived count ", spec.params, " exceeds ", kMaxParams));
   }
 
   if (experts > 0) {
@@ -185,9 +185,9 @@ absl::StatusOr<ModelSpec> BuildModelSpec(const Model& m, absl::string_view path)
     // Routed expert weights: from the given total/active split when both are
     // known (inactive = routed x (E - k) / E), else from the architecture.
     const double inactive = spec.params - spec.active_params;
-    spec.routed_expert_params =
-        experts > active_experts ? inactive * experts / (experts - active_experts)
-                                 : moe_layers * experts * expert_params;
+    spec.routed_expert_params = experts > active_experts
+                                    ? inactive * experts / (experts - active_experts)
+                                    : moe_layers * experts * expert_params;
     spec.routed_expert_params = std::min(spec.routed_expert_params, spec.params);
     spec.active_expert_fraction = active_experts / experts;
   } else {
@@ -201,8 +201,8 @@ absl::StatusOr<ModelSpec> BuildModelSpec(const Model& m, absl::string_view path)
   spec.compute_params =
       std::max(spec.active_params - (spec.tied_embeddings ? 0.0 : spec.embedding_params),
                spec.active_params * 0.05);
-  const double body = std::max(spec.params - spec.embedding_params - spec.lm_head_params,
-                               spec.params * 0.05);
+  const double body =
+      std::max(spec.params - spec.embedding_params - spec.lm_head_params, spec.params * 0.05);
   spec.largest_layer_params = std::max(body / spec.layers, spec.embedding_params);
 
   switch (spec.kind) {
@@ -217,16 +217,14 @@ absl::StatusOr<ModelSpec> BuildModelSpec(const Model& m, absl::string_view path)
     default:
       spec.kv_layers = spec.layers;
   }
-  spec.kv_elements_per_token =
-      KvCacheBytesPerToken(static_cast<int>(spec.kv_layers), static_cast<int>(spec.kv_heads),
-                           static_cast<int>(spec.head_dim), m.kv_lora_rank(),
-                           m.qk_rope_head_dim(), 1.0);
+  spec.kv_elements_per_token = KvCacheBytesPerToken(
+      static_cast<int>(spec.kv_layers), static_cast<int>(spec.kv_heads),
+      static_cast<int>(spec.head_dim), m.kv_lora_rank(), m.qk_rope_head_dim(), 1.0);
   spec.kv_tp_shards = spec.mla ? 1.0 : spec.kv_heads;
 
   const double mlp_act_dense = (spec.gated_mlp ? 3.0 : 2.0) * spec.intermediate;
   const double mlp_act_moe = (active_experts + shared) * 3.0 * expert_i;
-  const double mlp_act =
-      (dense_layers * mlp_act_dense + moe_layers * mlp_act_moe) / spec.layers;
+  const double mlp_act = (dense_layers * mlp_act_dense + moe_layers * mlp_act_moe) / spec.layers;
   spec.activation_elements_per_token_layer =
       2.0 * h + 2.0 * spec.attention_width + 2.0 * kv_width + mlp_act;
 

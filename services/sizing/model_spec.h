@@ -44,16 +44,16 @@ struct ModelSpec {
   bool shape_estimated = false;
 
   // Derived quantities.
-  double embedding_params = 0;      // input embedding, V x h
-  double lm_head_params = 0;        // untied output matrix (0 when tied)
-  double compute_params = 0;        // active params in matmuls per token
-  double routed_expert_params = 0;  // all routed experts of an MoE, 0 if dense
+  double embedding_params = 0;        // input embedding, V x h
+  double lm_head_params = 0;          // untied output matrix (0 when tied)
+  double compute_params = 0;          // active params in matmuls per token
+  double routed_expert_params = 0;    // all routed experts of an MoE, 0 if dense
   double active_expert_fraction = 0;  // active / routed experts (MoE)
-  double largest_layer_params = 0;  // max(one block, embedding): ZeRO-3 gather unit
-  double kv_layers = 0;             // layers that keep a KV cache
-  double kv_elements_per_token = 0;  // cached elements per token, all layers
-  double kv_tp_shards = 1;          // most ways the KV cache splits under TP
-  double attention_width = 0;       // heads x head_dim
+  double largest_layer_params = 0;    // max(one block, embedding): ZeRO-3 gather unit
+  double kv_layers = 0;               // layers that keep a KV cache
+  double kv_elements_per_token = 0;   // cached elements per token, all layers
+  double kv_tp_shards = 1;            // most ways the KV cache splits under TP
+  double attention_width = 0;         // heads x head_dim
   // Activation elements stored per token per layer for backward, no
   // checkpointing, FlashAttention (no s^2 scores), no dropout: both residual
   // inputs (2h), Q, K, V, attention output, and the MLP intermediates

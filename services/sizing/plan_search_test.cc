@@ -92,8 +92,9 @@ TEST(PlanSearch, PlainDdpIsExpressibleAndHonoured) {
 TEST(PlanSearch, HintThatDividesNoConfigurationIsInvalid) {
   v1::EstimateRequest r = Train(v1::TASK_PRETRAIN, "llama-3.1-8b", Config("H100-SXM", 8));
   r.mutable_workload()->mutable_parallelism()->set_tensor_parallel(3);
-  EXPECT_THAT(ShippedSizingModel().Estimate(r), StatusIs(absl::StatusCode::kInvalidArgument,
-                                            HasSubstr("workload.parallelism.tensor_parallel")));
+  EXPECT_THAT(ShippedSizingModel().Estimate(r),
+              StatusIs(absl::StatusCode::kInvalidArgument,
+                       HasSubstr("workload.parallelism.tensor_parallel")));
   // A hint that fits one configuration makes only the others not fit.
   r.mutable_workload()->mutable_parallelism()->set_tensor_parallel(4);
   *r.add_configurations() = Config("H100-SXM", 2);
@@ -321,7 +322,8 @@ TEST(Serving, SeventyBFp8OnOne80GbGpuSaysWhyAndH200ReportsMaxConcurrency) {
   EXPECT_TRUE(h200.fits()) << h200.not_fit_reason();
   EXPECT_GT(h200.serving().max_concurrency_per_replica(), 16);
   EXPECT_TRUE(HasNote(h200, "KV cache: up to"));
-  EXPECT_GT(h200.serving().time_to_first_token_seconds(), h200.serving().inter_token_latency_seconds());
+  EXPECT_GT(h200.serving().time_to_first_token_seconds(),
+            h200.serving().inter_token_latency_seconds());
   EXPECT_NEAR(h200.serving().tokens_per_second_per_user(),
               1.0 / h200.serving().inter_token_latency_seconds(), 1e-9);
 }
@@ -370,8 +372,8 @@ TEST(Serving, EndpointPlanMaximisesTheFullLoadPerUserSpeed) {
           << k.gpu << ": TP" << tp << " serves each user faster than the chosen "
           << chosen.plan().description();
       if (e.plan().description() != chosen.plan().description()) {
-        EXPECT_THAT(chosen.runner_up_reason(), ::testing::AnyOf(HasSubstr("slower per user"),
-                                                                HasSubstr("as fast")));
+        EXPECT_THAT(chosen.runner_up_reason(),
+                    ::testing::AnyOf(HasSubstr("slower per user"), HasSubstr("as fast")));
       }
     }
     EXPECT_GE(layouts, 2) << k.gpu;
@@ -393,7 +395,8 @@ v1::EstimateRequest EightBOn8xL40s() {
   return r;
 }
 
-bool HasStructuredNote(const v1::ConfigurationEstimate& e, const std::string& code, const std::string& part) {
+bool HasStructuredNote(const v1::ConfigurationEstimate& e, const std::string& code,
+                       const std::string& part) {
   for (const v1::Note& n : e.structured_notes()) {
     if (n.code() == code && n.text().find(part) != std::string::npos) return true;
   }
@@ -414,7 +417,8 @@ TEST(Serving, EndpointPlanIsTheFastestThatMeetsTheTtftSlo) {
   }
   ASSERT_GE(layouts.size(), 2u);
   double quickest = free.serving().time_to_first_token_seconds();
-  for (const auto& e : layouts) quickest = std::min(quickest, e.serving().time_to_first_token_seconds());
+  for (const auto& e : layouts)
+    quickest = std::min(quickest, e.serving().time_to_first_token_seconds());
   ASSERT_LT(quickest, free.serving().time_to_first_token_seconds() * 0.95)
       << "the case needs a layout with a shorter first token than " << free.plan().description();
 
@@ -429,12 +433,16 @@ TEST(Serving, EndpointPlanIsTheFastestThatMeetsTheTtftSlo) {
   // The fastest per user among the layouts that meet the cap.
   for (const auto& l : layouts) {
     if (l.serving().time_to_first_token_seconds() > cap) continue;
-    EXPECT_LE(l.serving().tokens_per_second_per_user(), e.serving().tokens_per_second_per_user() * 1.001)
-        << l.plan().description() << " meets the cap and serves each user faster than " << e.plan().description();
+    EXPECT_LE(l.serving().tokens_per_second_per_user(),
+              e.serving().tokens_per_second_per_user() * 1.001)
+        << l.plan().description() << " meets the cap and serves each user faster than "
+        << e.plan().description();
   }
   // The note names the faster layout and the SLO it misses.
-  EXPECT_TRUE(HasStructuredNote(e, "serving_slo", free.plan().description() + " (")) << e.DebugString();
-  EXPECT_TRUE(HasStructuredNote(e, "serving_slo", "misses them: first token in")) << e.DebugString();
+  EXPECT_TRUE(HasStructuredNote(e, "serving_slo", free.plan().description() + " ("))
+      << e.DebugString();
+  EXPECT_TRUE(HasStructuredNote(e, "serving_slo", "misses them: first token in"))
+      << e.DebugString();
 
   // A cap only the quickest layout meets: the runner-up is the faster layout
   // that misses it, and its reason says so.
@@ -448,10 +456,12 @@ TEST(Serving, EndpointPlanIsTheFastestThatMeetsTheTtftSlo) {
 
   // A cap the free choice already meets changes nothing.
   v1::EstimateRequest loose = r;
-  loose.mutable_serving_slo()->set_max_time_to_first_token_seconds(free.serving().time_to_first_token_seconds());
+  loose.mutable_serving_slo()->set_max_time_to_first_token_seconds(
+      free.serving().time_to_first_token_seconds());
   const v1::ConfigurationEstimate same = One(loose);
   EXPECT_EQ(same.plan().description(), free.plan().description());
-  EXPECT_NEAR(same.serving().tokens_per_second_per_user(), free.serving().tokens_per_second_per_user(), 1e-9);
+  EXPECT_NEAR(same.serving().tokens_per_second_per_user(),
+              free.serving().tokens_per_second_per_user(), 1e-9);
   EXPECT_FALSE(HasStructuredNote(same, "serving_slo", ""));
 }
 
@@ -485,8 +495,8 @@ TEST(Serving, NoLayoutMeetsTheSloShowsTheClosestAndSaysSo) {
 }
 
 TEST(Serving, BatchThroughputIsRequestsTimesOutputOverHours) {
-  v1::EstimateRequest r = Serve(v1::TASK_BATCH_INFERENCE, "llama-3.1-8b", v1::PRECISION_BF16,
-                                Config("A100-80GB", 8));
+  v1::EstimateRequest r =
+      Serve(v1::TASK_BATCH_INFERENCE, "llama-3.1-8b", v1::PRECISION_BF16, Config("A100-80GB", 8));
   r.mutable_workload()->set_requests(1e5);
   const v1::ConfigurationEstimate e = One(r);
   ASSERT_TRUE(e.fits());
@@ -509,8 +519,8 @@ TEST(Serving, EngineProfilesChangeKvCapacity) {
 TEST(Serving, BatchConcurrencyFollowsTheKvCacheUpToTheEnginesMaxNumSeqs) {
   // Llama 3.1 8B FP8 on one H200 at 2,176 tokens: the KV cache holds far more
   // than vLLM's 256 sequences; TensorRT-LLM (max_batch_size 2048) runs what fits.
-  v1::EstimateRequest r = Serve(v1::TASK_BATCH_INFERENCE, "llama-3.1-8b", v1::PRECISION_FP8,
-                                Config("H200", 1));
+  v1::EstimateRequest r =
+      Serve(v1::TASK_BATCH_INFERENCE, "llama-3.1-8b", v1::PRECISION_FP8, Config("H200", 1));
   r.mutable_workload()->set_context_length(2176);
   r.mutable_workload()->set_prompt_tokens(128);
   r.mutable_workload()->set_output_tokens(2048);
@@ -536,8 +546,8 @@ TEST(Serving, BatchConcurrencyFollowsTheKvCacheUpToTheEnginesMaxNumSeqs) {
 TEST(Serving, SlidingWindowLayersKeepOnlyTheirWindow) {
   // Gemma 3 27B: 10 global layers keep the whole context, 52 local layers
   // 1,024 tokens (16 KV heads x 128, bf16).
-  v1::EstimateRequest r = Serve(v1::TASK_INFERENCE, "gemma-3-27b", v1::PRECISION_BF16,
-                                Config("H100-SXM", 1));
+  v1::EstimateRequest r =
+      Serve(v1::TASK_INFERENCE, "gemma-3-27b", v1::PRECISION_BF16, Config("H100-SXM", 1));
   r.mutable_workload()->set_context_length(32768);
   r.mutable_workload()->set_concurrent_sequences(1);
   const v1::ConfigurationEstimate e = One(r);
@@ -549,8 +559,8 @@ TEST(Serving, SlidingWindowLayersKeepOnlyTheirWindow) {
 TEST(Serving, DecodeAttentionPerQueryHeadReadsTheGqaCacheOncePerHead) {
   // TensorRT-LLM before XQA read each KV head once per query head: the same
   // GQA batch decodes slower, most at long contexts.
-  v1::EstimateRequest r = Serve(v1::TASK_BATCH_INFERENCE, "llama-2-70b", v1::PRECISION_FP8,
-                                Config("H100-SXM", 2));
+  v1::EstimateRequest r =
+      Serve(v1::TASK_BATCH_INFERENCE, "llama-2-70b", v1::PRECISION_FP8, Config("H100-SXM", 2));
   r.mutable_workload()->set_context_length(4096);
   r.mutable_workload()->set_prompt_tokens(2048);
   r.mutable_workload()->set_output_tokens(2048);
@@ -567,8 +577,8 @@ TEST(Serving, DecodeAttentionPerQueryHeadReadsTheGqaCacheOncePerHead) {
 }
 
 TEST(Serving, ShortPromptsCostAtLeastOneReadOfTheWeights) {
-  v1::EstimateRequest r = Serve(v1::TASK_INFERENCE, "llama-3.1-8b", v1::PRECISION_BF16,
-                                Config("A100-80GB", 1));
+  v1::EstimateRequest r =
+      Serve(v1::TASK_INFERENCE, "llama-3.1-8b", v1::PRECISION_BF16, Config("A100-80GB", 1));
   r.mutable_workload()->set_context_length(129);
   r.mutable_workload()->set_prompt_tokens(128);
   r.mutable_workload()->set_output_tokens(1);

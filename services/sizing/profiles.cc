@@ -1,7 +1,6 @@
 #include "services/sizing/profiles.h"
 
 #include <algorithm>
-
 #include <cmath>
 #include <utility>
 
@@ -17,12 +16,12 @@ namespace {
 
 namespace v1 = ::gpuadvisor::sizing::v1;
 
-absl::Status Range(const std::string& path, const char* field, double value, double lo,
-                   double hi, bool lo_open = true) {
+absl::Status Range(const std::string& path, const char* field, double value, double lo, double hi,
+                   bool lo_open = true) {
   const bool ok = std::isfinite(value) && (lo_open ? value > lo : value >= lo) && value <= hi;
   if (ok) return absl::OkStatus();
-  return absl::InvalidArgumentError(absl::StrCat(path, ".", field, ": must be in ",
-                                                 lo_open ? "(" : "[", lo, ", ", hi, "]"));
+  return absl::InvalidArgumentError(
+      absl::StrCat(path, ".", field, ": must be in ", lo_open ? "(" : "[", lo, ", ", hi, "]"));
 }
 
 absl::Status CheckFramework(const v1::FrameworkProfile& f, const std::string& path) {
@@ -31,7 +30,8 @@ absl::Status CheckFramework(const v1::FrameworkProfile& f, const std::string& pa
     return absl::InvalidArgumentError(absl::StrCat(path, ".source: must be set"));
   }
   if (f.job() == v1::JOB_KIND_TRAINING) {
-    if (auto s = Range(path, "training_efficiency", f.training_efficiency(), 0, 2); !s.ok()) return s;
+    if (auto s = Range(path, "training_efficiency", f.training_efficiency(), 0, 2); !s.ok())
+      return s;
     if (auto s = Range(path, "lora_efficiency", f.lora_efficiency(), 0, 2); !s.ok()) return s;
     if (auto s = Range(path, "moe_efficiency", f.moe_efficiency(), 0, 2); !s.ok()) return s;
     if (f.max_zero_stage() < 0 || f.max_zero_stage() > 3) {
@@ -44,18 +44,21 @@ absl::Status CheckFramework(const v1::FrameworkProfile& f, const std::string& pa
     }
     if (auto s = Range(path, "comm_overlap", f.comm_overlap(), 0, 0.95, false); !s.ok()) return s;
     if (auto s = Range(path, "fp8_efficiency", f.fp8_efficiency(), 0, 2, false); !s.ok()) return s;
-    if (auto s = Range(path, "logits_bytes_per_element", f.logits_bytes_per_element(), 0, 64, false);
+    if (auto s =
+            Range(path, "logits_bytes_per_element", f.logits_bytes_per_element(), 0, 64, false);
         !s.ok()) {
       return s;
     }
   } else if (f.job() == v1::JOB_KIND_SERVING) {
-    if (auto s = Range(path, "gpu_memory_utilization", f.gpu_memory_utilization(), 0, 1); !s.ok()) return s;
+    if (auto s = Range(path, "gpu_memory_utilization", f.gpu_memory_utilization(), 0, 1); !s.ok())
+      return s;
     if (auto s = Range(path, "decode_efficiency", f.decode_efficiency(), 0, 2); !s.ok()) return s;
     if (auto s = Range(path, "prefill_efficiency", f.prefill_efficiency(), 0, 2); !s.ok()) return s;
     if (f.max_batched_tokens() <= 0) {
       return absl::InvalidArgumentError(absl::StrCat(path, ".max_batched_tokens: must be > 0"));
     }
-    if (auto s = Range(path, "cuda_graph_bytes", f.cuda_graph_bytes(), 0, 1e12, false); !s.ok()) return s;
+    if (auto s = Range(path, "cuda_graph_bytes", f.cuda_graph_bytes(), 0, 1e12, false); !s.ok())
+      return s;
     if (f.max_num_seqs() < 0) {
       return absl::InvalidArgumentError(absl::StrCat(path, ".max_num_seqs: must be >= 0"));
     }
@@ -103,41 +106,48 @@ absl::StatusOr<Profiles> Profiles::Build(v1::SizingProfiles data) {
     for (int t : f.default_for()) {
       const bool serving_task = t == v1::TASK_INFERENCE || t == v1::TASK_BATCH_INFERENCE;
       if (serving_task != (f.job() == v1::JOB_KIND_SERVING)) {
-        return absl::InvalidArgumentError(
-            absl::StrCat(path, ".default_for: ", v1::Task_Name(t), " is not a task of this job kind"));
+        return absl::InvalidArgumentError(absl::StrCat(path, ".default_for: ", v1::Task_Name(t),
+                                                       " is not a task of this job kind"));
       }
       if (!defaults.insert(t).second) {
-        return absl::InvalidArgumentError(
-            absl::StrCat(path, ".default_for: another profile is already the default of ",
-                         v1::Task_Name(t)));
+        return absl::InvalidArgumentError(absl::StrCat(
+            path, ".default_for: another profile is already the default of ", v1::Task_Name(t)));
       }
     }
   }
   for (int i = 0; i < data.efficiency_size(); ++i) {
     const v1::EfficiencyBase& e = data.efficiency(i);
     const std::string path = absl::StrCat("efficiency[", i, "]");
-    if (e.vendor().empty()) return absl::InvalidArgumentError(absl::StrCat(path, ".vendor: must be set"));
+    if (e.vendor().empty())
+      return absl::InvalidArgumentError(absl::StrCat(path, ".vendor: must be set"));
     if (auto s = Range(path, "training", e.training(), 0, 1); !s.ok()) return s;
     if (auto s = Range(path, "decode_bandwidth", e.decode_bandwidth(), 0, 1); !s.ok()) return s;
     if (auto s = Range(path, "fp8_training", e.fp8_training(), 0, 1, false); !s.ok()) return s;
-    if (e.source().empty()) return absl::InvalidArgumentError(absl::StrCat(path, ".source: must be set"));
+    if (e.source().empty())
+      return absl::InvalidArgumentError(absl::StrCat(path, ".source: must be set"));
   }
   absl::flat_hash_set<std::string> codes;
   for (int i = 0; i < data.hazards_size(); ++i) {
     const v1::Hazard& h = data.hazards(i);
     const std::string path = absl::StrCat("hazards[", i, "]");
-    for (const auto& [field, value] : {std::pair<const char*, const std::string*>{"code", &h.code()},
-                                       {"text", &h.text()},
-                                       {"source", &h.source()}}) {
-      if (value->empty()) return absl::InvalidArgumentError(absl::StrCat(path, ".", field, ": must be set"));
+    for (const auto& [field, value] :
+         {std::pair<const char*, const std::string*>{"code", &h.code()},
+          {"text", &h.text()},
+          {"source", &h.source()}}) {
+      if (value->empty())
+        return absl::InvalidArgumentError(absl::StrCat(path, ".", field, ": must be set"));
     }
     if (!codes.insert(h.code()).second) {
       return absl::InvalidArgumentError(absl::StrCat(path, ".code: duplicate \"", h.code(), "\""));
     }
   }
   const v1::GoodputModel& g = data.goodput();
-  if (auto s = Range("goodput", "interruptions_per_gpu_hour", g.interruptions_per_gpu_hour(), 0, 1, false); !s.ok()) return s;
-  if (auto s = Range("goodput", "restart_minutes", g.restart_minutes(), 0, 10000, false); !s.ok()) return s;
+  if (auto s = Range("goodput", "interruptions_per_gpu_hour", g.interruptions_per_gpu_hour(), 0, 1,
+                     false);
+      !s.ok())
+    return s;
+  if (auto s = Range("goodput", "restart_minutes", g.restart_minutes(), 0, 10000, false); !s.ok())
+    return s;
   if (auto s = Range("goodput", "default_checkpoint_interval_minutes",
                      g.default_checkpoint_interval_minutes(), 0, 100000, false);
       !s.ok()) {
@@ -172,10 +182,12 @@ std::vector<const v1::Hazard*> Profiles::HazardsFor(v1::Task task, const std::st
                                                     v1::Precision precision) const {
   std::vector<const v1::Hazard*> out;
   for (const v1::Hazard& h : data_.hazards()) {
-    if (!h.tasks().empty() && std::find(h.tasks().begin(), h.tasks().end(), task) == h.tasks().end()) continue;
+    if (!h.tasks().empty() &&
+        std::find(h.tasks().begin(), h.tasks().end(), task) == h.tasks().end())
+      continue;
     if (!h.vendor().empty() && !absl::EqualsIgnoreCase(h.vendor(), vendor)) continue;
-    if (!h.precisions().empty() &&
-        std::find(h.precisions().begin(), h.precisions().end(), precision) == h.precisions().end()) {
+    if (!h.precisions().empty() && std::find(h.precisions().begin(), h.precisions().end(),
+                                             precision) == h.precisions().end()) {
       continue;
     }
     out.push_back(&h);

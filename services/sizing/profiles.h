@@ -27,7 +27,8 @@ class Profiles {
   const gpuadvisor::sizing::v1::FrameworkProfile* Find(const std::string& name) const;
   // The default profile of `task`, or a neutral built-in one when the data
   // names none.
-  const gpuadvisor::sizing::v1::FrameworkProfile& DefaultFor(gpuadvisor::sizing::v1::Task task) const;
+  const gpuadvisor::sizing::v1::FrameworkProfile& DefaultFor(
+      gpuadvisor::sizing::v1::Task task) const;
   // The most specific efficiency base for a GPU (vendor + architecture, then
   // vendor alone), or nullptr.
   const gpuadvisor::sizing::v1::EfficiencyBase* Efficiency(const std::string& vendor,
@@ -35,9 +36,9 @@ class Profiles {
   const gpuadvisor::sizing::v1::GoodputModel& goodput() const { return data_.goodput(); }
   // The hazards (SizingProfiles.hazards) that apply to `task` at `precision`
   // on a GPU of `vendor` (case-insensitive), in file order.
-  std::vector<const gpuadvisor::sizing::v1::Hazard*> HazardsFor(gpuadvisor::sizing::v1::Task task,
-                                                                const std::string& vendor,
-                                                                gpuadvisor::sizing::v1::Precision precision) const;
+  std::vector<const gpuadvisor::sizing::v1::Hazard*> HazardsFor(
+      gpuadvisor::sizing::v1::Task task, const std::string& vendor,
+      gpuadvisor::sizing::v1::Precision precision) const;
   // Names of the profiles for `job`, for error messages.
   std::string Names(gpuadvisor::sizing::v1::JobKind job) const;
 

@@ -29,13 +29,15 @@ TEST(Profiles, HazardNeedsCodeTextAndSourceAndUniqueCodes) {
     const char* text;
     const char* error;
   };
-  for (const Case& c : {
-           Case{R"(hazards { text: "t" source: "s" })", "hazards[0].code: must be set"},
-           Case{R"(hazards { code: "c" source: "s" })", "hazards[0].text: must be set"},
-           Case{R"(hazards { code: "c" text: "t" })", "hazards[0].source: must be set"},
-           Case{R"(hazards { code: "c" text: "t" source: "s" } hazards { code: "c" text: "u" source: "s" })",
-                "hazards[1].code: duplicate \"c\""},
-       }) {
+  for (
+      const Case& c : {
+          Case{R"(hazards { text: "t" source: "s" })", "hazards[0].code: must be set"},
+          Case{R"(hazards { code: "c" source: "s" })", "hazards[0].text: must be set"},
+          Case{R"(hazards { code: "c" text: "t" })", "hazards[0].source: must be set"},
+          Case{
+              R"(hazards { code: "c" text: "t" source: "s" } hazards { code: "c" text: "u" source: "s" })",
+              "hazards[1].code: duplicate \"c\""},
+      }) {
     EXPECT_THAT(Profiles::Build(Parse(c.text)).status(),
                 StatusIs(absl::StatusCode::kInvalidArgument, HasSubstr(c.error)))
         << c.text;
@@ -53,15 +55,18 @@ TEST(Profiles, HazardsMatchTaskVendorIgnoringCaseAndPrecision) {
     for (const v1::Hazard* h : p->HazardsFor(task, vendor, precision)) out.push_back(h->code());
     return out;
   };
-  EXPECT_THAT(codes(v1::TASK_QLORA, "amd", v1::PRECISION_BF16), ::testing::ElementsAre("qlora_amd"));
+  EXPECT_THAT(codes(v1::TASK_QLORA, "amd", v1::PRECISION_BF16),
+              ::testing::ElementsAre("qlora_amd"));
   EXPECT_THAT(codes(v1::TASK_QLORA, "NVIDIA", v1::PRECISION_BF16), ::testing::IsEmpty());
   EXPECT_THAT(codes(v1::TASK_LORA, "AMD", v1::PRECISION_BF16), ::testing::IsEmpty());
-  EXPECT_THAT(codes(v1::TASK_QLORA, "AMD", v1::PRECISION_FP8), ::testing::ElementsAre("qlora_amd", "fp8_any"));
+  EXPECT_THAT(codes(v1::TASK_QLORA, "AMD", v1::PRECISION_FP8),
+              ::testing::ElementsAre("qlora_amd", "fp8_any"));
 }
 
 TEST(Profiles, ShippedDataWarnsAboutQloraOnRocm) {
   v1::SizingProfiles data;
-  ASSERT_TRUE(LoadTextProtoFile(GPUADVISOR_SOURCE_DIR "/data/sizing/profiles.textproto", &data).ok());
+  ASSERT_TRUE(
+      LoadTextProtoFile(GPUADVISOR_SOURCE_DIR "/data/sizing/profiles.textproto", &data).ok());
   absl::StatusOr<Profiles> p = Profiles::Build(data);
   ASSERT_TRUE(p.ok()) << p.status();
   const auto hazards = p->HazardsFor(v1::TASK_QLORA, "AMD", v1::PRECISION_BF16);

@@ -28,10 +28,10 @@ struct Candidate {
   ServePlan plan;
   Memory mem;
   ServeSpeed speed;
-  double usable = 0;        // bytes per GPU the engine claims
+  double usable = 0;           // bytes per GPU the engine claims
   double max_concurrency = 0;  // per replica
   double kv_tokens = 0;        // KV-cache capacity of a replica, tokens
-  double target = 0;        // sequences per replica the workload asks for
+  double target = 0;           // sequences per replica the workload asks for
   bool weights_fit = false;
   bool fits = false;
   bool valid = false;
@@ -62,7 +62,8 @@ double SloShortfall(const Job& j, const Candidate& c) {
     miss += 1.0 - c.speed.user_tokens_per_second / per_user;
   }
   const double total = slo.min_tokens_per_second();
-  if (total > 0 && !(TotalTokensPerSecond(c) >= total)) miss += 1.0 - TotalTokensPerSecond(c) / total;
+  if (total > 0 && !(TotalTokensPerSecond(c) >= total))
+    miss += 1.0 - TotalTokensPerSecond(c) / total;
   return std::isfinite(miss) ? miss : std::numeric_limits<double>::infinity();
 }
 
@@ -70,10 +71,13 @@ double SloShortfall(const Job& j, const Candidate& c) {
 std::string SloMisses(const Job& j, const Candidate& c) {
   const v1::ServingSlo& slo = j.slo;
   std::string out;
-  auto add = [&out](const std::string& text) { absl::StrAppend(&out, out.empty() ? "" : "; ", text); };
+  auto add = [&out](const std::string& text) {
+    absl::StrAppend(&out, out.empty() ? "" : "; ", text);
+  };
   const double ttft = slo.max_time_to_first_token_seconds();
   if (ttft > 0 && !(c.speed.ttft_seconds <= ttft)) {
-    add(absl::StrFormat("first token in %.2f s > max_time_to_first_token_seconds %.2f", c.speed.ttft_seconds, ttft));
+    add(absl::StrFormat("first token in %.2f s > max_time_to_first_token_seconds %.2f",
+                        c.speed.ttft_seconds, ttft));
   }
   const double per_user = slo.min_tokens_per_second_per_user();
   if (per_user > 0 && !(c.speed.user_tokens_per_second >= per_user)) {
@@ -82,7 +86,8 @@ std::string SloMisses(const Job& j, const Candidate& c) {
   }
   const double total = slo.min_tokens_per_second();
   if (total > 0 && !(TotalTokensPerSecond(c) >= total)) {
-    add(absl::StrFormat("%.0f output tokens/s < min_tokens_per_second %.0f", TotalTokensPerSecond(c), total));
+    add(absl::StrFormat("%.0f output tokens/s < min_tokens_per_second %.0f",
+                        TotalTokensPerSecond(c), total));
   }
   return out;
 }
@@ -130,10 +135,11 @@ bool Better(const Job& j, const Candidate& a, const Candidate& b) {
 }
 
 std::string Describe(const ServePlan& p) {
-  std::string d = p.tp * p.pp == 1
-                      ? absl::StrCat(p.replicas, p.replicas == 1 ? " replica" : " replicas", " on 1 GPU each")
-                      : absl::StrCat(p.replicas, p.replicas == 1 ? " replica" : " replicas", " of TP",
-                                     p.tp, " x PP", p.pp);
+  std::string d =
+      p.tp * p.pp == 1
+          ? absl::StrCat(p.replicas, p.replicas == 1 ? " replica" : " replicas", " on 1 GPU each")
+          : absl::StrCat(p.replicas, p.replicas == 1 ? " replica" : " replicas", " of TP", p.tp,
+                         " x PP", p.pp);
   if (p.ep > 1) absl::StrAppend(&d, " with experts over EP", p.ep);
   absl::StrAppend(&d, ", ", static_cast<int64_t>(p.batch), " concurrent sequences per replica");
   return d;
@@ -179,9 +185,9 @@ Candidate Evaluate(const Job& j, const GpuSpec& gpu, const Links& links, int gpn
   // cache holds, up to the engine's max_num_seqs (0 = no such cap).
   const double cap = e.max_num_seqs() > 0 ? e.max_num_seqs() : kNoKvBatch;
   if (per_seq <= 0 && c.weights_fit) c.max_concurrency = cap;
-  c.target = j.concurrency > 0 ? std::ceil(j.concurrency / p.replicas)
-                               : (e.max_num_seqs() > 0 ? std::min(cap, c.max_concurrency)
-                                                       : c.max_concurrency);
+  c.target = j.concurrency > 0
+                 ? std::ceil(j.concurrency / p.replicas)
+                 : (e.max_num_seqs() > 0 ? std::min(cap, c.max_concurrency) : c.max_concurrency);
   c.fits = c.weights_fit && c.target >= 1 && c.max_concurrency >= c.target;
   p.batch = std::max(1.0, c.fits ? c.target : std::min(c.target, std::max(c.max_concurrency, 1.0)));
   c.plan = p;
@@ -191,10 +197,11 @@ Candidate Evaluate(const Job& j, const GpuSpec& gpu, const Links& links, int gpn
 }
 
 std::string RunnerUpReason(const Job& j, const Candidate& best, const Candidate& r) {
-  if (r.slo_shortfall > 0 && (best.slo_shortfall == 0 || Lower(best.slo_shortfall, r.slo_shortfall))) {
-    std::string reason = absl::StrCat(best.slo_shortfall == 0 ? "misses the serving SLOs: "
-                                                              : "misses the serving SLOs by more: ",
-                                      SloMisses(j, r));
+  if (r.slo_shortfall > 0 &&
+      (best.slo_shortfall == 0 || Lower(best.slo_shortfall, r.slo_shortfall))) {
+    std::string reason = absl::StrCat(
+        best.slo_shortfall == 0 ? "misses the serving SLOs: " : "misses the serving SLOs by more: ",
+        SloMisses(j, r));
     if (Faster(j, r, best)) {
       absl::StrAppend(&reason, " (", SpeedAgainst(j, r, best), ")");
     }
@@ -212,8 +219,10 @@ std::string RunnerUpReason(const Job& j, const Candidate& best, const Candidate&
     return "as fast, but needs more memory per GPU";
   }
   if (ur >= ub * 0.999) {
-    return absl::StrFormat("as fast per user at full load, but slower per token: %.1f ms against %.1f ms between tokens",
-                           1e3 * r.speed.step_seconds, 1e3 * best.speed.step_seconds);
+    return absl::StrFormat(
+        "as fast per user at full load, but slower per token: %.1f ms against %.1f ms between "
+        "tokens",
+        1e3 * r.speed.step_seconds, 1e3 * best.speed.step_seconds);
   }
   const char* why = "";
   if (r.speed.prefill_fraction > best.speed.prefill_fraction + 0.05) {
@@ -224,8 +233,10 @@ std::string RunnerUpReason(const Job& j, const Candidate& best, const Candidate&
   } else if (r.plan.tp < best.plan.tp) {
     why = " (fewer GPUs share the weight reads)";
   }
-  return absl::StrFormat("slower per user at full load: %.1f against %.1f tokens/s (%.1f ms against %.1f ms between tokens)%s",
-                         ur, ub, 1e3 * r.speed.step_seconds, 1e3 * best.speed.step_seconds, why);
+  return absl::StrFormat(
+      "slower per user at full load: %.1f against %.1f tokens/s (%.1f ms against %.1f ms between "
+      "tokens)%s",
+      ur, ub, 1e3 * r.speed.step_seconds, 1e3 * best.speed.step_seconds, why);
 }
 
 }  // namespace
@@ -240,7 +251,8 @@ void EstimateServing(const Job& j, const GpuSpec& gpu, const v1::GpuConfiguratio
   const double capacity = gpu.memory_bytes;
   const double margin_usable = capacity * (1.0 - j.vram_margin);
   out->set_gpu_memory_bytes(static_cast<int64_t>(capacity));
-  for (const v1::Note& note : j.notes) AddNote(note.severity(), note.code().c_str(), note.text(), out);
+  for (const v1::Note& note : j.notes)
+    AddNote(note.severity(), note.code().c_str(), note.text(), out);
   if (!links.unsupported.empty()) return NotFit(links.unsupported, out);
   if (j.tp_hint > 0 && (gpn % j.tp_hint != 0 && j.tp_hint % gpn != 0)) {
     return NotFit(absl::StrCat("workload.parallelism.tensor_parallel: ", j.tp_hint,
@@ -248,8 +260,8 @@ void EstimateServing(const Job& j, const GpuSpec& gpu, const v1::GpuConfiguratio
                   out);
   }
   if (j.tp_hint > gpn) {
-    return NotFit(absl::StrCat("workload.parallelism.tensor_parallel: ", j.tp_hint,
-                               " exceeds the ", gpn, " GPUs of one node"),
+    return NotFit(absl::StrCat("workload.parallelism.tensor_parallel: ", j.tp_hint, " exceeds the ",
+                               gpn, " GPUs of one node"),
                   out);
   }
   if (j.pp_hint > 0 && gpus % (std::max(1, j.tp_hint) * j.pp_hint) != 0) {
@@ -284,7 +296,8 @@ void EstimateServing(const Job& j, const GpuSpec& gpu, const v1::GpuConfiguratio
       if (gpus % (tp * pp) != 0) continue;
       int eps[2], n_ep = 0;
       if (j.ep_hint > 0) {
-        if (j.ep_hint == 1 || (tp % j.ep_hint == 0 && experts % j.ep_hint == 0)) eps[n_ep++] = j.ep_hint;
+        if (j.ep_hint == 1 || (tp % j.ep_hint == 0 && experts % j.ep_hint == 0))
+          eps[n_ep++] = j.ep_hint;
       } else {
         eps[n_ep++] = 1;
         if (j.moe && tp > 1 && experts % tp == 0) eps[n_ep++] = tp;
@@ -349,13 +362,13 @@ void EstimateServing(const Job& j, const GpuSpec& gpu, const v1::GpuConfiguratio
   const int shards = c.plan.tp * c.plan.pp;
   std::string reason;
   if (!c.weights_fit) {
-    reason = absl::StrCat("needs ", Gb(c.mem.Total() - c.mem.kv), " per GPU before any KV cache with ",
-                          shards, "-way sharding; ", gpu.name, " has ", Gb(capacity), ", of which ",
-                          e.display_name(), " claims ", Gb(c.usable), " (gpu_memory_utilization ",
-                          e.gpu_memory_utilization(), ")");
+    reason = absl::StrCat(
+        "needs ", Gb(c.mem.Total() - c.mem.kv), " per GPU before any KV cache with ", shards,
+        "-way sharding; ", gpu.name, " has ", Gb(capacity), ", of which ", e.display_name(),
+        " claims ", Gb(c.usable), " (gpu_memory_utilization ", e.gpu_memory_utilization(), ")");
   } else if (!found) {
-    reason = absl::StrCat("KV cache holds only ", static_cast<int64_t>(c.max_concurrency), " of the ",
-                          static_cast<int64_t>(c.target), " concurrent sequences of ",
+    reason = absl::StrCat("KV cache holds only ", static_cast<int64_t>(c.max_concurrency),
+                          " of the ", static_cast<int64_t>(c.target), " concurrent sequences of ",
                           static_cast<int64_t>(j.context), " tokens per replica (",
                           Gb(c.usable - (c.mem.Total() - c.mem.kv)), " left for KV cache per GPU)");
   } else if (c.plan.pp > 1 && !links.fabric) {
@@ -369,34 +382,44 @@ void EstimateServing(const Job& j, const GpuSpec& gpu, const v1::GpuConfiguratio
     AddNote(v1::NOTE_SEVERITY_WARNING, "does_not_fit", reason, out);
   }
   if (found && c.slo_shortfall > 0) {
-    AddNote(v1::NOTE_SEVERITY_WARNING, "serving_slo_missed",
-            absl::StrCat("Serving SLOs: no layout on this configuration meets them; the one shown misses them "
-                         "least: ",
-                         SloMisses(j, c), "."),
-            out);
+    AddNote(
+        v1::NOTE_SEVERITY_WARNING, "serving_slo_missed",
+        absl::StrCat(
+            "Serving SLOs: no layout on this configuration meets them; the one shown misses them "
+            "least: ",
+            SloMisses(j, c), "."),
+        out);
   } else if (found && fastest != best && fastest->slo_shortfall > 0) {
     AddNote(v1::NOTE_SEVERITY_INFO, "serving_slo",
-            absl::StrCat("Serving SLOs: layout chosen to meet them; the fastest, ", Describe(fastest->plan), " (",
-                         SpeedAgainst(j, *fastest, c), "), misses them: ",
-                         SloMisses(j, *fastest), "."),
+            absl::StrCat("Serving SLOs: layout chosen to meet them; the fastest, ",
+                         Describe(fastest->plan), " (", SpeedAgainst(j, *fastest, c),
+                         "), misses them: ", SloMisses(j, *fastest), "."),
             out);
   }
   if (c.weights_fit) {
-    AddNote(v1::NOTE_SEVERITY_INFO, "kv_capacity", absl::StrCat("KV cache: up to ", static_cast<int64_t>(c.max_concurrency),
-                                " concurrent sequences of ", static_cast<int64_t>(j.context),
-                                " tokens per replica with ", e.display_name(),
-                                " (gpu_memory_utilization ", e.gpu_memory_utilization(), ")."),
+    AddNote(v1::NOTE_SEVERITY_INFO, "kv_capacity",
+            absl::StrCat("KV cache: up to ", static_cast<int64_t>(c.max_concurrency),
+                         " concurrent sequences of ", static_cast<int64_t>(j.context),
+                         " tokens per replica with ", e.display_name(), " (gpu_memory_utilization ",
+                         e.gpu_memory_utilization(), ")."),
             out);
   }
   if (c.plan.tp > 1 && (links.bridged_or_pcie || c.plan.tp > links.domain_size)) {
-    AddNote(v1::NOTE_SEVERITY_WARNING, "tp_over_pcie", "TP over a bridged/PCIe domain: per-layer all-reduces are slow; an NVLink/NVSwitch node serves faster.", out);
+    AddNote(v1::NOTE_SEVERITY_WARNING, "tp_over_pcie",
+            "TP over a bridged/PCIe domain: per-layer all-reduces are slow; an NVLink/NVSwitch "
+            "node serves faster.",
+            out);
   }
-  if (!j.precision_note.empty()) AddNote(v1::NOTE_SEVERITY_INFO, "precision", j.precision_note, out);
+  if (!j.precision_note.empty())
+    AddNote(v1::NOTE_SEVERITY_INFO, "precision", j.precision_note, out);
   std::string peak_note;
   PeakFlops(gpu, j.precision, false, &peak_note);
-  if (!peak_note.empty()) AddNote(j.precision == v1::PRECISION_FP8 ? v1::NOTE_SEVERITY_WARNING : v1::NOTE_SEVERITY_INFO, PeakNoteCode(j.precision), peak_note, out);
+  if (!peak_note.empty())
+    AddNote(j.precision == v1::PRECISION_FP8 ? v1::NOTE_SEVERITY_WARNING : v1::NOTE_SEVERITY_INFO,
+            PeakNoteCode(j.precision), peak_note, out);
   if (m.kind == v1::MODEL_KIND_DIFFUSION || m.kind == v1::MODEL_KIND_ENCODER) {
-    AddNote(v1::NOTE_SEVERITY_WARNING, "not_autoregressive", "Not an autoregressive model: token rates are indicative only.", out);
+    AddNote(v1::NOTE_SEVERITY_WARNING, "not_autoregressive",
+            "Not an autoregressive model: token rates are indicative only.", out);
   }
 
   // Outputs: per replica at its concurrency, and for the cluster.
@@ -430,16 +453,16 @@ void EstimateServing(const Job& j, const GpuSpec& gpu, const v1::GpuConfiguratio
   out->set_prefill_tokens_per_second(replicas * s.prefill_tokens_per_second);
   std::string ignored;
   const double peak = PeakFlops(gpu, j.precision, false, &ignored);
-  out->set_utilization(peak > 0 ? se->output_tokens_per_second() * 2.0 * m.compute_params /
-                                      (gpus * peak)
-                                : 0.0);
+  out->set_utilization(
+      peak > 0 ? se->output_tokens_per_second() * 2.0 * m.compute_params / (gpus * peak) : 0.0);
   out->set_communication_fraction(s.communication_fraction);
   out->set_goodput(1.0);
   if (j.batch) {
     if (j.requests > 0 && se->requests_per_second() > 0) {
       out->set_estimated_hours(j.requests / se->requests_per_second() / 3600.0);
     } else {
-      AddNote(v1::NOTE_SEVERITY_WARNING, "no_requests", "No requests given: estimated_hours is 0.", out);
+      AddNote(v1::NOTE_SEVERITY_WARNING, "no_requests", "No requests given: estimated_hours is 0.",
+              out);
     }
   } else {
     out->set_estimated_hours(j.serving_hours);

@@ -45,12 +45,12 @@ Memory ServingMemory(const Job& j, const ServePlan& p) {
   // (vLLM profiles max_num_batched_tokens; a replica that never holds that
   // many tokens needs only its batch x context) plus fp32 logits of the
   // sampled positions.
-  const double chunk = std::min(std::max(p.batch, 1.0) * j.context,
-                                static_cast<double>(e.max_batched_tokens()));
+  const double chunk =
+      std::min(std::max(p.batch, 1.0) * j.context, static_cast<double>(e.max_batched_tokens()));
   mem.activations = chunk * m.activation_elements_per_token_layer * 2.0 / p.tp +
                     std::max(p.batch, 1.0) * m.vocab * 4.0;
-  mem.overhead = kCudaContextBytes + e.workspace_bytes() + (e.cuda_graphs() ? e.cuda_graph_bytes() : 0.0) +
-                 (shards > 1 ? kNcclBytes : 0.0);
+  mem.overhead = kCudaContextBytes + e.workspace_bytes() +
+                 (e.cuda_graphs() ? e.cuda_graph_bytes() : 0.0) + (shards > 1 ? kNcclBytes : 0.0);
   return mem;
 }
 
@@ -72,9 +72,10 @@ ServeSpeed ServingSpeed(const Job& j, const GpuSpec& gpu, const Links& links, in
   }
   // TP splits the KV heads (no further than their count); each pipeline
   // stage reads its own layers' share, and the stages' times add up.
-  const double kv = b * j.kv_read_bytes_per_sequence / std::min(static_cast<double>(p.tp), m.kv_tp_shards);
-  const double bw = gpu.memory_bandwidth * gpu.decode_bandwidth_efficiency * j.bw_ratio *
-                    e.decode_efficiency();
+  const double kv =
+      b * j.kv_read_bytes_per_sequence / std::min(static_cast<double>(p.tp), m.kv_tp_shards);
+  const double bw =
+      gpu.memory_bandwidth * gpu.decode_bandwidth_efficiency * j.bw_ratio * e.decode_efficiency();
   // Pipeline stages run one after another for a token: their times add up,
   // so only TP divides the per-step bytes and FLOPs.
   // A decode step runs the linear layers (GEMMs: weights read once for the
@@ -83,8 +84,8 @@ ServeSpeed ServingSpeed(const Job& j, const GpuSpec& gpu, const Links& links, in
   // FLOPs per cached element) one after the other, so their times add: a
   // per-operator roofline (HANDBOOK A2.3).
   const double decode_efficiency = 0.5 * m.hidden / (m.hidden + 512.0);
-  const double t_linear = std::max(weights / p.tp / bw,
-                                   b * 2.0 * m.compute_params / (p.tp * peak * decode_efficiency));
+  const double t_linear =
+      std::max(weights / p.tp / bw, b * 2.0 * m.compute_params / (p.tp * peak * decode_efficiency));
   const double t_attention = kv / bw;
   double t_comm = 0;
   if (p.tp > 1) {
@@ -92,11 +93,12 @@ ServeSpeed ServingSpeed(const Job& j, const GpuSpec& gpu, const Links& links, in
     // expert parallelism the MoE layers dispatch and combine tokens with two
     // all-to-alls instead of the MLP all-reduce.
     const double bytes = b * m.hidden * 2.0;
-    const double ar = links.IntraLatency(p.tp) + AllReduceSeconds(bytes, p.tp, links.IntraBus(p.tp));
+    const double ar =
+        links.IntraLatency(p.tp) + AllReduceSeconds(bytes, p.tp, links.IntraBus(p.tp));
     const double moe_layers = p.ep > 1 ? j.moe_layers : 0.0;
     const double k = std::max(1, m.resolved.active_experts());
-    const double a2a = links.IntraLatency(p.tp) +
-                       AllGatherSeconds(bytes * k, p.ep, links.IntraBus(p.tp));
+    const double a2a =
+        links.IntraLatency(p.tp) + AllGatherSeconds(bytes * k, p.ep, links.IntraBus(p.tp));
     t_comm += (2.0 * m.layers - moe_layers) * ar + 2.0 * moe_layers * a2a;
   }
   if (p.pp > 1) {
@@ -123,7 +125,8 @@ ServeSpeed ServingSpeed(const Job& j, const GpuSpec& gpu, const Links& links, in
                m.layers * kPerLayerStepSeconds;
     if (p.tp > 1) {
       t += 2.0 * m.layers *
-           (links.IntraLatency(p.tp) + AllReduceSeconds(n * m.hidden * 2.0, p.tp, links.IntraBus(p.tp)));
+           (links.IntraLatency(p.tp) +
+            AllReduceSeconds(n * m.hidden * 2.0, p.tp, links.IntraBus(p.tp)));
     }
     if (p.pp > 1) {
       const int gpn = std::max(1, gpus_per_node);

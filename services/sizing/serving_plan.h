@@ -27,11 +27,11 @@ double KvBytesPerTokenPerGpu(const Job& j, const ServePlan& p);
 double KvBytesPerSequencePerGpu(const Job& j, const ServePlan& p);
 
 struct ServeSpeed {
-  double step_seconds = 0;          // one decode step (inter-token latency)
-  double ttft_seconds = 0;          // one prompt's prefill + one decode step
+  double step_seconds = 0;               // one decode step (inter-token latency)
+  double ttft_seconds = 0;               // one prompt's prefill + one decode step
   double prefill_tokens_per_second = 0;  // per replica, prompts pipelined
-  double requests_per_second = 0;   // per replica
-  double output_tokens_per_second = 0;  // per replica
+  double requests_per_second = 0;        // per replica
+  double output_tokens_per_second = 0;   // per replica
   double communication_fraction = 0;
   // Of a replica's time at full load, the share spent prefilling prompts
   // (the rest runs the batched decode steps).

@@ -22,10 +22,10 @@ namespace gpuadvisor::sizing {
 namespace cv1 = ::gpuadvisor::catalog::v1;
 
 struct SizingModel::Data {
-  std::vector<ModelSpec> presets;                 // file order
+  std::vector<ModelSpec> presets;                      // file order
   absl::flat_hash_map<std::string, int> preset_index;  // lower-case name
   std::vector<GpuSpec> gpus;
-  absl::flat_hash_map<std::string, int> gpu_index;     // normalized name and aliases
+  absl::flat_hash_map<std::string, int> gpu_index;  // normalized name and aliases
   Profiles profiles;
 };
 
@@ -57,7 +57,8 @@ absl::Status CheckSpecFigure(const std::string& path, const char* field, double 
 absl::StatusOr<GpuSpec> BuildGpuSpec(const cv1::Gpu& g, const std::string& path,
                                      const Profiles& profiles) {
   if (g.name().empty()) return absl::InvalidArgumentError(absl::StrCat(path, ".name: must be set"));
-  RETURN_IF_ERROR(CheckSpecFigure(path, "memory_bytes", static_cast<double>(g.memory_bytes()), true));
+  RETURN_IF_ERROR(
+      CheckSpecFigure(path, "memory_bytes", static_cast<double>(g.memory_bytes()), true));
   RETURN_IF_ERROR(CheckSpecFigure(path, "memory_bandwidth_bytes_per_second",
                                   g.memory_bandwidth_bytes_per_second(), true));
   RETURN_IF_ERROR(CheckSpecFigure(path, "bf16_flops", g.bf16_flops(), false));
@@ -65,7 +66,8 @@ absl::StatusOr<GpuSpec> BuildGpuSpec(const cv1::Gpu& g, const std::string& path,
   RETURN_IF_ERROR(CheckSpecFigure(path, "fp8_flops", g.fp8_flops(), false));
   RETURN_IF_ERROR(CheckSpecFigure(path, "int8_ops", g.int8_ops(), false));
   RETURN_IF_ERROR(CheckSpecFigure(path, "fp32_flops", g.fp32_flops(), false));
-  RETURN_IF_ERROR(CheckSpecFigure(path, "nvlink_bytes_per_second", g.nvlink_bytes_per_second(), false));
+  RETURN_IF_ERROR(
+      CheckSpecFigure(path, "nvlink_bytes_per_second", g.nvlink_bytes_per_second(), false));
   if (g.bf16_flops() <= 0 && g.fp16_flops() <= 0) {
     return absl::InvalidArgumentError(
         absl::StrCat(path, ".fp16_flops: bf16_flops or fp16_flops must be > 0"));
@@ -168,8 +170,8 @@ absl::StatusOr<SizingModel> SizingModel::Create(v1::ModelList models, cv1::GpuLi
       }
       auto [it, inserted] = data->gpu_index.emplace(key, i);
       if (!inserted && it->second != i) {
-        return absl::InvalidArgumentError(absl::StrCat(path, ".", field, ": \"", name,
-                                                       "\" already names another GPU"));
+        return absl::InvalidArgumentError(
+            absl::StrCat(path, ".", field, ": \"", name, "\" already names another GPU"));
       }
       return absl::OkStatus();
     };
@@ -197,10 +199,10 @@ absl::StatusOr<SizingModel> SizingModel::FromFiles(const std::string& models_pat
   absl::StatusOr<SizingModel> model =
       Create(std::move(models), std::move(gpus), std::move(profiles));
   if (!model.ok()) {
-    return absl::Status(model.status().code(),
-                        absl::StrCat(models_path, " / ", gpus_path,
-                                     profiles_path.empty() ? "" : " / ", profiles_path, ": ",
-                                     model.status().message()));
+    return absl::Status(
+        model.status().code(),
+        absl::StrCat(models_path, " / ", gpus_path, profiles_path.empty() ? "" : " / ",
+                     profiles_path, ": ", model.status().message()));
   }
   return model;
 }
@@ -216,7 +218,8 @@ v1::ListModelsResponse SizingModel::ListModels() const {
   return response;
 }
 
-absl::StatusOr<v1::EstimateResponse> SizingModel::Estimate(const v1::EstimateRequest& request) const {
+absl::StatusOr<v1::EstimateResponse> SizingModel::Estimate(
+    const v1::EstimateRequest& request) const {
   RETURN_IF_ERROR(ValidateEstimateRequest(request));
   const v1::Workload& w = request.workload();
 
@@ -263,8 +266,8 @@ absl::StatusOr<v1::EstimateResponse> SizingModel::Estimate(const v1::EstimateReq
     const std::string& name = request.configurations(i).gpu_model();
     gpus[i] = FindGpu(name);
     if (gpus[i] == nullptr) {
-      return absl::NotFoundError(absl::StrCat("configurations[", i, "].gpu_model: unknown GPU \"",
-                                              name, "\""));
+      return absl::NotFoundError(
+          absl::StrCat("configurations[", i, "].gpu_model: unknown GPU \"", name, "\""));
     }
   }
 

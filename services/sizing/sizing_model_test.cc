@@ -1,5 +1,4 @@
 #include "services/sizing/sizing_model.h"
-#include "services/sizing/shipped_model_for_test.h"
 
 #include <cmath>
 #include <limits>
@@ -9,6 +8,7 @@
 
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
+#include "services/sizing/shipped_model_for_test.h"
 #include "tests/testing/status_matchers.h"
 
 namespace gpuadvisor::sizing {
@@ -52,9 +52,9 @@ v1::ConfigurationEstimate One(const v1::EstimateRequest& r) {
 TEST(SizingModelData, EveryPresetAndGpuLoads) {
   const v1::ListModelsResponse models = ShippedSizingModel().ListModels();
   EXPECT_GE(models.models_size(), 24);
-  for (const char* name : {"llama-2-7b", "llama-3.1-405b", "mixtral-8x7b", "deepseek-v3",
-                           "stable-diffusion-xl", "whisper-large-v3", "bert-base-cased",
-                           "llama-3.2-3b", "gpt3-175b", "llama-65b"}) {
+  for (const char* name :
+       {"llama-2-7b", "llama-3.1-405b", "mixtral-8x7b", "deepseek-v3", "stable-diffusion-xl",
+        "whisper-large-v3", "bert-base-cased", "llama-3.2-3b", "gpt3-175b", "llama-65b"}) {
     bool found = false;
     for (const auto& m : models.models()) found |= m.preset() == name;
     EXPECT_TRUE(found) << name;
@@ -63,10 +63,11 @@ TEST(SizingModelData, EveryPresetAndGpuLoads) {
     EXPECT_FALSE(m.source().empty()) << m.preset();
     EXPECT_GT(m.layers(), 0) << m.preset();
   }
-  for (const char* gpu : {"B200", "H200", "H100-SXM", "H100-PCIE", "H100-NVL", "GH200",
-                          "A100-80GB", "A100-80GB-PCIE", "A100-40GB", "L40S", "L40", "L4",
-                          "A10G", "A10", "T4", "V100", "V100-32GB", "RTX-4090", "RTX-3090",
-                          "RTX-A6000", "RTX-6000-ADA", "MI300X", "MI250X", "GAUDI2", "GAUDI3"}) {
+  for (const char* gpu : {"B200",         "H200",      "H100-SXM",       "H100-PCIE", "H100-NVL",
+                          "GH200",        "A100-80GB", "A100-80GB-PCIE", "A100-40GB", "L40S",
+                          "L40",          "L4",        "A10G",           "A10",       "T4",
+                          "V100",         "V100-32GB", "RTX-4090",       "RTX-3090",  "RTX-A6000",
+                          "RTX-6000-ADA", "MI300X",    "MI250X",         "GAUDI2",    "GAUDI3"}) {
     const GpuSpec* g = ShippedSizingModel().FindGpu(gpu);
     ASSERT_NE(g, nullptr) << gpu;
     EXPECT_EQ(g->name, gpu);
@@ -326,7 +327,8 @@ TEST(PlanSelection, Pretrain405BNeedsMultiNodeWithFabric) {
   EXPECT_TRUE(multi.fits()) << multi.not_fit_reason();
   EXPECT_TRUE(multi.plan().needs_fabric());
   EXPECT_GT(multi.plan().tensor_parallel() * multi.plan().pipeline_parallel() *
-                multi.plan().data_parallel(), 8);
+                multi.plan().data_parallel(),
+            8);
   // Without a fabric the same nodes cannot train together.
   r.mutable_configurations(1)->set_fabric(cv1::FABRIC_TYPE_NONE);
   resp = ShippedSizingModel().Estimate(r);
@@ -480,7 +482,8 @@ TEST(Serving, PerUserSpeedAtFullLoadAndWhatBoundsTheTotal) {
   EXPECT_DOUBLE_EQ(s.decode_tokens_per_second_per_user(), 1.0 / s.inter_token_latency_seconds());
   // Consistent: 32 users' speeds add up to what the replica delivers (their
   // own first-token wait aside), far below 32 x the decode speed.
-  EXPECT_NEAR(s.tokens_per_second_per_user() * 32 / s.output_tokens_per_second_per_replica(), 1.0, 0.05);
+  EXPECT_NEAR(s.tokens_per_second_per_user() * 32 / s.output_tokens_per_second_per_replica(), 1.0,
+              0.05);
   EXPECT_LT(s.tokens_per_second_per_user(), 0.25 * s.decode_tokens_per_second_per_user());
 
   // Short prompts, long outputs: decode-bound, and each user streams at
@@ -523,7 +526,8 @@ TEST(Memory, OptimizerAccounting) {
     *r.mutable_configurations(0) = Config("MI300X", 1);
     const auto e = One(r);
     return (e.memory().weights_bytes() + e.memory().gradients_bytes() +
-            e.memory().optimizer_bytes()) / 6.738e9;
+            e.memory().optimizer_bytes()) /
+           6.738e9;
   };
   EXPECT_NEAR(per_param(v1::OPTIMIZER_ADAMW, v1::PRECISION_BF16), 16.0, 0.01);
   EXPECT_NEAR(per_param(v1::OPTIMIZER_ADAMW, v1::PRECISION_FP32), 16.0, 0.01);

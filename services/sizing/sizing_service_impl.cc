@@ -10,7 +10,9 @@ constexpr char kService[] = "gpuadvisor.sizing.v1.SizingService";
 }  // namespace
 
 SizingServiceImpl::SizingServiceImpl(std::shared_ptr<const SizingModel> model, Metrics* metrics)
-    : model_(std::move(model)), metrics_(metrics), estimate_rpc_(metrics->ServerMethod(kService, "Estimate")) {
+    : model_(std::move(model)),
+      metrics_(metrics),
+      estimate_rpc_(metrics->ServerMethod(kService, "Estimate")) {
   metrics_->InitializeMethods(kService, {{"Estimate", "unary"}, {"ListModels", "unary"}});
 }
 

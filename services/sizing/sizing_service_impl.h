@@ -22,7 +22,8 @@ class SizingServiceImpl final
 
   // (The synchronous overload is the generated one that is never called.)
   using v1::SizingService::WithCallbackMethod_Estimate<v1::SizingService::Service>::Estimate;
-  grpc::ServerUnaryReactor* Estimate(grpc::CallbackServerContext* context, const v1::EstimateRequest* request,
+  grpc::ServerUnaryReactor* Estimate(grpc::CallbackServerContext* context,
+                                     const v1::EstimateRequest* request,
                                      v1::EstimateResponse* response) override;
   grpc::Status ListModels(grpc::ServerContext* context, const v1::ListModelsRequest* request,
                           v1::ListModelsResponse* response) override;

@@ -18,13 +18,13 @@ class SizingServiceTest : public ::testing::Test {
   void SetUp() override {
     absl::StatusOr<SizingModel> model = SizingModel::FromDataDir(GPUADVISOR_SOURCE_DIR "/data");
     ASSERT_OK(model);
-    service_ = std::make_unique<SizingServiceImpl>(std::make_shared<const SizingModel>(std::move(*model)),
-                                                   &metrics_);
+    service_ = std::make_unique<SizingServiceImpl>(
+        std::make_shared<const SizingModel>(std::move(*model)), &metrics_);
     absl::StatusOr<StartedServer> started = StartServer(ServerOptions(), {service_.get()});
     ASSERT_OK(started);
     server_ = std::move(started->server);
-    stub_ = v1::SizingService::NewStub(grpc::CreateChannel(absl::StrCat("127.0.0.1:", started->port),
-                                                           grpc::InsecureChannelCredentials()));
+    stub_ = v1::SizingService::NewStub(grpc::CreateChannel(
+        absl::StrCat("127.0.0.1:", started->port), grpc::InsecureChannelCredentials()));
   }
   void TearDown() override { ShutdownServer(*server_, 1); }
 

@@ -81,11 +81,13 @@ void ScaleUp(const cv1::ScaleUpDomain& s, int gpn, Links* l) {
       l->cross_bus = std::min(l->cross_bus, l->domain_bus);
       break;
     case cv1::SCALE_UP_KIND_TPU_ICI:
-      l->unsupported = "TPU slices (ICI torus) are not modelled by sizing: no GPU-style estimate is given";
+      l->unsupported =
+          "TPU slices (ICI torus) are not modelled by sizing: no GPU-style estimate is given";
       break;
     case cv1::SCALE_UP_KIND_NEURONLINK:
       l->unsupported =
-          "AWS Trainium/Inferentia (NeuronLink) is not modelled by sizing: no GPU-style estimate is given";
+          "AWS Trainium/Inferentia (NeuronLink) is not modelled by sizing: no GPU-style estimate "
+          "is given";
       break;
     default:  // NONE, PCIE_P2P
       l->bridged_or_pcie = gpn > 1;

@@ -46,7 +46,8 @@ double TrainingEfficiency(const Job& j, const GpuSpec& g) {
   // A2.2): the generation's FP8 factor (data) of the 16-bit efficiency at
   // the FP8 peak.
   if (j.precision == v1::PRECISION_FP8 && g.fp8_flops > 0) {
-    const double framework = j.framework->fp8_efficiency() > 0 ? j.framework->fp8_efficiency() : 1.0;
+    const double framework =
+        j.framework->fp8_efficiency() > 0 ? j.framework->fp8_efficiency() : 1.0;
     e *= std::min(1.0, g.fp8_training_factor * framework);
   }
   return e;
@@ -138,23 +139,25 @@ std::string RunnerUpReason(const Evaluated& best, const Evaluated& runner) {
     const char* what;
     double delta;
   };
-  const double compute_b = per_token(best, best.step.seconds - best.step.communication -
-                                               best.step.bubble - best.step.offload);
+  const double compute_b = per_token(
+      best, best.step.seconds - best.step.communication - best.step.bubble - best.step.offload);
   const double compute_r = per_token(runner, runner.step.seconds - runner.step.communication -
                                                  runner.step.bubble - runner.step.offload);
-  const Part parts[] = {
-      {"communication", per_token(runner, runner.step.communication) - per_token(best, best.step.communication)},
-      {"pipeline bubble", per_token(runner, runner.step.bubble) - per_token(best, best.step.bubble)},
-      {"offload traffic", per_token(runner, runner.step.offload) - per_token(best, best.step.offload)},
-      {"compute (recomputation or smaller GEMMs)", compute_r - compute_b}};
+  const Part parts[] = {{"communication", per_token(runner, runner.step.communication) -
+                                              per_token(best, best.step.communication)},
+                        {"pipeline bubble",
+                         per_token(runner, runner.step.bubble) - per_token(best, best.step.bubble)},
+                        {"offload traffic", per_token(runner, runner.step.offload) -
+                                                per_token(best, best.step.offload)},
+                        {"compute (recomputation or smaller GEMMs)", compute_r - compute_b}};
   const Part* worst = &parts[0];
   for (const Part& p : parts) {
     if (p.delta > worst->delta) worst = &p;
   }
   std::string why = absl::StrCat(Percent(tr / tb - 1.0), " slower, mostly ", worst->what);
   if (worst == &parts[0]) {
-    absl::StrAppend(&why, " (", Percent(runner.step.communication_fraction), " of its step against ",
-                    Percent(best.step.communication_fraction), ")");
+    absl::StrAppend(&why, " (", Percent(runner.step.communication_fraction),
+                    " of its step against ", Percent(best.step.communication_fraction), ")");
   } else if (worst == &parts[1]) {
     absl::StrAppend(&why, " (", Percent(runner.step.bubble_fraction), " of its step against ",
                     Percent(best.step.bubble_fraction), ")");
@@ -175,8 +178,8 @@ void FillPlan(const Evaluated& e, int nodes, v1::ParallelPlan* plan) {
   plan->set_needs_fabric(nodes > 1);
   plan->set_replicas(1);
   plan->set_description(DescribeTraining(p));
-  plan->set_micro_batch_size(static_cast<int>(e.plan.global_batch / std::max(1, p.micro_batches) /
-                                              std::max(1, p.dp)));
+  plan->set_micro_batch_size(
+      static_cast<int>(e.plan.global_batch / std::max(1, p.micro_batches) / std::max(1, p.dp)));
   plan->set_micro_batches(p.micro_batches);
   plan->set_global_batch_size(static_cast<int>(std::llround(p.global_batch)));
   plan->set_bubble_fraction(e.step.bubble_fraction);
@@ -228,49 +231,62 @@ void AddNotes(const TrainContext& c, const Evaluated& e, v1::ConfigurationEstima
   const TrainPlan& p = e.plan;
   const Links& l = c.links;
   if (p.tp > 1 && (l.bridged_or_pcie || p.tp > l.domain_size)) {
-    AddNote(v1::NOTE_SEVERITY_WARNING, "tp_over_pcie", absl::StrCat("TP over a bridged/PCIe domain: tensor-parallel all-reduces run at ",
-                                Gb(l.IntraBus(p.tp)), "/s; an NVSwitch node is much faster."),
+    AddNote(v1::NOTE_SEVERITY_WARNING, "tp_over_pcie",
+            absl::StrCat("TP over a bridged/PCIe domain: tensor-parallel all-reduces run at ",
+                         Gb(l.IntraBus(p.tp)), "/s; an NVSwitch node is much faster."),
             out);
   }
   if (p.Gpus() > 1 && !l.fast_domain && p.dp > 1) {
-    AddNote(v1::NOTE_SEVERITY_WARNING, "pcie_allreduce", "PCIe-only multi-GPU: the gradient all-reduce is bound by PCIe bandwidth.", out);
+    AddNote(v1::NOTE_SEVERITY_WARNING, "pcie_allreduce",
+            "PCIe-only multi-GPU: the gradient all-reduce is bound by PCIe bandwidth.", out);
   }
   if (c.nodes > 1 && l.default_fabric) {
-    AddNote(v1::NOTE_SEVERITY_WARNING, "fabric_assumed", "Fabric unspecified: the estimate assumes 100 Gb/s Ethernet between nodes.", out);
+    AddNote(v1::NOTE_SEVERITY_WARNING, "fabric_assumed",
+            "Fabric unspecified: the estimate assumes 100 Gb/s Ethernet between nodes.", out);
   }
   if (e.step.bubble_fraction > 0.10) {
-    AddNote(v1::NOTE_SEVERITY_WARNING, "pipeline_bubble", absl::StrCat("Pipeline bubble is ", Percent(e.step.bubble_fraction),
-                                " of the step (PP", p.pp, " with ", p.micro_batches,
-                                " micro-batches): a larger global_batch_size shrinks it."),
+    AddNote(v1::NOTE_SEVERITY_WARNING, "pipeline_bubble",
+            absl::StrCat("Pipeline bubble is ", Percent(e.step.bubble_fraction), " of the step (PP",
+                         p.pp, " with ", p.micro_batches,
+                         " micro-batches): a larger global_batch_size shrinks it."),
             out);
   }
   if (e.step.communication_fraction > 0.30) {
-    AddNote(v1::NOTE_SEVERITY_WARNING, "communication_bound", absl::StrCat("Communication is ", Percent(e.step.communication_fraction),
-                                " of the step: a faster interconnect or fewer, larger GPUs would train faster."),
+    AddNote(v1::NOTE_SEVERITY_WARNING, "communication_bound",
+            absl::StrCat(
+                "Communication is ", Percent(e.step.communication_fraction),
+                " of the step: a faster interconnect or fewer, larger GPUs would train faster."),
             out);
   }
   if (p.global_batch_defaulted) {
-    AddNote(v1::NOTE_SEVERITY_INFO, "global_batch_assumed", absl::StrCat("global_batch_size not given: ",
-                                static_cast<int64_t>(std::llround(p.global_batch)),
-                                " sequences per step assumed (", p.micro_batches,
-                                " micro-batch", p.micro_batches == 1 ? "" : "es", " of ",
-                                static_cast<int>(j.micro_batch), " per data-parallel rank)."),
+    AddNote(v1::NOTE_SEVERITY_INFO, "global_batch_assumed",
+            absl::StrCat(
+                "global_batch_size not given: ", static_cast<int64_t>(std::llround(p.global_batch)),
+                " sequences per step assumed (", p.micro_batches, " micro-batch",
+                p.micro_batches == 1 ? "" : "es", " of ", static_cast<int>(j.micro_batch),
+                " per data-parallel rank)."),
             out);
   }
   if (j.offload == v1::OFFLOAD_UNSPECIFIED && p.offload != v1::OFFLOAD_NONE) {
-    AddNote(v1::NOTE_SEVERITY_WARNING, "offload_required", absl::StrCat("Fits only with ", v1::Offload_Name(p.offload),
-                                ": nothing else fits in GPU memory; host traffic costs ",
-                                Percent(e.step.offload / std::max(e.step.seconds, 1e-12)),
-                                " of the step."),
-            out);
+    AddNote(
+        v1::NOTE_SEVERITY_WARNING, "offload_required",
+        absl::StrCat("Fits only with ", v1::Offload_Name(p.offload),
+                     ": nothing else fits in GPU memory; host traffic costs ",
+                     Percent(e.step.offload / std::max(e.step.seconds, 1e-12)), " of the step."),
+        out);
   }
   if (e.mem.paged_out > 0) {
-    AddNote(v1::NOTE_SEVERITY_INFO, "paged_optimizer", absl::StrCat("Paged optimizer state: ", Gb(e.mem.paged_out),
-                                " per GPU lives in CPU memory (unified memory pages), with host traffic every step."),
-            out);
+    AddNote(
+        v1::NOTE_SEVERITY_INFO, "paged_optimizer",
+        absl::StrCat(
+            "Paged optimizer state: ", Gb(e.mem.paged_out),
+            " per GPU lives in CPU memory (unified memory pages), with host traffic every step."),
+        out);
   }
   if (j.qlora && p.zero >= 3) {
-    AddNote(v1::NOTE_SEVERITY_WARNING, "fsdp_qlora", "FSDP-QLoRA: the 4-bit base is sharded across GPUs (needs FSDP support for quantized weights, e.g. bitsandbytes >= 0.43 with PEFT/Accelerate).",
+    AddNote(v1::NOTE_SEVERITY_WARNING, "fsdp_qlora",
+            "FSDP-QLoRA: the 4-bit base is sharded across GPUs (needs FSDP support for quantized "
+            "weights, e.g. bitsandbytes >= 0.43 with PEFT/Accelerate).",
             out);
   }
 }
@@ -288,7 +304,8 @@ void EstimateTraining(const Job& j, const GpuSpec& gpu, const v1::GpuConfigurati
   const double capacity = gpu.memory_bytes;
   c.usable = capacity * (1.0 - j.vram_margin);
   out->set_gpu_memory_bytes(static_cast<int64_t>(capacity));
-  for (const v1::Note& note : j.notes) AddNote(note.severity(), note.code().c_str(), note.text(), out);
+  for (const v1::Note& note : j.notes)
+    AddNote(note.severity(), note.code().c_str(), note.text(), out);
   if (!c.links.unsupported.empty()) return NotFit(c.links.unsupported, out);
   const int gpus = c.gpus_per_node * c.nodes;
   if (std::string hint = HintProblem(j, c.gpus_per_node, gpus); !hint.empty()) {
@@ -357,8 +374,10 @@ void EstimateTraining(const Job& j, const GpuSpec& gpu, const v1::GpuConfigurati
     }
   }
   AddNotes(c, chosen, out);
-  if (!j.precision_note.empty()) AddNote(v1::NOTE_SEVERITY_INFO, "precision", j.precision_note, out);
-  if (!peak_note.empty()) AddNote(v1::NOTE_SEVERITY_WARNING, PeakNoteCode(j.precision), peak_note, out);
+  if (!j.precision_note.empty())
+    AddNote(v1::NOTE_SEVERITY_INFO, "precision", j.precision_note, out);
+  if (!peak_note.empty())
+    AddNote(v1::NOTE_SEVERITY_WARNING, PeakNoteCode(j.precision), peak_note, out);
 
   const TrainStep& st = chosen.step;
   out->set_tokens_per_second(st.tokens_per_second);
@@ -371,15 +390,17 @@ void EstimateTraining(const Job& j, const GpuSpec& gpu, const v1::GpuConfigurati
     out->set_goodput(goodput);
     out->set_estimated_hours(run_hours / goodput);
     if (goodput < 0.98) {
-      AddNote(v1::NOTE_SEVERITY_INFO, "goodput", absl::StrCat("Expected interruptions on ", gpus, " GPUs cost ",
-                                  Percent(1.0 - goodput),
-                                  " of wall time (restarts and lost progress since the last "
-                                  "checkpoint); estimated_hours includes them."),
-              out);
+      AddNote(
+          v1::NOTE_SEVERITY_INFO, "goodput",
+          absl::StrCat("Expected interruptions on ", gpus, " GPUs cost ", Percent(1.0 - goodput),
+                       " of wall time (restarts and lost progress since the last "
+                       "checkpoint); estimated_hours includes them."),
+          out);
     }
   }
   if (j.total_tokens <= 0) {
-    AddNote(v1::NOTE_SEVERITY_WARNING, "no_train_tokens", "No train_tokens or dataset size given: estimated_hours is 0.", out);
+    AddNote(v1::NOTE_SEVERITY_WARNING, "no_train_tokens",
+            "No train_tokens or dataset size given: estimated_hours is 0.", out);
   }
 }
 

@@ -35,7 +35,9 @@ constexpr int kMaxVirtualStages = 8;
 constexpr double kExpertTokensHalf = 256;
 constexpr double kExpertWidthHalf = 512;
 
-bool OffloadsOptimizer(v1::Offload o) { return o != v1::OFFLOAD_NONE && o != v1::OFFLOAD_UNSPECIFIED; }
+bool OffloadsOptimizer(v1::Offload o) {
+  return o != v1::OFFLOAD_NONE && o != v1::OFFLOAD_UNSPECIFIED;
+}
 bool OffloadsParams(v1::Offload o) {
   return o == v1::OFFLOAD_OPTIMIZER_AND_PARAMS_CPU || o == v1::OFFLOAD_OPTIMIZER_AND_PARAMS_NVME;
 }
@@ -144,7 +146,7 @@ Memory TrainingMemory(const Job& j, const TrainPlan& p) {
   const double per_layer =
       m.activation_elements_per_token_layer * j.act_bytes_per_element * tokens / p.tp;
   const double layer_input = m.hidden * j.act_bytes_per_element * tokens / p.tp;
-  double stored = 0;  // what checkpointing keeps for backward
+  double stored = 0;   // what checkpointing keeps for backward
   double working = 0;  // one layer's recompute working set
   switch (p.ckpt) {
     case v1::GRADIENT_CHECKPOINTING_FULL:
@@ -197,22 +199,26 @@ TrainStep TrainingStep(const TrainContext& c, const TrainPlan& p, const Memory& 
   if (j.expert_flops_fraction > 0) {
     const ModelSpec& mm = *j.model;
     const double experts = std::max(1, mm.resolved.experts());
-    const double tokens_per_expert = tokens_micro * std::max(1, mm.resolved.active_experts()) * p.ep / experts;
+    const double tokens_per_expert =
+        tokens_micro * std::max(1, mm.resolved.active_experts()) * p.ep / experts;
     const double width = mm.resolved.expert_intermediate_size() / (p.ep > 1 ? 1.0 : p.tp);
     const double dense_width = mm.intermediate / p.tp;
     const double e = tokens_per_expert / (tokens_per_expert + kExpertTokensHalf) *
-                     (width / (width + kExpertWidthHalf)) / (dense_width / (dense_width + kExpertWidthHalf));
+                     (width / (width + kExpertWidthHalf)) /
+                     (dense_width / (dense_width + kExpertWidthHalf));
     // The framework's FP8 gain (fused LayerNorm-Linear, cached FP8 weights)
     // is a dense-layer gain: grouped expert GEMMs quantize their inputs per
     // expert and keep the generation's FP8 factor.
     double expert_fp8 = 1.0;
-    if (j.precision == v1::PRECISION_FP8 && c.gpu->fp8_flops > 0 && j.framework->fp8_efficiency() > 0) {
+    if (j.precision == v1::PRECISION_FP8 && c.gpu->fp8_flops > 0 &&
+        j.framework->fp8_efficiency() > 0) {
       expert_fp8 = j.framework->fp8_efficiency();
     }
-    flops_factor = 1.0 - j.expert_flops_fraction + j.expert_flops_fraction * expert_fp8 / std::max(e, 0.05);
+    flops_factor =
+        1.0 - j.expert_flops_fraction + j.expert_flops_fraction * expert_fp8 / std::max(e, 0.05);
   }
-  double stage = tokens_micro * j.hw_flops_per_token[p.ckpt] * flops_factor / stages /
-                 (c.peak * c.efficiency);
+  double stage =
+      tokens_micro * j.hw_flops_per_token[p.ckpt] * flops_factor / stages / (c.peak * c.efficiency);
   if (j.dequant_bytes_per_pass > 0 && c.bandwidth > 0) {
     const double passes = 2.0 + (full ? 1.0 : 0.0);
     stage += passes * j.dequant_bytes_per_pass / stages / c.bandwidth;
@@ -285,10 +291,10 @@ TrainStep TrainingStep(const TrainContext& c, const TrainPlan& p, const Memory& 
     if (p.zero >= 3) {
       const double w_dense = j.weight_bytes_dense / stages;
       const double w_expert = j.weight_bytes_expert / stages / p.ep;
-      const double per_micro = 2.0 * (AllGatherSeconds(w_dense, p.dp, bus) +
-                                      AllGatherSeconds(w_expert, edp, bus)) +
-                               AllGatherSeconds(g_dense, p.dp, bus) +
-                               AllGatherSeconds(g_expert, edp, bus) + 3.0 * m.layers * lat;
+      const double per_micro =
+          2.0 * (AllGatherSeconds(w_dense, p.dp, bus) + AllGatherSeconds(w_expert, edp, bus)) +
+          AllGatherSeconds(g_dense, p.dp, bus) + AllGatherSeconds(g_expert, edp, bus) +
+          3.0 * m.layers * lat;
       dp_time = p.micro_batches * per_micro;
     } else {
       dp_time = AllReduceSeconds(g_dense, p.dp, bus) + AllReduceSeconds(g_expert, edp, bus) + lat;
@@ -428,7 +434,8 @@ std::string DescribeTraining(const TrainPlan& p) {
   if (p.ep > 1) absl::StrAppend(&d, ", experts over EP", p.ep);
   if (p.pp > 1) {
     absl::StrAppend(&d, ", ", p.micro_batches, " micro-batches per pipeline");
-    if (p.virtual_stages > 1) absl::StrAppend(&d, " (interleaved, ", p.virtual_stages, " chunks per stage)");
+    if (p.virtual_stages > 1)
+      absl::StrAppend(&d, " (interleaved, ", p.virtual_stages, " chunks per stage)");
   }
   absl::StrAppend(&d, ", ", CheckpointingName(p.ckpt), " activation checkpointing");
   if (p.offload != v1::OFFLOAD_NONE && p.offload != v1::OFFLOAD_UNSPECIFIED) {

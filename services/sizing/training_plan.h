@@ -14,14 +14,13 @@ namespace gpuadvisor::sizing {
 
 struct GpuSpec;
 
-
 struct TrainPlan {
   int dp = 1, tp = 1, pp = 1, ep = 1, zero = 0;
   gpuadvisor::sizing::v1::GradientCheckpointing ckpt =
       gpuadvisor::sizing::v1::GRADIENT_CHECKPOINTING_NONE;
   gpuadvisor::sizing::v1::Offload offload = gpuadvisor::sizing::v1::OFFLOAD_NONE;
-  int micro_batches = 1;  // per pipeline per optimizer step
-  int virtual_stages = 1;  // interleaved 1F1B chunks per pipeline stage
+  int micro_batches = 1;    // per pipeline per optimizer step
+  int virtual_stages = 1;   // interleaved 1F1B chunks per pipeline stage
   double global_batch = 0;  // sequences per optimizer step
   bool global_batch_defaulted = false;
   int Gpus() const { return dp * tp * pp; }
@@ -33,7 +32,7 @@ struct TrainStep {
   double stage_compute = 0;  // one micro-batch on one stage, incl. recompute and dequantization
   double communication = 0;  // exposed: TP, EP, PP and DP
   double bubble = 0;
-  double offload = 0;        // host-link traffic and CPU optimizer, exposed
+  double offload = 0;  // host-link traffic and CPU optimizer, exposed
   double tokens_per_second = 0;
   double utilization = 0;
   double communication_fraction = 0;

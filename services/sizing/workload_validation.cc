@@ -36,15 +36,14 @@ absl::Status CheckCount(absl::string_view field, int value, int max) {
 }
 
 bool IsTraining(v1::Task task) {
-  return task == v1::TASK_PRETRAIN || task == v1::TASK_FULL_FINETUNE ||
-         task == v1::TASK_LORA || task == v1::TASK_QLORA;
+  return task == v1::TASK_PRETRAIN || task == v1::TASK_FULL_FINETUNE || task == v1::TASK_LORA ||
+         task == v1::TASK_QLORA;
 }
 
 bool KnownLoraModule(const std::string& name) {
   absl::string_view n = name;
   if (n.size() > 5 && n.substr(n.size() - 5) == "_proj") n.remove_suffix(5);
-  return n == "q" || n == "k" || n == "v" || n == "o" || n == "gate" || n == "up" ||
-         n == "down";
+  return n == "q" || n == "k" || n == "v" || n == "o" || n == "gate" || n == "up" || n == "down";
 }
 
 absl::Status ValidateWorkload(const v1::Workload& w) {
@@ -59,8 +58,9 @@ absl::Status ValidateWorkload(const v1::Workload& w) {
     return Invalid("workload.gradient_checkpointing", "unknown value");
   }
   // The model's own numbers first: they are the most common mistake.
-  for (const auto& [field, value] : {std::pair<const char*, double>{"workload.model.params", w.model().params()},
-                                     {"workload.model.active_params", w.model().active_params()}}) {
+  for (const auto& [field, value] :
+       {std::pair<const char*, double>{"workload.model.params", w.model().params()},
+        {"workload.model.active_params", w.model().active_params()}}) {
     if (!std::isfinite(value)) return Invalid(field, "must be finite");
     if (value < 0) return Invalid(field, "must be > 0");
     if (value > kMaxParams) return Invalid(field, absl::StrCat("must be <= ", kMaxParams));
@@ -73,8 +73,8 @@ absl::Status ValidateWorkload(const v1::Workload& w) {
       return Invalid("workload.model.hf_config_json",
                      absl::StrCat("must be at most ", kMaxHfConfigBytes, " bytes"));
     }
-  } else if (w.model().preset().empty() && w.model().params() == 0 &&
-             w.model().layers() == 0 && w.model().hidden_size() == 0) {
+  } else if (w.model().preset().empty() && w.model().params() == 0 && w.model().layers() == 0 &&
+             w.model().hidden_size() == 0) {
     return Invalid("workload.model",
                    "needs a preset, a hf_config_json or an architecture (params or layers)");
   }
@@ -83,29 +83,51 @@ absl::Status ValidateWorkload(const v1::Workload& w) {
   }
 
   constexpr double kMaxTokens = 1e16;
-  if (absl::Status s = CheckAmount("workload.train_tokens", w.train_tokens(), kMaxTokens); !s.ok()) return s;
-  if (absl::Status s = CheckAmount("workload.dataset_tokens", w.dataset_tokens(), kMaxTokens); !s.ok()) return s;
+  if (absl::Status s = CheckAmount("workload.train_tokens", w.train_tokens(), kMaxTokens); !s.ok())
+    return s;
+  if (absl::Status s = CheckAmount("workload.dataset_tokens", w.dataset_tokens(), kMaxTokens);
+      !s.ok())
+    return s;
   if (absl::Status s = CheckAmount("workload.epochs", w.epochs(), 1e6); !s.ok()) return s;
   if (absl::Status s = CheckAmount("workload.requests", w.requests(), 1e15); !s.ok()) return s;
   if (absl::Status s = CheckAmount("workload.dataset_gb", w.dataset_gb(), 1e9); !s.ok()) return s;
-  if (absl::Status s = CheckAmount("workload.checkpoint_interval_minutes",
-                                   w.checkpoint_interval_minutes(), 1e7); !s.ok()) return s;
-  if (absl::Status s = CheckAmount("workload.serving_hours", w.serving_hours(), 1e6); !s.ok()) return s;
+  if (absl::Status s =
+          CheckAmount("workload.checkpoint_interval_minutes", w.checkpoint_interval_minutes(), 1e7);
+      !s.ok())
+    return s;
+  if (absl::Status s = CheckAmount("workload.serving_hours", w.serving_hours(), 1e6); !s.ok())
+    return s;
 
-  if (absl::Status s = CheckCount("workload.micro_batch_size", w.micro_batch_size(), 1 << 16); !s.ok()) return s;
-  if (absl::Status s = CheckCount("workload.global_batch_size", w.global_batch_size(), 1 << 26); !s.ok()) return s;
+  if (absl::Status s = CheckCount("workload.micro_batch_size", w.micro_batch_size(), 1 << 16);
+      !s.ok())
+    return s;
+  if (absl::Status s = CheckCount("workload.global_batch_size", w.global_batch_size(), 1 << 26);
+      !s.ok())
+    return s;
   if (absl::Status s = CheckCount("workload.lora_rank", w.lora_rank(), 1 << 16); !s.ok()) return s;
-  if (absl::Status s = CheckCount("workload.context_length", w.context_length(), 1 << 27); !s.ok()) return s;
-  if (absl::Status s = CheckCount("workload.concurrent_sequences", w.concurrent_sequences(), 1 << 20); !s.ok()) return s;
-  if (absl::Status s = CheckCount("workload.output_tokens", w.output_tokens(), 1 << 27); !s.ok()) return s;
-  if (absl::Status s = CheckCount("workload.prompt_tokens", w.prompt_tokens(), 1 << 27); !s.ok()) return s;
+  if (absl::Status s = CheckCount("workload.context_length", w.context_length(), 1 << 27); !s.ok())
+    return s;
+  if (absl::Status s =
+          CheckCount("workload.concurrent_sequences", w.concurrent_sequences(), 1 << 20);
+      !s.ok())
+    return s;
+  if (absl::Status s = CheckCount("workload.output_tokens", w.output_tokens(), 1 << 27); !s.ok())
+    return s;
+  if (absl::Status s = CheckCount("workload.prompt_tokens", w.prompt_tokens(), 1 << 27); !s.ok())
+    return s;
 
   const v1::Parallelism& p = w.parallelism();
   if (p.zero_stage() < 0 || p.zero_stage() > 3) {
     return Invalid("workload.parallelism.zero_stage", "must be 0-3");
   }
-  if (absl::Status s = CheckCount("workload.parallelism.tensor_parallel", p.tensor_parallel(), 1024); !s.ok()) return s;
-  if (absl::Status s = CheckCount("workload.parallelism.pipeline_parallel", p.pipeline_parallel(), 4096); !s.ok()) return s;
+  if (absl::Status s =
+          CheckCount("workload.parallelism.tensor_parallel", p.tensor_parallel(), 1024);
+      !s.ok())
+    return s;
+  if (absl::Status s =
+          CheckCount("workload.parallelism.pipeline_parallel", p.pipeline_parallel(), 4096);
+      !s.ok())
+    return s;
   if (p.has_zero_stage_hint() && (p.zero_stage_hint() < 0 || p.zero_stage_hint() > 3)) {
     return Invalid("workload.parallelism.zero_stage_hint", "must be 0-3 (0 = plain DDP)");
   }
@@ -141,8 +163,8 @@ absl::Status ValidateWorkload(const v1::Workload& w) {
     }
     const bool full = w.task() == v1::TASK_PRETRAIN || w.task() == v1::TASK_FULL_FINETUNE;
     const v1::Precision prec = w.precision();
-    if (full && (prec == v1::PRECISION_INT8 || prec == v1::PRECISION_INT4 ||
-                 prec == v1::PRECISION_NF4)) {
+    if (full &&
+        (prec == v1::PRECISION_INT8 || prec == v1::PRECISION_INT4 || prec == v1::PRECISION_NF4)) {
       return Invalid("workload.precision",
                      "integer/NF4 weights cannot be trained in full; use TASK_QLORA or BF16");
     }
@@ -152,7 +174,8 @@ absl::Status ValidateWorkload(const v1::Workload& w) {
       return Invalid("workload.output_tokens", "must be < context_length");
     }
     if (w.context_length() > 0 && w.prompt_tokens() + w.output_tokens() > w.context_length()) {
-      return Invalid("workload.prompt_tokens", "prompt_tokens + output_tokens must be <= context_length");
+      return Invalid("workload.prompt_tokens",
+                     "prompt_tokens + output_tokens must be <= context_length");
     }
   }
   return absl::OkStatus();
@@ -176,7 +199,8 @@ absl::Status ValidateEstimateRequest(const v1::EstimateRequest& request) {
                                        "serving_slo.max_time_to_first_token_seconds"},
         {slo.min_tokens_per_second_per_user(), "serving_slo.min_tokens_per_second_per_user"},
         {slo.min_tokens_per_second(), "serving_slo.min_tokens_per_second"}}) {
-    if (absl::Status s = CheckAmount(field, value, std::numeric_limits<double>::max()); !s.ok()) return s;
+    if (absl::Status s = CheckAmount(field, value, std::numeric_limits<double>::max()); !s.ok())
+      return s;
   }
   if (request.configurations().empty()) return Invalid("configurations", "must not be empty");
   if (request.configurations_size() > 10000) {
@@ -193,8 +217,12 @@ absl::Status ValidateEstimateRequest(const v1::EstimateRequest& request) {
       return Invalid(absl::StrCat(path, ".nodes"), "must be in [1, 100000]");
     }
     if (absl::Status s = CheckAmount(absl::StrCat(path, ".link_bytes_per_second"),
-                                     c.link_bytes_per_second(), 1e15); !s.ok()) return s;
-    if (absl::Status s = CheckAmount(absl::StrCat(path, ".fabric_gbps"), c.fabric_gbps(), 1e7); !s.ok()) return s;
+                                     c.link_bytes_per_second(), 1e15);
+        !s.ok())
+      return s;
+    if (absl::Status s = CheckAmount(absl::StrCat(path, ".fabric_gbps"), c.fabric_gbps(), 1e7);
+        !s.ok())
+      return s;
     if (!catalog::v1::LinkType_IsValid(c.link())) {
       return Invalid(absl::StrCat(path, ".link"), "unknown value");
     }

@@ -55,7 +55,8 @@ class Answers : public StackTest {
     return out;
   }
 
-  static std::map<gateway::v1::ExclusionReason, gateway::v1::Exclusion> Excluded(const RecommendResponse& r) {
+  static std::map<gateway::v1::ExclusionReason, gateway::v1::Exclusion> Excluded(
+      const RecommendResponse& r) {
     std::map<gateway::v1::ExclusionReason, gateway::v1::Exclusion> out;
     for (const auto& e : r.excluded()) out[e.reason()] = e;
     return out;
@@ -111,8 +112,8 @@ TEST_F(Answers, ProviderAndRegionNamesMatchIgnoringCaseAndGroupsExpand) {
   ASSERT_FALSE(response.recommendations().empty());
   for (const auto& r : response.recommendations()) {
     EXPECT_THAT(r.offer().region(),
-                ::testing::AnyOf(::testing::StartsWith("eu-"), ::testing::StartsWith("europe-"), HasSubstr(", EU"),
-                                 HasSubstr("-france-"), HasSubstr("-poland-")))
+                ::testing::AnyOf(::testing::StartsWith("eu-"), ::testing::StartsWith("europe-"),
+                                 HasSubstr(", EU"), HasSubstr("-france-"), HasSubstr("-poland-")))
         << r.offer().id();
     EXPECT_NE(r.offer().region(), "eu-west-2") << "London is not in the EU";
   }
@@ -124,19 +125,22 @@ TEST_F(Answers, UnknownNamesAreInvalidArgumentWithTheClosestValidOnes) {
   RecommendResponse response;
   grpc::Status status = Recommend(request, &response);
   EXPECT_EQ(status.error_code(), grpc::StatusCode::INVALID_ARGUMENT);
-  EXPECT_THAT(status.error_message(), AllOf(HasSubstr("constraints.providers[0]"), HasSubstr("lambda")));
+  EXPECT_THAT(status.error_message(),
+              AllOf(HasSubstr("constraints.providers[0]"), HasSubstr("lambda")));
 
   request = Lora();
   request.mutable_constraints()->add_regions("eu-centrall-1");
   status = Recommend(request, &response);
   EXPECT_EQ(status.error_code(), grpc::StatusCode::INVALID_ARGUMENT);
-  EXPECT_THAT(status.error_message(), AllOf(HasSubstr("constraints.regions[0]"), HasSubstr("eu-central-1")));
+  EXPECT_THAT(status.error_message(),
+              AllOf(HasSubstr("constraints.regions[0]"), HasSubstr("eu-central-1")));
 
   request = Lora();
   request.mutable_constraints()->add_gpu_models("H100-SMX");
   status = Recommend(request, &response);
   EXPECT_EQ(status.error_code(), grpc::StatusCode::INVALID_ARGUMENT);
-  EXPECT_THAT(status.error_message(), AllOf(HasSubstr("constraints.gpu_models[0]"), HasSubstr("H100")));
+  EXPECT_THAT(status.error_message(),
+              AllOf(HasSubstr("constraints.gpu_models[0]"), HasSubstr("H100")));
 }
 
 // Was: INTERNAL for the whole request, because one slow candidate's hours
@@ -151,7 +155,8 @@ TEST_F(Answers, VeryLongJobExcludesUnpriceableCandidatesInsteadOfFailing) {
   ASSERT_FALSE(response.recommendations().empty());
   const auto excluded = Excluded(response);
   ASSERT_TRUE(excluded.count(gateway::v1::EXCLUSION_REASON_RUNS_TOO_LONG));
-  EXPECT_THAT(excluded.at(gateway::v1::EXCLUSION_REASON_RUNS_TOO_LONG).detail(), HasSubstr("pricing quotes"));
+  EXPECT_THAT(excluded.at(gateway::v1::EXCLUSION_REASON_RUNS_TOO_LONG).detail(),
+              HasSubstr("pricing quotes"));
 }
 
 // Was: an unstated 16-node cap; a job that needs more nodes came back empty,
@@ -176,7 +181,8 @@ TEST_F(Answers, NodeCapFollowsTheOffersLargestClusterAndIsStated) {
   EXPECT_TRUE(capped.recommendations().empty());
   const auto excluded = Excluded(capped);
   ASSERT_TRUE(excluded.count(gateway::v1::EXCLUSION_REASON_MISSES_DEADLINE));
-  EXPECT_THAT(excluded.at(gateway::v1::EXCLUSION_REASON_MISSES_DEADLINE).detail(), HasSubstr("max_nodes = 16"));
+  EXPECT_THAT(excluded.at(gateway::v1::EXCLUSION_REASON_MISSES_DEADLINE).detail(),
+              HasSubstr("max_nodes = 16"));
 }
 
 // Was: an empty answer lost its price-book version.
@@ -216,15 +222,20 @@ TEST_F(Answers, ServingAnswersCarryLatencyPerUserSpeedAndTokenPrice) {
     EXPECT_LE(s.tokens_per_second_per_user(), s.decode_tokens_per_second_per_user() * (1 + 1e-9));
     // At full load the users' speeds add up to the total (each one's own
     // first-token wait aside), never to users x decode speed.
-    EXPECT_GE(s.tokens_per_second_per_user() * s.concurrent_sequences(), 0.999 * s.aggregate_tokens_per_second());
-    EXPECT_LE(s.tokens_per_second_per_user() * s.concurrent_sequences(), 1.1 * s.aggregate_tokens_per_second());
+    EXPECT_GE(s.tokens_per_second_per_user() * s.concurrent_sequences(),
+              0.999 * s.aggregate_tokens_per_second());
+    EXPECT_LE(s.tokens_per_second_per_user() * s.concurrent_sequences(),
+              1.1 * s.aggregate_tokens_per_second());
     EXPECT_NE(s.throughput_bound(), sizing::v1::SERVING_BOUND_UNSPECIFIED) << r.offer().id();
     // The bound in words is the reason after the "serving:" summary.
     EXPECT_THAT(s.throughput_bound_text(), HasSubstr("tokens/s")) << r.offer().id();
     EXPECT_THAT(r.reasons(), ::testing::Contains(s.throughput_bound_text()));
     // The KV cache holds at least the sequences each replica serves.
-    EXPECT_GE(s.max_concurrency_per_replica() * s.replicas(), s.concurrent_sequences()) << r.offer().id();
-    EXPECT_GE(s.kv_cache_capacity_tokens_per_replica(), int64_t{s.max_concurrency_per_replica()} * 4096) << r.offer().id();
+    EXPECT_GE(s.max_concurrency_per_replica() * s.replicas(), s.concurrent_sequences())
+        << r.offer().id();
+    EXPECT_GE(s.kv_cache_capacity_tokens_per_replica(),
+              int64_t{s.max_concurrency_per_replica()} * 4096)
+        << r.offer().id();
     EXPECT_GE(s.replicas(), 1);
     EXPECT_GT(s.usd_per_million_output_tokens(), 0);
   }
@@ -236,7 +247,8 @@ TEST_F(Answers, ServingAnswersCarryLatencyPerUserSpeedAndTokenPrice) {
   EXPECT_TRUE(none.recommendations().empty());
   ASSERT_EQ(none.nearest_misses_size(), 1);
   EXPECT_EQ(none.nearest_misses(0).reason(), gateway::v1::EXCLUSION_REASON_TOO_SLOW);
-  EXPECT_THAT(none.nearest_misses(0).summary(), HasSubstr("short of your min_tokens_per_second_per_user"));
+  EXPECT_THAT(none.nearest_misses(0).summary(),
+              HasSubstr("short of your min_tokens_per_second_per_user"));
 }
 
 // Was: an endpoint on spot priced as a non-restartable run, with two
@@ -299,7 +311,8 @@ TEST_F(Answers, WhatIfForTheTopAnswerAndNearestMissWhenNothingQualifies) {
   for (const auto& w : response.what_if()) {
     if (w.purchase_option() != catalog::v1::PURCHASE_OPTION_RESERVED) continue;
     ++reserved;
-    EXPECT_THAT(w.summary(), AllOf(HasSubstr("commitment"), HasSubstr("term"), HasSubstr("not certain")));
+    EXPECT_THAT(w.summary(),
+                AllOf(HasSubstr("commitment"), HasSubstr("term"), HasSubstr("not certain")));
   }
   EXPECT_GT(reserved, 0) << "reserved is quoted as a what-if even when not asked for";
 
@@ -326,8 +339,9 @@ TEST_F(Answers, OverheadsAreIncludedAndShownInHoursAndDollars) {
     EXPECT_GT(o.startup_hours(), 0) << r.offer().id();
     EXPECT_GT(o.image_pull_hours(), 0) << r.offer().id();
     EXPECT_GT(o.download_hours(), 0) << r.offer().id();
-    EXPECT_NEAR(o.total_hours(), o.startup_hours() + o.image_pull_hours() + o.download_hours() + o.checkpoint_hours(),
-                1e-9);
+    EXPECT_NEAR(
+        o.total_hours(),
+        o.startup_hours() + o.image_pull_hours() + o.download_hours() + o.checkpoint_hours(), 1e-9);
     EXPECT_NEAR(o.usd(), o.total_hours() * r.cost().usd_per_hour(), 1e-9);
     EXPECT_GT(r.estimated_hours(), o.total_hours());  // the run itself plus its overheads
     EXPECT_FALSE(o.source().empty());
@@ -376,9 +390,11 @@ TEST_F(Answers, EgressIsPricedWithEachProvidersRuleAndShown) {
     const double expected = std::max(0.0, 2000 - rule.egress_free_gb()) * rule.egress_usd_per_gb();
     EXPECT_NEAR(r.cost().egress_usd(), expected, 1e-6) << r.offer().id();
     EXPECT_NEAR(r.cost().total_usd(),
-                r.cost().compute_usd() + r.cost().storage_usd() + r.cost().egress_usd() + r.cost().preemption_usd(),
+                r.cost().compute_usd() + r.cost().storage_usd() + r.cost().egress_usd() +
+                    r.cost().preemption_usd(),
                 1e-6);
-    EXPECT_THAT(r.reasons(), ::testing::Contains(HasSubstr(absl::StrFormat("egress $%.2f (2000 GB out", expected))))
+    EXPECT_THAT(r.reasons(), ::testing::Contains(
+                                 HasSubstr(absl::StrFormat("egress $%.2f (2000 GB out", expected))))
         << r.offer().id();
     providers.insert(r.offer().provider());
   }
@@ -395,7 +411,8 @@ TEST_F(Answers, EgressIsPricedWithEachProvidersRuleAndShown) {
   const RecommendResponse none = MustRecommend(request);
   ASSERT_FALSE(none.recommendations().empty());
   EXPECT_EQ(Assumed(none).count("workload.egress_gb"), 0u);
-  for (const auto& r : none.recommendations()) EXPECT_EQ(r.cost().egress_usd(), 0) << r.offer().id();
+  for (const auto& r : none.recommendations())
+    EXPECT_EQ(r.cost().egress_usd(), 0) << r.offer().id();
 
   request.mutable_workload()->set_egress_gb(-1);
   RecommendResponse rejected;
@@ -422,7 +439,8 @@ TEST_F(Answers, QloraOnRocmIsAStructuredNoteAndAWarning) {
   const RecommendResponse nvidia = MustRecommend(request);
   ASSERT_FALSE(nvidia.recommendations().empty());
   for (const auto& r : nvidia.recommendations()) {
-    EXPECT_THAT(r.warnings(), ::testing::Not(::testing::Contains(HasSubstr("ROCm")))) << r.offer().id();
+    EXPECT_THAT(r.warnings(), ::testing::Not(::testing::Contains(HasSubstr("ROCm"))))
+        << r.offer().id();
   }
 
   // The note itself: a code, a severity and a source, through the gateway.
@@ -532,17 +550,21 @@ TEST_F(Answers, ServingNumbersAreSizingsAndSloFiltersUseThem) {
   // A floor just above the top answer's shown speed excludes it, and every
   // answer left shows at least the floor; same for a TTFT cap just below.
   RecommendRequest floor = request;
-  floor.mutable_constraints()->set_min_user_tokens_per_second(got.tokens_per_second_per_user() * 1.001);
+  floor.mutable_constraints()->set_min_user_tokens_per_second(got.tokens_per_second_per_user() *
+                                                              1.001);
   const RecommendResponse faster = MustRecommend(floor);
   for (const auto& r : faster.recommendations()) {
     EXPECT_NE(r.offer().id(), top.offer().id());
-    EXPECT_GE(r.serving().tokens_per_second_per_user(), floor.constraints().min_user_tokens_per_second());
+    EXPECT_GE(r.serving().tokens_per_second_per_user(),
+              floor.constraints().min_user_tokens_per_second());
   }
   RecommendRequest ttft = request;
-  ttft.mutable_constraints()->set_max_time_to_first_token_seconds(got.time_to_first_token_seconds() * 0.999);
+  ttft.mutable_constraints()->set_max_time_to_first_token_seconds(
+      got.time_to_first_token_seconds() * 0.999);
   const RecommendResponse quicker = MustRecommend(ttft);
   for (const auto& r : quicker.recommendations()) {
-    EXPECT_LE(r.serving().time_to_first_token_seconds(), ttft.constraints().max_time_to_first_token_seconds());
+    EXPECT_LE(r.serving().time_to_first_token_seconds(),
+              ttft.constraints().max_time_to_first_token_seconds());
   }
 }
 
@@ -608,18 +630,20 @@ TEST_F(Answers, EndpointSlosChooseTheLayoutSoAnOfferThatCanMeetThemIsKept) {
     quickest = std::min(quickest, sized.estimates(0).serving().time_to_first_token_seconds());
   }
   ASSERT_GE(layouts, 2);
-  ASSERT_LT(quickest, 0.95 * slow) << "needs a layout with a quicker first token than " << top->parallel_plan().description();
+  ASSERT_LT(quickest, 0.95 * slow)
+      << "needs a layout with a quicker first token than " << top->parallel_plan().description();
 
   RecommendRequest capped = request;
   const double cap = (quickest + slow) / 2;
   capped.mutable_constraints()->set_max_time_to_first_token_seconds(cap);
   const RecommendResponse kept = MustRecommend(capped);
   const gateway::v1::Recommendation* met = eight(kept);
-  ASSERT_NE(met, nullptr) << "8x L40S excluded with a " << cap << " s first-token cap; excluded: "
-                          << kept.excluded_size();
+  ASSERT_NE(met, nullptr) << "8x L40S excluded with a " << cap
+                          << " s first-token cap; excluded: " << kept.excluded_size();
   EXPECT_LE(met->serving().time_to_first_token_seconds(), cap);
   EXPECT_GT(met->parallel_plan().tensor_parallel(), top->parallel_plan().tensor_parallel());
-  EXPECT_THAT(met->notes(), ::testing::Contains(HasSubstr("Serving SLOs: layout chosen to meet them")));
+  EXPECT_THAT(met->notes(),
+              ::testing::Contains(HasSubstr("Serving SLOs: layout chosen to meet them")));
   for (const auto& r : kept.recommendations()) {
     EXPECT_LE(r.serving().time_to_first_token_seconds(), cap) << r.offer().id();
   }
@@ -658,14 +682,16 @@ TEST_F(Answers, InteractiveEndpointsHaveAStatedPerUserFloorThatCanBeLifted) {
   const RecommendResponse lifted = MustRecommend(request);
   ASSERT_FALSE(lifted.recommendations().empty());
   EXPECT_EQ(Assumed(lifted).count("constraints.min_user_tokens_per_second"), 0u);
-  EXPECT_LE(lifted.recommendations(0).cost().total_usd(), floored.recommendations(0).cost().total_usd());
+  EXPECT_LE(lifted.recommendations(0).cost().total_usd(),
+            floored.recommendations(0).cost().total_usd());
 
   // The older field still sets a floor; the default does not apply then.
   request.mutable_constraints()->clear_min_user_tokens_per_second();
   request.mutable_constraints()->set_min_tokens_per_second_per_user(30);
   const RecommendResponse older = MustRecommend(request);
   EXPECT_EQ(Assumed(older).count("constraints.min_user_tokens_per_second"), 0u);
-  for (const auto& r : older.recommendations()) EXPECT_GE(r.serving().tokens_per_second_per_user(), 30);
+  for (const auto& r : older.recommendations())
+    EXPECT_GE(r.serving().tokens_per_second_per_user(), 30);
 
   RecommendRequest batch;
   batch.mutable_workload()->set_task(sizing::v1::TASK_BATCH_INFERENCE);
@@ -673,7 +699,8 @@ TEST_F(Answers, InteractiveEndpointsHaveAStatedPerUserFloorThatCanBeLifted) {
   batch.mutable_workload()->set_requests(1e5);
   const RecommendResponse offline = MustRecommend(batch);
   ASSERT_FALSE(offline.recommendations().empty());
-  EXPECT_EQ(Assumed(offline).count("constraints.min_user_tokens_per_second"), 0u) << "no user waits on a batch job";
+  EXPECT_EQ(Assumed(offline).count("constraints.min_user_tokens_per_second"), 0u)
+      << "no user waits on a batch job";
 }
 
 }  // namespace

@@ -10,12 +10,12 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/time/clock.h"
+#include "common/io/text_proto.h"
 #include "gmock/gmock.h"
 #include "gpuadvisor/catalog/v1/catalog.grpc.pb.h"
 #include "grpcpp/client_context.h"
 #include "grpcpp/create_channel.h"
 #include "gtest/gtest.h"
-#include "common/io/text_proto.h"
 #include "tests/integration/stack.h"
 #include "tests/testing/status_matchers.h"
 
@@ -137,7 +137,8 @@ TEST_F(EndToEnd, Bf16InferenceOf7BAt4kFitsOne24GBCard) {
   ASSERT_TRUE(stub->Recommend(Deadline().get(), Serve7B(), &recommended).ok());
   ASSERT_THAT(recommended.recommendations(), Not(::testing::IsEmpty()));
   const auto& top = recommended.recommendations(0);
-  EXPECT_LE(top.parallel_plan().tensor_parallel(), top.offer().gpus_per_node()) << top.DebugString();
+  EXPECT_LE(top.parallel_plan().tensor_parallel(), top.offer().gpus_per_node())
+      << top.DebugString();
   EXPECT_EQ(top.parallel_plan().pipeline_parallel(), 1) << top.DebugString();
   EXPECT_EQ(top.offer().nodes(), 1);
 }
@@ -192,13 +193,16 @@ TEST_F(EndToEnd, MetricsEndpointsCountRpcs) {
   ASSERT_TRUE(stub->Recommend(Deadline().get(), QLora70B(), &response).ok());
   absl::StatusOr<std::string> gateway = HttpGet(stack_->gateway->metrics_port(), "/metrics");
   ASSERT_OK(gateway);
-  EXPECT_THAT(*gateway, HasSubstr("grpc_server_handled_total{grpc_code=\"OK\",grpc_method=\"Recommend\""));
-  EXPECT_THAT(*gateway, HasSubstr("grpc_client_handled_total{grpc_code=\"OK\",grpc_method=\"Quote\""));
+  EXPECT_THAT(*gateway,
+              HasSubstr("grpc_server_handled_total{grpc_code=\"OK\",grpc_method=\"Recommend\""));
+  EXPECT_THAT(*gateway,
+              HasSubstr("grpc_client_handled_total{grpc_code=\"OK\",grpc_method=\"Quote\""));
   EXPECT_THAT(*gateway, HasSubstr("gpuadvisor_gateway_recommendations_total{outcome=\"ok\"}"));
   absl::StatusOr<std::string> catalog = HttpGet(stack_->catalog->metrics_port(), "/metrics");
   ASSERT_OK(catalog);
   EXPECT_THAT(*catalog, HasSubstr("gpuadvisor_catalog_offers{provider=\"aws\"}"));
-  EXPECT_THAT(*catalog, HasSubstr("gpuadvisor_data_loads_total{result=\"ok\",service=\"catalog\"} 1"));
+  EXPECT_THAT(*catalog,
+              HasSubstr("gpuadvisor_data_loads_total{result=\"ok\",service=\"catalog\"} 1"));
 }
 
 grpc::Status ReloadCatalog(const Stack& stack, catalog::v1::ReloadCatalogResponse* response) {
@@ -227,7 +231,8 @@ bool GatewayServesVersion(const Stack& stack, const std::string& version) {
 // with file and line while the old catalog keeps serving everywhere; a good
 // one reaches the gateway's replica through WatchCatalog.
 TEST(EndToEndReload, BadFileKeepsServingGoodFileReachesTheGateway) {
-  const std::string offers = absl::StrCat(::testing::TempDir(), "/e2e_offers.", getpid(), ".textproto");
+  const std::string offers =
+      absl::StrCat(::testing::TempDir(), "/e2e_offers.", getpid(), ".textproto");
   absl::StatusOr<std::string> original = ReadFile(DataDir() + "/catalog/offers.textproto");
   ASSERT_OK(original);
   ASSERT_OK(WriteFileAtomically(offers, *original));
@@ -245,20 +250,30 @@ TEST(EndToEndReload, BadFileKeepsServingGoodFileReachesTheGateway) {
   EXPECT_TRUE(GatewayServesVersion(*stack, before));
   absl::StatusOr<std::string> metrics = HttpGet(stack->catalog->metrics_port(), "/metrics");
   ASSERT_OK(metrics);
-  EXPECT_THAT(*metrics, HasSubstr("gpuadvisor_data_loads_total{result=\"rejected\",service=\"catalog\"} 1"));
+  EXPECT_THAT(*metrics,
+              HasSubstr("gpuadvisor_data_loads_total{result=\"rejected\",service=\"catalog\"} 1"));
 
   // A new, very cheap offer: the catalog serves it, pricing learns its list
   // price from the new snapshot, and the gateway recommends it first. (Cheap
   // but inside the load guards' range for an H200: a price more than 5x below
   // the sourced range would be refused as implausible.)
   ASSERT_OK(WriteFileAtomically(offers, *original + R"pb(
-offers {
-  id: "testcloud/h200-bargain/us-test-1" provider: "testcloud" instance_type: "h200-bargain"
-  region: "us-test-1" gpu_model: "H200" gpus_per_node: 1 nodes: 1 max_nodes: 1
-  link: LINK_TYPE_NONE fabric: FABRIC_TYPE_NONE availability: AVAILABILITY_AVAILABLE
-  on_demand_usd_per_hour: 0.30 source: "e2e test"
-}
-)pb"));
+    offers {
+      id: "testcloud/h200-bargain/us-test-1"
+      provider: "testcloud"
+      instance_type: "h200-bargain"
+      region: "us-test-1"
+      gpu_model: "H200"
+      gpus_per_node: 1
+      nodes: 1
+      max_nodes: 1
+      link: LINK_TYPE_NONE
+      fabric: FABRIC_TYPE_NONE
+      availability: AVAILABILITY_AVAILABLE
+      on_demand_usd_per_hour: 0.30
+      source: "e2e test"
+    }
+  )pb"));
   ASSERT_TRUE(ReloadCatalog(*stack, &reloaded).ok());
   EXPECT_NE(reloaded.catalog_version(), before);
   EXPECT_TRUE(GatewayServesVersion(*stack, reloaded.catalog_version()));
@@ -270,17 +285,20 @@ offers {
     // UNAVAILABLE while pricing has not built the new version's book for
     // longer than the gateway waits for it (a loaded machine): ask again.
     last = stub->Recommend(Deadline().get(), QLora70B(), &response);
-    ASSERT_TRUE(last.ok() || last.error_code() == grpc::StatusCode::UNAVAILABLE) << last.error_message();
+    ASSERT_TRUE(last.ok() || last.error_code() == grpc::StatusCode::UNAVAILABLE)
+        << last.error_message();
     first = last.ok() && !response.recommendations().empty() &&
             response.recommendations(0).offer().id() == "testcloud/h200-bargain/us-test-1";
     if (!first) absl::SleepFor(absl::Milliseconds(100));
   }
-  EXPECT_TRUE(first) << "the reloaded offer never came first; last status: " << last.error_message();
+  EXPECT_TRUE(first) << "the reloaded offer never came first; last status: "
+                     << last.error_message();
 }
 
 // With --reload_interval_seconds a file replaced in place is picked up alone.
 TEST(EndToEndReload, PollingPicksUpAReplacedFile) {
-  const std::string offers = absl::StrCat(::testing::TempDir(), "/e2e_polled_offers.", getpid(), ".textproto");
+  const std::string offers =
+      absl::StrCat(::testing::TempDir(), "/e2e_polled_offers.", getpid(), ".textproto");
   absl::StatusOr<std::string> original = ReadFile(DataDir() + "/catalog/offers.textproto");
   ASSERT_OK(original);
   ASSERT_OK(WriteFileAtomically(offers, *original));
@@ -306,9 +324,9 @@ TEST(EndToEndReload, PollingPicksUpAReplacedFile) {
 
 // SkyPilot catalogs are read by the real binary.
 TEST(EndToEndReload, CatalogImportsSkyPilotCsv) {
-  absl::StatusOr<Stack> stack = Stack::Start(
-      "test-token", {std::string("--skypilot_csv=lambda=") + GPUADVISOR_SOURCE_DIR +
-                     "/tests/data/skypilot/lambda/vms.csv"});
+  absl::StatusOr<Stack> stack =
+      Stack::Start("test-token", {std::string("--skypilot_csv=lambda=") + GPUADVISOR_SOURCE_DIR +
+                                  "/tests/data/skypilot/lambda/vms.csv"});
   ASSERT_OK(stack);
   auto stub = catalog::v1::CatalogService::NewStub(
       grpc::CreateChannel(stack->catalog->grpc_address(), grpc::InsecureChannelCredentials()));
@@ -319,7 +337,8 @@ TEST(EndToEndReload, CatalogImportsSkyPilotCsv) {
   catalog::v1::ListOffersResponse response;
   ASSERT_TRUE(stub->ListOffers(&context, request, &response).ok());
   bool from_csv = false;
-  for (const auto& offer : response.offers()) from_csv |= offer.source().find("vms.csv") != std::string::npos;
+  for (const auto& offer : response.offers())
+    from_csv |= offer.source().find("vms.csv") != std::string::npos;
   EXPECT_TRUE(from_csv);
 }
 
@@ -353,8 +372,8 @@ TEST(EndToEndFailures, SizingDownIsUnavailableWithinTheDeadline) {
   gateway::v1::RecommendResponse response;
   const absl::Time start = absl::Now();
   const grpc::Status status = stub->Recommend(Deadline(5).get(), QLora70B(), &response);
-  EXPECT_THAT(status.error_code(), ::testing::AnyOf(grpc::StatusCode::UNAVAILABLE,
-                                                     grpc::StatusCode::DEADLINE_EXCEEDED));
+  EXPECT_THAT(status.error_code(),
+              ::testing::AnyOf(grpc::StatusCode::UNAVAILABLE, grpc::StatusCode::DEADLINE_EXCEEDED));
   EXPECT_LT(absl::Now() - start, absl::Seconds(5));
   EXPECT_THAT(status.error_message(), HasSubstr("sizing"));
 }
@@ -377,7 +396,8 @@ TEST(EndToEndLocalQuotes, AnswersAreThoseOfPricingsQuote) {
   spot.mutable_workload()->set_restartable(true);
   const std::vector<gateway::v1::RecommendRequest> requests = {QLora70B(), Serve7B(), spot};
   // The copy arrives moments after SERVING; until then answers call Quote.
-  for (int i = 0; i < 100 && MetricValue(*stack->gateway, "gpuadvisor_gateway_local_quotes_total") <= 0; ++i) {
+  for (int i = 0;
+       i < 100 && MetricValue(*stack->gateway, "gpuadvisor_gateway_local_quotes_total") <= 0; ++i) {
     gateway::v1::RecommendResponse warm;
     ASSERT_TRUE(local_stub->Recommend(Deadline().get(), QLora70B(), &warm).ok());
     absl::SleepFor(absl::Milliseconds(50));
@@ -396,9 +416,12 @@ TEST(EndToEndLocalQuotes, AnswersAreThoseOfPricingsQuote) {
       r->clear_catalog_age_seconds();
     }
     EXPECT_EQ(local.SerializeAsString(), remote_answer.SerializeAsString())
-        << "in process:\n" << local.ShortDebugString() << "\nfrom pricing:\n" << remote_answer.ShortDebugString();
+        << "in process:\n"
+        << local.ShortDebugString() << "\nfrom pricing:\n"
+        << remote_answer.ShortDebugString();
   }
-  EXPECT_EQ(MetricValue(*stack->gateway, "gpuadvisor_gateway_local_quotes_total"), local_before + requests.size());
+  EXPECT_EQ(MetricValue(*stack->gateway, "gpuadvisor_gateway_local_quotes_total"),
+            local_before + requests.size());
   EXPECT_EQ(MetricValue(**remote, "gpuadvisor_gateway_local_quotes_total"), 0);
 }
 
@@ -418,16 +441,16 @@ TEST(EndToEndLocalQuotes, PricingDownIsUnavailableOnceTheCopyGoesQuiet) {
   }
   ASSERT_GT(age, 0) << "the gateway's copy of the price book still counts as current";
   const grpc::Status status = stub->Recommend(Deadline(5).get(), QLora70B(), &response);
-  EXPECT_THAT(status.error_code(), ::testing::AnyOf(grpc::StatusCode::UNAVAILABLE,
-                                                     grpc::StatusCode::DEADLINE_EXCEEDED));
+  EXPECT_THAT(status.error_code(),
+              ::testing::AnyOf(grpc::StatusCode::UNAVAILABLE, grpc::StatusCode::DEADLINE_EXCEEDED));
   EXPECT_THAT(status.error_message(), HasSubstr("pricing"));
 }
 
 TEST(EndToEndFailures, BinariesStopCleanlyOnSigterm) {
   absl::StatusOr<Stack> stack = Stack::Start();
   ASSERT_OK(stack);
-  for (ServiceProcess* p : {stack->gateway.get(), stack->pricing.get(), stack->sizing.get(),
-                            stack->catalog.get()}) {
+  for (ServiceProcess* p :
+       {stack->gateway.get(), stack->pricing.get(), stack->sizing.get(), stack->catalog.get()}) {
     const int status = p->Stop(SIGTERM);
     EXPECT_TRUE(WIFEXITED(status)) << "killed rather than exited";
     EXPECT_EQ(WEXITSTATUS(status), 0);

@@ -18,8 +18,8 @@
 namespace gpuadvisor::testing {
 namespace {
 
-using ::testing::Not;
 using ::testing::IsEmpty;
+using ::testing::Not;
 
 std::unique_ptr<grpc::ClientContext> Deadline(int seconds = 20) {
   auto context = std::make_unique<grpc::ClientContext>();

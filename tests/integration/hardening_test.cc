@@ -24,9 +24,9 @@
 #include "common/io/text_proto.h"
 #include "gmock/gmock.h"
 #include "gpuadvisor/catalog/v1/catalog.grpc.pb.h"
-#include "grpc/grpc.h"
 #include "gpuadvisor/gateway/v1/gateway.grpc.pb.h"
 #include "gpuadvisor/pricing/v1/pricing.grpc.pb.h"
+#include "grpc/grpc.h"
 #include "grpcpp/create_channel.h"
 #include "grpcpp/generic/generic_stub.h"
 #include "grpcpp/security/credentials.h"
@@ -55,8 +55,8 @@ std::shared_ptr<grpc::Channel> Channel(const std::string& address) {
 }
 
 // A unary call with raw bytes as the request body.
-grpc::Status CallRaw(const std::string& address, const std::string& method, const std::string& payload,
-                     const std::string& token = "") {
+grpc::Status CallRaw(const std::string& address, const std::string& method,
+                     const std::string& payload, const std::string& token = "") {
   grpc::GenericStub stub(Channel(address));
   std::unique_ptr<grpc::ClientContext> context = Deadline();
   if (!token.empty()) context->AddMetadata("authorization", "Bearer " + token);
@@ -100,8 +100,8 @@ std::optional<double> MetricValue(int metrics_port, const std::string& name) {
 
 std::string TempPath(const std::string& leaf) {
   return absl::StrCat(::testing::TempDir(), "/hardening_",
-                      ::testing::UnitTest::GetInstance()->current_test_info()->name(), ".", getpid(),
-                      ".", leaf);
+                      ::testing::UnitTest::GetInstance()->current_test_info()->name(), ".",
+                      getpid(), ".", leaf);
 }
 
 absl::StatusOr<std::unique_ptr<ServiceProcess>> StartServing(const std::string& service,
@@ -118,9 +118,14 @@ absl::StatusOr<std::unique_ptr<ServiceProcess>> StartServing(const std::string& 
 
 // A gateway with no backends reachable: enough for limits, which act first.
 absl::StatusOr<std::unique_ptr<ServiceProcess>> LoneGateway(std::vector<std::string> extra) {
-  std::vector<std::string> args = {"--port=0", "--metrics_port=0", "--catalog_address=127.0.0.1:1",
-                                   "--sizing_address=127.0.0.1:1", "--pricing_address=127.0.0.1:1",
-                                   "--backend_timeout_ms=200", "--data_dir=" + DataDir(), "--http_port=-1"};
+  std::vector<std::string> args = {"--port=0",
+                                   "--metrics_port=0",
+                                   "--catalog_address=127.0.0.1:1",
+                                   "--sizing_address=127.0.0.1:1",
+                                   "--pricing_address=127.0.0.1:1",
+                                   "--backend_timeout_ms=200",
+                                   "--data_dir=" + DataDir(),
+                                   "--http_port=-1"};
   args.insert(args.end(), extra.begin(), extra.end());
   return ServiceProcess::Start(BinaryPath("gateway", "gateway_server"), args);
 }
@@ -144,7 +149,8 @@ TEST(Hardening, PublicGatewayRateLimitsEachClient) {
   std::vector<grpc::StatusCode> codes;
   for (int i = 0; i < 5; ++i) {
     gateway::v1::EstimateResponse response;
-    codes.push_back(stub->Estimate(Deadline().get(), gateway::v1::EstimateRequest(), &response).error_code());
+    codes.push_back(
+        stub->Estimate(Deadline().get(), gateway::v1::EstimateRequest(), &response).error_code());
   }
   ASSERT_EQ(codes.size(), 5u);
   for (int i = 0; i < 3; ++i) EXPECT_NE(codes[i], grpc::StatusCode::RESOURCE_EXHAUSTED) << i;
@@ -160,9 +166,9 @@ TEST(Hardening, PricingRefusesAdminBodiesBeforeAuthentication) {
   absl::StatusOr<std::unique_ptr<ServiceProcess>> catalog =
       StartServing("catalog", "catalog_server", {"--data_dir=" + DataDir()});
   ASSERT_OK(catalog);
-  absl::StatusOr<std::unique_ptr<ServiceProcess>> pricing = StartServing(
-      "pricing", "pricing_server",
-      {"--data_dir=" + DataDir(), "--catalog_address=" + (*catalog)->grpc_address()});
+  absl::StatusOr<std::unique_ptr<ServiceProcess>> pricing =
+      StartServing("pricing", "pricing_server",
+                   {"--data_dir=" + DataDir(), "--catalog_address=" + (*catalog)->grpc_address()});
   ASSERT_OK(pricing);
   const std::string method = "/gpuadvisor.pricing.v1.PricingService/UpdatePrices";
   const std::string garbage(7 << 20, '\xff');
@@ -171,9 +177,10 @@ TEST(Hardening, PricingRefusesAdminBodiesBeforeAuthentication) {
   EXPECT_EQ(CallRaw((*pricing)->grpc_address(), method, garbage, "wrong").error_code(),
             grpc::StatusCode::PERMISSION_DENIED);
   // Over the contract's size, even with the token: refused by size.
-  EXPECT_EQ(CallRaw((*pricing)->grpc_address(), method, std::string(20 << 20, 'x'), "hardening-token")
-                .error_code(),
-            grpc::StatusCode::RESOURCE_EXHAUSTED);
+  EXPECT_EQ(
+      CallRaw((*pricing)->grpc_address(), method, std::string(20 << 20, 'x'), "hardening-token")
+          .error_code(),
+      grpc::StatusCode::RESOURCE_EXHAUSTED);
   // With the token the body is read, and garbage is the caller's error.
   const grpc::Status read = CallRaw((*pricing)->grpc_address(), method, garbage, "hardening-token");
   EXPECT_EQ(read.error_code(), grpc::StatusCode::INVALID_ARGUMENT) << read.error_message();
@@ -185,8 +192,9 @@ TEST(Hardening, PricingRefusesAdminBodiesBeforeAuthentication) {
 // does not drain is dropped with RESOURCE_EXHAUSTED.
 TEST(Hardening, CatalogWatchMemoryDoesNotGrowWithWatchers) {
   const std::string offers = TempPath("offers.textproto");
-  ASSERT_EQ(std::system(absl::StrCat("/usr/bin/python3 ", GPUADVISOR_SOURCE_DIR, "/bench/make_catalog.py 40000 ",
-                                     DataDir(), "/catalog/offers.textproto > ", offers)
+  ASSERT_EQ(std::system(absl::StrCat("/usr/bin/python3 ", GPUADVISOR_SOURCE_DIR,
+                                     "/bench/make_catalog.py 40000 ", DataDir(),
+                                     "/catalog/offers.textproto > ", offers)
                             .c_str()),
             0);
   // GPUADVISOR_HARDENING_LEGACY=1 runs the measurement against a catalog
@@ -195,7 +203,8 @@ TEST(Hardening, CatalogWatchMemoryDoesNotGrowWithWatchers) {
   const bool legacy = std::getenv("GPUADVISOR_HARDENING_LEGACY") != nullptr;
   std::vector<std::string> args = {"--data_dir=" + DataDir(), "--offers=" + offers};
   if (!legacy) args.insert(args.end(), {"--watch_slow_seconds=4", "--max_watchers=200"});
-  absl::StatusOr<std::unique_ptr<ServiceProcess>> catalog = StartServing("catalog", "catalog_server", args);
+  absl::StatusOr<std::unique_ptr<ServiceProcess>> catalog =
+      StartServing("catalog", "catalog_server", args);
   ASSERT_OK(catalog);
   const std::string address = (*catalog)->grpc_address();
 
@@ -237,10 +246,11 @@ TEST(Hardening, CatalogWatchMemoryDoesNotGrowWithWatchers) {
   const int64_t during = RssBytes((*catalog)->pid());
   const int64_t growth = during - before;
   // Before the fix: ~2 snapshots per watcher (60 x 2 x >4 MB > 480 MB).
-  EXPECT_LT(growth, 10 * snapshot_bytes) << "RSS " << before << " -> " << during << " with " << kWatchers
-                                         << " idle watchers of a " << snapshot_bytes << "-byte snapshot";
-  std::printf("catalog RSS %.1f MB -> %.1f MB with %d idle watchers of a %.1f MB snapshot\n", before / 1e6,
-              during / 1e6, kWatchers, snapshot_bytes / 1e6);
+  EXPECT_LT(growth, 10 * snapshot_bytes)
+      << "RSS " << before << " -> " << during << " with " << kWatchers << " idle watchers of a "
+      << snapshot_bytes << "-byte snapshot";
+  std::printf("catalog RSS %.1f MB -> %.1f MB with %d idle watchers of a %.1f MB snapshot\n",
+              before / 1e6, during / 1e6, kWatchers, snapshot_bytes / 1e6);
   if (legacy) {
     for (auto& context : contexts) context->TryCancel();
     reading_context.TryCancel();
@@ -276,11 +286,11 @@ TEST(Hardening, HungCatalogShowsARisingReplicaAge) {
   absl::StatusOr<std::unique_ptr<ServiceProcess>> catalog =
       StartServing("catalog", "catalog_server", {"--data_dir=" + DataDir()});
   ASSERT_OK(catalog);
-  absl::StatusOr<std::unique_ptr<ServiceProcess>> gateway = ServiceProcess::Start(BinaryPath("gateway", "gateway_server"),
-                                  {"--port=0", "--metrics_port=0",
-                                   "--catalog_address=" + (*catalog)->grpc_address(),
-                                   "--sizing_address=127.0.0.1:1", "--pricing_address=127.0.0.1:1",
-                                   "--data_dir=" + DataDir(), "--http_port=-1"});
+  absl::StatusOr<std::unique_ptr<ServiceProcess>> gateway = ServiceProcess::Start(
+      BinaryPath("gateway", "gateway_server"),
+      {"--port=0", "--metrics_port=0", "--catalog_address=" + (*catalog)->grpc_address(),
+       "--sizing_address=127.0.0.1:1", "--pricing_address=127.0.0.1:1", "--data_dir=" + DataDir(),
+       "--http_port=-1"});
   ASSERT_OK(gateway);
   ASSERT_OK(WaitForServing(Channel((*gateway)->grpc_address()), "", absl::Seconds(30)));
   const std::string age_metric = "gpuadvisor_gateway_catalog_age_seconds";
@@ -324,12 +334,15 @@ TEST(Hardening, ShutdownReportsNotServingThenDrains) {
   grpc::GenericStub stub(channel);
   bool not_serving = false;
   for (int i = 0; i < 50 && !not_serving; ++i) {
-    not_serving = WaitForServing(channel, "", absl::Milliseconds(50)).code() != absl::StatusCode::kOk;
+    not_serving =
+        WaitForServing(channel, "", absl::Milliseconds(50)).code() != absl::StatusCode::kOk;
   }
   EXPECT_TRUE(not_serving);
   const grpc::Status during = CallRaw((*sizing)->grpc_address(), "/no.Such/Method", "x");
-  EXPECT_EQ(during.error_code(), grpc::StatusCode::UNIMPLEMENTED) << "the server stopped without draining";
-  const int status = (*sizing)->Stop(0, absl::Seconds(20));  // wait for the exit it is already making
+  EXPECT_EQ(during.error_code(), grpc::StatusCode::UNIMPLEMENTED)
+      << "the server stopped without draining";
+  const int status =
+      (*sizing)->Stop(0, absl::Seconds(20));  // wait for the exit it is already making
   EXPECT_TRUE(WIFEXITED(status)) << status;
 }
 
@@ -338,11 +351,15 @@ TEST(Hardening, ShutdownReportsNotServingThenDrains) {
 // certificate-less caller is refused.
 TEST(Hardening, ServicesTalkMutualTls) {
   const std::string dir = TempPath("certs");
-  ASSERT_EQ(std::system(absl::StrCat("bash ", GPUADVISOR_SOURCE_DIR, "/tests/testing/make_certs.sh ", dir).c_str()),
-            0);
-  const std::vector<std::string> tls = {"--tls_cert=" + dir + "/server.pem", "--tls_key=" + dir + "/server.key",
+  ASSERT_EQ(
+      std::system(absl::StrCat("bash ", GPUADVISOR_SOURCE_DIR, "/tests/testing/make_certs.sh ", dir)
+                      .c_str()),
+      0);
+  const std::vector<std::string> tls = {"--tls_cert=" + dir + "/server.pem",
+                                        "--tls_key=" + dir + "/server.key",
                                         "--tls_ca=" + dir + "/ca.pem"};
-  std::vector<std::string> catalog_args = {"--port=0", "--metrics_port=0", "--data_dir=" + DataDir()};
+  std::vector<std::string> catalog_args = {"--port=0", "--metrics_port=0",
+                                           "--data_dir=" + DataDir()};
   catalog_args.insert(catalog_args.end(), tls.begin(), tls.end());
   absl::StatusOr<std::unique_ptr<ServiceProcess>> catalog =
       ServiceProcess::Start(BinaryPath("catalog", "catalog_server"), catalog_args);
@@ -350,10 +367,13 @@ TEST(Hardening, ServicesTalkMutualTls) {
   // Plaintext is refused by the TLS port.
   EXPECT_FALSE(WaitForServing(Channel((*catalog)->grpc_address()), "", absl::Seconds(2)).ok());
 
-  std::vector<std::string> gateway_args = {"--port=0", "--metrics_port=0",
+  std::vector<std::string> gateway_args = {"--port=0",
+                                           "--metrics_port=0",
                                            "--catalog_address=" + (*catalog)->grpc_address(),
-                                           "--sizing_address=127.0.0.1:1", "--pricing_address=127.0.0.1:1",
-                                           "--data_dir=" + DataDir(), "--http_port=-1"};
+                                           "--sizing_address=127.0.0.1:1",
+                                           "--pricing_address=127.0.0.1:1",
+                                           "--data_dir=" + DataDir(),
+                                           "--http_port=-1"};
   gateway_args.insert(gateway_args.end(), tls.begin(), tls.end());
   absl::StatusOr<std::unique_ptr<ServiceProcess>> gateway =
       ServiceProcess::Start(BinaryPath("gateway", "gateway_server"), gateway_args);
@@ -375,9 +395,11 @@ TEST(Hardening, PriceUpdatesSurviveARestart) {
   absl::StatusOr<std::unique_ptr<ServiceProcess>> catalog =
       StartServing("catalog", "catalog_server", {"--data_dir=" + DataDir()});
   ASSERT_OK(catalog);
-  const std::vector<std::string> args = {"--data_dir=" + DataDir(), "--price_updates_file=" + updates,
+  const std::vector<std::string> args = {"--data_dir=" + DataDir(),
+                                         "--price_updates_file=" + updates,
                                          "--catalog_address=" + (*catalog)->grpc_address()};
-  absl::StatusOr<std::unique_ptr<ServiceProcess>> pricing = StartServing("pricing", "pricing_server", args);
+  absl::StatusOr<std::unique_ptr<ServiceProcess>> pricing =
+      StartServing("pricing", "pricing_server", args);
   ASSERT_OK(pricing);
   auto stub = pricing::v1::PricingService::NewStub(Channel((*pricing)->grpc_address()));
   pricing::v1::GetPriceBookResponse book;

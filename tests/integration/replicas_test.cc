@@ -50,12 +50,15 @@ std::shared_ptr<grpc::Channel> Channel(const std::string& address) {
   return grpc::CreateChannel(address, grpc::InsecureChannelCredentials());
 }
 
-absl::StatusOr<std::unique_ptr<ServiceProcess>> Serving(const std::string& service, const std::string& binary,
+absl::StatusOr<std::unique_ptr<ServiceProcess>> Serving(const std::string& service,
+                                                        const std::string& binary,
                                                         std::vector<std::string> args) {
   args.insert(args.begin(), {"--port=0", "--metrics_port=0"});
-  absl::StatusOr<std::unique_ptr<ServiceProcess>> process = ServiceProcess::Start(BinaryPath(service, binary), args);
+  absl::StatusOr<std::unique_ptr<ServiceProcess>> process =
+      ServiceProcess::Start(BinaryPath(service, binary), args);
   if (!process.ok()) return process.status();
-  if (absl::Status s = WaitForServing(Channel((*process)->grpc_address()), "", absl::Seconds(30)); !s.ok()) {
+  if (absl::Status s = WaitForServing(Channel((*process)->grpc_address()), "", absl::Seconds(30));
+      !s.ok()) {
     return absl::Status(s.code(), absl::StrCat(binary, ": ", s.message()));
   }
   return process;
@@ -81,7 +84,8 @@ std::string CatalogVersion(const std::string& address) {
 double BookPrice(const std::string& address) {
   auto stub = pricing::v1::PricingService::NewStub(Channel(address));
   pricing::v1::GetPriceBookResponse response;
-  if (!stub->GetPriceBook(Deadline().get(), pricing::v1::GetPriceBookRequest(), &response).ok()) return -1;
+  if (!stub->GetPriceBook(Deadline().get(), pricing::v1::GetPriceBookRequest(), &response).ok())
+    return -1;
   for (const auto& price : response.price_book().prices()) {
     if (price.offer_id() == kBargain) return price.on_demand_usd_per_hour();
   }
@@ -116,7 +120,8 @@ double AnsweredPrice(const std::string& gateway_address, std::string* catalog_ve
 
 struct Replicas {
   std::string offers, updates, cache;
-  std::unique_ptr<ServiceProcess> catalog_writer, catalog_follower, pricing_writer, pricing_follower;
+  std::unique_ptr<ServiceProcess> catalog_writer, catalog_follower, pricing_writer,
+      pricing_follower;
   std::unique_ptr<ServiceProcess> sizing[2], gateway[2];
 
   // Catalog and pricing, writers first (followers need their addresses).
@@ -151,9 +156,11 @@ struct Replicas {
       gateway[i].reset();
       absl::StatusOr<std::unique_ptr<ServiceProcess>> p =
           Serving("gateway", "gateway_server",
-                  {"--catalog_address=" + catalog.grpc_address(), "--sizing_address=" + sizing[i]->grpc_address(),
-                   "--pricing_address=" + pricing.grpc_address(), "--data_dir=" + DataDir(), "--http_port=-1",
-                   "--rate_limit_per_second=0", "--response_cache_entries=0", "--backend_timeout_ms=5000"});
+                  {"--catalog_address=" + catalog.grpc_address(),
+                   "--sizing_address=" + sizing[i]->grpc_address(),
+                   "--pricing_address=" + pricing.grpc_address(), "--data_dir=" + DataDir(),
+                   "--http_port=-1", "--rate_limit_per_second=0", "--response_cache_entries=0",
+                   "--backend_timeout_ms=5000"});
       if (!p.ok()) return p.status();
       gateway[i] = *std::move(p);
     }
@@ -194,20 +201,30 @@ TEST(Replicas, UpdatesSentToOneReplicaReachTheOtherAndSurviveRestarts) {
   for (const ServiceProcess* follower : {r.catalog_follower.get(), r.pricing_follower.get()}) {
     EXPECT_TRUE(Eventually([&] {
       absl::StatusOr<std::string> page = HttpGet(follower->metrics_port(), "/metrics");
-      return page.ok() && page->find("\ngpuadvisor_follower_writer_age_seconds 0\n") != std::string::npos;
+      return page.ok() &&
+             page->find("\ngpuadvisor_follower_writer_age_seconds 0\n") != std::string::npos;
     })) << follower->grpc_address();
   }
 
   // 1. A reload sent to the catalog *follower* is done by the writer and
   // served by both (and by the gateways of both sides).
   ASSERT_OK(WriteFileAtomically(r.offers, *original + R"pb(
-offers {
-  id: "testcloud/h200-bargain/us-test-1" provider: "testcloud" instance_type: "h200-bargain"
-  region: "us-test-1" gpu_model: "H200" gpus_per_node: 1 nodes: 1 max_nodes: 1
-  link: LINK_TYPE_NONE fabric: FABRIC_TYPE_NONE availability: AVAILABILITY_AVAILABLE
-  on_demand_usd_per_hour: 0.30 source: "replicas test"
-}
-)pb"));
+    offers {
+      id: "testcloud/h200-bargain/us-test-1"
+      provider: "testcloud"
+      instance_type: "h200-bargain"
+      region: "us-test-1"
+      gpu_model: "H200"
+      gpus_per_node: 1
+      nodes: 1
+      max_nodes: 1
+      link: LINK_TYPE_NONE
+      fabric: FABRIC_TYPE_NONE
+      availability: AVAILABILITY_AVAILABLE
+      on_demand_usd_per_hour: 0.30
+      source: "replicas test"
+    }
+  )pb"));
   catalog::v1::ReloadCatalogResponse reloaded;
   const grpc::Status reload =
       catalog::v1::CatalogService::NewStub(Channel(r.catalog_follower->grpc_address()))
@@ -215,12 +232,15 @@ offers {
   ASSERT_TRUE(reload.ok()) << reload.error_message();
   const std::string after = reloaded.catalog_version();
   EXPECT_NE(after, before);
-  EXPECT_EQ(CatalogVersion(r.catalog_follower->grpc_address()), after);  // answered once it serves it
+  EXPECT_EQ(CatalogVersion(r.catalog_follower->grpc_address()),
+            after);  // answered once it serves it
   EXPECT_EQ(CatalogVersion(r.catalog_writer->grpc_address()), after);
   for (int i = 0; i < 2; ++i) {
     std::string version;
-    EXPECT_TRUE(Eventually([&] { return AnsweredPrice(r.gateway[i]->grpc_address(), &version) == 0.30; }))
-        << "gateway " << i << " at " << version;
+    EXPECT_TRUE(Eventually([&] {
+      return AnsweredPrice(r.gateway[i]->grpc_address(), &version) == 0.30;
+    })) << "gateway "
+        << i << " at " << version;
     EXPECT_EQ(version, after) << "gateway " << i;
   }
 
@@ -230,13 +250,16 @@ offers {
   update.add_prices()->set_offer_id(kBargain);
   update.mutable_prices(0)->set_on_demand_usd_per_hour(0.42);
   pricing::v1::UpdatePricesResponse updated;
-  const grpc::Status status = pricing::v1::PricingService::NewStub(Channel(r.pricing_follower->grpc_address()))
-                                  ->UpdatePrices(Admin().get(), update, &updated);
+  const grpc::Status status =
+      pricing::v1::PricingService::NewStub(Channel(r.pricing_follower->grpc_address()))
+          ->UpdatePrices(Admin().get(), update, &updated);
   ASSERT_TRUE(status.ok()) << status.error_message();
-  EXPECT_DOUBLE_EQ(BookPrice(r.pricing_follower->grpc_address()), 0.42);  // answered once it quotes it
+  EXPECT_DOUBLE_EQ(BookPrice(r.pricing_follower->grpc_address()),
+                   0.42);  // answered once it quotes it
   EXPECT_DOUBLE_EQ(BookPrice(r.pricing_writer->grpc_address()), 0.42);
   for (int i = 0; i < 2; ++i) {
-    EXPECT_TRUE(Eventually([&] { return AnsweredPrice(r.gateway[i]->grpc_address()) == 0.42; })) << i;
+    EXPECT_TRUE(Eventually([&] { return AnsweredPrice(r.gateway[i]->grpc_address()) == 0.42; }))
+        << i;
   }
 
   // 3. Every catalog and pricing replica restarts: the reloaded catalog and
@@ -248,7 +271,8 @@ offers {
   EXPECT_DOUBLE_EQ(BookPrice(r.pricing_writer->grpc_address()), 0.42);
   EXPECT_TRUE(Eventually([&] { return BookPrice(r.pricing_follower->grpc_address()) == 0.42; }));
   for (int i = 0; i < 2; ++i) {
-    EXPECT_TRUE(Eventually([&] { return AnsweredPrice(r.gateway[i]->grpc_address()) == 0.42; })) << i;
+    EXPECT_TRUE(Eventually([&] { return AnsweredPrice(r.gateway[i]->grpc_address()) == 0.42; }))
+        << i;
   }
 }
 

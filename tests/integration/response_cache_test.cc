@@ -35,7 +35,9 @@ std::unique_ptr<grpc::ClientContext> Deadline() {
   return context;
 }
 
-double Counter(const Stack& stack, const std::string& name) { return MetricValue(*stack.gateway, name); }
+double Counter(const Stack& stack, const std::string& name) {
+  return MetricValue(*stack.gateway, name);
+}
 
 class ResponseCacheEndToEnd : public StackTest {};
 
@@ -59,7 +61,8 @@ TEST_F(ResponseCacheEndToEnd, RepeatedRequestIsServedFromTheCacheUntilPricesChan
   ASSERT_FALSE(again.recommendations().empty());
   EXPECT_EQ(again.recommendations(0).offer().id(), first.recommendations(0).offer().id());
   EXPECT_EQ(again.price_book_version(), first.price_book_version());
-  EXPECT_DOUBLE_EQ(again.recommendations(0).cost().total_usd(), first.recommendations(0).cost().total_usd());
+  EXPECT_DOUBLE_EQ(again.recommendations(0).cost().total_usd(),
+                   first.recommendations(0).cost().total_usd());
 
   // Make the winner ten times dearer. Once the new book is live the cached
   // answer must not come back: the winner's price changes or it loses rank 1.

@@ -14,9 +14,9 @@
 namespace gpuadvisor::testing {
 namespace {
 
+using gateway::v1::Recommendation;
 using gateway::v1::RecommendRequest;
 using gateway::v1::RecommendResponse;
-using gateway::v1::Recommendation;
 
 class Scenarios : public StackTest {
  protected:
@@ -40,11 +40,14 @@ class Scenarios : public StackTest {
     return request;
   }
 
-  static int TotalGpus(const Recommendation& r) { return r.offer().gpus_per_node() * r.offer().nodes(); }
+  static int TotalGpus(const Recommendation& r) {
+    return r.offer().gpus_per_node() * r.offer().nodes();
+  }
 };
 
 TEST_F(Scenarios, QLoraOf7BFitsOne24GBGpu) {
-  RecommendRequest request = Workload(sizing::v1::TASK_QLORA, "llama-2-7b", sizing::v1::PRECISION_NF4);
+  RecommendRequest request =
+      Workload(sizing::v1::TASK_QLORA, "llama-2-7b", sizing::v1::PRECISION_NF4);
   request.mutable_workload()->set_train_tokens(20e6);
   request.mutable_workload()->set_sequence_length(2048);
   request.mutable_workload()->set_micro_batch_size(1);
@@ -102,7 +105,8 @@ TEST_F(Scenarios, Pretraining405BNeedsMultiNodeWithAFabric) {
 }
 
 TEST_F(Scenarios, Serving70BInBf16NeedsTwo80GBOrOne141GB) {
-  RecommendRequest request = Workload(sizing::v1::TASK_INFERENCE, "llama-3.1-70b", sizing::v1::PRECISION_BF16);
+  RecommendRequest request =
+      Workload(sizing::v1::TASK_INFERENCE, "llama-3.1-70b", sizing::v1::PRECISION_BF16);
   request.mutable_workload()->set_context_length(4096);
   request.mutable_workload()->set_concurrent_sequences(1);
   request.set_max_results(20);
@@ -118,7 +122,8 @@ TEST_F(Scenarios, Serving70BInBf16NeedsTwo80GBOrOne141GB) {
 }
 
 TEST_F(Scenarios, AlwaysOnEndpointGetsOnDemand) {
-  RecommendRequest request = Workload(sizing::v1::TASK_INFERENCE, "llama-3.1-8b", sizing::v1::PRECISION_BF16);
+  RecommendRequest request =
+      Workload(sizing::v1::TASK_INFERENCE, "llama-3.1-8b", sizing::v1::PRECISION_BF16);
   request.mutable_workload()->set_context_length(8192);
   request.mutable_workload()->set_concurrent_sequences(16);
   const RecommendResponse response = Recommend(request);
@@ -129,7 +134,8 @@ TEST_F(Scenarios, AlwaysOnEndpointGetsOnDemand) {
 }
 
 TEST_F(Scenarios, AThroughputFloorRulesOutSlowCards) {
-  RecommendRequest request = Workload(sizing::v1::TASK_INFERENCE, "llama-3.1-8b", sizing::v1::PRECISION_BF16);
+  RecommendRequest request =
+      Workload(sizing::v1::TASK_INFERENCE, "llama-3.1-8b", sizing::v1::PRECISION_BF16);
   request.mutable_workload()->set_context_length(4096);
   request.mutable_workload()->set_concurrent_sequences(32);
   const RecommendResponse unconstrained = Recommend(request);
@@ -142,7 +148,8 @@ TEST_F(Scenarios, AThroughputFloorRulesOutSlowCards) {
     EXPECT_GE(r.tokens_per_second(), floor) << r.offer().id();
   }
   bool too_slow = false;
-  for (const auto& e : response.excluded()) too_slow |= e.reason() == gateway::v1::EXCLUSION_REASON_TOO_SLOW;
+  for (const auto& e : response.excluded())
+    too_slow |= e.reason() == gateway::v1::EXCLUSION_REASON_TOO_SLOW;
   EXPECT_TRUE(too_slow);
 }
 
@@ -186,7 +193,8 @@ TEST_F(Scenarios, ABudgetThatExcludesEverythingReturnsTheSummary) {
 }
 
 TEST_F(Scenarios, SpotForANonRestartableJobComesWithAWarning) {
-  RecommendRequest request = Workload(sizing::v1::TASK_LORA, "llama-3.1-8b", sizing::v1::PRECISION_BF16);
+  RecommendRequest request =
+      Workload(sizing::v1::TASK_LORA, "llama-3.1-8b", sizing::v1::PRECISION_BF16);
   request.mutable_workload()->set_train_tokens(50e6);
   request.mutable_workload()->set_sequence_length(2048);
   request.mutable_workload()->set_restartable(false);
@@ -194,7 +202,8 @@ TEST_F(Scenarios, SpotForANonRestartableJobComesWithAWarning) {
   const RecommendResponse response = Recommend(request);
   ASSERT_FALSE(response.recommendations().empty());
   for (const Recommendation& r : response.recommendations()) {
-    EXPECT_THAT(r.warnings(), ::testing::Contains(::testing::HasSubstr("non-restartable"))) << r.offer().id();
+    EXPECT_THAT(r.warnings(), ::testing::Contains(::testing::HasSubstr("non-restartable")))
+        << r.offer().id();
     EXPECT_GT(r.cost().preemption_usd(), 0) << r.offer().id();
   }
 }

@@ -1,8 +1,8 @@
 #include "tests/integration/stack.h"
 
-#include <cstdlib>
 #include <unistd.h>
 
+#include <cstdlib>
 #include <regex>
 
 #include "absl/strings/numbers.h"
@@ -16,7 +16,8 @@ std::string BinaryPath(const std::string& service, const std::string& binary) {
   // GPUADVISOR_TEST_BINARY_DIR runs a test against other builds' binaries
   // (e.g. those from before a fix, to see its test fail there).
   const char* other = std::getenv("GPUADVISOR_TEST_BINARY_DIR");
-  return absl::StrCat(other != nullptr ? other : GPUADVISOR_BINARY_DIR, "/services/", service, "/", binary);
+  return absl::StrCat(other != nullptr ? other : GPUADVISOR_BINARY_DIR, "/services/", service, "/",
+                      binary);
 }
 
 std::string DataDir() { return absl::StrCat(GPUADVISOR_SOURCE_DIR, "/data"); }
@@ -36,16 +37,22 @@ std::unique_ptr<gateway::v1::GatewayService::Stub> Stack::GatewayStub() const {
 }
 
 absl::StatusOr<std::unique_ptr<ServiceProcess>> Stack::StartGateway() const {
-  std::vector<std::string> args = {"--port=0", "--metrics_port=0", "--http_port=0", "--catalog_address=" + catalog->grpc_address(),
-       "--sizing_address=" + sizing->grpc_address(), "--pricing_address=" + pricing->grpc_address(),
-       "--catalog_cache_file=" + cache_file, "--backend_timeout_ms=3000", "--data_dir=" + DataDir()};
+  std::vector<std::string> args = {"--port=0",
+                                   "--metrics_port=0",
+                                   "--http_port=0",
+                                   "--catalog_address=" + catalog->grpc_address(),
+                                   "--sizing_address=" + sizing->grpc_address(),
+                                   "--pricing_address=" + pricing->grpc_address(),
+                                   "--catalog_cache_file=" + cache_file,
+                                   "--backend_timeout_ms=3000",
+                                   "--data_dir=" + DataDir()};
   args.insert(args.end(), gateway_args.begin(), gateway_args.end());
   absl::StatusOr<std::unique_ptr<ServiceProcess>> gw =
       ServiceProcess::Start(BinaryPath("gateway", "gateway_server"), args);
   if (!gw.ok()) return gw.status();
-  absl::Status serving = WaitForServing(
-      grpc::CreateChannel((*gw)->grpc_address(), grpc::InsecureChannelCredentials()), "",
-      absl::Seconds(20));
+  absl::Status serving =
+      WaitForServing(grpc::CreateChannel((*gw)->grpc_address(), grpc::InsecureChannelCredentials()),
+                     "", absl::Seconds(20));
   if (!serving.ok()) return serving;
   return gw;
 }
@@ -56,7 +63,8 @@ absl::StatusOr<Stack> Stack::Start(const std::string& admin_token,
   setenv("GPUADVISOR_ADMIN_TOKEN", admin_token.c_str(), 1);
   Stack stack;
   stack.gateway_args = gateway_args;
-  const std::vector<std::string> common = {"--port=0", "--metrics_port=0", "--data_dir=" + DataDir()};
+  const std::vector<std::string> common = {"--port=0", "--metrics_port=0",
+                                           "--data_dir=" + DataDir()};
   struct Spec {
     const char* service;
     const char* binary;
@@ -66,15 +74,18 @@ absl::StatusOr<Stack> Stack::Start(const std::string& admin_token,
                            Spec{"sizing", "sizing_server", &stack.sizing},
                            Spec{"pricing", "pricing_server", &stack.pricing}}) {
     std::vector<std::string> args = common;
-    if (spec.slot == &stack.catalog) args.insert(args.end(), catalog_args.begin(), catalog_args.end());
-    if (spec.slot == &stack.pricing) args.push_back("--catalog_address=" + stack.catalog->grpc_address());
+    if (spec.slot == &stack.catalog)
+      args.insert(args.end(), catalog_args.begin(), catalog_args.end());
+    if (spec.slot == &stack.pricing)
+      args.push_back("--catalog_address=" + stack.catalog->grpc_address());
     absl::StatusOr<std::unique_ptr<ServiceProcess>> process =
         ServiceProcess::Start(BinaryPath(spec.service, spec.binary), args);
     if (!process.ok()) return process.status();
     absl::Status serving = WaitForServing(
         grpc::CreateChannel((*process)->grpc_address(), grpc::InsecureChannelCredentials()), "",
         absl::Seconds(20));
-    if (!serving.ok()) return absl::Status(serving.code(), absl::StrCat(spec.service, ": ", serving.message()));
+    if (!serving.ok())
+      return absl::Status(serving.code(), absl::StrCat(spec.service, ": ", serving.message()));
     *spec.slot = *std::move(process);
   }
   char dir_template[] = "/tmp/gpuadvisor-e2e-XXXXXX";

@@ -18,7 +18,7 @@ namespace gpuadvisor::testing {
 
 struct Stack {
   std::unique_ptr<ServiceProcess> catalog, sizing, pricing, gateway;
-  std::string cache_file;  // the gateway's catalog replica cache
+  std::string cache_file;                 // the gateway's catalog replica cache
   std::vector<std::string> gateway_args;  // added to the gateway's command line
 
   // Builds a gateway stub with its own channel.

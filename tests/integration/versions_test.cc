@@ -8,9 +8,9 @@
 #include <unistd.h>
 
 #include <atomic>
+#include <chrono>
 #include <cmath>
 #include <cstdio>
-#include <chrono>
 #include <map>
 #include <memory>
 #include <regex>
@@ -67,7 +67,8 @@ absl::StatusOr<PriceMap> ListPrices(catalog::v1::CatalogService::Stub& stub, std
     if (!status.ok()) return absl::UnknownError(status.error_message());
     if (version->empty()) *version = page.catalog_version();
     if (page.catalog_version() != *version) return absl::AbortedError("version moved while paging");
-    for (const catalog::v1::Offer& offer : page.offers()) prices[offer.id()] = offer.on_demand_usd_per_hour();
+    for (const catalog::v1::Offer& offer : page.offers())
+      prices[offer.id()] = offer.on_demand_usd_per_hour();
     if (page.next_page_token().empty()) return prices;
     request.set_page_token(page.next_page_token());
   }
@@ -87,7 +88,8 @@ gateway::v1::RecommendRequest Serve8B() {
 }
 
 TEST(OneVersionPerAnswer, ReloadsUnderConcurrentRecommendsNeverMixVersions) {
-  const std::string offers = absl::StrCat(::testing::TempDir(), "/versions_offers.", getpid(), ".textproto");
+  const std::string offers =
+      absl::StrCat(::testing::TempDir(), "/versions_offers.", getpid(), ".textproto");
   absl::StatusOr<std::string> original = ReadFile(DataDir() + "/catalog/offers.textproto");
   ASSERT_OK(original);
   // Two catalogs that differ only in their list prices (x1.5 is inside the
@@ -96,8 +98,9 @@ TEST(OneVersionPerAnswer, ReloadsUnderConcurrentRecommendsNeverMixVersions) {
   ASSERT_NE(files[0], files[1]);
   ASSERT_OK(WriteFileAtomically(offers, files[0]));
   // No rate limit and no response cache: every Recommend is computed.
-  absl::StatusOr<Stack> stack = Stack::Start("test-token", {"--offers=" + offers},
-                                             {"--rate_limit_per_second=0", "--response_cache_entries=0"});
+  absl::StatusOr<Stack> stack =
+      Stack::Start("test-token", {"--offers=" + offers},
+                   {"--rate_limit_per_second=0", "--response_cache_entries=0"});
   ASSERT_OK(stack);
   auto catalog_stub = catalog::v1::CatalogService::NewStub(
       grpc::CreateChannel(stack->catalog->grpc_address(), grpc::InsecureChannelCredentials()));
@@ -126,7 +129,8 @@ TEST(OneVersionPerAnswer, ReloadsUnderConcurrentRecommendsNeverMixVersions) {
         if (!status.ok()) {
           ++failed;
           absl::MutexLock lock(&mu);
-          if (failure.empty()) failure = absl::StrCat(status.error_code(), ": ", status.error_message());
+          if (failure.empty())
+            failure = absl::StrCat(status.error_code(), ": ", status.error_message());
           continue;
         }
         absl::MutexLock lock(&mu);
@@ -185,7 +189,8 @@ TEST(OneVersionPerAnswer, ReloadsUnderConcurrentRecommendsNeverMixVersions) {
     }
   }
   std::printf("answers=%zu recommendations checked=%d mixed=%d failed calls=%d versions=%zu %s\n",
-              answers.size(), checked, mixed, failed.load(), prices_by_version.size(), failure.c_str());
+              answers.size(), checked, mixed, failed.load(), prices_by_version.size(),
+              failure.c_str());
   ASSERT_GT(checked, 0);
   EXPECT_EQ(mixed, 0) << "e.g. " << example;
 }

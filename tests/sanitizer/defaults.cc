@@ -20,8 +20,6 @@ const char* __asan_default_options() {
 // comes with the stack that led to it.
 const char* __ubsan_default_options() { return "print_stacktrace=1:halt_on_error=1"; }
 
-const char* __lsan_default_suppressions() {
-  return "";
-}
+const char* __lsan_default_suppressions() { return ""; }
 
 }  // extern "C"

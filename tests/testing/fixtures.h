@@ -34,15 +34,15 @@ inline bool PathExists(const std::string& path) {
 }  // namespace gpuadvisor::testing
 
 // Skips the test when `path` is missing, or fails it under CI=true.
-#define GPUADVISOR_REQUIRE_FIXTURE(path)                                                     \
-  do {                                                                                        \
-    const std::string gpuadvisor_fixture_path_(path);                                         \
-    if (!::gpuadvisor::testing::PathExists(gpuadvisor_fixture_path_)) {                       \
-      if (::gpuadvisor::testing::RunningInCi()) {                                             \
+#define GPUADVISOR_REQUIRE_FIXTURE(path)                                                        \
+  do {                                                                                          \
+    const std::string gpuadvisor_fixture_path_(path);                                           \
+    if (!::gpuadvisor::testing::PathExists(gpuadvisor_fixture_path_)) {                         \
+      if (::gpuadvisor::testing::RunningInCi()) {                                               \
         FAIL() << gpuadvisor_fixture_path_ << " is missing and CI=true: fixtures are required"; \
-      }                                                                                       \
-      GTEST_SKIP() << gpuadvisor_fixture_path_ << " not present";                             \
-    }                                                                                         \
+      }                                                                                         \
+      GTEST_SKIP() << gpuadvisor_fixture_path_ << " not present";                               \
+    }                                                                                           \
   } while (0)
 
 #endif  // GPUADVISOR_TESTS_TESTING_FIXTURES_H_

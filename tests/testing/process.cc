@@ -65,7 +65,8 @@ absl::StatusOr<std::unique_ptr<ServiceProcess>> ServiceProcess::Start(
       }
     }
   }
-  return absl::UnavailableError(absl::StrCat(binary, " did not announce its ports; stdout: ", output));
+  return absl::UnavailableError(
+      absl::StrCat(binary, " did not announce its ports; stdout: ", output));
 }
 
 int ServiceProcess::Stop(int signal, absl::Duration grace) {
@@ -92,8 +93,8 @@ ServiceProcess::~ServiceProcess() {
   if (stdout_fd_ >= 0) close(stdout_fd_);
 }
 
-absl::Status WaitForServing(const std::shared_ptr<grpc::Channel>& channel, const std::string& service,
-                            absl::Duration timeout) {
+absl::Status WaitForServing(const std::shared_ptr<grpc::Channel>& channel,
+                            const std::string& service, absl::Duration timeout) {
   auto stub = grpc::health::v1::Health::NewStub(channel);
   const absl::Time deadline = absl::Now() + timeout;
   std::string last = "no answer";
@@ -133,7 +134,8 @@ absl::StatusOr<std::string> HttpGet(int port, const std::string& path) {
   std::string response;
   char buffer[4096];
   ssize_t n;
-  while ((n = read(fd, buffer, sizeof(buffer))) > 0) response.append(buffer, static_cast<size_t>(n));
+  while ((n = read(fd, buffer, sizeof(buffer))) > 0)
+    response.append(buffer, static_cast<size_t>(n));
   close(fd);
   const size_t body = response.find("\r\n\r\n");
   if (body == std::string::npos) return absl::UnavailableError("malformed HTTP response");

@@ -21,9 +21,9 @@ namespace gpuadvisor::testing {
 class ServiceProcess {
  public:
   // Starts `binary` with `args` and waits up to `timeout` for the announcement.
-  static absl::StatusOr<std::unique_ptr<ServiceProcess>> Start(const std::string& binary,
-                                                               const std::vector<std::string>& args,
-                                                               absl::Duration timeout = absl::Seconds(30));
+  static absl::StatusOr<std::unique_ptr<ServiceProcess>> Start(
+      const std::string& binary, const std::vector<std::string>& args,
+      absl::Duration timeout = absl::Seconds(30));
   ~ServiceProcess();
 
   const std::string& grpc_address() const { return grpc_address_; }
@@ -44,8 +44,8 @@ class ServiceProcess {
 };
 
 // Polls grpc.health.v1 on `channel` until `service` ("" = overall) is SERVING.
-absl::Status WaitForServing(const std::shared_ptr<grpc::Channel>& channel, const std::string& service,
-                            absl::Duration timeout);
+absl::Status WaitForServing(const std::shared_ptr<grpc::Channel>& channel,
+                            const std::string& service, absl::Duration timeout);
 
 // GET http://127.0.0.1:<port><path> over a plain socket; the body, or an error.
 absl::StatusOr<std::string> HttpGet(int port, const std::string& path);

@@ -20,8 +20,7 @@ const absl::Status& GetStatus(const absl::StatusOr<T>& status_or) {
   return status_or.status();
 }
 
-MATCHER_P2(StatusIs, code, message_matcher,
-           "has code " + absl::StatusCodeToString(code)) {
+MATCHER_P2(StatusIs, code, message_matcher, "has code " + absl::StatusCodeToString(code)) {
   const absl::Status& status = GetStatus(arg);
   if (status.code() != code) {
     *result_listener << "status is " << status;

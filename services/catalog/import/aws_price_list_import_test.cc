@@ -54,7 +54,8 @@ TEST(AwsPriceListImport, P4dOnDemandKeptCapacityBlockRejected) {
   EXPECT_EQ(p4d.gpus_per_node(), 8);
   // Topology is not the importer's: the loader applies topology.textproto.
   EXPECT_FALSE(p4d.has_scale_out());
-  EXPECT_THAT(p4d.source(), HasSubstr("sku H7NGEAC6UEHNTKSJ, offer version 20240528203522 (2024-05-28)"));
+  EXPECT_THAT(p4d.source(),
+              HasSubstr("sku H7NGEAC6UEHNTKSJ, offer version 20240528203522 (2024-05-28)"));
 }
 
 TEST(AwsPriceListImport, ChinaStorageProductIsNotAnInstance) {
@@ -75,11 +76,13 @@ TEST(AwsPriceListImport, FiltersAndCurrency) {
   auto product = [](const char* sku, const char* type, const char* os, const char* gpu) {
     return absl::StrCat("\"", sku, "\": {\"sku\": \"", sku,
                         "\", \"productFamily\": \"Compute Instance\", \"attributes\": {"
-                        "\"instanceType\": \"", type, "\", \"operatingSystem\": \"", os,
+                        "\"instanceType\": \"",
+                        type, "\", \"operatingSystem\": \"", os,
                         "\", \"tenancy\": \"Shared\", \"capacitystatus\": \"Used\", "
                         "\"preInstalledSw\": \"NA\", \"marketoption\": \"OnDemand\", "
                         "\"regionCode\": \"eu-central-1\", \"vcpu\": \"192\", "
-                        "\"memory\": \"2,048 GiB\", \"gpu\": \"", gpu, "\"}}");
+                        "\"memory\": \"2,048 GiB\", \"gpu\": \"",
+                        gpu, "\"}}");
   };
   auto term = [](const char* sku, const char* currency, const char* price) {
     return absl::StrCat("\"", sku, "\": {\"", sku, ".JRTCKXETXF\": {\"priceDimensions\": {\"", sku,

@@ -124,15 +124,16 @@ absl::StatusOr<std::vector<GcpSkuFamily>> ParseGcpSkuFamilies(absl::string_view 
   const CsvHeader header(records->front());
   for (const char* column : {"machine_prefix", "sku_family", "gpu_skus"}) {
     if (!header.Find(column)) {
-      return absl::InvalidArgumentError(absl::StrCat(file_name, ":", records->front().line,
-                                                     ": missing column \"", column, "\""));
+      return absl::InvalidArgumentError(
+          absl::StrCat(file_name, ":", records->front().line, ": missing column \"", column, "\""));
     }
   }
   std::vector<GcpSkuFamily> families;
   for (size_t r = 1; r < records->size(); ++r) {
     const CsvRecord& record = (*records)[r];
     GcpSkuFamily f;
-    f.machine_prefix = std::string(absl::StripAsciiWhitespace(header.Cell(record, "machine_prefix")));
+    f.machine_prefix =
+        std::string(absl::StripAsciiWhitespace(header.Cell(record, "machine_prefix")));
     f.sku_family = std::string(absl::StripAsciiWhitespace(header.Cell(record, "sku_family")));
     for (absl::string_view gpu : absl::StrSplit(header.Cell(record, "gpu_skus"), '|')) {
       gpu = absl::StripAsciiWhitespace(gpu);

@@ -147,12 +147,13 @@ TEST(GcpBillingImport, ForeignCurrencyIsConverted) {
   // 30000 IDR at 15000 IDR/USD, from the first priced tier (the first is free).
   const auto by_id = ById(imported->offers);
   const Offer& a2 = *by_id.at("gcp/a2-highgpu-1g/us-central1");
-  EXPECT_NEAR(a2.on_demand_usd_per_hour(),
-              2.0 + 12 * 0.1 + a2.ram_bytes() / 1073741824.0 * 0.01, 1e-9);
+  EXPECT_NEAR(a2.on_demand_usd_per_hour(), 2.0 + 12 * 0.1 + a2.ram_bytes() / 1073741824.0 * 0.01,
+              1e-9);
   EXPECT_EQ(imported->report.rows_kept, 3);
   EXPECT_EQ(imported->report.rejected_by_reason.at("unit GiBy.mo for RAM"), 1);
-  EXPECT_THAT(ImportGcpBillingSkus("{\"skus\": 1}", "t.json", Families(), EmbeddedOffers().offers()),
-              StatusIs(absl::StatusCode::kInvalidArgument, HasSubstr("t.json: \"skus\" is not a list")));
+  EXPECT_THAT(
+      ImportGcpBillingSkus("{\"skus\": 1}", "t.json", Families(), EmbeddedOffers().offers()),
+      StatusIs(absl::StatusCode::kInvalidArgument, HasSubstr("t.json: \"skus\" is not a list")));
 }
 
 }  // namespace

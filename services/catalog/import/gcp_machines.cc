@@ -42,8 +42,8 @@ absl::StatusOr<GcpMachines> ParseGcpMachines(absl::string_view text, absl::strin
   const CsvHeader header(records->front());
   for (const char* column : {"machine_type", "accelerator", "gpus", "kind", "source"}) {
     if (!header.Find(column)) {
-      return absl::InvalidArgumentError(absl::StrCat(file_name, ":", records->front().line,
-                                                     ": missing column \"", column, "\""));
+      return absl::InvalidArgumentError(
+          absl::StrCat(file_name, ":", records->front().line, ": missing column \"", column, "\""));
     }
   }
   GcpMachines machines;
@@ -66,13 +66,13 @@ absl::StatusOr<GcpMachines> ParseGcpMachines(absl::string_view text, absl::strin
       return fail("gpus", absl::StrCat("must be a positive integer, got \"", cell("gpus"), "\""));
     }
     if (kind == "built_in") {
-      if (!machines.built_in.emplace(machine, GcpMachines::Accelerators{accelerator, gpus}).second) {
+      if (!machines.built_in.emplace(machine, GcpMachines::Accelerators{accelerator, gpus})
+               .second) {
         return fail("machine_type", absl::StrCat("\"", machine, "\" listed twice"));
       }
     } else if (kind == "attached") {
       if (!machines.attached_host.emplace(AttachedKey(accelerator, gpus), machine).second) {
-        return fail("accelerator",
-                    absl::StrCat(accelerator, " x", gpus, " attached to two hosts"));
+        return fail("accelerator", absl::StrCat(accelerator, " x", gpus, " attached to two hosts"));
       }
     } else {
       return fail("kind", absl::StrCat("must be built_in or attached, got \"", kind, "\""));

@@ -15,7 +15,8 @@ std::optional<std::string> MatchGpu(const GpuNameResolver& gpus, absl::string_vi
   std::optional<std::string> canonical = gpus.Canonical(name);
   if (!canonical) {
     std::vector<std::string> kept;
-    for (absl::string_view token : absl::StrSplit(name, absl::ByAnyChar(" -_"), absl::SkipEmpty())) {
+    for (absl::string_view token :
+         absl::StrSplit(name, absl::ByAnyChar(" -_"), absl::SkipEmpty())) {
       const std::string upper = absl::AsciiStrToUpper(token);
       if (upper == "PCIE" || upper == "SXM" || upper == "SXM2" || upper == "SXM4" ||
           upper == "SXM5" || upper == "SXM6") {

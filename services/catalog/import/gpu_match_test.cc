@@ -16,16 +16,16 @@ TEST(MatchGpu, EverySourcesSpellingOfAGpu) {
     const char* hints;
     const char* canonical;
   } const cases[] = {
-      {"H100 SXM", 81559 * kMiB, "", "H100-SXM"},         // Vast
-      {"H100", 80000000000, "p5.48xlarge", "H100-SXM"},   // gpuhunt
-      {"H100-SXM", 0, "", "H100-SXM"},                    // SkyPilot
-      {"H100 PCIE", 81559 * kMiB, "", "H100-PCIE"},       // Vast
+      {"H100 SXM", 81559 * kMiB, "", "H100-SXM"},        // Vast
+      {"H100", 80000000000, "p5.48xlarge", "H100-SXM"},  // gpuhunt
+      {"H100-SXM", 0, "", "H100-SXM"},                   // SkyPilot
+      {"H100 PCIE", 81559 * kMiB, "", "H100-PCIE"},      // Vast
       {"H100", 80000000000, "gpu_1x_h100_pcie", "H100-PCIE"},
       {"H100 NVL", 95830 * kMiB, "", "H100-NVL"},
       {"A100 SXM4", 81920 * kMiB, "", "A100-80GB"},
       {"A100 PCIE", 81920 * kMiB, "", "A100-80GB-PCIE"},
       {"A100", 40000000000, "", "A100-40GB"},
-      {"Nvidia Tesla A100", 0, "", "A100-40GB"},          // GCP SKU spelling
+      {"Nvidia Tesla A100", 0, "", "A100-40GB"},  // GCP SKU spelling
       {"RTX 6000Ada", 49140 * kMiB, "", "RTX-6000-ADA"},
       {"RTX A6000", 49140 * kMiB, "", "RTX-A6000"},
       {"Tesla V100", 16384 * kMiB, "", "V100"},

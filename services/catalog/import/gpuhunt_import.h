@@ -40,8 +40,7 @@ std::string ProviderFromGpuhunt(absl::string_view gpuhunt_provider);
 // `provider` as gpuhunt names it (the CSV file's base name, e.g. "aws" for
 // aws.csv). kInvalidArgument "<file_name>:<line>: ..." for a CSV that does
 // not parse or lacks a required column.
-absl::StatusOr<ImportedOffers> ImportGpuhuntCsv(absl::string_view csv,
-                                                absl::string_view provider,
+absl::StatusOr<ImportedOffers> ImportGpuhuntCsv(absl::string_view csv, absl::string_view provider,
                                                 absl::string_view file_name,
                                                 const GpuNameResolver& gpus);
 

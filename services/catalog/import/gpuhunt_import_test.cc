@@ -66,10 +66,11 @@ TEST(GpuhuntImport, RowsBuiltFromTheOtherFixtures) {
   EXPECT_EQ(g->report.rows_kept, 3);
 
   // Spot rows of three zones of one region: the median, not the cheapest.
-  const std::string zones = std::string(kHeader) +
-                            "a3-highgpu-8g,us-central1-a,30.0,208,2010.0,8,H100,80.0,True,,nvidia,,x86,{}\r\n"
-                            "a3-highgpu-8g,us-central1-b,48.33637,208,2010.0,8,H100,80.0,True,,nvidia,,x86,{}\r\n"
-                            "a3-highgpu-8g,us-central1-c,60.0,208,2010.0,8,H100,80.0,True,,nvidia,,x86,{}\r\n";
+  const std::string zones =
+      std::string(kHeader) +
+      "a3-highgpu-8g,us-central1-a,30.0,208,2010.0,8,H100,80.0,True,,nvidia,,x86,{}\r\n"
+      "a3-highgpu-8g,us-central1-b,48.33637,208,2010.0,8,H100,80.0,True,,nvidia,,x86,{}\r\n"
+      "a3-highgpu-8g,us-central1-c,60.0,208,2010.0,8,H100,80.0,True,,nvidia,,x86,{}\r\n";
   absl::StatusOr<ImportedOffers> z = ImportGpuhuntCsv(zones, "gcp", "gcp.csv", TestGpuResolver());
   ASSERT_OK(z);
   ASSERT_EQ(z->offers.size(), 1u);
@@ -85,7 +86,8 @@ TEST(GpuhuntImport, RowsBuiltFromTheOtherFixtures) {
                            "\"{\"\"min_bid\"\": 5.333333}\"\r\n"
                            "13482712,th,5.33472,64,515.681,4,H100,80.0,True,3032.1,nvidia,,x86,"
                            "\"{\"\"min_bid\"\": 5.333333}\"\r\n";
-  absl::StatusOr<ImportedOffers> v = ImportGpuhuntCsv(vast, "vastai", "vastai.csv", TestGpuResolver());
+  absl::StatusOr<ImportedOffers> v =
+      ImportGpuhuntCsv(vast, "vastai", "vastai.csv", TestGpuResolver());
   ASSERT_OK(v);
   ExpectConsistent(*v);
   ASSERT_EQ(v->offers.size(), 1u);

@@ -61,7 +61,9 @@ std::optional<double> AsNumber(const Value* v) {
   return std::nullopt;
 }
 
-std::optional<double> Number(const Value& v, absl::string_view key) { return AsNumber(Get(v, key)); }
+std::optional<double> Number(const Value& v, absl::string_view key) {
+  return AsNumber(Get(v, key));
+}
 
 std::optional<bool> Bool(const Value& v, absl::string_view key) {
   const Value* member = Get(v, key);

@@ -56,7 +56,8 @@ std::vector<PriceImportSource> PriceImportSources(absl::string_view format,
     if (format == "gpuhunt") {
       // "<provider>=<path>", else the base name without ".csv".
       const size_t eq = spec.find('=');
-      if (eq != absl::string_view::npos && spec.substr(0, eq).find('/') == absl::string_view::npos) {
+      if (eq != absl::string_view::npos &&
+          spec.substr(0, eq).find('/') == absl::string_view::npos) {
         source.provider = std::string(spec.substr(0, eq));
         source.path = std::string(spec.substr(eq + 1));
       } else {

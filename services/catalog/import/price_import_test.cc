@@ -53,7 +53,8 @@ TEST(PriceImportLoader, EmbeddedCatalogPlusRealPriceFiles) {
 TEST(PriceImportLoader, BillingAndPriceListRefreshKnownShapes) {
   const std::string gcp =
       std::string(kFixtures) + "/gcp-billing-catalog/compute-engine-skus.a3-h100.excerpt.json";
-  const std::string aws = std::string(kFixtures) + "/aws-price-list/AmazonEC2-us-east-1.p4d.excerpt.json";
+  const std::string aws =
+      std::string(kFixtures) + "/aws-price-list/AmazonEC2-us-east-1.p4d.excerpt.json";
   GPUADVISOR_REQUIRE_FIXTURE(gcp);
   GPUADVISOR_REQUIRE_FIXTURE(aws);
   CatalogSources sources = CatalogSourcesFor(kDataDir, "", "");

@@ -20,9 +20,9 @@ namespace gpuadvisor::catalog {
 struct PyValue {
   enum class Kind { kNone, kBool, kNumber, kString, kList, kDict };
   Kind kind = Kind::kNone;
-  double number = 0;                                     // kNumber; kBool as 0/1
-  std::string str;                                       // kString
-  std::vector<PyValue> items;                            // kList (and tuples)
+  double number = 0;           // kNumber; kBool as 0/1
+  std::string str;             // kString
+  std::vector<PyValue> items;  // kList (and tuples)
   // kDict, in file order. A struct of its own, not std::pair<std::string,
   // PyValue>: clang with libstdc++ 12 cannot instantiate that pair while
   // PyValue is still incomplete (C++20), so the clang build would fail.

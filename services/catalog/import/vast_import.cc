@@ -58,8 +58,8 @@ absl::StatusOr<ContinentTable> ParseContinentTable(absl::string_view text,
     for (absl::string_view country :
          absl::StrSplit(header.Cell(record, "countries"), ' ', absl::SkipEmpty())) {
       if (!table.emplace(absl::AsciiStrToUpper(country), continent).second) {
-        return absl::InvalidArgumentError(absl::StrCat(file_name, ":", record.line,
-                                                       ": countries: ", country, " listed twice"));
+        return absl::InvalidArgumentError(
+            absl::StrCat(file_name, ":", record.line, ": countries: ", country, " listed twice"));
       }
     }
   }

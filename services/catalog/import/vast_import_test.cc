@@ -5,9 +5,9 @@
 
 #include "absl/strings/str_split.h"
 #include "common/io/text_proto.h"
-#include "services/catalog/import/csv.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
+#include "services/catalog/import/csv.h"
 #include "services/catalog/import/import_test_util.h"
 #include "tests/testing/fixtures.h"
 #include "tests/testing/status_matchers.h"
@@ -124,7 +124,8 @@ TEST(VastImport, RealSearchOutput) {
     EXPECT_EQ(o.provider(), "vast");
     EXPECT_GT(o.on_demand_usd_per_hour(), 0) << o.id();
     EXPECT_LT(o.spot_usd_per_hour(), o.on_demand_usd_per_hour()) << o.id();
-    EXPECT_THAT(o.region(), ::testing::MatchesRegex("([^ ,][^,]*[^ ,], )?[A-Z][A-Z], (NA|EU|AS|OC)"))
+    EXPECT_THAT(o.region(),
+                ::testing::MatchesRegex("([^ ,][^,]*[^ ,], )?[A-Z][A-Z], (NA|EU|AS|OC)"))
         << o.id();
   }
 }

@@ -12,9 +12,9 @@
 #include "google/protobuf/descriptor.h"
 #include "google/protobuf/dynamic_message.h"
 #include "gpuadvisor/gateway/v1/gateway.pb.h"
+#include "grpc/health/v1/health.grpc.pb.h"
 #include "grpcpp/client_context.h"
 #include "grpcpp/generic/generic_stub.h"
-#include "grpc/health/v1/health.grpc.pb.h"
 #include "httplib.h"
 #include "services/gateway/export.h"
 #include "services/gateway/http/api_routes.h"
@@ -65,13 +65,15 @@ std::vector<std::pair<std::string, std::string>> QueryParams(const httplib::Requ
 
 }  // namespace
 
-absl::StatusOr<std::unique_ptr<HttpServer>> HttpServer::Start(std::shared_ptr<grpc::Channel> channel,
-                                                              const Options& options) {
+absl::StatusOr<std::unique_ptr<HttpServer>> HttpServer::Start(
+    std::shared_ptr<grpc::Channel> channel, const Options& options) {
   std::unique_ptr<HttpServer> http(new HttpServer());
   http->server_ = std::make_unique<httplib::Server>();
   httplib::Server& server = *http->server_;
   const int threads = options.threads;
-  server.new_task_queue = [threads] { return new httplib::ThreadPool(static_cast<size_t>(threads)); };
+  server.new_task_queue = [threads] {
+    return new httplib::ThreadPool(static_cast<size_t>(threads));
+  };
   server.set_payload_max_length(options.max_body_bytes);
   // httplib's default adds SO_REUSEPORT, which would let a second gateway
   // share a busy port silently; keep only SO_REUSEADDR (restart after TIME_WAIT).
@@ -88,8 +90,8 @@ absl::StatusOr<std::unique_ptr<HttpServer>> HttpServer::Start(std::shared_ptr<gr
   const google::protobuf::ServiceDescriptor* service = GatewayServiceDescriptor();
   const std::vector<ApiRoute> routes = GatewayRoutes(service);
   for (const ApiRoute& route : routes) {
-    const std::string path = absl::StrCat("/", route.method->service()->full_name(), "/",
-                                          route.method->name());
+    const std::string path =
+        absl::StrCat("/", route.method->service()->full_name(), "/", route.method->name());
     auto handler = [route, path, channel, timeout = options.call_timeout](
                        const httplib::Request& req, httplib::Response& res) {
       std::unique_ptr<Message> request = NewMessage(route.method->input_type());
@@ -108,8 +110,9 @@ absl::StatusOr<std::unique_ptr<HttpServer>> HttpServer::Start(std::shared_ptr<gr
       if (route.http_method == "POST") {
         for (const auto& [key, value] : params) {
           if (key == "format" && route.exports) continue;
-          return SendError(res, absl::InvalidArgumentError(absl::StrCat(
-                                    key, ": unknown parameter; send the request fields as the JSON body")));
+          return SendError(
+              res, absl::InvalidArgumentError(absl::StrCat(
+                       key, ": unknown parameter; send the request fields as the JSON body")));
         }
         if (absl::Status parsed = ParseJsonBody(req.body, request.get()); !parsed.ok()) {
           return SendError(res, parsed);
@@ -137,13 +140,15 @@ absl::StatusOr<std::unique_ptr<HttpServer>> HttpServer::Start(std::shared_ptr<gr
   }
 
   const std::string health_service = options.health_service;
-  server.Get(kHealthPath, [channel, health_service](const httplib::Request&, httplib::Response& res) {
+  server.Get(kHealthPath, [channel, health_service](const httplib::Request&,
+                                                    httplib::Response& res) {
     grpc::health::v1::HealthCheckRequest request;
     request.set_service(health_service);
     grpc::health::v1::HealthCheckResponse response;
     grpc::ClientContext context;
     context.set_deadline(std::chrono::system_clock::now() + std::chrono::seconds(2));
-    const grpc::Status status = grpc::health::v1::Health::NewStub(channel)->Check(&context, request, &response);
+    const grpc::Status status =
+        grpc::health::v1::Health::NewStub(channel)->Check(&context, request, &response);
     const bool serving =
         status.ok() && response.status() == grpc::health::v1::HealthCheckResponse::SERVING;
     const std::string state =
@@ -172,20 +177,29 @@ absl::StatusOr<std::unique_ptr<HttpServer>> HttpServer::Start(std::shared_ptr<gr
   }
 
   // Errors httplib produces itself (404, 413, 400) get the JSON error shape.
-  server.set_error_handler(httplib::Server::HandlerWithResponse([](const httplib::Request&, httplib::Response& res) {
-    if (!res.body.empty()) return httplib::Server::HandlerResponse::Unhandled;
-    absl::Status status;
-    switch (res.status) {
-      case 404: status = absl::NotFoundError("no such path"); break;
-      case 405: status = absl::UnimplementedError("method not allowed on this path"); break;
-      case 413: status = absl::ResourceExhaustedError("body: request body too large"); break;
-      default: status = absl::InvalidArgumentError(absl::StrCat("HTTP ", res.status)); break;
-    }
-    const int http_status = res.status;
-    res.set_content(ErrorJson(status), kJson);
-    res.status = http_status;
-    return httplib::Server::HandlerResponse::Handled;
-  }));
+  server.set_error_handler(
+      httplib::Server::HandlerWithResponse([](const httplib::Request&, httplib::Response& res) {
+        if (!res.body.empty()) return httplib::Server::HandlerResponse::Unhandled;
+        absl::Status status;
+        switch (res.status) {
+          case 404:
+            status = absl::NotFoundError("no such path");
+            break;
+          case 405:
+            status = absl::UnimplementedError("method not allowed on this path");
+            break;
+          case 413:
+            status = absl::ResourceExhaustedError("body: request body too large");
+            break;
+          default:
+            status = absl::InvalidArgumentError(absl::StrCat("HTTP ", res.status));
+            break;
+        }
+        const int http_status = res.status;
+        res.set_content(ErrorJson(status), kJson);
+        res.status = http_status;
+        return httplib::Server::HandlerResponse::Handled;
+      }));
 
   if (options.port == 0) {
     http->port_ = server.bind_to_any_port(options.host);
@@ -193,7 +207,8 @@ absl::StatusOr<std::unique_ptr<HttpServer>> HttpServer::Start(std::shared_ptr<gr
     http->port_ = server.bind_to_port(options.host, options.port) ? options.port : -1;
   }
   if (http->port_ <= 0) {
-    return absl::UnavailableError(absl::StrCat("http: cannot bind ", options.host, ":", options.port));
+    return absl::UnavailableError(
+        absl::StrCat("http: cannot bind ", options.host, ":", options.port));
   }
   http->thread_ = std::thread([&server] { server.listen_after_bind(); });
   // stop() is a no-op until the loop runs, so wait for it: Stop() must work at once.

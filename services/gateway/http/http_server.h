@@ -31,11 +31,11 @@ namespace gpuadvisor::gateway::http {
 class HttpServer {
  public:
   struct Options {
-    std::string host = "127.0.0.1";  // "0.0.0.0" for every interface
-    int port = 0;                    // 0 lets the kernel pick a free port
-    size_t max_body_bytes = 1 << 20;  // larger request bodies get 413
+    std::string host = "127.0.0.1";                   // "0.0.0.0" for every interface
+    int port = 0;                                     // 0 lets the kernel pick a free port
+    size_t max_body_bytes = 1 << 20;                  // larger request bodies get 413
     absl::Duration call_timeout = absl::Seconds(30);  // deadline of each in-process call
-    int threads = 8;                 // handler threads
+    int threads = 8;                                  // handler threads
     // Service named in the health check (its status, not the server's "").
     std::string health_service = "gpuadvisor.gateway.v1.GatewayService";
   };

@@ -48,7 +48,8 @@ class FakeGateway final : public v1::GatewayService::Service {
       catalog::v1::Offer* offer = response->add_offers();
       offer->set_provider(request->providers(i % std::max(1, request->providers_size())));
       offer->set_gpu_model(request->gpu_models_size() > 0 ? request->gpu_models(0) : "any");
-      offer->set_spot_usd_per_hour(request->purchase_option() == catalog::v1::PURCHASE_OPTION_SPOT ? 1 : 0);
+      offer->set_spot_usd_per_hour(
+          request->purchase_option() == catalog::v1::PURCHASE_OPTION_SPOT ? 1 : 0);
     }
     response->set_total_size(request->min_gpus());
     return grpc::Status::OK;
@@ -96,9 +97,9 @@ class HttpServerTest : public ::testing::Test {
 };
 
 TEST_F(HttpServerTest, RecommendRoundTripsProtoJson) {
-  auto res = client_->Post("/v1/recommend",
-                           R"({"workload": {"model": {"preset": "llama-3.1-8b"}}, "max_results": 2})",
-                           "application/json");
+  auto res = client_->Post(
+      "/v1/recommend", R"({"workload": {"model": {"preset": "llama-3.1-8b"}}, "max_results": 2})",
+      "application/json");
   ASSERT_TRUE(res);
   EXPECT_EQ(res->status, 200);
   EXPECT_THAT(res->get_header_value("Content-Type"), HasSubstr("application/json"));
@@ -130,7 +131,8 @@ TEST_F(HttpServerTest, ServiceErrorsKeepCodeMessageAndField) {
 }
 
 TEST_F(HttpServerTest, BadBodiesAreRejectedBeforeTheCall) {
-  auto res = client_->Post("/v1/recommend", R"({"workload": {"task": "TASK_NAPPING"}})", "application/json");
+  auto res = client_->Post("/v1/recommend", R"({"workload": {"task": "TASK_NAPPING"}})",
+                           "application/json");
   ASSERT_TRUE(res);
   EXPECT_EQ(res->status, 400);
   EXPECT_EQ(Error(res->body).fields().at("field").string_value(), "workload.task");
@@ -143,18 +145,21 @@ TEST_F(HttpServerTest, BadBodiesAreRejectedBeforeTheCall) {
   res = client_->Post("/v1/recommend", "workload=x", "application/x-www-form-urlencoded");
   ASSERT_TRUE(res);
   EXPECT_EQ(res->status, 400);
-  EXPECT_THAT(Error(res->body).fields().at("message").string_value(), HasSubstr("body: not valid JSON"));
+  EXPECT_THAT(Error(res->body).fields().at("message").string_value(),
+              HasSubstr("body: not valid JSON"));
 }
 
 TEST_F(HttpServerTest, JsonBodyIsReadWhateverItsContentType) {
   // curl -d labels bodies application/x-www-form-urlencoded.
-  auto res = client_->Post("/v1/recommend", R"({"max_results": 2})", "application/x-www-form-urlencoded");
+  auto res =
+      client_->Post("/v1/recommend", R"({"max_results": 2})", "application/x-www-form-urlencoded");
   ASSERT_TRUE(res);
   EXPECT_EQ(res->status, 200) << res->body;
 }
 
 TEST_F(HttpServerTest, BodySizeIsBounded) {
-  const std::string big = R"({"workload": {"model": {"name": ")" + std::string(8192, 'x') + R"("}}})";
+  const std::string big =
+      R"({"workload": {"model": {"name": ")" + std::string(8192, 'x') + R"("}}})";
   auto res = client_->Post("/v1/recommend", big, "application/json");
   ASSERT_TRUE(res);
   EXPECT_EQ(res->status, 413);
@@ -162,9 +167,10 @@ TEST_F(HttpServerTest, BodySizeIsBounded) {
 }
 
 TEST_F(HttpServerTest, ExportsByFormat) {
-  auto res = client_->Post("/v1/recommend?format=skypilot",
-                           R"({"workload": {"model": {"preset": "llama-3.1-8b"}}, "max_results": 2})",
-                           "application/json");
+  auto res =
+      client_->Post("/v1/recommend?format=skypilot",
+                    R"({"workload": {"model": {"preset": "llama-3.1-8b"}}, "max_results": 2})",
+                    "application/json");
   ASSERT_TRUE(res);
   EXPECT_EQ(res->status, 200);
   EXPECT_THAT(res->get_header_value("Content-Type"), HasSubstr("yaml"));
@@ -178,7 +184,8 @@ TEST_F(HttpServerTest, ExportsByFormat) {
 }
 
 TEST_F(HttpServerTest, EstimatePassesThrough) {
-  auto res = client_->Post("/v1/estimate", R"({"configurations": [{"gpu_model": "H100", "gpus_per_node": 8}]})",
+  auto res = client_->Post("/v1/estimate",
+                           R"({"configurations": [{"gpu_model": "H100", "gpus_per_node": 8}]})",
                            "application/json");
   ASSERT_TRUE(res);
   EXPECT_EQ(res->status, 200);
@@ -186,7 +193,9 @@ TEST_F(HttpServerTest, EstimatePassesThrough) {
 }
 
 TEST_F(HttpServerTest, GetRoutesTakeQueryParameters) {
-  auto res = client_->Get("/v1/offers?providers=aws,lambda&gpu_models=H100&page_size=3&purchase_option=spot&min_gpus=8");
+  auto res = client_->Get(
+      "/v1/"
+      "offers?providers=aws,lambda&gpu_models=H100&page_size=3&purchase_option=spot&min_gpus=8");
   ASSERT_TRUE(res);
   ASSERT_EQ(res->status, 200) << res->body;
   catalog::v1::ListOffersResponse response;
@@ -246,8 +255,8 @@ TEST(HttpServer, BusyPortIsUnavailable) {
   ASSERT_GT(port, 0);
   HttpServer::Options options;
   options.port = port;
-  absl::StatusOr<std::unique_ptr<HttpServer>> http =
-      HttpServer::Start(grpc::CreateChannel("127.0.0.1:1", grpc::InsecureChannelCredentials()), options);
+  absl::StatusOr<std::unique_ptr<HttpServer>> http = HttpServer::Start(
+      grpc::CreateChannel("127.0.0.1:1", grpc::InsecureChannelCredentials()), options);
   EXPECT_EQ(http.status().code(), absl::StatusCode::kUnavailable);
 }
 

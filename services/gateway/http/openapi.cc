@@ -200,7 +200,8 @@ class SchemaBuilder {
     for (int i = 0; i < message->field_count(); ++i) {
       Set(&properties, message->field(i)->name(), Field(message->field(i)));
     }
-    Value schema = Obj({{"type", Str("object")}, {"properties", properties},
+    Value schema = Obj({{"type", Str("object")},
+                        {"properties", properties},
                         {"additionalProperties", Bool(false)}});
     const std::string description = MessageComment(documented_, message);
     if (!description.empty()) Set(&schema, "description", Str(description));
@@ -231,7 +232,9 @@ class SchemaBuilder {
       }
       Value schema = field->is_repeated() ? Obj({{"type", Str("array")}, {"items", Single(field)}})
                                           : Single(field);
-      Value parameter = Obj({{"name", Str(name)}, {"in", Str("query")}, {"required", Bool(false)},
+      Value parameter = Obj({{"name", Str(name)},
+                             {"in", Str("query")},
+                             {"required", Bool(false)},
                              {"schema", schema}});
       if (field->is_repeated()) {
         Set(&parameter, "style", Str("form"));
@@ -243,8 +246,9 @@ class SchemaBuilder {
                         "Repeat the parameter or separate values with commas.");
       }
       if (field->type() == FieldDescriptor::TYPE_ENUM) {
-        absl::StrAppend(&description, description.empty() ? "" : "\n",
-                        "Enum values by full name, without their prefix (case-insensitive) or by number.");
+        absl::StrAppend(
+            &description, description.empty() ? "" : "\n",
+            "Enum values by full name, without their prefix (case-insensitive) or by number.");
       }
       if (!description.empty()) Set(&parameter, "description", Str(description));
       out->push_back(std::move(parameter));
@@ -269,14 +273,18 @@ Value ErrorSchema() {
       {"required", Arr({Str("code"), Str("status"), Str("grpc_code"), Str("message")})},
       {"properties",
        Obj({{"code", Obj({{"type", Str("integer")}, {"description", Str("HTTP status.")}})},
-            {"status", Obj({{"type", Str("string")},
-                            {"description", Str("gRPC status code name, e.g. INVALID_ARGUMENT.")}})},
-            {"grpc_code", Obj({{"type", Str("integer")}, {"description", Str("gRPC status code number.")}})},
+            {"status",
+             Obj({{"type", Str("string")},
+                  {"description", Str("gRPC status code name, e.g. INVALID_ARGUMENT.")}})},
+            {"grpc_code",
+             Obj({{"type", Str("integer")}, {"description", Str("gRPC status code number.")}})},
             {"message", Obj({{"type", Str("string")}})},
             {"field", Obj({{"type", Str("string")},
-                           {"description", Str("Path of the field at fault, e.g. workload.model.params.")}})}})},
+                           {"description",
+                            Str("Path of the field at fault, e.g. workload.model.params.")}})}})},
   });
-  return Obj({{"type", Str("object")}, {"required", Arr({Str("error")})},
+  return Obj({{"type", Str("object")},
+              {"required", Arr({Str("error")})},
               {"properties", Obj({{"error", body}})}});
 }
 
@@ -310,7 +318,8 @@ std::string OpenApiJson(const std::vector<ApiRoute>& routes,
     Value operation = Obj({{"operationId", Str(route.method->name())},
                            {"summary", Str(route.summary)},
                            {"tags", Arr({Str("gateway")})}});
-    std::string description = absl::StrCat("Calls gRPC ", route.method->full_name(), " in-process.");
+    std::string description =
+        absl::StrCat("Calls gRPC ", route.method->full_name(), " in-process.");
     google::protobuf::SourceLocation location;
     const google::protobuf::MethodDescriptor* doc_method =
         documented ? documented->FindMethodByName(route.method->full_name()) : nullptr;
@@ -323,7 +332,8 @@ std::string OpenApiJson(const std::vector<ApiRoute>& routes,
     if (route.http_method == "POST") {
       Set(&operation, "requestBody",
           Obj({{"required", Bool(true)},
-               {"content", Obj({{"application/json", Obj({{"schema", Ref(input->full_name())}})}})}}));
+               {"content",
+                Obj({{"application/json", Obj({{"schema", Ref(input->full_name())}})}})}}));
     } else {
       builder.QueryParameters(input, "", 0, &parameters);
     }
@@ -337,7 +347,8 @@ std::string OpenApiJson(const std::vector<ApiRoute>& routes,
            {"required", Bool(false)},
            {"description", Str("json (default): the response message. Otherwise the answer as the "
                                "named orchestrator's YAML, offers in rank order.")},
-           {"schema", Obj({{"type", Str("string")}, {"enum", Arr(formats)}, {"default", Str("json")}})}}));
+           {"schema",
+            Obj({{"type", Str("string")}, {"enum", Arr(formats)}, {"default", Str("json")}})}}));
       Set(&ok_content, "application/yaml", Obj({{"schema", Obj({{"type", Str("string")}})}}));
     }
     if (!parameters.empty()) Set(&operation, "parameters", Arr(parameters));
@@ -349,23 +360,30 @@ std::string OpenApiJson(const std::vector<ApiRoute>& routes,
     Set(&paths, route.path, item);
   }
   Set(&paths, kHealthPath,
-      Obj({{"get", Obj({{"operationId", Str("Health")},
-                        {"summary", Str("grpc.health.v1 status of the gateway")},
-                        {"tags", Arr({Str("gateway")})},
-                        {"responses",
-                         Obj({{"200", Obj({{"description", Str("SERVING")},
-                                           {"content", Obj({{"application/json",
-                                                             Obj({{"schema", Ref("Health")}})}})}})},
-                              {"503", Obj({{"description", Str("Not serving yet (no catalog replica) or shutting down")},
-                                           {"content", Obj({{"application/json",
-                                                             Obj({{"schema", Ref("Health")}})}})}})}})}})}}));
+      Obj({{"get",
+            Obj({{"operationId", Str("Health")},
+                 {"summary", Str("grpc.health.v1 status of the gateway")},
+                 {"tags", Arr({Str("gateway")})},
+                 {"responses",
+                  Obj({{"200", Obj({{"description", Str("SERVING")},
+                                    {"content", Obj({{"application/json",
+                                                      Obj({{"schema", Ref("Health")}})}})}})},
+                       {"503",
+                        Obj({{"description",
+                              Str("Not serving yet (no catalog replica) or shutting down")},
+                             {"content", Obj({{"application/json",
+                                               Obj({{"schema", Ref("Health")}})}})}})}})}})}}));
   Set(&paths, kOpenApiPath,
-      Obj({{"get", Obj({{"operationId", Str("OpenApi")},
-                        {"summary", Str("This document")},
-                        {"tags", Arr({Str("gateway")})},
-                        {"responses", Obj({{"200", Obj({{"description", Str("OpenAPI 3.0 document")},
-                                                        {"content", Obj({{"application/json",
-                                                                          Obj({{"schema", Obj({{"type", Str("object")}})}})}})}})}})}})}}));
+      Obj({{"get",
+            Obj({{"operationId", Str("OpenApi")},
+                 {"summary", Str("This document")},
+                 {"tags", Arr({Str("gateway")})},
+                 {"responses",
+                  Obj({{"200", Obj({{"description", Str("OpenAPI 3.0 document")},
+                                    {"content",
+                                     Obj({{"application/json",
+                                           Obj({{"schema",
+                                                 Obj({{"type", Str("object")}})}})}})}})}})}})}}));
 
   Value schemas = builder.Schemas();
   Set(&schemas, "Error", ErrorSchema());
@@ -373,18 +391,20 @@ std::string OpenApiJson(const std::vector<ApiRoute>& routes,
       Obj({{"type", Str("object")},
            {"required", Arr({Str("status")})},
            {"properties", Obj({{"status", Obj({{"type", Str("string")},
-                                               {"enum", Arr({Str("SERVING"), Str("NOT_SERVING"), Str("UNKNOWN")})}})}})}}));
+                                               {"enum", Arr({Str("SERVING"), Str("NOT_SERVING"),
+                                                             Str("UNKNOWN")})}})}})}}));
 
   Value doc = Obj({
       {"openapi", Str("3.0.3")},
-      {"info", Obj({{"title", Str("GPU Advisor HTTP/JSON API")},
-                    {"version", Str("v1")},
-                    {"description",
-                     Str("The gateway's gRPC contract (gpuadvisor.gateway.v1) over HTTP: bodies are "
-                         "protobuf's JSON mapping of the same messages (proto field names; "
-                         "lowerCamelCase is accepted on input), 64-bit integers are decimal "
-                         "strings, enums are value names. Errors carry the gRPC code, the message "
-                         "and the field at fault.")}})},
+      {"info",
+       Obj({{"title", Str("GPU Advisor HTTP/JSON API")},
+            {"version", Str("v1")},
+            {"description",
+             Str("The gateway's gRPC contract (gpuadvisor.gateway.v1) over HTTP: bodies are "
+                 "protobuf's JSON mapping of the same messages (proto field names; "
+                 "lowerCamelCase is accepted on input), 64-bit integers are decimal "
+                 "strings, enums are value names. Errors carry the gRPC code, the message "
+                 "and the field at fault.")}})},
       {"paths", paths},
       {"components", Obj({{"schemas", schemas}})},
   });

@@ -32,7 +32,8 @@ const Struct& Obj(const Struct& s, const std::string& key) {
 
 // Every field of `message` and of every message it reaches is a property of
 // its schema.
-void ExpectAllFields(const Struct& schemas, const Descriptor* message, std::set<std::string>* seen) {
+void ExpectAllFields(const Struct& schemas, const Descriptor* message,
+                     std::set<std::string>* seen) {
   if (!seen->insert(message->full_name()).second) return;
   ASSERT_EQ(schemas.fields().count(message->full_name()), 1u) << message->full_name();
   const Struct& properties = Obj(Obj(schemas, message->full_name()), "properties");
@@ -108,7 +109,8 @@ TEST(OpenApi, RecommendTakesFormat) {
 }
 
 TEST(OpenApi, DescriptionsComeFromProtoComments) {
-  std::unique_ptr<google::protobuf::DescriptorPool> pool = PoolFromDescriptorSet(GatewayDescriptorSet());
+  std::unique_ptr<google::protobuf::DescriptorPool> pool =
+      PoolFromDescriptorSet(GatewayDescriptorSet());
   ASSERT_NE(pool, nullptr);
   const Struct doc = Document(pool.get());
   const Struct& schemas = Obj(Obj(doc, "components"), "schemas");

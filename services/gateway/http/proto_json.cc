@@ -78,7 +78,8 @@ const EnumValueDescriptor* FindEnumValue(const google::protobuf::EnumDescriptor*
                                          absl::string_view text) {
   const std::string upper = absl::AsciiStrToUpper(text);
   if (const EnumValueDescriptor* v = e->FindValueByName(upper)) return v;
-  if (const EnumValueDescriptor* v = e->FindValueByName(EnumValuePrefix(e->name()) + upper)) return v;
+  if (const EnumValueDescriptor* v = e->FindValueByName(EnumValuePrefix(e->name()) + upper))
+    return v;
   int number = 0;
   if (absl::SimpleAtoi(text, &number)) return e->FindValueByNumber(number);
   return nullptr;
@@ -154,7 +155,8 @@ absl::Status SetScalar(const std::string& key, const FieldDescriptor* field, abs
     case FieldDescriptor::CPPTYPE_MESSAGE:
       break;
   }
-  return absl::InvalidArgumentError(absl::StrCat(key, ": a message; set its fields as ", key, ".<field>"));
+  return absl::InvalidArgumentError(
+      absl::StrCat(key, ": a message; set its fields as ", key, ".<field>"));
 }
 
 }  // namespace
@@ -220,24 +222,42 @@ std::string FieldOf(const std::string& message) {
 
 int HttpStatusFor(absl::StatusCode code) {
   switch (code) {
-    case absl::StatusCode::kOk: return 200;
-    case absl::StatusCode::kCancelled: return 499;
-    case absl::StatusCode::kUnknown: return 500;
-    case absl::StatusCode::kInvalidArgument: return 400;
-    case absl::StatusCode::kDeadlineExceeded: return 504;
-    case absl::StatusCode::kNotFound: return 404;
-    case absl::StatusCode::kAlreadyExists: return 409;
-    case absl::StatusCode::kPermissionDenied: return 403;
-    case absl::StatusCode::kResourceExhausted: return 429;
-    case absl::StatusCode::kFailedPrecondition: return 400;
-    case absl::StatusCode::kAborted: return 409;
-    case absl::StatusCode::kOutOfRange: return 400;
-    case absl::StatusCode::kUnimplemented: return 501;
-    case absl::StatusCode::kInternal: return 500;
-    case absl::StatusCode::kUnavailable: return 503;
-    case absl::StatusCode::kDataLoss: return 500;
-    case absl::StatusCode::kUnauthenticated: return 401;
-    default: return 500;
+    case absl::StatusCode::kOk:
+      return 200;
+    case absl::StatusCode::kCancelled:
+      return 499;
+    case absl::StatusCode::kUnknown:
+      return 500;
+    case absl::StatusCode::kInvalidArgument:
+      return 400;
+    case absl::StatusCode::kDeadlineExceeded:
+      return 504;
+    case absl::StatusCode::kNotFound:
+      return 404;
+    case absl::StatusCode::kAlreadyExists:
+      return 409;
+    case absl::StatusCode::kPermissionDenied:
+      return 403;
+    case absl::StatusCode::kResourceExhausted:
+      return 429;
+    case absl::StatusCode::kFailedPrecondition:
+      return 400;
+    case absl::StatusCode::kAborted:
+      return 409;
+    case absl::StatusCode::kOutOfRange:
+      return 400;
+    case absl::StatusCode::kUnimplemented:
+      return 501;
+    case absl::StatusCode::kInternal:
+      return 500;
+    case absl::StatusCode::kUnavailable:
+      return 503;
+    case absl::StatusCode::kDataLoss:
+      return 500;
+    case absl::StatusCode::kUnauthenticated:
+      return 401;
+    default:
+      return 500;
   }
 }
 

@@ -114,7 +114,8 @@ TEST(SetFieldsFromQuery, ErrorsNameTheParameter) {
       {"page_sise", "10", "page_sise: unknown parameter"},
       {"page_size", "ten", "page_size: \"ten\" is not an integer"},
       {"max_usd_per_hour", "cheap", "max_usd_per_hour: \"cheap\" is not a number"},
-      {"purchase_option", "sometimes", "purchase_option: \"sometimes\" is not a gpuadvisor.catalog.v1.PurchaseOption"},
+      {"purchase_option", "sometimes",
+       "purchase_option: \"sometimes\" is not a gpuadvisor.catalog.v1.PurchaseOption"},
   };
   for (const Case& c : cases) {
     catalog::v1::ListOffersRequest request;
@@ -129,9 +130,10 @@ TEST(SetFieldsFromQuery, ErrorsNameTheParameter) {
 
 TEST(ErrorJson, CarriesHttpAndGrpcCodesMessageAndField) {
   google::protobuf::Struct parsed;
-  ASSERT_TRUE(google::protobuf::util::JsonStringToMessage(
-                  ErrorJson(absl::InvalidArgumentError("workload.model.params: must be > 0")), &parsed)
-                  .ok());
+  ASSERT_TRUE(
+      google::protobuf::util::JsonStringToMessage(
+          ErrorJson(absl::InvalidArgumentError("workload.model.params: must be > 0")), &parsed)
+          .ok());
   const auto& error = parsed.fields().at("error").struct_value().fields();
   EXPECT_EQ(error.at("code").number_value(), 400);
   EXPECT_EQ(error.at("status").string_value(), "INVALID_ARGUMENT");
