@@ -51,6 +51,9 @@ KNOWN_METRICS = {
     "gpuadvisor_pricing_watchers", "gpuadvisor_pricing_watchers_dropped_total",
     "gpuadvisor_pricing_watchers_refused_total",
     "gpuadvisor_follower_writer_age_seconds",
+    # every service: common/metrics/process_metrics.h
+    "process_cpu_seconds_total", "process_resident_memory_bytes", "process_virtual_memory_bytes",
+    "process_open_fds", "process_max_fds", "process_start_time_seconds", "gpuadvisor_build_info",
 }
 SERVICES = {"gateway": (50050, 9460), "catalog": (50051, 9461),
             "sizing": (50052, 9462), "pricing": (50053, 9463)}

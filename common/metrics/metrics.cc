@@ -3,6 +3,7 @@
 #include <exception>
 
 #include "absl/strings/str_cat.h"
+#include "common/metrics/process_metrics.h"
 #include "common/status/grpc_status.h"
 #include "prometheus/text_serializer.h"
 
@@ -47,6 +48,8 @@ Metrics::Metrics(std::string service)
                                .Register(*registry_)
                                .Add({{"service", service_}})) {
   collectables_.push_back(registry_);
+  // CPU, memory, descriptors, start time and the build, for every service.
+  collectables_.push_back(std::make_shared<ProcessMetrics>(service_));
 }
 
 void Metrics::AddCollectable(std::shared_ptr<prometheus::Collectable> collectable) {

@@ -191,6 +191,24 @@ else
   fail "up == 1 for all four jobs" "$(vector 'up' 2>&1)"
 fi
 
+# --- 1b. process and build metrics on every service --------------------------
+# common/metrics/process_metrics.h: each of the four jobs reports its CPU,
+# memory, descriptors, start time and one gpuadvisor_build_info series naming
+# the commit the binary was built from (this checkout's HEAD).
+HEAD_COMMIT=$(git -C "$ROOT" rev-parse --short=12 HEAD 2>/dev/null || echo unknown)
+for q in 'process_resident_memory_bytes{job=~"gpuadvisor-.*"} > 1e6' \
+         'process_open_fds{job=~"gpuadvisor-.*"} > 0' \
+         'process_start_time_seconds{job=~"gpuadvisor-.*"} > time() - 3600' \
+         'process_cpu_seconds_total{job=~"gpuadvisor-.*"} > 0' \
+         "gpuadvisor_build_info{job=~\"gpuadvisor-.*\",commit=\"$HEAD_COMMIT\",version!=\"unknown\"} == 1"; do
+  four() { local v; v=$(vector "$q" 2>/dev/null) && [[ $(grep -c . <<<"$v") == 4 ]]; }
+  if wait_for 10 four; then
+    pass "all four jobs: $q"
+  else
+    fail "all four jobs: $q" "$(vector "${q%% *}" 2>&1)"
+  fi
+done
+
 # --- 2. Recommend traffic reaches the server counter -----------------------
 recommend() {  # [train_tokens]
   "$CLI" recommend --gateway="$GATEWAY_ADDR" --model=llama-3.1-8b --task=lora \
