@@ -89,8 +89,7 @@ std::string BuildCommit() {
 }
 
 ProcessStat ParseProcessStat(const std::string& stat, const std::string& statm,
-                             double boot_time_seconds, double ticks_per_second,
-                             double page_bytes) {
+                             double boot_time_seconds, double ticks_per_second, double page_bytes) {
   ProcessStat out;
   // The command name (field 2) is in parentheses and may hold spaces; the
   // fields after its closing parenthesis start at field 3 (state).
@@ -117,17 +116,15 @@ ProcessStat ParseProcessStat(const std::string& stat, const std::string& statm,
 ProcessMetrics::ProcessMetrics(std::string service) : service_(std::move(service)) {}
 
 std::vector<prometheus::MetricFamily> ProcessMetrics::Collect() const {
-  const ProcessStat s =
-      ParseProcessStat(ReadAll("/proc/self/stat"), ReadAll("/proc/self/statm"), BootTimeSeconds(),
-                       static_cast<double>(sysconf(_SC_CLK_TCK)),
-                       static_cast<double>(sysconf(_SC_PAGESIZE)));
+  const ProcessStat s = ParseProcessStat(
+      ReadAll("/proc/self/stat"), ReadAll("/proc/self/statm"), BootTimeSeconds(),
+      static_cast<double>(sysconf(_SC_CLK_TCK)), static_cast<double>(sysconf(_SC_PAGESIZE)));
   std::vector<prometheus::MetricFamily> out;
   AddGauge(&out, "process_cpu_seconds_total", "Total user and system CPU time spent in seconds.",
            s.cpu_seconds, prometheus::MetricType::Counter);
   AddGauge(&out, "process_resident_memory_bytes", "Resident memory size in bytes.",
            s.resident_bytes);
-  AddGauge(&out, "process_virtual_memory_bytes", "Virtual memory size in bytes.",
-           s.virtual_bytes);
+  AddGauge(&out, "process_virtual_memory_bytes", "Virtual memory size in bytes.", s.virtual_bytes);
   AddGauge(&out, "process_open_fds", "Number of open file descriptors.", OpenFds());
   AddGauge(&out, "process_max_fds", "Maximum number of open file descriptors.", MaxFds());
   AddGauge(&out, "process_start_time_seconds",

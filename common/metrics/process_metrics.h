@@ -52,8 +52,7 @@ struct ProcessStat {
 // `stat` is the text of /proc/<pid>/stat, `statm` of /proc/<pid>/statm,
 // `boot_time_seconds` the btime of /proc/stat. Fields that do not parse stay -1.
 ProcessStat ParseProcessStat(const std::string& stat, const std::string& statm,
-                             double boot_time_seconds, double ticks_per_second,
-                             double page_bytes);
+                             double boot_time_seconds, double ticks_per_second, double page_bytes);
 
 }  // namespace gpuadvisor
 

@@ -30,8 +30,9 @@ double Value(const std::string& text, const std::string& name) {
 TEST(ProcessMetrics, ParsesProcStatWithSpacesInTheCommandName) {
   // pid (comm) state ppid ... field 14 utime=250, 15 stime=150, 22 starttime=1000,
   // 23 vsize=123456789.
-  std::string stat = "42 (my server) S 1 42 42 0 -1 4194560 100 0 0 0 250 150 0 0 20 0 9 0 1000 "
-                     "123456789 5000 18446744073709551615";
+  std::string stat =
+      "42 (my server) S 1 42 42 0 -1 4194560 100 0 0 0 250 150 0 0 20 0 9 0 1000 "
+      "123456789 5000 18446744073709551615";
   const ProcessStat s = ParseProcessStat(stat, "30000 2500 100 10 0 200 0\n", 1.7e9, 100, 4096);
   EXPECT_DOUBLE_EQ(s.cpu_seconds, 4.0);
   EXPECT_DOUBLE_EQ(s.start_time_seconds, 1.7e9 + 10);
