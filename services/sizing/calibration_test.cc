@@ -35,6 +35,7 @@
 #include "google/protobuf/text_format.h"
 #include "gtest/gtest.h"
 #include "services/sizing/calibration.pb.h"
+#include "services/sizing/error_interval_fit.h"
 #include "services/sizing/shipped_model_for_test.h"
 #include "services/sizing/sizing_model.h"
 
@@ -47,6 +48,8 @@ using ::google::protobuf::FieldDescriptor;
 using ::google::protobuf::Message;
 
 constexpr char kCasesPath[] = GPUADVISOR_SOURCE_DIR "/data/sizing/calibration.textproto";
+constexpr char kErrorIntervalsPath[] =
+    GPUADVISOR_SOURCE_DIR "/data/sizing/error_intervals.textproto";
 constexpr int kMinActiveCases = 60;
 constexpr double kMinWithinFraction = 0.90;
 constexpr double kMaxRatio = 2.0;
@@ -268,8 +271,9 @@ struct Result {
   double got = 0;
   double error = 0;  // got / expected - 1 (distance to the bound for AT_MOST/AT_LEAST)
   bool within = false;
-  bool gross = false;  // off by more than kMaxRatio (or a wrong fit)
-  std::string plan;    // the engine's plan, for reading a miss
+  bool gross = false;     // off by more than kMaxRatio (or a wrong fit)
+  std::string plan;       // the engine's plan, for reading a miss
+  std::string framework;  // the profile the estimate used
 };
 
 Result Evaluate(const cal::Case& c, double expected, double got) {
@@ -304,6 +308,80 @@ Result Evaluate(const cal::Case& c, double expected, double got) {
 }
 
 std::string Name(cal::Quantity q) { return cal::Quantity_Name(q); }
+
+// A row's error as the intervals read it (error_interval_fit.h): the
+// quantity it measures and true / estimated of the estimate's own number (a
+// time row is converted to the speed it implies). Unset quantity: not used.
+ErrorRow ErrorRowOf(const Result& r) {
+  ErrorRow row;
+  if (r.c->check() != cal::WITHIN && r.c->check() != cal::CHECK_UNSPECIFIED) return row;
+  if (r.expected <= 0 || r.got <= 0) return row;
+  const double speed_ratio = r.expected / r.got;
+  switch (r.c->quantity()) {
+    case cal::TRAIN_TOKENS_PER_SECOND_PER_GPU:
+    case cal::TRAIN_TOKENS_PER_SECOND:
+    case cal::MFU:
+      row.quantity = v1::ERROR_QUANTITY_TRAINING_SPEED;
+      row.ratio = speed_ratio;
+      break;
+    case cal::STEP_SECONDS:
+    case cal::GPU_HOURS:
+    case cal::WALL_HOURS:
+      row.quantity = v1::ERROR_QUANTITY_TRAINING_SPEED;
+      row.ratio = 1 / speed_ratio;
+      break;
+    case cal::DECODE_TOKENS_PER_SECOND:
+    case cal::BATCH_OUTPUT_TOKENS_PER_SECOND_PER_GPU:
+    case cal::BATCH_OUTPUT_TOKENS_PER_SECOND:
+      row.quantity = v1::ERROR_QUANTITY_SERVING_THROUGHPUT;
+      row.ratio = speed_ratio;
+      break;
+    case cal::TIME_TO_FIRST_TOKEN_SECONDS:
+      row.quantity = v1::ERROR_QUANTITY_TIME_TO_FIRST_TOKEN;
+      row.ratio = r.expected / r.got;
+      break;
+    default:
+      return row;
+  }
+  row.framework = r.framework;
+  row.source = SourceKey(r.c->source());
+  row.tolerance = r.c->tolerance();
+  return row;
+}
+
+// The intervals data file must be what the calibration rows give now, so a
+// change that moves the engine's error moves the intervals with it. With
+// CALIBRATION_WRITE_ERROR_INTERVALS set the file is rewritten instead.
+void CheckErrorIntervals(const std::vector<Result>& results) {
+  std::vector<ErrorRow> rows;
+  for (const Result& r : results) {
+    ErrorRow row = ErrorRowOf(r);
+    if (row.quantity != v1::ERROR_QUANTITY_UNSPECIFIED) rows.push_back(std::move(row));
+  }
+  ASSERT_FALSE(rows.empty()) << "no calibration rows for the error intervals";
+  const std::vector<v1::ErrorInterval> fitted = FitErrorIntervals(rows);
+  const std::string text = ErrorIntervalsFileText(fitted);
+  std::printf("\nError intervals (true / estimated, P10 P50 P90; in-sample P10 P90):\n");
+  for (const v1::ErrorInterval& e : fitted) {
+    std::printf("  %-36s %-12s %.3f %.3f %.3f (in-sample %.3f %.3f) %d rows, %d sources, %s\n",
+                v1::ErrorQuantity_Name(e.quantity()).c_str(),
+                e.frameworks().empty() ? "(all)" : e.frameworks(0).c_str(), e.p10_ratio(),
+                e.p50_ratio(), e.p90_ratio(), e.in_sample_p10_ratio(), e.in_sample_p90_ratio(),
+                e.rows(), e.sources(), e.method().c_str());
+  }
+  if (std::getenv("CALIBRATION_WRITE_ERROR_INTERVALS") != nullptr) {
+    std::ofstream(kErrorIntervalsPath) << text;
+    std::printf("wrote %s\n", kErrorIntervalsPath);
+    return;
+  }
+  std::ifstream in(kErrorIntervalsPath);
+  ASSERT_TRUE(in) << "cannot read " << kErrorIntervalsPath;
+  std::stringstream file;
+  file << in.rdbuf();
+  EXPECT_EQ(file.str(), text) << kErrorIntervalsPath
+                              << " is not what the calibration rows give now; rerun with "
+                                 "CALIBRATION_WRITE_ERROR_INTERVALS=1 and review the change";
+}
 
 double Median(std::vector<double> v) {
   if (v.empty()) return 0;
@@ -367,6 +445,7 @@ TEST(Calibration, PublishedMeasurementsThroughEstimate) {
     results.push_back(Evaluate(c, c.expected() * factor, *got));
     const v1::ConfigurationEstimate& e = resp->estimates(0);
     results.back().plan = e.plan().description();
+    results.back().framework = e.framework();
     if (std::getenv("CAL_VERBOSE") != nullptr) {
       results.back().plan += absl::StrFormat(
           " | step %.3g s, comm %.0f%%, bubble %.0f%%, MFU %.1f%%, mem %.1f GB (w %.1f g %.1f o "
@@ -477,6 +556,7 @@ TEST(Calibration, PublishedMeasurementsThroughEstimate) {
   EXPECT_EQ(asserted.gross, 0) << asserted.gross
                                << " asserted case(s) off by more than 2x; worst:\n"
                                << worst;
+  CheckErrorIntervals(results);
 }
 
 }  // namespace

@@ -6,6 +6,7 @@
 #include <utility>
 
 #include "absl/strings/str_format.h"
+#include "services/sizing/intervals.h"
 #include "services/sizing/profiles.h"
 #include "services/sizing/sizing_model.h"
 
@@ -49,6 +50,7 @@ void EstimateConfiguration(const Job& job, const GpuSpec& gpu, const v1::GpuConf
   } else {
     EstimateServing(job, gpu, config, out);
   }
+  FillIntervals(job, out);
   // Known problems of the task on this GPU's software stack (data).
   if (job.profiles == nullptr) return;
   for (const v1::Hazard* h : job.profiles->HazardsFor(job.task, gpu.vendor, job.precision)) {

@@ -2,7 +2,9 @@
 
 #include <algorithm>
 #include <cmath>
+#include <string>
 #include <utility>
+#include <vector>
 
 #include "absl/container/flat_hash_set.h"
 #include "absl/status/status.h"
@@ -91,6 +93,41 @@ v1::FrameworkProfile Neutral(v1::JobKind job) {
   return f;
 }
 
+// Measured error per quantity and framework class: ratios ordered and
+// positive, a source and a method, one entry per (quantity, framework) and
+// at most one catch-all entry per quantity.
+absl::Status CheckErrorIntervals(const v1::SizingProfiles& data) {
+  absl::flat_hash_set<std::string> keys;
+  for (int i = 0; i < data.error_intervals_size(); ++i) {
+    const v1::ErrorInterval& e = data.error_intervals(i);
+    const std::string path = absl::StrCat("error_intervals[", i, "]");
+    if (e.quantity() == v1::ERROR_QUANTITY_UNSPECIFIED) {
+      return absl::InvalidArgumentError(absl::StrCat(path, ".quantity: must be set"));
+    }
+    for (const auto& [field, value] : {std::pair<const char*, double>{"p10_ratio", e.p10_ratio()},
+                                       {"p50_ratio", e.p50_ratio()},
+                                       {"p90_ratio", e.p90_ratio()}}) {
+      if (auto s = Range(path, field, value, 0, 100); !s.ok()) return s;
+    }
+    if (!(e.p10_ratio() <= e.p50_ratio() && e.p50_ratio() <= e.p90_ratio())) {
+      return absl::InvalidArgumentError(
+          absl::StrCat(path, ": must have p10_ratio <= p50_ratio <= p90_ratio"));
+    }
+    if (e.source().empty() || e.method().empty()) {
+      return absl::InvalidArgumentError(absl::StrCat(path, ".source, .method: must be set"));
+    }
+    std::vector<std::string> frameworks(e.frameworks().begin(), e.frameworks().end());
+    if (frameworks.empty()) frameworks.push_back("");
+    for (const std::string& f : frameworks) {
+      if (!keys.insert(absl::StrCat(e.quantity(), "/", absl::AsciiStrToLower(f))).second) {
+        return absl::InvalidArgumentError(absl::StrCat(
+            path, ".frameworks: another entry already covers \"", f, "\" for this quantity"));
+      }
+    }
+  }
+  return absl::OkStatus();
+}
+
 }  // namespace
 
 absl::StatusOr<Profiles> Profiles::Build(v1::SizingProfiles data) {
@@ -153,6 +190,7 @@ absl::StatusOr<Profiles> Profiles::Build(v1::SizingProfiles data) {
       !s.ok()) {
     return s;
   }
+  if (auto s = CheckErrorIntervals(data); !s.ok()) return s;
   Profiles p;
   p.data_ = std::move(data);
   p.neutral_training_ = Neutral(v1::JOB_KIND_TRAINING);
@@ -204,6 +242,22 @@ const v1::EfficiencyBase* Profiles::Efficiency(const std::string& vendor,
       if (any == nullptr) any = &e;
     } else if (absl::EqualsIgnoreCase(e.architecture(), architecture)) {
       return &e;
+    }
+  }
+  return any;
+}
+
+const v1::ErrorInterval* Profiles::ErrorIntervalFor(v1::ErrorQuantity quantity,
+                                                    const std::string& framework) const {
+  const v1::ErrorInterval* any = nullptr;
+  for (const v1::ErrorInterval& e : data_.error_intervals()) {
+    if (e.quantity() != quantity) continue;
+    if (e.frameworks().empty()) {
+      any = &e;
+      continue;
+    }
+    for (const std::string& f : e.frameworks()) {
+      if (absl::EqualsIgnoreCase(f, framework)) return &e;
     }
   }
   return any;

@@ -2,7 +2,8 @@
 #define GPUADVISOR_SERVICES_SIZING_PROFILES_H_
 
 // Framework profiles, efficiency bases per GPU generation and the goodput
-// model (data/sizing/profiles.textproto), validated and indexed. Immutable
+// model (data/sizing/profiles.textproto) and the measured error per quantity
+// (data/sizing/error_intervals.textproto), validated and indexed. Immutable
 // after Build(); thread-safe for concurrent const use.
 
 #include <string>
@@ -39,6 +40,10 @@ class Profiles {
   std::vector<const gpuadvisor::sizing::v1::Hazard*> HazardsFor(
       gpuadvisor::sizing::v1::Task task, const std::string& vendor,
       gpuadvisor::sizing::v1::Precision precision) const;
+  // The measured error of `quantity` for `framework` (its own entry, else
+  // the quantity's catch-all entry), or nullptr when the data has none.
+  const gpuadvisor::sizing::v1::ErrorInterval* ErrorIntervalFor(
+      gpuadvisor::sizing::v1::ErrorQuantity quantity, const std::string& framework) const;
   // Names of the profiles for `job`, for error messages.
   std::string Names(gpuadvisor::sizing::v1::JobKind job) const;
 

@@ -184,18 +184,25 @@ absl::StatusOr<SizingModel> SizingModel::Create(v1::ModelList models, cv1::GpuLi
 
 absl::StatusOr<SizingModel> SizingModel::FromDataDir(const std::string& data_dir) {
   return FromFiles(data_dir + "/sizing/models.textproto", data_dir + "/catalog/gpus.textproto",
-                   data_dir + "/sizing/profiles.textproto");
+                   data_dir + "/sizing/profiles.textproto",
+                   data_dir + "/sizing/error_intervals.textproto");
 }
 
 absl::StatusOr<SizingModel> SizingModel::FromFiles(const std::string& models_path,
                                                    const std::string& gpus_path,
-                                                   const std::string& profiles_path) {
+                                                   const std::string& profiles_path,
+                                                   const std::string& error_intervals_path) {
   v1::ModelList models;
   RETURN_IF_ERROR(LoadTextProtoFile(models_path, &models));
   cv1::GpuList gpus;
   RETURN_IF_ERROR(LoadTextProtoFile(gpus_path, &gpus));
   v1::SizingProfiles profiles;
   if (!profiles_path.empty()) RETURN_IF_ERROR(LoadTextProtoFile(profiles_path, &profiles));
+  if (!error_intervals_path.empty()) {
+    v1::SizingProfiles errors;
+    RETURN_IF_ERROR(LoadTextProtoFile(error_intervals_path, &errors));
+    profiles.mutable_error_intervals()->MergeFrom(errors.error_intervals());
+  }
   absl::StatusOr<SizingModel> model =
       Create(std::move(models), std::move(gpus), std::move(profiles));
   if (!model.ok()) {

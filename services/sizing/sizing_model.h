@@ -59,14 +59,17 @@ class SizingModel {
 
   // Loads a data/sizing/models.textproto-style ModelList, a
   // data/catalog/gpus.textproto-style GpuList and, when `profiles_path` is
-  // not empty, a data/sizing/profiles.textproto-style SizingProfiles
-  // (file:line:col parse errors).
+  // not empty, a data/sizing/profiles.textproto-style SizingProfiles; when
+  // `error_intervals_path` is not empty, the error_intervals of that
+  // SizingProfiles file are added (file:line:col parse errors).
   static absl::StatusOr<SizingModel> FromFiles(const std::string& models_path,
                                                const std::string& gpus_path,
-                                               const std::string& profiles_path = "");
+                                               const std::string& profiles_path = "",
+                                               const std::string& error_intervals_path = "");
 
   // FromFiles on the layout of data/: <data_dir>/sizing/models.textproto,
-  // <data_dir>/catalog/gpus.textproto and <data_dir>/sizing/profiles.textproto.
+  // <data_dir>/catalog/gpus.textproto, <data_dir>/sizing/profiles.textproto
+  // and <data_dir>/sizing/error_intervals.textproto.
   static absl::StatusOr<SizingModel> FromDataDir(const std::string& data_dir);
 
   // Sizes one workload on every configuration, in request order: for each,
