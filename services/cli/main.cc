@@ -456,7 +456,8 @@ class Commands {
   // Returns the exit code.
   // `export_format`: "" for the table (or --json), else an ExportFormat name.
   absl::StatusOr<int> Recommend(const std::string& request_file, const std::string& hf_config,
-                                const ProtoFlags& flags, const std::string& export_format) {
+                                const ProtoFlags& flags, const std::string& export_format,
+                                int export_alternative) {
     gw::RecommendRequest request;
     if (!request_file.empty()) RETURN_IF_ERROR(ReadRequestFile(request_file, &request));
     RETURN_IF_ERROR(flags.Apply(&request));
@@ -469,13 +470,14 @@ class Commands {
       // The same library as the HTTP API's ?format= (services/gateway/export.h).
       ASSIGN_OR_RETURN(const gateway::ExportFormat format,
                        gateway::ParseExportFormat(export_format));
-      absl::StatusOr<std::string> yaml = gateway::ExportRecommendations(format, request, response);
-      if (!yaml.ok() && response.recommendations().empty()) {
-        std::cerr << "gpu-advisor: " << yaml.status().message() << "\n";
+      absl::StatusOr<gateway::ExportFile> file =
+          gateway::ExportAnswer(format, request, response, export_alternative);
+      if (!file.ok() && response.recommendations().empty()) {
+        std::cerr << "gpu-advisor: " << file.status().message() << "\n";
         return 3;  // nothing matches, as without --export
       }
-      if (!yaml.ok()) return yaml.status();
-      std::cout << *yaml;
+      if (!file.ok()) return file.status();
+      std::cout << file->text;
       return code;
     }
     if (g_.json) {
@@ -916,6 +918,13 @@ int Main(int argc, char** argv) {
           "(resources.ordered), dstack task, or Karpenter NodePools (docs/http.md)")
       ->check(CLI::IsMember(gateway::ExportFormatNames(), CLI::ignore_case))
       ->group("Output");
+  int export_alternative = 1;
+  recommend
+      ->add_option("--export_alternative", export_alternative,
+                   "with --export: 1 = the file of rank 1's shape, N = the N-th other shape "
+                   "(node count or replicas) the file's header names")
+      ->check(CLI::PositiveNumber)
+      ->group("Output");
   AddGlobals(recommend, &globals);
   recommend->footer(Footer("recommend"));
 
@@ -989,7 +998,8 @@ int Main(int argc, char** argv) {
 
   absl::StatusOr<int> code = 0;
   if (recommend->parsed()) {
-    code = commands.Recommend(request_file, hf_config, recommend_flags, export_format);
+    code = commands.Recommend(request_file, hf_config, recommend_flags, export_format,
+                              export_alternative);
   } else if (estimate->parsed()) {
     code = commands.Estimate(request_file, hf_config, estimate_flags, config_flags);
   } else if (offers->parsed()) {

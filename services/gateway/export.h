@@ -1,22 +1,26 @@
 #ifndef GPUADVISOR_SERVICES_GATEWAY_EXPORT_H_
 #define GPUADVISOR_SERVICES_GATEWAY_EXPORT_H_
 
-// A Recommend answer in the formats orchestrators read, offers in rank order:
-//   skypilot   SkyPilot task YAML: resources.ordered, one entry per offer
-//              (infra cloud/region, instance_type, use_spot); SkyPilot tries
-//              them in that order.
-//   dstack     dstack task configuration with its profile fields: backends,
-//              regions, instance_types (ranked), spot_policy, max_price,
-//              resources.gpu (names, memory, count) and nodes.
-//   karpenter  Karpenter v1 NodePools, one per ranked (instance type,
-//              capacity type), weights descending from 100 so Karpenter
-//              prefers them in rank order; requirements on
-//              node.kubernetes.io/instance-type and karpenter.sh/capacity-type.
-// Offers the orchestrator cannot use are left out and named in a comment: a
-// provider it does not support, another cluster size than rank 1 (one task
-// has one node count), another provider or region than rank 1 (Karpenter
-// runs in one cluster). Provider, backend and GPU names come from
-// data/exports/orchestrators.json, compiled in. Plain C++; thread-safe.
+// A Recommend answer in the formats orchestrators read (docs/http.md says
+// what each file does when its orchestrator reads it):
+//   skypilot   SkyPilot task: resources.ordered, one entry per fallback in
+//              rank order, each pinned (infra cloud/region, instance_type,
+//              use_spot, max_hourly_cost); num_nodes; a serving answer is a
+//              SkyServe service (service: replicas, ports).
+//   dstack     dstack task (nodes) or service (replicas, port): backends,
+//              regions and instance_types in dstack's offer names,
+//              spot_policy, max_price. dstack takes the cheapest matching
+//              offer, so only fallbacks that leave rank 1 the cheapest match.
+//   karpenter  Karpenter v1 NodePools for one cluster (rank 1's provider and
+//              region), one per fallback, weights falling with the rank,
+//              a GPU taint, limits from the plan.
+// Names (cloud, backend, region, instance type, GPU) come from
+// data/exports/orchestrators.json, compiled in. An offer an orchestrator
+// cannot run as planned is left out, with the reason in the file's header
+// comment and in ExportFile.left_out. Fallbacks of another shape (node
+// count, replicas) than the chosen one are alternatives: files of their own
+// (`alternative` 2, 3, ...), named in the header. Reserved offers are left
+// out rather than written as on-demand. Plain C++; thread-safe.
 
 #include <string>
 #include <vector>
@@ -35,9 +39,23 @@ const std::vector<std::string>& ExportFormatNames();
 // Case-insensitive. kInvalidArgument naming "format" and the choices.
 absl::StatusOr<ExportFormat> ParseExportFormat(absl::string_view name);
 
-// The YAML for `response` (the answer to `request`). kNotFound when no
-// recommendation is left to export (none qualified, or none the orchestrator
-// can run); the message says which were left out and why.
+struct ExportFile {
+  std::string text;                   // the YAML
+  std::vector<std::string> left_out;  // "rank N provider/type/region: why"
+  int alternatives = 1;               // files this answer has in this format
+};
+
+// The file for `response` (the answer to `request`). `alternative` 1 is the
+// file of rank 1's shape; 2.. the other shapes' files (kNotFound past the
+// last). kNotFound when no recommendation is left to export; the message
+// says which were left out and why.
+absl::StatusOr<ExportFile> ExportAnswer(ExportFormat format, const v1::RecommendRequest& request,
+                                        const v1::RecommendResponse& response, int alternative = 1);
+
+// `left_out` as one HTTP header value: "; "-joined, non-ASCII bytes as '?'.
+std::string ExportHeaderValue(const std::vector<std::string>& left_out);
+
+// ExportAnswer(...).text.
 absl::StatusOr<std::string> ExportRecommendations(ExportFormat format,
                                                   const v1::RecommendRequest& request,
                                                   const v1::RecommendResponse& response);

@@ -56,7 +56,9 @@ done < <(blocks "Use it from HTTP, a browser, SkyPilot, dstack or Karpenter" sh)
 check "the JSON example prints ranked offers" grep -Eq '^1 [a-z]+ ' "$TMP/http1.out"
 check "the error example names the field" grep -q '"field":"workload.model.params"' "$TMP/http1.out"
 curl -s -X POST "http://$GATEWAY_HTTP/v1/recommend" -d @request.json > "$TMP/answer.json"
-for pair in skypilot:task.yaml dstack:task.dstack.yml karpenter:nodepools.yaml; do
+check "README export keeps its fallbacks (both SkyPilot files hold ranks)" \
+  bash -c '(( $(grep -c "^    # rank" task.yaml) + $(grep -c "^    # rank" task-2.yaml) > 1 ))'
+for pair in skypilot:task.yaml skypilot:task-2.yaml dstack:task.dstack.yml karpenter:nodepools.yaml; do
   check "README export ${pair#*:} follows the ${pair%%:*} schema in rank order" \
     $PY "$ROOT/tests/http/export_check.py" "${pair%%:*}" "${pair#*:}" "$TMP/answer.json"
 done

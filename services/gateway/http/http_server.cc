@@ -7,6 +7,7 @@
 #include <utility>
 
 #include "absl/strings/match.h"
+#include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "common/status/grpc_status.h"
 #include "google/protobuf/descriptor.h"
@@ -97,9 +98,14 @@ absl::StatusOr<std::unique_ptr<HttpServer>> HttpServer::Start(
       std::unique_ptr<Message> request = NewMessage(route.method->input_type());
       std::string format = "json";
       std::vector<std::pair<std::string, std::string>> params = QueryParams(req);
+      int alternative = 1;  // ?alternative=N: the N-th shape's export file
       if (route.exports) {
         for (const auto& [key, value] : params) {
           if (key == "format") format = value;
+          if (key == "alternative" && (!absl::SimpleAtoi(value, &alternative) || alternative < 1)) {
+            return SendError(res,
+                             absl::InvalidArgumentError("alternative: must be an integer >= 1"));
+          }
         }
       }
       absl::StatusOr<ExportFormat> export_format = ExportFormat::kSkyPilot;
@@ -109,7 +115,7 @@ absl::StatusOr<std::unique_ptr<HttpServer>> HttpServer::Start(
       }
       if (route.http_method == "POST") {
         for (const auto& [key, value] : params) {
-          if (key == "format" && route.exports) continue;
+          if ((key == "format" || key == "alternative") && route.exports) continue;
           return SendError(
               res, absl::InvalidArgumentError(absl::StrCat(
                        key, ": unknown parameter; send the request fields as the JSON body")));
@@ -126,11 +132,17 @@ absl::StatusOr<std::unique_ptr<HttpServer>> HttpServer::Start(
       const grpc::Status status = CallUnary(channel, path, timeout, *request, response.get());
       if (!status.ok()) return SendError(res, FromGrpcStatus(status));
       if (format == "json") return res.set_content(ToJson(*response), kJson);
-      absl::StatusOr<std::string> exported =
-          ExportRecommendations(*export_format, static_cast<const v1::RecommendRequest&>(*request),
-                                static_cast<const v1::RecommendResponse&>(*response));
+      absl::StatusOr<ExportFile> exported =
+          ExportAnswer(*export_format, static_cast<const v1::RecommendRequest&>(*request),
+                       static_cast<const v1::RecommendResponse&>(*response), alternative);
       if (!exported.ok()) return SendError(res, exported.status());
-      res.set_content(*exported, "application/yaml");
+      // What the file leaves out and how many files the answer has, also in
+      // the file's header comment (docs/http.md).
+      res.set_header("X-Export-Alternatives", std::to_string(exported->alternatives));
+      if (!exported->left_out.empty()) {
+        res.set_header("X-Export-Left-Out", ExportHeaderValue(exported->left_out));
+      }
+      res.set_content(exported->text, "application/yaml");
     };
     if (route.http_method == "POST") {
       server.Post(route.path, handler);

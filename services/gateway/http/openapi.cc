@@ -349,6 +349,14 @@ std::string OpenApiJson(const std::vector<ApiRoute>& routes,
                                "named orchestrator's YAML, offers in rank order.")},
            {"schema",
             Obj({{"type", Str("string")}, {"enum", Arr(formats)}, {"default", Str("json")}})}}));
+      parameters.push_back(Obj(
+          {{"name", Str("alternative")},
+           {"in", Str("query")},
+           {"required", Bool(false)},
+           {"description", Str("With an orchestrator format: 1 (default) is the file of rank 1's "
+                               "shape, N the N-th other shape's file (node count or replicas); "
+                               "the X-Export-Alternatives header says how many there are.")},
+           {"schema", Obj({{"type", Str("integer")}, {"minimum", Num(1)}, {"default", Num(1)}})}}));
       Set(&ok_content, "application/yaml", Obj({{"schema", Obj({{"type", Str("string")}})}}));
     }
     if (!parameters.empty()) Set(&operation, "parameters", Arr(parameters));
