@@ -176,6 +176,12 @@ TEST_F(HttpServerTest, ExportsByFormat) {
   EXPECT_THAT(res->get_header_value("Content-Type"), HasSubstr("yaml"));
   EXPECT_THAT(res->body, HasSubstr("ordered:"));
   EXPECT_LT(res->body.find("p5.48xlarge"), res->body.find("p4d.24xlarge"));
+  EXPECT_EQ(res->get_header_value("X-Export-Alternatives"), "1");
+
+  res = client_->Post("/v1/recommend?format=skypilot&alternative=0", "{}", "application/json");
+  ASSERT_TRUE(res);
+  EXPECT_EQ(res->status, 400);
+  EXPECT_EQ(Error(res->body).fields().at("field").string_value(), "alternative");
 
   res = client_->Post("/v1/recommend?format=terraform", "{}", "application/json");
   ASSERT_TRUE(res);

@@ -100,12 +100,13 @@ TEST(OpenApi, TypesFollowTheJsonMapping) {
   EXPECT_EQ(task.fields().at("enum").list_value().values(0).string_value(), "TASK_UNSPECIFIED");
 }
 
-TEST(OpenApi, RecommendTakesFormat) {
+TEST(OpenApi, RecommendTakesFormatAndAlternative) {
   const Struct doc = Document(nullptr);
   const Struct& post = Obj(Obj(Obj(doc, "paths"), "/v1/recommend"), "post");
   const auto& parameters = post.fields().at("parameters").list_value().values();
-  ASSERT_EQ(parameters.size(), 1);
+  ASSERT_EQ(parameters.size(), 2);
   EXPECT_EQ(parameters[0].struct_value().fields().at("name").string_value(), "format");
+  EXPECT_EQ(parameters[1].struct_value().fields().at("name").string_value(), "alternative");
 }
 
 TEST(OpenApi, DescriptionsComeFromProtoComments) {
