@@ -14,6 +14,7 @@ PY=/usr/bin/python3
 source "$ROOT/deploy/local/stack.sh"
 TMP=$(mktemp -d /tmp/gpu-advisor-readme.XXXXXX)
 trap 'stack_stop; rm -rf "$TMP"' EXIT
+bash "$ROOT/tests/tools/ensure.sh" || exit 1  # cel-js for export_check.py
 stack_start "$BUILD_DIR" "$ROOT/data" ephemeral "$TMP/logs" || exit 1
 
 # block SECTION LANG -> the section's blocks of that language, NUL-separated,
