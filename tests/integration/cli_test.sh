@@ -221,6 +221,7 @@ check "recommend matching nothing: exit 2 or 3 with a message naming the filter"
 # ---------------------------------------------------------------------------
 # --export: the orchestrators' YAML from the same library as HTTP ?format=,
 # parsed and checked against their schemas and the JSON answer's rank order.
+bash "$ROOT/tests/tools/ensure.sh" || exit 1  # cel-js for export_check.py
 EXPORT_TMP=$(mktemp -d /tmp/gpu-advisor-cli-export.XXXXXX)
 EXPORT_ARGS=(--model=llama-3.1-8b --task=full_finetune --train_tokens=1B --seq_len=4096 --max_results=8)
 "$CLI" recommend "${EXPORT_ARGS[@]}" --json > "$EXPORT_TMP/answer.json"
