@@ -97,8 +97,8 @@ v1::ErrorInterval ToProto(v1::ErrorQuantity q, std::vector<std::string> framewor
   e.set_rows(f.rows);
   e.set_sources(static_cast<int>(f.sources.size()));
   e.set_method(f.method);
-  e.set_source(absl::StrCat("data/sizing/calibration.textproto, rows of: ",
-                            absl::StrJoin(f.sources, "; ")));
+  e.set_source(
+      absl::StrCat("data/sizing/calibration.textproto, rows of: ", absl::StrJoin(f.sources, "; ")));
   return e;
 }
 

@@ -40,8 +40,8 @@ void Set(double value, const v1::ErrorInterval& e, bool inverse, const char* wha
 void FillIntervals(const Job& job, v1::ConfigurationEstimate* out) {
   if (job.profiles == nullptr || !out->fits()) return;
   const std::string& framework = job.framework->name();
-  const v1::ErrorQuantity rate = job.training ? v1::ERROR_QUANTITY_TRAINING_SPEED
-                                              : v1::ERROR_QUANTITY_SERVING_THROUGHPUT;
+  const v1::ErrorQuantity rate =
+      job.training ? v1::ERROR_QUANTITY_TRAINING_SPEED : v1::ERROR_QUANTITY_SERVING_THROUGHPUT;
   if (const v1::ErrorInterval* e = job.profiles->ErrorIntervalFor(rate, framework)) {
     if (out->tokens_per_second() > 0) {
       Set(out->tokens_per_second(), *e, false, "tokens/s from the",
@@ -58,7 +58,8 @@ void FillIntervals(const Job& job, v1::ConfigurationEstimate* out) {
   if (ttft <= 0) return;
   if (const v1::ErrorInterval* e =
           job.profiles->ErrorIntervalFor(v1::ERROR_QUANTITY_TIME_TO_FIRST_TOKEN, framework)) {
-    Set(ttft, *e, false, "time to first token from the", out->mutable_time_to_first_token_interval());
+    Set(ttft, *e, false, "time to first token from the",
+        out->mutable_time_to_first_token_interval());
   }
 }
 

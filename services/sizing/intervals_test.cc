@@ -139,8 +139,8 @@ TEST(Intervals, BadErrorIntervalDataIsRejectedNamingTheEntry) {
        }) {
     v1::SizingProfiles data;
     ASSERT_TRUE(ParseTextProto(c.text, "test", &data).ok()) << c.text;
-    EXPECT_THAT(Profiles::Build(data), StatusIs(absl::StatusCode::kInvalidArgument,
-                                                HasSubstr(c.error)))
+    EXPECT_THAT(Profiles::Build(data),
+                StatusIs(absl::StatusCode::kInvalidArgument, HasSubstr(c.error)))
         << c.text;
   }
 }
