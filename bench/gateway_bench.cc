@@ -19,7 +19,7 @@
 #include "google/protobuf/text_format.h"
 #include "services/catalog/catalog_loader.h"
 #include "services/gateway/recommender.h"
-#include "services/pricing/price_book.h"
+#include "services/pricing/price_loader.h"
 #include "services/sizing/sizing_model.h"
 
 namespace gpuadvisor::gateway {

@@ -110,7 +110,7 @@ int main(int argc, char** argv) {
        .max_age = absl::Seconds(absl::GetFlag(FLAGS_estimate_cache_seconds))});
   // Pricing's book, followed: the response cache keys on its version, and
   // answers are priced from it while it is current.
-  gpuadvisor::pricing::PriceStore price_copy;
+  gpuadvisor::pricing::PriceBooks price_copy;
   gpuadvisor::pricing::PriceFollower prices(
       gpuadvisor::pricing::v1::PricingService::NewStub(
           gpuadvisor::BackendChannel(absl::GetFlag(FLAGS_pricing_address))),
@@ -145,7 +145,13 @@ int main(int argc, char** argv) {
              std::shared_ptr<const gpuadvisor::pricing::PriceBook> book = current_copy("");
              return book == nullptr ? std::string() : book->version();
            },
-       .price_book = local_quotes ? std::function(current_copy) : nullptr,
+       // In process only while the copy's quote rules are this build's.
+       .price_book = local_quotes ? std::function([&prices, &price_copy](const std::string& version)
+                                                      -> std::shared_ptr<const gpuadvisor::pricing::PriceBook> {
+         if (prices.AgeSeconds() != 0) return nullptr;
+         return gpuadvisor::pricing::BookForLocalQuotes(price_copy, version);
+       })
+                                  : nullptr,
        .estimate_cache = &estimate_cache,
        .region_groups = &*region_groups,
        .overheads = &*overheads,

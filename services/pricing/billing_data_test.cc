@@ -14,6 +14,8 @@
 #include "gtest/gtest.h"
 #include "services/pricing/billing_math.h"
 #include "services/pricing/price_book.h"
+#include "services/pricing/price_loader.h"
+#include "services/pricing/price_store.h"
 #include "tests/testing/status_matchers.h"
 
 namespace gpuadvisor::pricing {
@@ -161,11 +163,10 @@ TEST(BillingData, ResolvesRulesAndRisksForRealOfferNames) {
   EXPECT_NEAR(response->quotes(3).cost().compute_usd(), 0.2, 1e-9);
 }
 
-// Runs once the catalog engineer's offers file lands.
 TEST(BillingData, LoadsWithTheShippedCatalogOffers) {
-  if (!std::ifstream(kOffersPath).good()) GTEST_SKIP() << kOffersPath << " not present yet";
   catalog::v1::OfferList offers;
   ASSERT_OK(LoadTextProtoFile(kOffersPath, &offers));
+  ASSERT_GT(offers.offers_size(), 0);
   catalog::v1::CatalogSnapshot catalog;
   catalog.set_prices_as_of(offers.prices_as_of());
   catalog.set_source(offers.source());
@@ -173,6 +174,10 @@ TEST(BillingData, LoadsWithTheShippedCatalogOffers) {
   auto book = LoadPriceBook(kBillingPath, catalog);
   ASSERT_OK(book);
   EXPECT_EQ((*book)->size(), offers.offers_size());
+  // The writer states the quote rules it prices by, and a copy of its book
+  // is quoted in process only by a build with the same rules.
+  EXPECT_EQ((*book)->quote_rules_version(), kQuoteRulesVersion);
+  EXPECT_TRUE((*book)->QuotesLikeThisBuild());
 
   std::set<std::string> ruled;
   for (const v1::BillingRule& rule : (*book)->data().billing()) ruled.insert(rule.provider());
@@ -191,6 +196,8 @@ TEST(BillingData, LoadsWithTheShippedCatalogOffers) {
   }
   auto response = (*book)->Quote(request, absl::Now());
   ASSERT_OK(response);
+  EXPECT_EQ(response->quote_rules_version(), kQuoteRulesVersion);
+  ASSERT_EQ(response->quotes_size(), offers.offers_size());
   for (const v1::Quote& quote : response->quotes()) {
     if (!quote.priced()) continue;
     EXPECT_TRUE(std::isfinite(quote.cost().total_usd())) << quote.offer_id();

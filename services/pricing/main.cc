@@ -43,6 +43,7 @@
 #include "google/protobuf/text_format.h"
 #include "services/catalog/catalog_replica.h"
 #include "services/pricing/price_follower.h"
+#include "services/pricing/price_loader.h"
 #include "services/pricing/pricing_service_impl.h"
 
 ABSL_FLAG(std::string, data_dir, "data", "Folder with pricing/billing.textproto.");

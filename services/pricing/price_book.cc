@@ -8,18 +8,16 @@
 #include <optional>
 #include <utility>
 
-#include "absl/container/flat_hash_set.h"
 #include "absl/status/status.h"
 #include "absl/strings/ascii.h"
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
-#include "common/io/text_proto.h"
 #include "common/status/status_macros.h"
 #include "google/protobuf/io/coded_stream.h"
 #include "google/protobuf/io/zero_copy_stream_impl_lite.h"
-#include "google/protobuf/text_format.h"
 #include "services/pricing/billing_math.h"
+#include "services/pricing/price_book_checks.h"
 
 namespace gpuadvisor::pricing {
 namespace {
@@ -43,37 +41,6 @@ constexpr char kNonRestartableWarning[] =
 constexpr char kAlwaysOnWarning[] =
     "spot for an always-on endpoint: a preemption interrupts serving until a replacement starts";
 
-// ---------------------------------------------------------------------------
-// Validation with structured field paths, so that LoadPriceBook can turn a
-// path into a file line.
-
-struct PathElement {
-  std::string field;
-  int index = -1;  // -1: not a repeated element
-};
-
-struct FieldError {
-  std::vector<PathElement> path;
-  std::string message;
-};
-
-std::string FormatPath(const std::vector<PathElement>& path, size_t from = 0) {
-  std::string out;
-  for (size_t i = from; i < path.size(); ++i) {
-    if (!out.empty()) out += '.';
-    out += path[i].field;
-    if (path[i].index >= 0) absl::StrAppend(&out, "[", path[i].index, "]");
-  }
-  return out;
-}
-
-std::vector<PathElement> Join(const std::vector<PathElement>& base, std::string field) {
-  std::vector<PathElement> path = base;
-  path.push_back({std::move(field), -1});
-  return path;
-}
-
-bool FiniteNonNegative(double v) { return std::isfinite(v) && v >= 0; }
 
 // Egress of `gb` moved out in one month under `rule`: the GB past the free
 // allowance, each at the rate of the volume tier it falls in (tiers count
@@ -107,197 +74,6 @@ double EgressUsd(const v1::BillingRule& rule, double gb, double hours) {
          MonthlyEgressUsd(rule, per_month * (months - full));
 }
 
-std::optional<FieldError> CheckAmount(const std::vector<PathElement>& base, const char* field,
-                                      double value) {
-  if (FiniteNonNegative(value)) return std::nullopt;
-  return FieldError{Join(base, field), "must be finite and >= 0"};
-}
-
-// An hourly instance price: finite, >= 0 and plausible (kMaxUsdPerHour), so
-// no total computed from it can overflow to inf or NaN.
-std::optional<FieldError> CheckHourly(const std::vector<PathElement>& base, const char* field,
-                                      double value) {
-  if (auto e = CheckAmount(base, field, value)) return e;
-  if (value <= kMaxUsdPerHour) return std::nullopt;
-  return FieldError{Join(base, field), absl::StrCat("must be <= ", kMaxUsdPerHour,
-                                                    " (USD per instance-hour; got ", value, ")")};
-}
-
-// The provider part of an offer id "<provider>/<instance_type>/<region>".
-absl::string_view IdProvider(absl::string_view offer_id) {
-  return offer_id.substr(0, std::min(offer_id.find('/'), offer_id.size()));
-}
-
-// The instance-type part of an offer id, empty if there is none.
-absl::string_view IdInstanceType(absl::string_view offer_id) {
-  const size_t first = offer_id.find('/');
-  if (first == absl::string_view::npos) return {};
-  const size_t second = offer_id.find('/', first + 1);
-  return offer_id.substr(
-      first + 1, second == absl::string_view::npos ? absl::string_view::npos : second - first - 1);
-}
-
-std::optional<FieldError> ValidateRule(const v1::BillingRule& rule,
-                                       const std::vector<PathElement>& base, bool is_default) {
-  if (!is_default) {
-    absl::string_view provider = rule.provider();
-    const size_t slash = provider.find('/');
-    if (provider.empty()) return FieldError{Join(base, "provider"), "must not be empty"};
-    if (slash == 0 || slash + 1 == provider.size() ||
-        (slash != absl::string_view::npos &&
-         provider.find('/', slash + 1) != absl::string_view::npos)) {
-      return FieldError{Join(base, "provider"),
-                        "must be \"<provider>\" or \"<provider>/<instance type prefix>\""};
-    }
-  }
-  if (rule.granularity_seconds() < 1) {
-    return FieldError{Join(base, "granularity_seconds"), "must be >= 1"};
-  }
-  if (rule.minimum_seconds() < 0) {
-    return FieldError{Join(base, "minimum_seconds"), "must be >= 0"};
-  }
-  if (auto e = CheckAmount(base, "storage_usd_per_gb_month", rule.storage_usd_per_gb_month())) {
-    return e;
-  }
-  if (auto e = CheckAmount(base, "egress_usd_per_gb", rule.egress_usd_per_gb())) return e;
-  if (auto e = CheckAmount(base, "egress_free_gb", rule.egress_free_gb())) return e;
-  for (int i = 0; i < rule.egress_tiers_size(); ++i) {
-    const v1::EgressTier& tier = rule.egress_tiers(i);
-    std::vector<PathElement> tier_path = Join(base, "egress_tiers");
-    tier_path.back().index = i;
-    if (auto e = CheckAmount(tier_path, "usd_per_gb", tier.usd_per_gb())) return e;
-    const double previous = i == 0 ? 0 : rule.egress_tiers(i - 1).from_gb();
-    if (!std::isfinite(tier.from_gb()) || !(tier.from_gb() > previous)) {
-      return FieldError{Join(tier_path, "from_gb"), absl::StrCat("must be finite and > ", previous,
-                                                                 " (tiers in increasing order)")};
-    }
-  }
-  if (auto e = CheckAmount(base, "restart_minutes", rule.restart_minutes())) return e;
-  if (!FiniteNonNegative(rule.reserved_discount()) || rule.reserved_discount() >= 1) {
-    return FieldError{Join(base, "reserved_discount"), "must be finite, >= 0 and < 1"};
-  }
-  return std::nullopt;
-}
-
-std::optional<FieldError> ValidatePrice(const v1::OfferPrice& price,
-                                        const std::vector<PathElement>& base) {
-  if (price.offer_id().empty()) return FieldError{Join(base, "offer_id"), "must not be empty"};
-  if (price.provider().empty() && IdProvider(price.offer_id()).empty()) {
-    return FieldError{Join(base, "provider"), "must not be empty"};
-  }
-  if (auto e = CheckAmount(base, "on_demand_usd_per_hour", price.on_demand_usd_per_hour())) {
-    return e;
-  }
-  if (auto e = CheckAmount(base, "spot_usd_per_hour", price.spot_usd_per_hour())) return e;
-  if (auto e = CheckAmount(base, "reserved_usd_per_hour", price.reserved_usd_per_hour())) {
-    return e;
-  }
-  return std::nullopt;
-}
-
-bool ParseAsOf(const std::string& text, absl::Time* out) {
-  std::string err;
-  return absl::ParseTime("%Y-%m-%d", text, absl::UTCTimeZone(), out, &err) ||
-         absl::ParseTime(absl::RFC3339_full, text, absl::UTCTimeZone(), out, &err);
-}
-
-std::optional<FieldError> Validate(const v1::PriceBook& book) {
-  if (!book.prices_as_of().empty()) {
-    absl::Time unused;
-    if (!ParseAsOf(book.prices_as_of(), &unused)) {
-      return FieldError{{{"prices_as_of", -1}}, "must be an ISO date (YYYY-MM-DD) or RFC 3339"};
-    }
-  }
-  if (auto e = ValidateRule(book.default_billing(), {{"default_billing", -1}}, true)) return e;
-
-  absl::flat_hash_map<std::string, int> rule_keys;
-  for (int i = 0; i < book.billing_size(); ++i) {
-    const std::vector<PathElement> base = {{"billing", i}};
-    if (auto e = ValidateRule(book.billing(i), base, false)) return e;
-    auto [it, inserted] = rule_keys.emplace(absl::AsciiStrToLower(book.billing(i).provider()), i);
-    if (!inserted) {
-      return FieldError{Join(base, "provider"),
-                        absl::StrCat("duplicate \"", book.billing(i).provider(),
-                                     "\" (first at billing[", it->second, "])")};
-    }
-  }
-
-  absl::flat_hash_map<std::string, int> risk_keys;
-  for (int i = 0; i < book.spot_risks_size(); ++i) {
-    const v1::SpotRisk& risk = book.spot_risks(i);
-    const std::vector<PathElement> base = {{"spot_risks", i}};
-    if (risk.provider().empty()) return FieldError{Join(base, "provider"), "must not be empty"};
-    if (risk.gpu_model().empty()) {
-      return FieldError{Join(base, "gpu_model"), "must not be empty (\"*\" for any)"};
-    }
-    if (auto e = CheckAmount(base, "interruptions_per_hour", risk.interruptions_per_hour())) {
-      return e;
-    }
-    if (auto e = CheckAmount(base, "interruption_frequency", risk.interruption_frequency())) {
-      return e;
-    }
-    if (risk.interruption_frequency() >= 1) {
-      return FieldError{Join(base, "interruption_frequency"), "must be < 1 (a fraction)"};
-    }
-    if (auto e = CheckAmount(base, "instance_lifetime_hours", risk.instance_lifetime_hours())) {
-      return e;
-    }
-    if (risk.interruption_frequency() > 0) {
-      if (risk.instance_lifetime_hours() <= 0) {
-        return FieldError{Join(base, "instance_lifetime_hours"),
-                          "must be > 0 with interruption_frequency"};
-      }
-      if (risk.interruptions_per_hour() > 0) {
-        return FieldError{Join(base, "interruptions_per_hour"),
-                          "must be 0 with interruption_frequency (it is derived)"};
-      }
-    }
-    if (risk.has_notice_seconds()) {
-      if (auto e = CheckAmount(base, "notice_seconds", risk.notice_seconds())) return e;
-    }
-    if (auto e = CheckAmount(base, "capacity_restart_factor", risk.capacity_restart_factor())) {
-      return e;
-    }
-    auto [it, inserted] =
-        risk_keys.emplace(absl::StrCat(absl::AsciiStrToLower(risk.provider()), "\n",
-                                       absl::AsciiStrToLower(risk.gpu_model())),
-                          i);
-    if (!inserted) {
-      return FieldError{Join(base, "gpu_model"),
-                        absl::StrCat("duplicate (\"", risk.provider(), "\", \"", risk.gpu_model(),
-                                     "\") (first at spot_risks[", it->second, "])")};
-    }
-  }
-
-  absl::flat_hash_map<absl::string_view, int> offer_ids;
-  offer_ids.reserve(static_cast<size_t>(book.prices_size()));
-  for (int i = 0; i < book.prices_size(); ++i) {
-    const std::vector<PathElement> base = {{"prices", i}};
-    if (auto e = ValidatePrice(book.prices(i), base)) return e;
-    auto [it, inserted] = offer_ids.emplace(book.prices(i).offer_id(), i);
-    if (!inserted) {
-      return FieldError{Join(base, "offer_id"),
-                        absl::StrCat("duplicate \"", book.prices(i).offer_id(),
-                                     "\" (first at prices[", it->second, "])")};
-    }
-  }
-  return std::nullopt;
-}
-
-absl::Status ToStatus(const FieldError& error) {
-  return absl::InvalidArgumentError(absl::StrCat(FormatPath(error.path), ": ", error.message));
-}
-
-// Fills an empty provider from the offer id; providers are matched
-// lower-case.
-void Normalize(v1::PriceBook* book) {
-  for (v1::OfferPrice& price : *book->mutable_prices()) {
-    if (price.provider().empty()) {
-      absl::string_view provider = IdProvider(price.offer_id());
-      price.set_provider(provider.data(), provider.size());
-    }
-  }
-}
 
 // 64-bit FNV-1a over the deterministic serialization of everything but the
 // version: stable across processes and builds, unlike absl::Hash.
@@ -340,26 +116,6 @@ struct JobConstants {
 };
 
 }  // namespace
-
-std::vector<v1::OfferPrice> PricesFromOffers(const catalog::v1::CatalogSnapshot& catalog) {
-  std::vector<v1::OfferPrice> prices;
-  prices.reserve(static_cast<size_t>(catalog.offers_size()));
-  for (const catalog::v1::Offer& offer : catalog.offers()) {
-    v1::OfferPrice& price = prices.emplace_back();
-    if (!offer.id().empty()) {
-      price.set_offer_id(offer.id());
-    } else {
-      price.set_offer_id(absl::StrCat(absl::AsciiStrToLower(offer.provider()), "/",
-                                      offer.instance_type(), "/", offer.region()));
-    }
-    price.set_provider(absl::AsciiStrToLower(offer.provider()));
-    price.set_gpu_model(offer.gpu_model());
-    price.set_on_demand_usd_per_hour(offer.on_demand_usd_per_hour());
-    price.set_spot_usd_per_hour(offer.spot_usd_per_hour());
-    price.set_reserved_usd_per_hour(offer.reserved_usd_per_hour());
-  }
-  return prices;
-}
 
 PriceBook::PriceBook(v1::PriceBook data) : data_(std::move(data)) {}
 
@@ -507,6 +263,7 @@ absl::Status PriceBook::QuoteItems(int count, absl::FunctionRef<Item(int)> items
 
   response.set_price_book_version(data_.version());
   response.set_catalog_version(data_.catalog_version());
+  response.set_quote_rules_version(kQuoteRulesVersion);
   response.set_prices_as_of(data_.prices_as_of());
   if (prices_as_of_ != absl::InfinitePast() && now > prices_as_of_) {
     response.set_price_book_age_seconds(absl::ToInt64Seconds(now - prices_as_of_));
@@ -669,141 +426,6 @@ absl::Status PriceBook::QuoteItems(int count, absl::FunctionRef<Item(int)> items
     cost->set_expected_hours(expected_hours);
   }
   return absl::OkStatus();
-}
-
-absl::StatusOr<std::shared_ptr<const PriceBook>> PriceBook::WithUpdates(
-    const v1::UpdatePricesRequest& update) const {
-  if (update.prices_size() == 0) {
-    return absl::InvalidArgumentError("prices: must not be empty");
-  }
-  absl::flat_hash_map<absl::string_view, int> seen;
-  for (int i = 0; i < update.prices_size(); ++i) {
-    const v1::OfferPrice& price = update.prices(i);
-    if (auto e = ValidatePrice(price, {{"prices", i}})) return ToStatus(*e);
-    // Operator input: also within a plausible range.
-    for (auto [field, value] :
-         {std::pair<const char*, double>{"on_demand_usd_per_hour", price.on_demand_usd_per_hour()},
-          {"spot_usd_per_hour", price.spot_usd_per_hour()},
-          {"reserved_usd_per_hour", price.reserved_usd_per_hour()}}) {
-      if (auto e = CheckHourly({{"prices", i}}, field, value)) return ToStatus(*e);
-    }
-    auto [it, inserted] = seen.emplace(price.offer_id(), i);
-    if (!inserted) {
-      return absl::InvalidArgumentError(absl::StrCat("prices[", i, "].offer_id: duplicate \"",
-                                                     price.offer_id(), "\" (first at prices[",
-                                                     it->second, "])"));
-    }
-    if (!offers_.contains(absl::string_view(price.offer_id()))) {
-      return absl::InvalidArgumentError(
-          absl::StrCat("prices[", i, "].offer_id: unknown offer \"", price.offer_id(),
-                       "\" (updates may only reprice offers of the catalog)"));
-    }
-  }
-  if (!update.prices_as_of().empty()) {
-    absl::Time unused;
-    if (!ParseAsOf(update.prices_as_of(), &unused)) {
-      return absl::InvalidArgumentError(
-          "prices_as_of: must be an ISO date (YYYY-MM-DD) or RFC 3339");
-    }
-  }
-
-  v1::PriceBook data = data_;
-  for (const v1::OfferPrice& price : update.prices()) {
-    auto it = offers_.find(absl::string_view(price.offer_id()));
-    if (it == offers_.end()) {
-      // Checked above; kept as a guard.
-      return absl::InvalidArgumentError(absl::StrCat("unknown offer \"", price.offer_id(), "\""));
-    }
-    // Same position as in this book: offers_ points into data_.prices().
-    v1::OfferPrice* target = data.mutable_prices(it->second.index);
-    std::string provider = price.provider().empty() ? target->provider() : price.provider();
-    std::string gpu_model = price.gpu_model().empty() ? target->gpu_model() : price.gpu_model();
-    *target = price;
-    target->set_provider(std::move(provider));
-    target->set_gpu_model(std::move(gpu_model));
-  }
-  if (!update.source().empty()) data.set_source(update.source());
-  if (!update.prices_as_of().empty()) data.set_prices_as_of(update.prices_as_of());
-  return Create(std::move(data));
-}
-
-// ---------------------------------------------------------------------------
-// LoadPriceBook
-
-namespace {
-
-// "<path>:<line>:<col>" of the deepest field of `path` present in `text`, or
-// just "<path>" when none is (a field left at its default is not in the file).
-std::string Locate(const std::string& file_path, const std::string& text,
-                   const std::vector<PathElement>& path) {
-  v1::PriceBook parsed;
-  google::protobuf::TextFormat::Parser parser;
-  google::protobuf::TextFormat::ParseInfoTree tree;
-  parser.WriteLocationsTo(&tree);
-  if (!parser.ParseFromString(text, &parsed)) return file_path;
-  const google::protobuf::Descriptor* descriptor = v1::PriceBook::descriptor();
-  const google::protobuf::TextFormat::ParseInfoTree* node = &tree;
-  google::protobuf::TextFormat::ParseLocation best;
-  for (const PathElement& element : path) {
-    if (node == nullptr || descriptor == nullptr) break;
-    const google::protobuf::FieldDescriptor* field = descriptor->FindFieldByName(element.field);
-    if (field == nullptr) break;
-    const int index = field->is_repeated() ? element.index : -1;
-    const google::protobuf::TextFormat::ParseLocation location = node->GetLocation(field, index);
-    if (location.line < 0) break;
-    best = location;
-    if (field->type() != google::protobuf::FieldDescriptor::TYPE_MESSAGE) break;
-    node = node->GetTreeForNested(field, index);
-    descriptor = field->message_type();
-  }
-  if (best.line < 0) return file_path;
-  return absl::StrCat(file_path, ":", best.line + 1, ":", best.column + 1);
-}
-
-}  // namespace
-
-absl::StatusOr<std::shared_ptr<const PriceBook>> LoadPriceBook(
-    const std::string& billing_path, const catalog::v1::CatalogSnapshot& catalog) {
-  absl::StatusOr<std::string> text = ReadFile(billing_path);
-  if (!text.ok()) return text.status();
-  v1::PriceBook data;
-  if (absl::Status s = ParseTextProto(*text, billing_path, &data); !s.ok()) return s;
-
-  // The file's own prices (overrides, normally none) come first so that error
-  // paths prices[i] with i < file_prices point into the file.
-  const int file_prices = data.prices_size();
-  absl::flat_hash_set<std::string> overridden;
-  for (const v1::OfferPrice& price : data.prices()) overridden.insert(price.offer_id());
-  for (v1::OfferPrice& price : PricesFromOffers(catalog)) {
-    if (!overridden.contains(price.offer_id())) *data.add_prices() = std::move(price);
-  }
-  data.set_catalog_version(catalog.version());
-  if (!catalog.prices_as_of().empty()) data.set_prices_as_of(catalog.prices_as_of());
-  if (!catalog.source().empty()) {
-    data.set_source(data.source().empty()
-                        ? catalog.source()
-                        : absl::StrCat(data.source(), "; offer prices: ", catalog.source()));
-  }
-
-  Normalize(&data);
-  if (std::optional<FieldError> error = Validate(data)) {
-    const bool from_catalog = !error->path.empty() && error->path[0].field == "prices" &&
-                              error->path[0].index >= file_prices;
-    if (from_catalog) {
-      return absl::InvalidArgumentError(
-          absl::StrCat("catalog offer \"", data.prices(error->path[0].index).offer_id(),
-                       "\": ", FormatPath(error->path, 1), ": ", error->message));
-    }
-    const bool catalog_date = error->path.size() == 1 && error->path[0].field == "prices_as_of" &&
-                              !catalog.prices_as_of().empty();
-    if (catalog_date) {
-      return absl::InvalidArgumentError(
-          absl::StrCat("catalog prices_as_of \"", catalog.prices_as_of(), "\": ", error->message));
-    }
-    return absl::InvalidArgumentError(absl::StrCat(Locate(billing_path, *text, error->path), ": ",
-                                                   FormatPath(error->path), ": ", error->message));
-  }
-  return PriceBook::Create(std::move(data));
 }
 
 }  // namespace gpuadvisor::pricing

@@ -1,9 +1,11 @@
 #ifndef GPUADVISOR_SERVICES_PRICING_PRICE_BOOK_H_
 #define GPUADVISOR_SERVICES_PRICING_PRICE_BOOK_H_
 
-// The pricing domain: an immutable, validated price book, the whole-job
-// quote and the store that serves the current book. Plain C++ over the
-// gpuadvisor.pricing.v1 messages; no gRPC.
+// The quoting library (pricing_quote): an immutable, validated price book and
+// the whole-job quote, versioned by kQuoteRulesVersion. Every process that
+// quotes links it (the writer, its followers, the gateway); the writer's
+// loader, updates and store are elsewhere (price_loader.h, price_store.h).
+// Plain C++ over the gpuadvisor.pricing.v1 messages; no gRPC.
 //
 // Units: prices in USD per hour for the whole instance (one node), storage in
 // USD per GB-month (1 month = 730 h), egress in USD per GB, times in the unit
@@ -74,18 +76,14 @@
 //    usd_per_hour   = N x p
 //    total_usd      = compute + storage + egress + preemption
 
-#include <functional>
-#include <map>
 #include <memory>
 #include <string>
 #include <vector>
 
-#include "absl/base/thread_annotations.h"
 #include "absl/container/flat_hash_map.h"
 #include "absl/functional/function_ref.h"
 #include "absl/status/statusor.h"
 #include "absl/strings/string_view.h"
-#include "absl/synchronization/mutex.h"
 #include "absl/time/time.h"
 #include "absl/types/span.h"
 #include "gpuadvisor/catalog/v1/catalog.pb.h"
@@ -94,13 +92,6 @@
 
 namespace gpuadvisor::pricing {
 
-// One OfferPrice per catalog offer: offer_id (Offer.id, or
-// "<provider>/<instance_type>/<region>" when the id is empty), provider
-// (lower-cased), gpu_model and the three list prices, in catalog order. No
-// validation here: PriceBook::Create validates.
-std::vector<gpuadvisor::pricing::v1::OfferPrice> PricesFromOffers(
-    const gpuadvisor::catalog::v1::CatalogSnapshot& catalog);
-
 // The most an instance-hour may cost in any price (on-demand, spot,
 // reserved) set through UpdatePrices. The dearest offers in data/ are about
 // 114 USD per instance-hour (8-GPU nodes); 10,000 leaves two orders of
@@ -108,6 +99,13 @@ std::vector<gpuadvisor::pricing::v1::OfferPrice> PricesFromOffers(
 // every whole-job total (hours <= 1e6, nodes) far from overflow. A sanity
 // bound on operator input, not a fact about the market.
 inline constexpr double kMaxUsdPerHour = 10'000;
+
+// The version of the quote rules below (the formulas of Quote and the
+// meaning of the book's fields for them). Bump it with every change that can
+// make Quote price the same book differently: a process quoting in place from
+// a copy of the writer's book (the gateway) does so only while the book's
+// quote_rules_version equals this, and calls the writer's Quote otherwise.
+inline constexpr char kQuoteRulesVersion[] = "1";
 
 // An immutable, validated price book. All methods are const and thread-safe;
 // share it through std::shared_ptr<const PriceBook>.
@@ -162,26 +160,26 @@ class PriceBook {
   absl::Status Quote(absl::Span<const Item> items, const gpuadvisor::pricing::v1::JobProfile& job,
                      absl::Time now, gpuadvisor::pricing::v1::QuoteResponse* response) const;
 
-  // A new book with the update's prices applied, all or nothing: each entry
-  // replaces the entry with its offer_id whole (an empty provider or
-  // gpu_model keeps the old one). An offer id the book does not hold is
-  // rejected ("prices[i].offer_id: unknown offer"), as is an hourly price
-  // that is negative, not finite or above kMaxUsdPerHour. A non-empty
-  // update source / prices_as_of replaces the book's. The result is
-  // validated like Create (errors name "prices[i]..." of the update when the
-  // entry itself is bad) and gets a new version. kInvalidArgument for an empty
-  // update or an offer id repeated within it. This book is unchanged either way.
-  absl::StatusOr<std::shared_ptr<const PriceBook>> WithUpdates(
-      const gpuadvisor::pricing::v1::UpdatePricesRequest& update) const;
-
   // Number of priced offers.
   int size() const { return data_.prices_size(); }
 
   // When the prices were taken (prices_as_of); InfinitePast if unknown.
   absl::Time prices_as_of() const { return prices_as_of_; }
 
-  // Whether the book prices `offer_id`.
+  // Whether the book prices `offer_id`, and its position in data().prices()
+  // (-1 when it does not).
   bool HasOffer(absl::string_view offer_id) const { return offers_.contains(offer_id); }
+  int OfferIndex(absl::string_view offer_id) const {
+    auto it = offers_.find(offer_id);
+    return it == offers_.end() ? -1 : it->second.index;
+  }
+
+  // The quote rules the writer priced this book by (data().quote_rules_version,
+  // stamped by LoadPriceBook), and whether they are the rules this build's
+  // Quote applies: only then does an in-process quote from a copy of the book
+  // give the writer's answer.
+  const std::string& quote_rules_version() const { return data_.quote_rules_version(); }
+  bool QuotesLikeThisBuild() const { return quote_rules_version() == kQuoteRulesVersion; }
 
  private:
   // Everything Quote needs about one offer, resolved once in Create.
@@ -209,95 +207,6 @@ class PriceBook {
   absl::Time prices_as_of_ = absl::InfinitePast();  // InfinitePast: unknown
   // Keys view the offer ids stored in data_, which never changes.
   absl::flat_hash_map<absl::string_view, OfferEntry> offers_;
-};
-
-// Reads the billing file (text format PriceBook, see
-// data/pricing/billing.textproto), appends PricesFromOffers(catalog) (an
-// offer also listed under `prices` in the file keeps the file's entry),
-// takes prices_as_of from the catalog when it has one and validates the
-// whole. Errors name the file and line: kNotFound / kUnavailable when the
-// file cannot be read, kInvalidArgument "<path>:<line>:<col>: ..." for syntax
-// errors and "<path>:<line>:<col>: billing[2].granularity_seconds: must be
-// >= 1" for invalid values (line of the nearest enclosing field present in
-// the file), "catalog offer \"<id>\": ..." for bad catalog prices.
-absl::StatusOr<std::shared_ptr<const PriceBook>> LoadPriceBook(
-    const std::string& billing_path, const gpuadvisor::catalog::v1::CatalogSnapshot& catalog);
-
-// The price book currently served, with atomic replacement and change
-// notification (for WatchPrices). Thread-safe: every method may be called
-// from any thread. Implemented in price_store.cc.
-class PriceStore {
- public:
-  PriceStore() = default;
-  PriceStore(const PriceStore&) = delete;
-  PriceStore& operator=(const PriceStore&) = delete;
-
-  // Replaces the current book (e.g. after a file reload) and wakes waiters.
-  // A nullptr is ignored.
-  void Set(std::shared_ptr<const PriceBook> book);
-
-  // The current book; nullptr before the first Set. Readers keep the book
-  // they got alive for as long as they hold it, even across a swap.
-  std::shared_ptr<const PriceBook> Current() const;
-
-  // The newest book built from catalog version `catalog_version` (its
-  // data().catalog_version()), among the books of the last
-  // kKeptCatalogVersions catalog versions Set; nullptr when none is held (a
-  // version not seen yet, or older than those). An empty version gives
-  // Current(). Lets a quote use the catalog version its caller used, while a
-  // reload moves the current book on. A book of an older catalog version keeps
-  // the prices it had when a newer version arrived (later updates go to the
-  // current book).
-  static constexpr int kKeptCatalogVersions = 4;
-  std::shared_ptr<const PriceBook> ForCatalog(const std::string& catalog_version) const;
-
-  // Takes updates accepted before a restart (as Persist saw them) as if they
-  // had been accepted here, before any book is Set: the next Rebase applies
-  // them (dropping offers the catalog no longer has).
-  void Restore(const gpuadvisor::pricing::v1::UpdatePricesRequest& saved);
-
-  // Applies `update` to the current book (PriceBook::WithUpdates) and swaps
-  // the result in, all or nothing: on error (kInvalidArgument naming the
-  // field) the current book stays. kUnavailable before the first Set.
-  // Concurrent updates are serialized, so none is lost. Returns the new book.
-  // `persist`, when given, gets every update accepted so far including this
-  // one (newest per offer) after validation and before the swap; if it fails
-  // nothing changes and its error is returned (an update is live only once
-  // it is durable).
-  using Persist =
-      std::function<absl::Status(const gpuadvisor::pricing::v1::UpdatePricesRequest& all)>;
-  absl::StatusOr<std::shared_ptr<const PriceBook>> Update(
-      const gpuadvisor::pricing::v1::UpdatePricesRequest& update, const Persist& persist = nullptr);
-
-  // Replaces the book with `base` (new list prices, e.g. from a new catalog
-  // snapshot) and re-applies every update accepted so far, so live price
-  // updates survive catalog reloads; updates of offers `base` no longer has
-  // are forgotten. On error the current book stays.
-  absl::Status Rebase(std::shared_ptr<const PriceBook> base);
-
-  // Blocks until the current book's version differs from `known_version`,
-  // `deadline` passes or Shutdown() is called, then returns the current book
-  // (which may still have `known_version`, or be nullptr if nothing was Set;
-  // callers compare versions). Returns at once if the version already
-  // differs. An empty known_version matches any book.
-  std::shared_ptr<const PriceBook> WaitForChange(const std::string& known_version,
-                                                 absl::Time deadline) const;
-
-  // Wakes every WaitForChange, now and later, so streams can end.
-  void Shutdown();
-
- private:
-  mutable absl::Mutex mu_;
-  std::shared_ptr<const PriceBook> book_ ABSL_GUARDED_BY(mu_);
-  // Newest last: the latest book of each of the last kKeptCatalogVersions
-  // catalog versions.
-  std::vector<std::shared_ptr<const PriceBook>> by_catalog_ ABSL_GUARDED_BY(mu_);
-  bool shutdown_ ABSL_GUARDED_BY(mu_) = false;
-  // Serializes Update's read-modify-write without blocking readers while the
-  // new book is built.
-  absl::Mutex update_mu_ ABSL_ACQUIRED_BEFORE(mu_);
-  // Every price accepted through Update, newest per offer, for Rebase.
-  std::map<std::string, gpuadvisor::pricing::v1::OfferPrice> overrides_ ABSL_GUARDED_BY(update_mu_);
 };
 
 }  // namespace gpuadvisor::pricing

@@ -1,4 +1,6 @@
 #include "services/pricing/price_book.h"
+#include "services/pricing/price_loader.h"
+#include "services/pricing/price_store.h"
 
 #include <unistd.h>
 
@@ -759,7 +761,7 @@ TEST(PriceBookWithUpdates, ReplacesAndBumpsVersion) {
       spot_usd_per_hour: 12
     }
   )pb");
-  auto next = book->WithUpdates(update);
+  auto next = WithUpdates(*book, update);
   ASSERT_OK(next);
   const PriceBook& updated = **next;
   EXPECT_NE(updated.version(), book->version());
@@ -788,22 +790,22 @@ TEST(PriceBookWithUpdates, RejectsUnknownOffersAndImplausiblePrices) {
   v1::OfferPrice* price = update.add_prices();
   price->set_offer_id("gcp/a3-highgpu-8g/us-central1");
   price->set_on_demand_usd_per_hour(43);
-  EXPECT_THAT(book->WithUpdates(update), StatusIs(absl::StatusCode::kInvalidArgument,
+  EXPECT_THAT(WithUpdates(*book, update), StatusIs(absl::StatusCode::kInvalidArgument,
                                                   HasSubstr("prices[0].offer_id: unknown offer")));
   price->set_offer_id(kP5);
   for (double bad : {1.7e308, 10'001.0, std::numeric_limits<double>::infinity(),
                      std::numeric_limits<double>::quiet_NaN(), -1.0}) {
     price->set_on_demand_usd_per_hour(bad);
-    EXPECT_THAT(book->WithUpdates(update), StatusIs(absl::StatusCode::kInvalidArgument,
+    EXPECT_THAT(WithUpdates(*book, update), StatusIs(absl::StatusCode::kInvalidArgument,
                                                     HasSubstr("prices[0].on_demand_usd_per_hour")))
         << bad;
   }
   price->set_on_demand_usd_per_hour(40);
   price->set_spot_usd_per_hour(1e300);
-  EXPECT_THAT(book->WithUpdates(update), StatusIs(absl::StatusCode::kInvalidArgument,
+  EXPECT_THAT(WithUpdates(*book, update), StatusIs(absl::StatusCode::kInvalidArgument,
                                                   HasSubstr("prices[0].spot_usd_per_hour")));
   price->set_spot_usd_per_hour(12);
-  EXPECT_OK(book->WithUpdates(update));
+  EXPECT_OK(WithUpdates(*book, update));
 }
 
 TEST(PriceBookWithUpdates, OneBadEntryRejectsTheWholeUpdate) {
@@ -813,18 +815,18 @@ TEST(PriceBookWithUpdates, OneBadEntryRejectsTheWholeUpdate) {
     prices { offer_id: "aws/p5.48xlarge/us-east-1" on_demand_usd_per_hour: 1 }
     prices { offer_id: "aws/p4d.24xlarge/us-east-1" spot_usd_per_hour: -3 }
   )pb");
-  EXPECT_THAT(book->WithUpdates(update),
+  EXPECT_THAT(WithUpdates(*book, update),
               StatusIs(absl::StatusCode::kInvalidArgument,
                        "prices[1].spot_usd_per_hour: must be finite and >= 0"));
   update.mutable_prices(1)->set_spot_usd_per_hour(3);
   update.mutable_prices(1)->set_offer_id(kP5);
-  EXPECT_THAT(book->WithUpdates(update), StatusIs(absl::StatusCode::kInvalidArgument,
+  EXPECT_THAT(WithUpdates(*book, update), StatusIs(absl::StatusCode::kInvalidArgument,
                                                   HasSubstr("prices[1].offer_id: duplicate")));
-  EXPECT_THAT(book->WithUpdates(v1::UpdatePricesRequest()),
+  EXPECT_THAT(WithUpdates(*book, v1::UpdatePricesRequest()),
               StatusIs(absl::StatusCode::kInvalidArgument, HasSubstr("prices: must not be empty")));
   update.mutable_prices(1)->set_offer_id(kP4d);
   update.set_prices_as_of("soon");
-  EXPECT_THAT(book->WithUpdates(update),
+  EXPECT_THAT(WithUpdates(*book, update),
               StatusIs(absl::StatusCode::kInvalidArgument, HasSubstr("prices_as_of")));
   // The book itself never changes.
   EXPECT_DOUBLE_EQ(book->data().prices(0).on_demand_usd_per_hour(), 36);

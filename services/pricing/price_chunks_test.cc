@@ -25,6 +25,7 @@
 #include "grpcpp/security/credentials.h"
 #include "gtest/gtest.h"
 #include "services/pricing/price_follower.h"
+#include "services/pricing/price_loader.h"
 #include "services/pricing/pricing_service_impl.h"
 #include "tests/testing/status_matchers.h"
 #include "tests/testing/watch_messages.h"

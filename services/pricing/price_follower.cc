@@ -11,7 +11,7 @@
 namespace gpuadvisor::pricing {
 
 PriceFollower::PriceFollower(std::unique_ptr<v1::PricingService::StubInterface> writer,
-                             PriceStore* store, Options options)
+                             PriceBooks* store, Options options)
     : writer_(std::move(writer)),
       store_(store),
       options_(std::move(options)),

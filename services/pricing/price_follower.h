@@ -5,7 +5,7 @@
 // pricing's follower replicas and by the gateway, which quotes in process):
 // every book the writer publishes (list prices of a catalog version with the
 // live updates applied) is validated (PriceBook::Create, which recomputes the
-// same content version) and Set into the local PriceStore, so this copy
+// same content version) and Set into the local PriceBooks, so this copy
 // quotes exactly what the writer quotes, for the same catalog versions.
 //
 // Chunks: the follower asks for them (WatchPricesRequest.accept_chunks), so a
@@ -37,7 +37,7 @@
 #include "absl/time/time.h"
 #include "gpuadvisor/pricing/v1/pricing.grpc.pb.h"
 #include "grpcpp/client_context.h"
-#include "services/pricing/price_book.h"
+#include "services/pricing/price_books.h"
 
 namespace gpuadvisor::pricing {
 
@@ -57,7 +57,7 @@ class PriceFollower {
   };
 
   // `store` must outlive the follower.
-  PriceFollower(std::unique_ptr<v1::PricingService::StubInterface> writer, PriceStore* store,
+  PriceFollower(std::unique_ptr<v1::PricingService::StubInterface> writer, PriceBooks* store,
                 Options options);
   ~PriceFollower();  // Stop()s
 
@@ -91,7 +91,7 @@ class PriceFollower {
   bool Apply(v1::PriceBook data);
 
   std::unique_ptr<v1::PricingService::StubInterface> writer_;
-  PriceStore* store_;
+  PriceBooks* store_;
   const Options options_;
   std::thread follower_;
 

@@ -1,45 +1,10 @@
 #include <utility>
 
 #include "absl/strings/str_cat.h"
-#include "services/pricing/price_book.h"
+#include "services/pricing/price_loader.h"
+#include "services/pricing/price_store.h"
 
 namespace gpuadvisor::pricing {
-
-void PriceStore::Set(std::shared_ptr<const PriceBook> book) {
-  if (book == nullptr) return;
-  std::shared_ptr<const PriceBook> old;  // released outside the lock
-  std::vector<std::shared_ptr<const PriceBook>> dropped;
-  absl::MutexLock lock(&mu_);
-  const std::string& catalog_version = book->data().catalog_version();
-  for (auto it = by_catalog_.begin(); it != by_catalog_.end();) {
-    if ((*it)->data().catalog_version() == catalog_version) {
-      dropped.push_back(std::move(*it));
-      it = by_catalog_.erase(it);
-    } else {
-      ++it;
-    }
-  }
-  by_catalog_.push_back(book);
-  while (static_cast<int>(by_catalog_.size()) > kKeptCatalogVersions) {
-    dropped.push_back(std::move(by_catalog_.front()));
-    by_catalog_.erase(by_catalog_.begin());
-  }
-  old = std::exchange(book_, std::move(book));
-}
-
-std::shared_ptr<const PriceBook> PriceStore::Current() const {
-  absl::MutexLock lock(&mu_);
-  return book_;
-}
-
-std::shared_ptr<const PriceBook> PriceStore::ForCatalog(const std::string& catalog_version) const {
-  absl::MutexLock lock(&mu_);
-  if (catalog_version.empty()) return book_;
-  for (auto it = by_catalog_.rbegin(); it != by_catalog_.rend(); ++it) {
-    if ((*it)->data().catalog_version() == catalog_version) return *it;
-  }
-  return nullptr;
-}
 
 void PriceStore::Restore(const gpuadvisor::pricing::v1::UpdatePricesRequest& saved) {
   absl::MutexLock update_lock(&update_mu_);
@@ -51,7 +16,7 @@ absl::StatusOr<std::shared_ptr<const PriceBook>> PriceStore::Update(
   absl::MutexLock update_lock(&update_mu_);
   std::shared_ptr<const PriceBook> current = Current();
   if (current == nullptr) return absl::UnavailableError("no price book loaded yet");
-  absl::StatusOr<std::shared_ptr<const PriceBook>> next = current->WithUpdates(update);
+  absl::StatusOr<std::shared_ptr<const PriceBook>> next = WithUpdates(*current, update);
   if (!next.ok()) return next.status();
   if (persist) {
     std::map<std::string, gpuadvisor::pricing::v1::OfferPrice> all = overrides_;
@@ -91,26 +56,10 @@ absl::Status PriceStore::Rebase(std::shared_ptr<const PriceBook> base) {
     Set(std::move(base));
     return absl::OkStatus();
   }
-  absl::StatusOr<std::shared_ptr<const PriceBook>> next = base->WithUpdates(replay);
+  absl::StatusOr<std::shared_ptr<const PriceBook>> next = WithUpdates(*base, replay);
   if (!next.ok()) return next.status();
   Set(*next);
   return absl::OkStatus();
-}
-
-std::shared_ptr<const PriceBook> PriceStore::WaitForChange(const std::string& known_version,
-                                                           absl::Time deadline) const {
-  absl::MutexLock lock(&mu_);
-  auto changed = [this, &known_version]() ABSL_SHARED_LOCKS_REQUIRED(mu_) {
-    return shutdown_ ||
-           (book_ != nullptr && (known_version.empty() || book_->version() != known_version));
-  };
-  mu_.AwaitWithDeadline(absl::Condition(&changed), deadline);
-  return book_;
-}
-
-void PriceStore::Shutdown() {
-  absl::MutexLock lock(&mu_);
-  shutdown_ = true;
 }
 
 }  // namespace gpuadvisor::pricing

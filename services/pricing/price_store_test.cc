@@ -9,6 +9,8 @@
 #include "google/protobuf/text_format.h"
 #include "gtest/gtest.h"
 #include "services/pricing/price_book.h"
+#include "services/pricing/price_loader.h"
+#include "services/pricing/price_store.h"
 #include "tests/testing/status_matchers.h"
 
 namespace gpuadvisor::pricing {
@@ -249,6 +251,48 @@ TEST(PriceStore, KeepsTheBooksOfTheLastCatalogVersions) {
   ASSERT_TRUE(updated.ok()) << updated.status();
   EXPECT_EQ(store.ForCatalog(books.back()->data().catalog_version()), *updated);
   EXPECT_EQ(store.ForCatalog("c1"), books[1]);
+}
+
+// A copy of the writer's book is quoted in process only when the book says
+// it is priced by this build's quote rules; otherwise (another version, or
+// none stated) the caller asks the writer.
+TEST(PriceBooks, LocalQuotesOnlyUnderThisBuildsRules) {
+  PriceBooks books;
+  EXPECT_EQ(BookForLocalQuotes(books, ""), nullptr);
+  v1::PriceBook data = SmallBook()->data();
+  data.set_catalog_version("c1");
+
+  data.set_quote_rules_version(kQuoteRulesVersion);
+  auto same = PriceBook::Create(data);
+  ASSERT_OK(same);
+  books.Set(*same);
+  EXPECT_EQ(BookForLocalQuotes(books, "c1"), *same);
+  EXPECT_EQ(BookForLocalQuotes(books, ""), *same);
+  EXPECT_EQ(BookForLocalQuotes(books, "c0"), nullptr);  // not held
+
+  for (const std::string& other :
+       std::vector<std::string>{"", "0", absl::StrCat(kQuoteRulesVersion, "+1")}) {
+    data.set_quote_rules_version(other);
+    auto book = PriceBook::Create(data);
+    ASSERT_OK(book);
+    EXPECT_FALSE((*book)->QuotesLikeThisBuild()) << other;
+    // The rules are part of the book's content: another version is another book.
+    EXPECT_NE((*book)->version(), (*same)->version()) << other;
+    books.Set(*book);
+    EXPECT_EQ(books.ForCatalog("c1"), *book);
+    EXPECT_EQ(BookForLocalQuotes(books, "c1"), nullptr) << other;
+  }
+}
+
+TEST(PriceStore, UpdatesKeepTheBooksQuoteRules) {
+  v1::PriceBook data = SmallBook()->data();
+  data.set_quote_rules_version(kQuoteRulesVersion);
+  auto book = PriceBook::Create(data);
+  ASSERT_OK(book);
+  auto next = WithUpdates(**book, PriceUpdate("aws/a/r", 12));
+  ASSERT_OK(next);
+  EXPECT_EQ((*next)->quote_rules_version(), kQuoteRulesVersion);
+  EXPECT_NE((*next)->version(), (*book)->version());
 }
 
 }  // namespace

@@ -25,7 +25,7 @@
 #include "common/grpc/watch_hub.h"
 #include "common/metrics/metrics.h"
 #include "gpuadvisor/pricing/v1/pricing.grpc.pb.h"
-#include "services/pricing/price_book.h"
+#include "services/pricing/price_store.h"
 
 namespace gpuadvisor::pricing {
 

@@ -14,6 +14,7 @@
 #include "grpcpp/create_channel.h"
 #include "grpcpp/security/credentials.h"
 #include "gtest/gtest.h"
+#include "services/pricing/price_loader.h"
 #include "tests/testing/status_matchers.h"
 
 namespace gpuadvisor::pricing {
