@@ -146,12 +146,14 @@ int main(int argc, char** argv) {
              return book == nullptr ? std::string() : book->version();
            },
        // In process only while the copy's quote rules are this build's.
-       .price_book = local_quotes ? std::function([&prices, &price_copy](const std::string& version)
-                                                      -> std::shared_ptr<const gpuadvisor::pricing::PriceBook> {
-         if (prices.AgeSeconds() != 0) return nullptr;
-         return gpuadvisor::pricing::BookForLocalQuotes(price_copy, version);
-       })
-                                  : nullptr,
+       .price_book =
+           local_quotes
+               ? std::function([&prices, &price_copy](const std::string& version)
+                                   -> std::shared_ptr<const gpuadvisor::pricing::PriceBook> {
+                   if (prices.AgeSeconds() != 0) return nullptr;
+                   return gpuadvisor::pricing::BookForLocalQuotes(price_copy, version);
+                 })
+               : nullptr,
        .estimate_cache = &estimate_cache,
        .region_groups = &*region_groups,
        .overheads = &*overheads,

@@ -41,7 +41,6 @@ constexpr char kNonRestartableWarning[] =
 constexpr char kAlwaysOnWarning[] =
     "spot for an always-on endpoint: a preemption interrupts serving until a replacement starts";
 
-
 // Egress of `gb` moved out in one month under `rule`: the GB past the free
 // allowance, each at the rate of the volume tier it falls in (tiers count
 // from the month's first GB).
@@ -73,7 +72,6 @@ double EgressUsd(const v1::BillingRule& rule, double gb, double hours) {
   return full * MonthlyEgressUsd(rule, per_month) +
          MonthlyEgressUsd(rule, per_month * (months - full));
 }
-
 
 // 64-bit FNV-1a over the deterministic serialization of everything but the
 // version: stable across processes and builds, unlike absl::Hash.

@@ -1,6 +1,4 @@
 #include "services/pricing/price_book.h"
-#include "services/pricing/price_loader.h"
-#include "services/pricing/price_store.h"
 
 #include <unistd.h>
 
@@ -17,6 +15,8 @@
 #include "gmock/gmock.h"
 #include "google/protobuf/text_format.h"
 #include "gtest/gtest.h"
+#include "services/pricing/price_loader.h"
+#include "services/pricing/price_store.h"
 #include "tests/testing/status_matchers.h"
 
 namespace gpuadvisor::pricing {
@@ -791,19 +791,19 @@ TEST(PriceBookWithUpdates, RejectsUnknownOffersAndImplausiblePrices) {
   price->set_offer_id("gcp/a3-highgpu-8g/us-central1");
   price->set_on_demand_usd_per_hour(43);
   EXPECT_THAT(WithUpdates(*book, update), StatusIs(absl::StatusCode::kInvalidArgument,
-                                                  HasSubstr("prices[0].offer_id: unknown offer")));
+                                                   HasSubstr("prices[0].offer_id: unknown offer")));
   price->set_offer_id(kP5);
   for (double bad : {1.7e308, 10'001.0, std::numeric_limits<double>::infinity(),
                      std::numeric_limits<double>::quiet_NaN(), -1.0}) {
     price->set_on_demand_usd_per_hour(bad);
     EXPECT_THAT(WithUpdates(*book, update), StatusIs(absl::StatusCode::kInvalidArgument,
-                                                    HasSubstr("prices[0].on_demand_usd_per_hour")))
+                                                     HasSubstr("prices[0].on_demand_usd_per_hour")))
         << bad;
   }
   price->set_on_demand_usd_per_hour(40);
   price->set_spot_usd_per_hour(1e300);
   EXPECT_THAT(WithUpdates(*book, update), StatusIs(absl::StatusCode::kInvalidArgument,
-                                                  HasSubstr("prices[0].spot_usd_per_hour")));
+                                                   HasSubstr("prices[0].spot_usd_per_hour")));
   price->set_spot_usd_per_hour(12);
   EXPECT_OK(WithUpdates(*book, update));
 }
@@ -821,7 +821,7 @@ TEST(PriceBookWithUpdates, OneBadEntryRejectsTheWholeUpdate) {
   update.mutable_prices(1)->set_spot_usd_per_hour(3);
   update.mutable_prices(1)->set_offer_id(kP5);
   EXPECT_THAT(WithUpdates(*book, update), StatusIs(absl::StatusCode::kInvalidArgument,
-                                                  HasSubstr("prices[1].offer_id: duplicate")));
+                                                   HasSubstr("prices[1].offer_id: duplicate")));
   EXPECT_THAT(WithUpdates(*book, v1::UpdatePricesRequest()),
               StatusIs(absl::StatusCode::kInvalidArgument, HasSubstr("prices: must not be empty")));
   update.mutable_prices(1)->set_offer_id(kP4d);

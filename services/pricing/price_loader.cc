@@ -36,8 +36,8 @@ std::vector<v1::OfferPrice> PricesFromOffers(const catalog::v1::CatalogSnapshot&
   return prices;
 }
 
-absl::StatusOr<std::shared_ptr<const PriceBook>> WithUpdates(const PriceBook& book,
-                                                             const v1::UpdatePricesRequest& update) {
+absl::StatusOr<std::shared_ptr<const PriceBook>> WithUpdates(
+    const PriceBook& book, const v1::UpdatePricesRequest& update) {
   if (update.prices_size() == 0) {
     return absl::InvalidArgumentError("prices: must not be empty");
   }

@@ -1,8 +1,9 @@
+#include "services/pricing/price_store.h"
+
 #include <utility>
 
 #include "absl/strings/str_cat.h"
 #include "services/pricing/price_loader.h"
-#include "services/pricing/price_store.h"
 
 namespace gpuadvisor::pricing {
 

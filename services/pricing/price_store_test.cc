@@ -1,3 +1,5 @@
+#include "services/pricing/price_store.h"
+
 #include <map>
 #include <string>
 #include <thread>
@@ -10,7 +12,6 @@
 #include "gtest/gtest.h"
 #include "services/pricing/price_book.h"
 #include "services/pricing/price_loader.h"
-#include "services/pricing/price_store.h"
 #include "tests/testing/status_matchers.h"
 
 namespace gpuadvisor::pricing {
