@@ -191,7 +191,9 @@ void AddToGroup(Alternatives& a, const std::string& key, const Recommendation* r
 
 std::string AlternativesComment(const Alternatives& a, int chosen, const char* format) {
   if (a.groups.size() < 2) return "";
-  std::string out = "# This answer's fallbacks have several shapes; one file per shape:\n";
+  std::string out =
+      "# This answer's fallbacks are in several files (one per shape, and per set of offers one "
+      "file can hold):\n";
   for (size_t i = 0; i < a.groups.size(); ++i) {
     std::vector<std::string> ranks;
     for (const Recommendation* r : a.groups[i]) ranks.push_back(absl::StrCat(r->rank()));

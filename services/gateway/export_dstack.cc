@@ -146,18 +146,25 @@ std::string Words(const Combo& c) {
                       ", which the plan did not price");
 }
 
+// An offer of the group that cannot be in the file with `kept`, and why.
+struct Moved {
+  DstackNames n;
+  std::string why;
+};
+
 // The group's offers one file can hold: rank 1 of the group, then the
 // others that leave it the cheapest match, while the filters would match an
-// unplanned offer dropping the lowest-ranked offer that lets them.
+// unplanned offer dropping the lowest-ranked offer that lets them. The rest
+// go to `moved`, in rank order, for the next file.
 std::vector<DstackNames> Compatible(const std::vector<DstackNames>& group,
-                                    std::vector<std::string>& left_out) {
+                                    std::vector<Moved>& moved) {
   std::vector<DstackNames> kept = {group.front()};
   for (size_t i = 1; i < group.size(); ++i) {
     std::string why = Conflict(group.front(), group[i]);
     if (why.empty()) {
       kept.push_back(group[i]);
     } else {
-      left_out.push_back(absl::StrCat(RankName(*group[i].r), ": ", why));
+      moved.push_back({group[i], why});
     }
   }
   for (std::set<Combo> bad = Unplanned(kept); !bad.empty() && kept.size() > 1;
@@ -172,10 +179,43 @@ std::vector<DstackNames> Compatible(const std::vector<DstackNames>& group,
         break;
       }
     }
-    left_out.push_back(absl::StrCat(RankName(*kept[drop].r), ": ", Words(combo)));
+    moved.push_back({kept[drop], Words(combo)});
     kept.erase(kept.begin() + drop);
   }
+  std::sort(moved.begin(), moved.end(),
+            [](const Moved& a, const Moved& b) { return a.n.r->rank() < b.n.r->rank(); });
   return kept;
+}
+
+// Every file of the answer: per shape, as many files as it takes to hold
+// each offer in one, with why each offer is not in the earlier files.
+struct DstackFiles {
+  Alternatives alts;                                // the files' recommendations
+  std::vector<std::vector<DstackNames>> kept;       // per file
+  std::vector<std::vector<std::string>> elsewhere;  // per file: "rank N ...: in alternative=M: why"
+};
+
+DstackFiles Partition(const std::vector<std::vector<DstackNames>>& shapes,
+                      const std::vector<std::string>& shape_keys) {
+  DstackFiles f;
+  for (size_t s = 0; s < shapes.size(); ++s) {
+    std::vector<DstackNames> remaining = shapes[s];
+    for (int part = 1; !remaining.empty(); ++part) {
+      std::vector<Moved> moved;
+      f.kept.push_back(Compatible(remaining, moved));
+      std::string key = shape_keys[s];
+      if (part > 1) absl::StrAppend(&key, ", part ", part);
+      for (const DstackNames& n : f.kept.back()) AddToGroup(f.alts, key, n.r);
+      f.elsewhere.emplace_back();
+      remaining.clear();
+      for (const Moved& m : moved) {
+        f.elsewhere.back().push_back(absl::StrCat(
+            RankName(*m.n.r), ": in alternative=", f.kept.size() + 1, " or later: ", m.why));
+        remaining.push_back(m.n);
+      }
+    }
+  }
+  return f;
 }
 
 template <typename F>
@@ -232,46 +272,9 @@ std::string Profile(const std::vector<DstackNames>& kept) {
   return y;
 }
 
-}  // namespace
-
-absl::StatusOr<ExportFile> Dstack(const v1::RecommendRequest& request,
-                                  const v1::RecommendResponse& response, int alternative) {
-  ExportFile file;
-  Alternatives alts;
-  std::vector<DstackNames> names;
-  for (const Recommendation& r : response.recommendations()) {
-    DstackNames n = DstackNamesOf(r);
-    if (!n.why_not.empty()) {
-      file.left_out.push_back(absl::StrCat(RankName(r), ": ", n.why_not));
-      continue;
-    }
-    names.push_back(n);
-    AddToGroup(alts, ShapeKey(r), &r);
-  }
-  if (alts.groups.empty()) return NothingLeft("dstack", response, file.left_out);
-  if (alternative > static_cast<int>(alts.groups.size())) {
-    return absl::NotFoundError(
-        absl::StrCat("alternative: this answer has ", alts.groups.size(), " dstack file(s)"));
-  }
-  file.alternatives = static_cast<int>(alts.groups.size());
-  std::vector<DstackNames> group;
-  for (const Recommendation* r : alts.groups[alternative - 1]) {
-    group.push_back(
-        *std::find_if(names.begin(), names.end(), [&](const DstackNames& x) { return x.r == r; }));
-  }
-  const std::vector<DstackNames> kept = Compatible(group, file.left_out);
+std::string Body(const v1::RecommendRequest& request, const std::vector<DstackNames>& kept) {
   const Shape shape = ShapeOf(*kept.front().r);
-  std::string y = Header(shape.serving ? "dstack service" : "dstack task", request, response);
-  y += "# Run: dstack apply -f .dstack.yml (add your commands). dstack takes the cheapest\n"
-       "# offer matching every filter below; the filters match only these planned offers,\n"
-       "# cheapest first (then the next cheapest if it cannot get one):\n";
-  for (const DstackNames& n : kept) {
-    absl::StrAppend(&y, "#   rank ", n.r->rank(), ": ", n.backend, " ",
-                    n.instance_type.empty() ? n.gpu : n.instance_type, " ",
-                    n.region.empty() ? "(any region)" : n.region, ": ", Summary(*n.r), "\n");
-  }
-  y += AlternativesComment(alts, alternative, "dstack");
-  y += LeftOutComment(file.left_out);
+  std::string y;
   absl::StrAppend(&y, "type: ", shape.serving ? "service" : "task", "\n");
   absl::StrAppend(&y, "name: ", Q(absl::StrCat("gpu-advisor-", TaskSlug(request))), "\n");
   if (shape.serving) {
@@ -283,6 +286,59 @@ absl::StatusOr<ExportFile> Dstack(const v1::RecommendRequest& request,
   y += "commands:\n  - echo \"replace with your job\"\n";
   y += Resources(kept);
   y += Profile(kept);
+  return y;
+}
+
+}  // namespace
+
+absl::StatusOr<ExportFile> Dstack(const v1::RecommendRequest& request,
+                                  const v1::RecommendResponse& response, int alternative) {
+  ExportFile file;
+  Alternatives shapes;
+  std::vector<DstackNames> names;
+  for (const Recommendation& r : response.recommendations()) {
+    DstackNames n = DstackNamesOf(r);
+    if (!n.why_not.empty()) {
+      file.left_out.push_back(absl::StrCat(RankName(r), ": ", n.why_not));
+      continue;
+    }
+    names.push_back(n);
+    AddToGroup(shapes, ShapeKey(r), &r);
+  }
+  if (shapes.groups.empty()) return NothingLeft("dstack", response, file.left_out);
+  std::vector<std::vector<DstackNames>> by_shape;
+  for (const auto& group : shapes.groups) {
+    by_shape.emplace_back();
+    for (const Recommendation* r : group) {
+      by_shape.back().push_back(*std::find_if(names.begin(), names.end(),
+                                              [&](const DstackNames& x) { return x.r == r; }));
+    }
+  }
+  const DstackFiles files = Partition(by_shape, shapes.keys);
+  file.alternatives = static_cast<int>(files.kept.size());
+  if (alternative > file.alternatives) {
+    return absl::NotFoundError(
+        absl::StrCat("alternative: this answer has ", file.alternatives, " dstack file(s)"));
+  }
+  const std::vector<DstackNames>& kept = files.kept[alternative - 1];
+  std::string y = Header(ShapeOf(*kept.front().r).serving ? "dstack service" : "dstack task",
+                         request, response);
+  y += "# Run: dstack apply -f .dstack.yml (add your commands). dstack takes the cheapest\n"
+       "# offer matching every filter below; the filters match only these planned offers,\n"
+       "# cheapest first (then the next cheapest if it cannot get one):\n";
+  for (const DstackNames& n : kept) {
+    absl::StrAppend(&y, "#   rank ", n.r->rank(), ": ", n.backend, " ",
+                    n.instance_type.empty() ? n.gpu : n.instance_type, " ",
+                    n.region.empty() ? "(any region)" : n.region, ": ", Summary(*n.r), "\n");
+  }
+  y += AlternativesComment(files.alts, alternative, "dstack");
+  if (!files.elsewhere[alternative - 1].empty()) {
+    y += "# Not in this file (same shape, another file):\n";
+    for (const std::string& e : files.elsewhere[alternative - 1])
+      absl::StrAppend(&y, "#   ", e, "\n");
+  }
+  y += LeftOutComment(file.left_out);
+  y += Body(request, kept);
   file.text = std::move(y);
   return file;
 }

@@ -139,14 +139,19 @@ TEST(Export, DstackKeepsOnlyFallbacksThatLeaveRankOneTheCheapestMatch) {
   // Lambda is cheaper per hour than rank 4 but dearer than rank 1's spot; with
   // both it would let dstack pick unplanned combinations.
   EXPECT_THAT(y,
-              HasSubstr("rank 3 lambda/gpu_8x_h100_sxm5/us-east-1: with it the filters would also "
-                        "match lambda gpu_8x_h100_sxm5 us-east-1 spot"));
+              HasSubstr("rank 3 lambda/gpu_8x_h100_sxm5/us-east-1: in alternative=2 or later: with "
+                        "it the filters would also match lambda gpu_8x_h100_sxm5 us-east-1 spot"));
   EXPECT_THAT(y, HasSubstr("rank 6 aws/p5en.48xlarge/us-east-1: reserved"));
   // Cheaper per node-hour than rank 1: dstack would take it first.
   EXPECT_THAT(y, HasSubstr("rank 7 crusoe/crusoe_A100-80GB/culpeper-usa-1: no dstack offer name"));
   EXPECT_THAT(y, HasSubstr("below rank 1's"));
   EXPECT_FALSE(file->left_out.empty());
-  EXPECT_EQ(file->alternatives, 2);
+  // Same-shape fallbacks that cannot share rank 1's filters survive in files
+  // of their own; the 2-node fallback is the last.
+  EXPECT_EQ(file->alternatives, 4);
+  EXPECT_THAT(Text(ExportFormat::kDstack, Answer(), 2),
+              HasSubstr("instance_types: [\"gpu_8x_h100_sxm5\"]"));
+  EXPECT_THAT(Text(ExportFormat::kDstack, Answer(), 4), HasSubstr("nodes: 2\n"));
   EXPECT_THAT(ExportHeaderValue(file->left_out), Not(HasSubstr("\n")));
 }
 
