@@ -3,9 +3,9 @@
 # installs what is missing, builds (Release), starts the four services on
 # localhost with the embedded data, waits until they are ready, prints where
 # they listen and a sample recommendation, then runs until Ctrl-C (or
-# SIGTERM) and stops all four cleanly, leaving no process behind; if a service
-# dies on its own it says which and stops the rest. Safe to run again: the
-# build is incremental.
+# SIGTERM) and stops all four cleanly, leaving no process behind, says so in
+# one line and exits 0; if a service dies on its own it says so, stops the
+# rest and exits 1. Safe to run again: the build is incremental.
 #
 # Environment: BUILD_DIR (default build), PORTS=default|ephemeral.
 set -euo pipefail
@@ -22,8 +22,13 @@ cmake --build "$BUILD_DIR" -j "$(nproc)" --target \
 # shellcheck source=deploy/local/stack.sh
 source deploy/local/stack.sh
 LOG_DIR=$(mktemp -d /tmp/gpu-advisor.XXXXXX)
-trap 'echo; echo "stopping..."; stack_stop; echo "stopped"' EXIT
-trap 'exit 0' INT TERM
+# Ctrl-C or SIGTERM: stop the stack, say so in one line, exit 0. The terminal
+# sends Ctrl-C's SIGINT to the whole process group, so a service may exit
+# before this script sees its own signal: the flag, not the order of the two,
+# decides whether an exit was asked for.
+stopping=0
+trap 'stack_stop' EXIT
+trap 'stopping=1' INT TERM
 
 stack_start "$BUILD_DIR" "$ROOT/data" "$PORTS" "$LOG_DIR"
 
@@ -51,6 +56,15 @@ echo
 echo "Press Ctrl-C to stop."
 # Wait on the services themselves (no helper process to leave behind): a
 # signal interrupts `wait` and the traps above stop the stack.
-wait -n "${STACK_PIDS[@]}" || true
-echo "a service exited on its own; logs in $LOG_DIR" >&2
+status=0
+wait -n "${STACK_PIDS[@]}" || status=$?
+# A signal that arrived with the service's exit is handled once `wait` is
+# back; a moment lets it run its trap. A service stopped by the same Ctrl-C
+# exits 0 (graceful stop) or by SIGINT/SIGTERM (130/143).
+sleep 0.2
+if ((stopping)) || [[ $status == 0 || $status == 130 || $status == 143 ]]; then
+  printf '\nGPU Advisor stopped (logs in %s)\n' "$LOG_DIR"
+  exit 0
+fi
+echo "a service exited on its own (exit $status); stopping the rest; logs in $LOG_DIR" >&2
 exit 1

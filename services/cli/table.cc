@@ -1,8 +1,13 @@
 #include "services/cli/table.h"
 
+#include <sys/ioctl.h>
+#include <unistd.h>
+
 #include <algorithm>
+#include <cstdlib>
 
 #include "absl/strings/ascii.h"
+#include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
@@ -71,17 +76,67 @@ void Collect(const Message& m, const std::string& prefix,
 }  // namespace
 
 std::string RenderTable(const std::vector<std::vector<std::string>>& rows) {
+  return RenderTable(rows, 0);
+}
+
+size_t TerminalWidth() {
+  winsize size{};
+  if (isatty(STDOUT_FILENO) && ioctl(STDOUT_FILENO, TIOCGWINSZ, &size) == 0 && size.ws_col > 0) {
+    return size.ws_col;
+  }
+  size_t columns = 0;
+  if (const char* env = std::getenv("COLUMNS");
+      env != nullptr && absl::SimpleAtoi(env, &columns) && columns > 0) {
+    return columns;
+  }
+  return 160;
+}
+
+size_t DisplayWidth(absl::string_view text) {
+  size_t width = 0;
+  for (const char c : text) width += (static_cast<unsigned char>(c) & 0xC0) != 0x80;
+  return width;
+}
+
+std::string CutToWidth(absl::string_view text, size_t width) {
+  if (DisplayWidth(text) <= width) return std::string(text);
+  if (width <= 3) return std::string(width, '.');
+  // Keep width - 3 characters (UTF-8 sequences whole), then "...".
+  size_t kept = 0, end = 0;
+  while (end < text.size()) {
+    size_t next = end + 1;
+    while (next < text.size() && (static_cast<unsigned char>(text[next]) & 0xC0) == 0x80) ++next;
+    if (kept + 1 > width - 3) break;
+    ++kept;
+    end = next;
+  }
+  return absl::StrCat(absl::StripTrailingAsciiWhitespace(text.substr(0, end)), "...");
+}
+
+std::string RenderTable(const std::vector<std::vector<std::string>>& rows, size_t max_width) {
   std::vector<size_t> widths;
+  size_t columns = 0;
+  for (const auto& row : rows) columns = std::max(columns, row.size());
+  widths.resize(columns, 0);
   for (const auto& row : rows) {
-    if (widths.size() < row.size()) widths.resize(row.size(), 0);
-    for (size_t i = 0; i < row.size(); ++i) widths[i] = std::max(widths[i], row[i].size());
+    for (size_t i = 0; i < row.size(); ++i) widths[i] = std::max(widths[i], DisplayWidth(row[i]));
+  }
+  // The last column gets what the others leave of max_width, at least kMinLast.
+  constexpr size_t kMinLast = 24;
+  size_t last = columns == 0 ? 0 : widths[columns - 1];
+  if (max_width > 0 && columns > 0) {
+    size_t before = 0;
+    for (size_t i = 0; i + 1 < columns; ++i) before += widths[i] + 2;
+    last = std::min(last, std::max(kMinLast, max_width > before ? max_width - before : 0));
   }
   std::string out;
   for (const auto& row : rows) {
     std::string line;
     for (size_t i = 0; i < row.size(); ++i) {
-      absl::StrAppend(&line, row[i]);
-      if (i + 1 < row.size()) line.append(widths[i] - row[i].size() + 2, ' ');
+      const bool is_last = i + 1 == columns;
+      const std::string cell = is_last ? CutToWidth(row[i], last) : row[i];
+      absl::StrAppend(&line, cell);
+      if (i + 1 < row.size()) line.append(widths[i] - DisplayWidth(cell) + 2, ' ');
     }
     absl::StrAppend(&out, absl::StripTrailingAsciiWhitespace(line), "\n");
   }

@@ -172,6 +172,63 @@ check "models lists the presets" bash -c "'$CLI' models | grep -q '^llama-3.1-70
 check "health reports SERVING" bash -c "'$CLI' health | grep -q SERVING"
 
 # ---------------------------------------------------------------------------
+# Daily use: version, global flags anywhere, offers sorted and grouped,
+# warnings cut to the terminal, completion, JSON that always lists answers.
+check "--version names the version and the commit" bash -c "'$CLI' --version | grep -Eq '^gpu-advisor [0-9]+\.[0-9]+\.[0-9]+ \(commit [0-9a-f]{7,}\)$'"
+check "--gateway before the command" bash -c "GPUADVISOR_GATEWAY=127.0.0.1:1 '$CLI' --gateway=$GATEWAY_ADDR --timeout_seconds=5 health | grep -q SERVING"
+check "--json before the command" bash -c "'$CLI' --json models | /usr/bin/python3 -c 'import json,sys; assert json.load(sys.stdin)[\"models\"]'"
+js=$("$CLI" offers --purchase=spot --sort=price --page_size=1000 --json)
+check "offers --sort=price --purchase=spot: spot prices ascending" json \
+  'len(d["offers"]) > 5 and all(o["spot_usd_per_hour"] > 0 for o in d["offers"]) and [o["spot_usd_per_hour"] for o in d["offers"]] == sorted(o["spot_usd_per_hour"] for o in d["offers"])' <<<"$js"
+"$CLI" offers --sort=price_per_gpu --purchase=on_demand --page_size=5 --json >"$LOG_DIR/top.json"
+"$CLI" offers --purchase=on_demand --page_size=1000 --json >"$LOG_DIR/all.json"
+check "offers --sort=price_per_gpu shows the 5 cheapest per GPU-hour of the whole catalog" /usr/bin/python3 -c '
+import json, sys
+top, every = json.load(open(sys.argv[1]))["offers"], json.load(open(sys.argv[2]))["offers"]
+per = lambda o: o["on_demand_usd_per_hour"] / o["gpus_per_node"]
+best = sorted(per(o) for o in every if o["on_demand_usd_per_hour"] > 0)[:5]
+sys.exit(0 if len(top) == 5 and [per(o) for o in top] == best else 1)' "$LOG_DIR/top.json" "$LOG_DIR/all.json"
+out=$("$CLI" offers --gpu=H100-SXM --sort=vcpus --page_size=3)
+check "offers shows VCPUS, RAM and USD/GPU-H columns" \
+  grep -q "^PROVIDER  INSTANCE .* VRAM .* VCPUS  RAM .* USD/GPU-H" <<<"$out"
+check "offers --sort=vcpus: descending" bash -c '
+col=$(head -1 <<<"$1" | awk "{for (i = 1; i <= NF; i++) if (\$i == \"VCPUS\") print i}")
+[[ -n $col ]] || exit 1
+v=$(awk -v c="$col" "NR > 1 && NF > 5 && !/offers/ {print \$(c + 1)}" <<<"$1")
+[[ $(wc -l <<<"$v") == 3 && "$v" == "$(sort -rn <<<"$v")" ]]' _ "$out"
+out=$("$CLI" offers --group_by=gpu)
+check "offers --group_by=gpu: one row per GPU model with counts and lowest prices" bash -c '
+grep -q "^GPU  *VRAM  *QTY PER OFFER  *PROVIDERS  *OFFERS  *ON-DEMAND USD/GPU-H" <<<"$1" &&
+[[ $(grep -c "^H100-SXM " <<<"$1") == 1 ]] && grep -q "GPU models (catalog" <<<"$1"' _ "$out"
+err=$("$CLI" offers --sort=cost 2>&1 >/dev/null); code=$?
+check "offers --sort=cost: exit 2 listing the keys" bash -c '[[ $2 == 2 ]] && grep -q "price_per_gpu" <<<"$1"' _ "$err" "$code"
+W=(--model=llama-3.1-70b --task=qlora --train_tokens=50M --seq_len=2048 --max_results=5)
+narrow=$(COLUMNS=140 "$CLI" recommend "${W[@]}" | sed -n '1,/^$/p')
+check "recommend: the table fits COLUMNS=140, warnings cut with ..." bash -c '
+[[ $(awk "{ if (length(\$0) > m) m = length(\$0) } END { print m }" <<<"$1") -le 140 ]] && grep -q "\.\.\.$" <<<"$1"' _ "$narrow"
+wide=$(COLUMNS=140 "$CLI" recommend "${W[@]}" --wide | sed -n '1,/^$/p')
+check "recommend --wide: warnings in full" bash -c '
+[[ $(awk "{ if (length(\$0) > m) m = length(\$0) } END { print m }" <<<"$1") -gt 140 ]]' _ "$wide"
+js=$("$CLI" recommend --model=llama-3.1-70b --task=full_finetune --train_tokens=1B --seq_len=4096 --max_total_usd=1 --json); code=$?
+check "--json with nothing qualifying: recommendations is [], exit 3" bash -c '[[ $2 == 3 ]] && /usr/bin/python3 -c "import json,sys; d = json.loads(sys.argv[1]); sys.exit(0 if d[\"recommendations\"] == [] and d[\"excluded\"] else 1)" "$1"' _ "$js" "$code"
+completes() {  # shell words... -> the candidates bash completion offers for the last word
+  bash -c 'source <("$0" completion bash); COMP_WORDS=("$@"); COMP_CWORD=$((${#COMP_WORDS[@]} - 1)); _gpu_advisor; printf "%s\n" "${COMPREPLY[@]}"' "$CLI" "$@"
+}
+check "bash completion: commands" bash -c '[[ $(sort <<<"$1" | tr "\n" " ") == "recommend " ]]' _ "$(completes gpu-advisor rec)"
+check "bash completion: a command's flags, after a global flag" bash -c 'grep -qx -- --train_tokens <<<"$1" && grep -qx -- --seq_len <<<"$1"' _ "$(completes gpu-advisor --gateway = x recommend --)"
+check "bash completion: flags of the command only" bash -c '! grep -qx -- --task <<<"$1" && grep -qx -- --group_by <<<"$1"' _ "$(completes gpu-advisor offers --)"
+check "bash completion: enum values after --task=" bash -c '[[ $(tr "\n" " " <<<"$1") == "qlora " ]]' _ "$(completes gpu-advisor recommend --task = ql)"
+err=$("$CLI" estimate --model=llama-3.1-8b --task=lora --train_tokens=50M --seq_len=2048 --gpu=TPU-V5E 2>&1 >/dev/null); code=$?
+check "estimate on a TPU: exit 2, says it is not modelled" bash -c '[[ $2 == 2 ]] && grep -q "TPU-V5E is a tpu accelerator; sizing models GPUs only" <<<"$1"' _ "$err" "$code"
+check "gpus shows each accelerator's kind" bash -c "'$CLI' gpus | grep -Eq '^TPU-V5E .* tpu '"
+zsh_script=$("$CLI" completion zsh)
+check "zsh completion: a #compdef script with the commands and their flags" bash -c '
+head -1 <<<"$1" | grep -qx "#compdef gpu-advisor" && grep -q "recommend) flags=(.*--train_tokens" <<<"$1" && grep -q "compdef _gpu_advisor gpu-advisor" <<<"$1"' _ "$zsh_script"
+if command -v zsh >/dev/null; then
+  check "zsh completion: the script parses" zsh -n <<<"$zsh_script"
+fi
+
+# ---------------------------------------------------------------------------
 # Errors and exit codes.
 err=$("$CLI" recommend --task=lora --params=-1 --seq_len=2048 --train_tokens=1M 2>&1 >/dev/null); code=$?
 check "bad workload: one line naming the field, exit 2" bash -c '[[ $2 == 2 && $(wc -l <<<"$1") == 1 ]] && grep -q "INVALID_ARGUMENT: workload.model.params" <<<"$1"' _ "$err" "$code"

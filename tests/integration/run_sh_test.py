@@ -1,6 +1,7 @@
 #!/usr/bin/python3
 """deploy/local/run.sh as a user runs it: it starts the stack, prints the sample
-and waits; Ctrl-C (SIGINT) or SIGTERM stops it, and afterwards no process it
+and waits; Ctrl-C (SIGINT to the whole process group, as a terminal sends it)
+or SIGTERM stops it with one line and exit 0, and afterwards no process it
 started is left (the old version left a `sleep 3600` behind). Also: when a
 service dies on its own, run.sh says so, stops the rest and exits non-zero.
 
@@ -80,12 +81,22 @@ def stop_and_check(sig, label):
     before = session_processes(sid)
     check(f"{label}: the four services run in run.sh's session",
           sum(1 for _, cmd in before if "_server" in cmd) == 4, before)
-    proc.send_signal(sig)
+    mark = len(lines)
+    if sig == signal.SIGINT:
+        # A terminal's Ctrl-C signals the whole foreground process group:
+        # run.sh and every service it started, at once.
+        os.killpg(sid, sig)
+    else:
+        proc.send_signal(sig)
     try:
         code = proc.wait(60)
     except subprocess.TimeoutExpired:
         code = None
     check(f"{label}: run.sh exits 0", code == 0, f"exit {code}")
+    time.sleep(0.2)  # the reader thread's last lines
+    after = [line.strip() for line in lines[mark:] if line.strip()]
+    check(f"{label}: one clean line after the signal", len(after) == 1 and "stopped" in after[0]
+          and "exited on its own" not in after[0], after)
     left = []
     for _ in range(50):
         left = session_processes(sid)
