@@ -34,6 +34,25 @@ async function main() {
       check('bad workload rejects with GatewayError naming the field',
             e instanceof GatewayError && e.status === 'INVALID_ARGUMENT' && e.field === 'workload.model.params', String(e));
     }
+    // Keys that are not fields are errors, never dropped: a misspelt budget
+    // would otherwise be a request without one.
+    for (const [label, request, field] of [
+      ['a camelCase key', {workload: {task: 'TASK_LORA', model: {preset: 'llama-3.1-8b'}, trainTokens: 5e7}},
+       'workload.trainTokens'],
+      ['a misspelt budget', {workload: {task: 'TASK_LORA', model: {preset: 'llama-3.1-8b'}, train_tokens: 5e7,
+                                        sequence_length: 2048}, constraints: {max_total: 1}}, 'constraints.max_total'],
+      ['a key inside a list', {workload: {task: 'TASK_LORA', model: {preset: 'llama-3.1-8b'}, train_tokens: 5e7},
+                               configurations: [{gpu_model: 'H100-SXM', gpus: 8}]}, 'configurations[0].gpus'],
+    ]) {
+      const method = field.startsWith('configurations') ? 'estimate' : 'recommend';
+      try {
+        await advisor[method](request);
+        check(`${label} is rejected`, false, 'no error');
+      } catch (e) {
+        check(`${label} is rejected: INVALID_ARGUMENT naming ${field}`,
+              e instanceof GatewayError && e.status === 'INVALID_ARGUMENT' && e.field === field, String(e));
+      }
+    }
     const sized = await advisor.estimate({
       workload: {task: 'TASK_FULL_FINETUNE', model: {preset: 'llama-3.1-8b'}, train_tokens: 1e9, sequence_length: 4096},
       configurations: [{gpu_model: 'H100-SXM', gpus_per_node: 8, nodes: 1}]});

@@ -55,5 +55,8 @@ export declare const LOADER_OPTIONS: {
   keepCase: true; longs: StringConstructor; enums: StringConstructor; defaults: true; oneofs: true;
 };
 export declare function protoDir(): string;
+/** Throws GatewayError (INVALID_ARGUMENT, `field` = the key's path) for a key of
+ *  `request` that is not a field of the GatewayService method's request message. */
+export declare function checkRequest(method: 'Recommend' | 'Estimate' | 'ListOffers' | 'ListGpus' | 'ListModels', request: object): void;
 /** TLS channel credentials from PEM file paths (see GatewayClientOptions). */
 export declare function tlsCredentials(files?: {ca?: string; cert?: string; key?: string}): grpc.ChannelCredentials;

@@ -25,13 +25,103 @@ function protoDir() {
 }
 
 let cachedPackage = null;
+let cachedDefinition = null;
 function loadPackage() {
   if (!cachedPackage) {
-    const def = protoLoader.loadSync('gpuadvisor/gateway/v1/gateway.proto',
-                                     {...LOADER_OPTIONS, includeDirs: [protoDir()]});
-    cachedPackage = grpc.loadPackageDefinition(def);
+    cachedDefinition = protoLoader.loadSync('gpuadvisor/gateway/v1/gateway.proto',
+                                            {...LOADER_OPTIONS, includeDirs: [protoDir()]});
+    cachedPackage = grpc.loadPackageDefinition(cachedDefinition);
   }
   return cachedPackage;
+}
+
+// ---------- request checks: no key is dropped silently ----------
+// grpc-js serializes only the fields it knows and drops every other key, so a
+// misspelt or camelCase key (`trainTokens`, `max_total_usd` in the wrong
+// message) would be a request without it, answered as if it were not given.
+// checkRequest walks the request against the message descriptors and throws
+// for any key that is not a field of its message, as the HTTP API rejects it.
+
+// The full name of `typeName` as protobuf resolves it from message `scope`
+// (innermost scope first), or null.
+function resolveType(definition, scope, typeName) {
+  if (typeName.startsWith('.')) return definition[typeName.slice(1)] ? typeName.slice(1) : null;
+  const parts = scope.split('.');
+  for (let i = parts.length; i >= 0; i--) {
+    const name = parts.slice(0, i).concat(typeName).join('.');
+    if (definition[name] && definition[name].type) return name;
+  }
+  return null;
+}
+
+const camelCase = (name) => name.replace(/_([a-z0-9])/g, (_, c) => c.toUpperCase());
+
+function editDistance(a, b) {
+  let row = Array.from({length: b.length + 1}, (_, j) => j);
+  for (let i = 1; i <= a.length; i++) {
+    const next = [i];
+    for (let j = 1; j <= b.length; j++) {
+      next[j] = Math.min(row[j] + 1, next[j - 1] + 1, row[j - 1] + (a[i - 1] === b[j - 1] ? 0 : 1));
+    }
+    row = next;
+  }
+  return row[b.length];
+}
+
+// Field names close to `key`: one contains the other, or two edits apart.
+function closest(key, names) {
+  const want = key.toLowerCase().replace(/[_-]/g, '');
+  return names.filter((n) => {
+    const have = n.toLowerCase().replace(/_/g, '');
+    return have.includes(want) || want.includes(have) || editDistance(have, want) <= 2;
+  }).slice(0, 3);
+}
+
+function checkMessage(definition, typeName, value, path) {
+  const where = path || 'request';
+  if (value === null || typeof value !== 'object' || Array.isArray(value)) {
+    throw invalidArgument(`${where}: must be an object (message ${typeName})`);
+  }
+  const type = definition[typeName].type;
+  const fields = new Map(type.field.map((f) => [f.name, f]));
+  for (const key of Object.keys(value)) {
+    const keyPath = path ? `${path}.${key}` : key;
+    const field = fields.get(key);
+    if (!field) {
+      const proto = type.field.find((f) => camelCase(f.name) === key);
+      const hint = proto ? `; this client takes proto field names: ${proto.name}`
+        : closest(key, [...fields.keys()]).length
+          ? `; did you mean ${closest(key, [...fields.keys()]).join(', ')}?`
+          : `; fields of ${typeName}: ${[...fields.keys()].join(', ')}`;
+      throw invalidArgument(`${keyPath}: unknown field${hint}`);
+    }
+    const v = value[key];
+    if (v === undefined || v === null || field.type !== 'TYPE_MESSAGE') continue;
+    const nested = resolveType(definition, typeName, field.typeName);
+    if (!nested) continue;  // a type this check cannot see: grpc-js still checks its shape
+    if (definition[nested].type.options && definition[nested].type.options.mapEntry) continue;
+    if (field.label === 'LABEL_REPEATED') {
+      if (!Array.isArray(v)) throw invalidArgument(`${keyPath}: must be a list`);
+      v.forEach((item, i) => checkMessage(definition, nested, item, `${keyPath}[${i}]`));
+    } else {
+      checkMessage(definition, nested, v, keyPath);
+    }
+  }
+}
+
+function invalidArgument(message) {
+  return new GatewayError({code: grpc.status.INVALID_ARGUMENT, details: message});
+}
+
+// Throws GatewayError (INVALID_ARGUMENT, `field` = the key's path) for a key
+// of `request` that is not a field of `method`'s request message.
+function checkRequest(method, request) {
+  loadPackage();
+  const service = cachedDefinition['gpuadvisor.gateway.v1.GatewayService'];
+  const requestType = service[method].requestType.type.name;
+  const full = resolveType(cachedDefinition, 'gpuadvisor.gateway.v1.GatewayService', requestType) ||
+    Object.keys(cachedDefinition).find((k) => k.endsWith('.' + requestType));
+  checkMessage(cachedDefinition, full, request, '');
 }
 
 // A failed call: the gRPC code (number and name), the message, and the
@@ -74,6 +164,11 @@ class GatewayClient {
   }
 
   call(method, request) {
+    try {
+      checkRequest(method, request);
+    } catch (e) {
+      return Promise.reject(e);
+    }
     return new Promise((resolve, reject) => {
       this.client[method](request, {deadline: new Date(Date.now() + this.timeoutMs)}, (err, reply) => {
         if (err) reject(new GatewayError(err));
@@ -96,4 +191,4 @@ class GatewayClient {
   close() { this.client.close(); }
 }
 
-module.exports = {GatewayClient, GatewayError, LOADER_OPTIONS, protoDir, tlsCredentials};
+module.exports = {GatewayClient, GatewayError, LOADER_OPTIONS, checkRequest, protoDir, tlsCredentials};

@@ -11,6 +11,7 @@ the field, Estimate, and the catalog pass-throughs. Prints
 import sys
 
 import grpc
+from google.protobuf import json_format
 
 from gpuadvisor import GatewayClient, GatewayError, constraints, workload
 from gpuadvisor.sizing.v1 import sizing_pb2
@@ -45,6 +46,17 @@ def main() -> int:
         except GatewayError as e:
             check("bad workload raises GatewayError with code and field",
                   e.code == grpc.StatusCode.INVALID_ARGUMENT and e.field == "workload.model.params", repr(e))
+        # A misspelt key is an error before any call (never dropped), and
+        # the README names the exception: json_format.ParseError.
+        for label, build in (("workload", lambda: workload("TASK_LORA", "llama-3.1-8b", train_tokns=5e7)),
+                             ("constraints", lambda: constraints(max_total=1)),
+                             ("offers", lambda: advisor.offers(gpu_model=["H100"]))):
+            try:
+                build()
+                check(f"a misspelt {label} key raises", False, "no error")
+            except json_format.ParseError as e:
+                check(f"a misspelt {label} key raises json_format.ParseError naming it",
+                      any(k in str(e) for k in ("train_tokns", "max_total", "gpu_model")), str(e))
         sized = advisor.estimate(
             workload("TASK_FULL_FINETUNE", "llama-3.1-8b", train_tokens=1e9, sequence_length=4096),
             [sizing_pb2.GpuConfiguration(gpu_model="H100-SXM", gpus_per_node=8, nodes=1)])

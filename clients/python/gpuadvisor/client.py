@@ -37,7 +37,8 @@ def workload(task: str, preset: str = "", **fields: Any) -> sizing_pb2.Workload:
     """A Workload: `task` is a Task name ("TASK_LORA"), `preset` a model
     preset; other keyword arguments are Workload fields by proto name
     (train_tokens=5e7, sequence_length=2048, precision="PRECISION_NF4",
-    model={"params": 8e9, ...}). Unknown names raise ValueError."""
+    model={"params": 8e9, ...}). Unknown names raise
+    google.protobuf.json_format.ParseError."""
     body: dict[str, Any] = {"task": task, **fields}
     if preset:
         body.setdefault("model", {})["preset"] = preset
@@ -47,7 +48,8 @@ def workload(task: str, preset: str = "", **fields: Any) -> sizing_pb2.Workload:
 def constraints(**fields: Any) -> gateway_pb2.Constraints:
     """Constraints by proto field name: max_total_usd=500,
     providers=["aws"], purchase_options=["PURCHASE_OPTION_ON_DEMAND"],
-    objective="OBJECTIVE_FASTEST"."""
+    objective="OBJECTIVE_FASTEST". Unknown names raise
+    google.protobuf.json_format.ParseError."""
     return json_format.ParseDict(fields, gateway_pb2.Constraints())
 
 
