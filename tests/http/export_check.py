@@ -306,6 +306,42 @@ def dstack_names(o, spot):
             "count": o["gpus_per_node"], "spot": spot, "price": price, "id": o.get("id")}
 
 
+# dstack's offer names (gpuhunt) are the providers' own for these backends,
+# so SkyPilot's catalog rows (the same providers' names) verify them.
+SAME_NAMES = {"aws": "aws", "azure": "azure", "gcp": "gcp", "lambda": "lambda", "nebius": "nebius", "oci": "oci"}
+OWN_FORMATS = {  # gpuhunt's own spellings (data/exports sources)
+    "nebius": r"\S+ \S+",                      # "<platform> <preset>"
+    "runpod": r"(NVIDIA|AMD) .+",                # RunPod GPU type ids
+    "crusoe": r"[a-z0-9]+-\d+gb(-[a-z]+)*\.\d+x",  # Crusoe product names
+}
+
+
+def check_dstack_names(conf):
+    rows = skypilot_rows()
+    regions = {(r["cloud"], r["region"]) for r in rows}
+    types = {(r["cloud"], r["instance_type"]) for r in rows}
+    offers = {(o["provider"], o["instance_type"]) for o in CATALOG}
+    offer_regions = {(o["provider"], o["region"]) for o in CATALOG}
+    backends = set(conf["backends"])
+    for region in conf.get("regions", []):
+        ok = any((SAME_NAMES.get(b), region) in regions or (b, region) in offer_regions for b in backends)
+        ok = ok or ("vastai" in backends and re.fullmatch(r"[a-z]{2}-\S+", region))
+        if not ok:
+            fail(f"region {region!r} is not a region of {sorted(backends)} in the catalog data")
+    for itype in conf.get("instance_types", []):
+        ok = False
+        for b in backends:
+            cloud = SAME_NAMES.get(b)
+            if b == "nebius" and re.fullmatch(OWN_FORMATS["nebius"], itype):
+                ok = ok or ("nebius", itype.replace(" ", "_")) in types
+            elif b in OWN_FORMATS:
+                ok = ok or bool(re.fullmatch(OWN_FORMATS[b], itype))
+            elif cloud:
+                ok = ok or (cloud, itype) in types or (b, itype) in offers
+        if not ok:
+            fail(f"instance type {itype!r} is not a {sorted(backends)} offer name")
+
+
 def count_range(count):
     if isinstance(count, int):
         return count, count
@@ -324,6 +360,7 @@ def check_dstack(conf, recs, text):
             fail(f"GPU name {g!r} is not one gpuhunt/dstack knows")
     if "global" in [r.lower() for r in conf.get("regions", [])]:
         fail("regions: 'global' matches no dstack offer")
+    check_dstack_names(conf)
     serving = conf["type"] == "service"
     ranks = [int(m) for m in re.findall(r"^#   rank (\d+): ", text, re.M)]
     by_rank = {r["rank"]: r for r in recs}
