@@ -37,6 +37,22 @@ std::vector<int> Weights(int n) {
   return out;
 }
 
+// A multi-node job's nodes in one zone: the zone (AWS zone id, cheapest spot
+// zone first) where the catalog data lists the instance type; none where it
+// lists none (the pod affinity in the header still keeps the job together).
+std::string ZoneRequirement(const Recommendation& r) {
+  const auto& o = r.offer();
+  if (ShapeOf(r).serving || ShapeOf(r).total_nodes() < 2) return "";
+  const std::vector<std::string> zones =
+      ListAt({"karpenter", "zone_ids", o.provider(), o.instance_type() + "/" + o.region()});
+  if (zones.empty()) {
+    return absl::StrCat("      # No zone pinned: no zone data for ", o.instance_type(), " in ",
+                        o.region(), "; the pod affinity keeps the job in one zone.\n");
+  }
+  return absl::StrCat("        - key: ", Q(NameAt({"karpenter", "zone_label_aws"})),
+                      "\n          operator: In\n          values: ", QList({zones.front()}), "\n");
+}
+
 std::string NodePool(const Recommendation& r, int weight, const std::string& group,
                      const std::string& kind, const std::string& class_name) {
   const auto& o = r.offer();
@@ -68,6 +84,7 @@ std::string NodePool(const Recommendation& r, int weight, const std::string& gro
       &y,
       "        - key: \"karpenter.sh/capacity-type\"\n          operator: In\n          values: ",
       QList({Capacity(r)}), "\n");
+  y += ZoneRequirement(r);
   return y;
 }
 

@@ -186,6 +186,18 @@ TEST(Export, KarpenterSpreadsWeightsTaintsAndLimitsInOneCluster) {
   EXPECT_THAT(y, HasSubstr("name: \"gpu-advisor-4-p5-48xlarge-on-demand\""));
 }
 
+TEST(Export, KarpenterKeepsAMultiNodeJobInOneZone) {
+  v1::RecommendResponse response;
+  Add(response, "aws", "p5.48xlarge", "us-east-1", "H100-SXM", 8, 4, kSpot, 30);
+  Add(response, "aws", "p4d.24xlarge", "us-east-1", "A100-40GB", 8, 4, kOnDemand, 22);
+  const std::string y = Text(ExportFormat::kKarpenter, response);
+  // p5.48xlarge's zones are in the catalog data: one zone id pinned.
+  EXPECT_THAT(y, HasSubstr("- key: \"topology.k8s.aws/zone-id\"\n          operator: In\n"
+                           "          values: [\"use1-"));
+  EXPECT_THAT(y, HasSubstr("No zone pinned: no zone data for p4d.24xlarge in us-east-1"));
+  EXPECT_THAT(y, HasSubstr("nvidia.com/gpu: 32"));
+}
+
 TEST(Export, KarpenterTaintsAmdGpusWithTheirKey) {
   v1::RecommendResponse response;
   Add(response, "azure", "Standard_ND96isr_MI300X_v5", "eastus", "MI300X", 8, 1, kOnDemand, 48);

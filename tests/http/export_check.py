@@ -415,7 +415,8 @@ def check_dstack(conf, recs, text):
 # ---------------------------------------------------------------- Karpenter
 
 CAPACITY = {SPOT: "spot", "PURCHASE_OPTION_ON_DEMAND": "on-demand"}
-WELL_KNOWN = {"node.kubernetes.io/instance-type", "karpenter.sh/capacity-type", "topology.kubernetes.io/zone"}
+WELL_KNOWN = {"node.kubernetes.io/instance-type", "karpenter.sh/capacity-type", "topology.kubernetes.io/zone",
+              "topology.k8s.aws/zone-id"}
 
 
 def crd_schema(provider):
@@ -486,6 +487,12 @@ def check_karpenter(docs, recs, text):
         limit = int(doc["spec"].get("limits", {}).get(gpu, 0))
         if limit != o["gpus_per_node"] * planned_nodes(r):
             fail(f"rank {rank}: limits {gpu}={limit}, the plan rents {o['gpus_per_node'] * planned_nodes(r)}")
+        zones = [req for req in spec["requirements"] if req["key"].startswith("topology.")]
+        if planned_nodes(r) > 1 and not r.get("serving") and not zones and "No zone pinned" not in text:
+            fail(f"rank {rank}: a {planned_nodes(r)}-node job with no zone requirement and no reason")
+        for req in zones:
+            if len(req["values"]) != 1:
+                fail(f"rank {rank}: {req['key']} must name one zone, not {req['values']}")
         weights.append(doc["spec"]["weight"])
     # Karpenter's rule: the highest weight first, so the weights follow the rank.
     order = [rank for _, rank in sorted(zip(weights, ranks), key=lambda x: -x[0])]
