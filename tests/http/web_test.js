@@ -1,11 +1,14 @@
 // The comparison page in headless Chromium (Debian's chromium, driven by npm
 // playwright-core), against a live gateway:
 //   node tests/http/web_test.js http://127.0.0.1:8080 [screenshot.png]
+// With a screenshot path, it also writes the page at desktop (1440 px) and
+// phone (390 px) width next to it (-desktop-*.png, -phone-*.png).
 // Fills the form, submits, reads the ranked table, sorts it, checks the
 // memory bars, cost breakdown and charts, renders a validation error from the
 // service, and browses offers. Prints "N passed, M failed"; exits 1 on any
 // failure.
 'use strict';
+const fs = require('fs');
 const path = require('path');
 const {chromium} = require(path.join(__dirname, '../tools/node_modules/playwright-core'));
 
@@ -51,6 +54,159 @@ function checkFits(name, m) {
                  `page ${m.page} px; ${m.columns} columns, ${m.narrowest} px at the narrowest`;
   check(name, m.viewport === 1440 && m.scroll <= m.client && m.right <= m.viewport && m.page <= m.viewport, detail);
   console.log(`      ${detail}`);
+}
+
+// The page as people share and use it: CLI suffixes, the API's defaults, the
+// question in the URL, CSV downloads, the offers browser at the purchase option
+// chosen, a compact serving view, and a phone-width layout.
+// RFC 4180 rows (quoted fields may hold commas, quotes and line breaks).
+function parseCsv(text) {
+  const rows = [];
+  let row = [], field = '', quoted = false;
+  for (let i = 0; i < text.length; i++) {
+    const c = text[i];
+    if (quoted) {
+      if (c === '"' && text[i + 1] === '"') { field += '"'; i++; } else if (c === '"') quoted = false; else field += c;
+    } else if (c === '"') quoted = true;
+    else if (c === ',') { row.push(field); field = ''; } else if (c === '\n') { row.push(field); rows.push(row); row = []; field = ''; } else if (c !== '\r') field += c;
+  }
+  if (field || row.length) { row.push(field); rows.push(row); }
+  return rows;
+}
+
+async function dailyUseChecks(browser, screenshot, errors) {
+  const shot = (name) => (screenshot ? screenshot.replace(/\.png$/, `-${name}.png`) : null);
+  const desktop = await browser.newPage({viewport: {width: 1440, height: 1000}, acceptDownloads: true});
+  desktop.on('pageerror', (e) => errors.push(e.message));
+  const sentBodies = [];
+  desktop.on('request', (r) => { if (r.url().endsWith('/v1/recommend') && r.method() === 'POST') sentBodies.push(r.postDataJSON()); });
+  await desktop.goto(base + '/', {waitUntil: 'load'});
+
+  // Defaults as the API's: spot for training, not for an endpoint or a batch job.
+  check('"Allow spot" is ticked for a training task (the API offers spot to restartable jobs)',
+        await desktop.isChecked('#spot'));
+  await desktop.selectOption('#task', 'TASK_INFERENCE');
+  check('"Allow spot" is not ticked for an endpoint (the API\'s default is on-demand)', !(await desktop.isChecked('#spot')));
+  await desktop.selectOption('#task', 'TASK_BATCH_INFERENCE');
+  check('"Allow spot" is not ticked for batch inference', !(await desktop.isChecked('#spot')));
+  await desktop.selectOption('#task', 'TASK_LORA');
+
+  // CLI suffixes: 50M tokens, 2K... are numbers to the page.
+  await desktop.fill('#train-tokens', '60M');
+  await desktop.fill('#sequence-length', '2048');
+  await desktop.fill('#max-hourly', '1.5K');
+  await desktop.fill('#max-results', '6');
+  await desktop.click('#submit');
+  await desktop.waitForSelector('#ranked tbody tr[data-rank]', {timeout: 60000});
+  const first = sentBodies[sentBodies.length - 1] || {};
+  check('"60M" tokens and "1.5K" USD/h are sent as 6e7 and 1500',
+        first.workload && first.workload.train_tokens === 6e7 && first.constraints.max_usd_per_hour === 1500,
+        JSON.stringify(first));
+  check('spot untouched: purchase options left to the service, which states them under Assumed',
+        first.constraints && !('purchase_options' in first.constraints) &&
+        (await desktop.textContent('#assumptions')).includes('constraints.purchase_options'));
+
+  // The question in the URL: a new page with it asks it again, same answer.
+  const url = desktop.url();
+  const query = new URL(url).searchParams;
+  check('the URL holds the question', query.get('train_tokens') === '60M' && query.get('max_usd_per_hour') === '1.5K' &&
+        query.get('max_results') === '6', url);
+  const totals = await desktop.$$eval('#ranked tbody td.total', (tds) => tds.map((td) => td.textContent));
+  const shared = await browser.newPage({viewport: {width: 1440, height: 1000}});
+  await shared.goto(url, {waitUntil: 'load'});
+  await shared.waitForSelector('#ranked tbody tr[data-rank]', {timeout: 60000});
+  const sharedTotals = await shared.$$eval('#ranked tbody td.total', (tds) => tds.map((td) => td.textContent));
+  check('a shared link fills the form and shows the same answer',
+        (await shared.inputValue('#train-tokens')) === '60M' && sharedTotals.join() === totals.join() && totals.length > 0,
+        `${sharedTotals.join(' ')} vs ${totals.join(' ')}`);
+  await shared.close();
+
+  // CSV of the ranked table: one line per row, the API's numbers.
+  const [rankedDownload] = await Promise.all([desktop.waitForEvent('download'), desktop.click('#ranked-csv')]);
+  const rankedCsv = parseCsv(fs.readFileSync(await rankedDownload.path(), 'utf8'));
+  const header = rankedCsv[0];
+  const totalAt = header.indexOf('total_usd');
+  check('ranked CSV: a header and one line per ranked offer, totals as shown',
+        rankedDownload.suggestedFilename() === 'gpu-advisor-ranked.csv' && rankedCsv.length === totals.length + 1 &&
+        totalAt > 0 && rankedCsv.slice(1).every((row, i) => row.length === header.length && Math.abs(Number(row[totalAt]) - money(totals[i])) < 0.01),
+        rankedCsv.slice(0, 2).map((r) => r.join(',')).join(' / '));
+  if (screenshot) await desktop.screenshot({path: shot('desktop-training'), fullPage: true});
+
+  // Offers browser: the price of the purchase option selected.
+  await desktop.click('#tab-offers');
+  await desktop.waitForSelector('#offers tbody tr', {timeout: 10000});
+  await desktop.selectOption('#offer-purchase', 'spot');
+  await desktop.click('#offers-form button[type="submit"]');
+  await desktop.waitForFunction(() => document.querySelector('#offers th[data-key="price"]').textContent.includes('spot') &&
+                                      new URL(location.href).searchParams.get('purchase_option') === 'spot', null, {timeout: 10000});
+  await desktop.waitForTimeout(300);
+  const api = await desktop.evaluate(async () => (await fetch('/v1/offers?purchase_option=spot&page_size=50')).json());
+  const prices = await desktop.$$eval('#offers tbody td.price', (tds) => tds.map((td) => Number(td.dataset.value)));
+  check('offers sold as spot show their spot price per hour and per GPU-hour',
+        prices.length > 0 && prices.length === api.offers.length &&
+        api.offers.every((o, i) => o.spot_usd_per_hour > 0 && prices[i] === o.spot_usd_per_hour),
+        `${prices.slice(0, 4).join(' ')} vs ${api.offers.slice(0, 4).map((o) => o.spot_usd_per_hour).join(' ')}`);
+  const [offersDownload] = await Promise.all([desktop.waitForEvent('download'), desktop.click('#offers-csv')]);
+  const offersCsv = parseCsv(fs.readFileSync(await offersDownload.path(), 'utf8'));
+  const spotAt = offersCsv[0].indexOf('usd_per_hour_spot');
+  check('offers CSV: one line per listed offer with the spot price column',
+        offersCsv.length === prices.length + 1 && spotAt > 0 &&
+        offersCsv.slice(1).every((row, i) => Number(row[spotAt]) === prices[i]), offersCsv[0].join(','));
+  const offersUrl = desktop.url();
+  check('the offers filters are in the URL too', new URL(offersUrl).searchParams.get('tab') === 'offers', offersUrl);
+  if (screenshot) await desktop.screenshot({path: shot('desktop-offers'), fullPage: false});
+
+  // A serving answer stays compact: one line per offer, numbers folded.
+  await desktop.click('#tab-compare');
+  await desktop.selectOption('#task', 'TASK_INFERENCE');
+  await desktop.fill('#max-hourly', '');
+  await desktop.fill('#concurrency', '32');
+  await desktop.fill('#context-length', '8K');
+  await desktop.fill('#max-results', '10');
+  await desktop.click('#submit');
+  await desktop.waitForFunction(() => document.querySelectorAll('#ranked tr.serving-row').length > 0, null, {timeout: 60000});
+  const serving = await desktop.evaluate(() => ({
+    rows: document.querySelectorAll('#ranked tr.serving-row').length,
+    closed: [...document.querySelectorAll('#ranked details.serving-detail')].every((d) => !d.open),
+    height: document.querySelector('#ranked').getBoundingClientRect().height,
+    page: document.documentElement.scrollHeight,
+  }));
+  check('a serving answer is compact: every offer\'s numbers folded, the table under 1,500 px for 10 offers',
+        serving.rows > 0 && serving.closed && serving.height < 1500, JSON.stringify(serving));
+  const servingSent = sentBodies[sentBodies.length - 1] || {};
+  check('"8K" context is 8000 tokens, as the CLI reads it', servingSent.workload && servingSent.workload.context_length === 8000,
+        JSON.stringify(servingSent.workload));
+  await desktop.click('#ranked details.serving-detail summary');
+  check('a folded serving row opens on click', await desktop.$eval('#ranked details.serving-detail', (d) => d.open));
+  if (screenshot) await desktop.screenshot({path: shot('desktop-serving'), fullPage: true});
+  const servingUrl = desktop.url();
+  await desktop.close();
+
+  // Phone width: nothing wider than the screen; wide tables scroll in their card.
+  const phone = await browser.newPage({viewport: {width: 390, height: 844}, isMobile: true, hasTouch: true});
+  phone.on('pageerror', (e) => errors.push(e.message));
+  await phone.goto(base + '/', {waitUntil: 'load'});
+  const fits = () => phone.evaluate(() => {
+    const over = [...document.querySelectorAll('input, select, textarea, button, .card, .stat')]
+      .filter((n) => n.offsetParent !== null && !n.closest('.table-wrap'))
+      .filter((n) => n.getBoundingClientRect().right > window.innerWidth + 0.5)
+      .map((n) => n.id || n.className || n.tagName);
+    return {page: document.documentElement.scrollWidth, viewport: window.innerWidth, over};
+  });
+  let m = await fits();
+  check('at 390 px the form fits the screen', m.page <= 390 && m.over.length === 0, JSON.stringify(m));
+  if (screenshot) await phone.screenshot({path: shot('phone-form'), fullPage: true});
+  await phone.goto(servingUrl, {waitUntil: 'load'});
+  await phone.waitForFunction(() => document.querySelectorAll('#ranked tr.serving-row').length > 0, null, {timeout: 60000});
+  m = await fits();
+  check('at 390 px a serving answer fits the screen (tables scroll inside their card)',
+        m.page <= 390 && m.over.length === 0, JSON.stringify(m));
+  if (screenshot) {
+    await phone.$eval('#results', (e) => e.scrollIntoView());
+    await phone.screenshot({path: shot('phone-serving'), fullPage: false});
+  }
+  await phone.close();
+  if (screenshot) console.log(`      screenshots: ${['desktop-training', 'desktop-offers', 'desktop-serving', 'phone-form', 'phone-serving'].map(shot).join(' ')}`);
 }
 
 async function main() {
@@ -99,7 +255,9 @@ async function main() {
     checkFits('the ranked table (training) fits a 1440 px window without scrolling sideways', await rankedTableWidth(page));
     const answer = await page.evaluate(async () => (await fetch('/v1/recommend', {method: 'POST', body: JSON.stringify({
       workload: {task: 'TASK_LORA', model: {preset: 'llama-3.1-8b'}, train_tokens: 5e7, sequence_length: 2048},
-      constraints: {max_total_usd: 500, objective: 'OBJECTIVE_CHEAPEST', purchase_options: ['PURCHASE_OPTION_ON_DEMAND', 'PURCHASE_OPTION_SPOT']},
+      // "Allow spot" left as the API's default for training: the page sends no
+      // purchase_options and the service states its choice.
+      constraints: {max_total_usd: 500, objective: 'OBJECTIVE_CHEAPEST'},
       max_results: 8})})).json());
     const shownAssumptions = await page.$$eval('#assumptions li', (li) => li.length);
     check('the defaults the service assumed are listed', shownAssumptions === (answer.assumptions || []).length,
@@ -273,6 +431,7 @@ async function main() {
       check('offers browser says the catalog is not served yet', true);
     }
     if (screenshot) await page.screenshot({path: screenshot.replace(/\.png$/, '-offers.png'), fullPage: false});
+    await dailyUseChecks(browser, screenshot, consoleErrors);
     check('no JavaScript errors', consoleErrors.length === 0, consoleErrors.join(' | '));
   } finally {
     await browser.close();

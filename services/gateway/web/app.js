@@ -30,6 +30,11 @@ let rankedRows = [];
 let offersRows = [];
 let nextOffersToken = '';
 let offersSeq = 0;  // a newer browse wins over an older answer still in flight
+// "Allow spot" follows the API's default for the task (training: on-demand and
+// spot; an endpoint or batch job, which cannot resume: on-demand) until the
+// user changes it; untouched, the request leaves purchase_options to the
+// service, which states its choice under "Assumed for you".
+let spotTouched = false;
 
 // ---------- helpers ----------
 function el(tag, attrs = {}, ...children) {
@@ -54,8 +59,17 @@ const hours = (h) => (h >= 100 ? Math.round(h).toLocaleString('en-US') : Number(
 const gb = (bytes) => (Number(bytes) / GB).toFixed(1);
 const purchaseName = (p) => ({PURCHASE_OPTION_SPOT: 'spot', PURCHASE_OPTION_RESERVED: 'reserved'}[p] || 'on-demand');
 const list = (text) => text.split(',').map((s) => s.trim()).filter(Boolean);
-// A number when it parses, else the text itself, so the service names the bad field.
-const numberOrText = (text) => (text.trim() !== '' && !Number.isNaN(Number(text)) ? Number(text) : text.trim());
+// A number when it parses, with the CLI's suffixes (50M, 1B, 8K, 1.5T: K=1e3,
+// M=1e6, B or G=1e9, T=1e12, P=1e15; 5e7), else the text itself, so the
+// service names the bad field.
+const SUFFIXES = {K: 1e3, M: 1e6, B: 1e9, G: 1e9, T: 1e12, P: 1e15};
+function numberOrText(text) {
+  const t = String(text).trim();
+  const m = /^([-+]?(?:\d+\.?\d*|\.\d+)(?:e[-+]?\d+)?)\s*([kmbgtp]?)$/i.exec(t);
+  if (!m) return t;
+  const value = Number(m[1]) * (m[2] ? SUFFIXES[m[2].toUpperCase()] : 1);
+  return Number.isFinite(value) ? Number(value.toPrecision(15)) : t;
+}
 
 async function api(method, path, body) {
   const response = await fetch(path, {
@@ -134,8 +148,10 @@ function buildRequest() {
   for (const [sel, key] of optional) if ($(sel).value.trim() !== '') constraints[key] = numberOrText($(sel).value);
   if (list($('#providers').value).length) constraints.providers = list($('#providers').value);
   if (list($('#regions').value).length) constraints.regions = list($('#regions').value);
-  constraints.purchase_options = $('#spot').checked
-    ? ['PURCHASE_OPTION_ON_DEMAND', 'PURCHASE_OPTION_SPOT'] : ['PURCHASE_OPTION_ON_DEMAND'];
+  if (spotTouched) {
+    constraints.purchase_options = $('#spot').checked
+      ? ['PURCHASE_OPTION_ON_DEMAND', 'PURCHASE_OPTION_SPOT'] : ['PURCHASE_OPTION_ON_DEMAND'];
+  }
   return {workload, constraints, max_results: numberOrText($('#max-results').value)};
 }
 
@@ -258,13 +274,21 @@ function servingDetail(rec, columns) {
   }
   const bound = BOUND_NAMES[s.throughput_bound];
   const sentence = s.throughput_bound_text || '';
+  // One line per offer; every number folded under it (open on click).
+  const headline = `#${rec.rank} at full load: ${fixed(2)(s.time_to_first_token_seconds)} s to first token · ` +
+    `${fixed(1)(s.tokens_per_second_per_user)} tokens/s per user · ` +
+    `${fixed(0)(s.aggregate_tokens_per_second)} tokens/s in total · ${s.replicas} replica${s.replicas === 1 ? '' : 's'}` +
+    (bound ? ` · bound by ${bound.split(' (')[0]}` : '');
   return el('tr', {class: 'serving-row', 'data-serving-rank': String(rec.rank)},
     el('td', {colspan: String(columns)},
-      el('div', {class: 'serving-title', text: `#${rec.rank} serving at full load`}),
-      list,
-      bound ? el('p', {class: 'bound', 'data-bound': s.throughput_bound},
-                 el('strong', {text: 'Throughput bound: '}), document.createTextNode(bound)) : null,
-      sentence ? el('p', {class: 'bound-sentence', text: sentence}) : null));
+      el('details', {class: 'serving-detail'},
+        el('summary', {class: 'serving-title', text: headline}),
+        rec.parallel_plan && rec.parallel_plan.description
+          ? el('p', {class: 'serving-plan', text: 'Layout: ' + rec.parallel_plan.description}) : null,
+        list,
+        bound ? el('p', {class: 'bound', 'data-bound': s.throughput_bound},
+                   el('strong', {text: 'Throughput bound: '}), document.createTextNode(bound)) : null,
+        sentence ? el('p', {class: 'bound-sentence', text: sentence}) : null)));
 }
 
 function renderRanked() {
@@ -276,8 +300,15 @@ function renderRanked() {
   for (const row of rankedRows) {
     const r = row.rec;
     const o = r.offer;
+    // The first warning shown, the others folded under it (compact rows).
     const warnings = r.warnings.length
-      ? el('ul', {class: 'warn-list'}, ...r.warnings.map((w) => el('li', {text: w})))
+      ? el('div', {},
+          el('ul', {class: 'warn-list'}, el('li', {text: r.warnings[0]})),
+          r.warnings.length > 1
+            ? el('details', {class: 'note-list more-warnings'},
+                el('summary', {text: `${r.warnings.length - 1} more warning${r.warnings.length === 2 ? '' : 's'}`}),
+                el('ul', {class: 'warn-list'}, ...r.warnings.slice(1).map((w) => el('li', {text: w}))))
+            : null)
       : el('span', {class: 'none', text: 'none'});
     // Informational notes (context already in the numbers), folded away.
     const noteList = r.notes || [];
@@ -290,7 +321,9 @@ function renderRanked() {
       el('td', {class: 'rank', text: String(r.rank)}),
       el('td', {}, el('div', {text: o.provider}), el('div', {class: 'sub', text: o.region})),
       el('td', {}, el('div', {class: 'instance', text: o.instance_type}),
-         el('div', {class: 'reasons', text: r.parallel_plan && r.parallel_plan.description ? r.parallel_plan.description : ''})),
+         // A serving answer's layout (replicas, TP) is in its folded row below.
+         isServing(r) ? null
+           : el('div', {class: 'reasons', text: r.parallel_plan && r.parallel_plan.description ? r.parallel_plan.description : ''})),
       el('td', {class: 'nowrap', text: row.gpus}),
       el('td', {}, el('span', {class: 'pill ' + row.purchase, text: row.purchase})),
       el('td', {class: 'num', text: usd(r.cost.usd_per_hour)}),
@@ -528,6 +561,7 @@ async function compare(event) {
       return;
     }
     lastRequest = request;
+    remember(formParams(form));
     const resp = res.data;
     $('#results').hidden = false;
     $('#export-output').hidden = true;
@@ -577,22 +611,45 @@ function renderOffers() {
       el('td', {text: o.gpu_model}),
       el('td', {class: 'num', text: String(o.gpus_per_node)}),
       el('td', {text: row.link}),
-      el('td', {class: 'num', text: o.on_demand_usd_per_hour > 0 ? usd(o.on_demand_usd_per_hour) : '–'}),
-      el('td', {class: 'num', text: o.spot_usd_per_hour > 0 ? usd(o.spot_usd_per_hour) : '–'}),
-      el('td', {class: 'num', text: Number.isFinite(row.per_gpu) ? usd(row.per_gpu) : '–'})));
+      el('td', {class: 'num', text: String(o.vcpus || '–')}),
+      el('td', {class: 'num', text: o.ram_bytes > 0 ? gb(o.ram_bytes) : '–'}),
+      el('td', {class: 'num price', 'data-value': String(Number.isFinite(row.price) ? row.price : 0),
+                text: Number.isFinite(row.price) ? usd(row.price) : '–'}),
+      el('td', {class: 'num per-gpu', text: Number.isFinite(row.per_gpu) ? usd(row.per_gpu) : '–'}),
+      el('td', {class: 'num other', text: row.other}),
+    ));
   }
 }
 
-function offerRow(o) {
-  const price = o.on_demand_usd_per_hour > 0 ? o.on_demand_usd_per_hour : o.spot_usd_per_hour;
+// The purchase option the offers browser prices with: the one filtered for,
+// else on-demand (spot for an offer sold only as spot).
+const PURCHASE_FIELDS = {on_demand: 'on_demand_usd_per_hour', spot: 'spot_usd_per_hour',
+                         reserved: 'reserved_usd_per_hour'};
+function offerPrice(o, purchase) {
+  if (PURCHASE_FIELDS[purchase]) return o[PURCHASE_FIELDS[purchase]] || 0;
+  return o.on_demand_usd_per_hour > 0 ? o.on_demand_usd_per_hour : o.spot_usd_per_hour || 0;
+}
+function syncOfferHeaders() {
+  const purchase = $('#offer-purchase').value;
+  const name = {on_demand: 'on-demand', spot: 'spot', reserved: 'reserved'}[purchase];
+  $('#offers th[data-key="price"]').textContent = name ? `USD/h ${name}` : 'USD/h';
+  $('#offers th[data-key="per_gpu"]').textContent = name ? `USD/GPU-h ${name}` : 'USD/GPU-h';
+  $('#offers th[data-key="other_value"]').textContent = purchase === 'spot' ? 'On-demand USD/h' : 'Spot USD/h';
+}
+
+function offerRow(o, purchase) {
+  const price = offerPrice(o, purchase);
+  const other = purchase === 'spot' ? o.on_demand_usd_per_hour : o.spot_usd_per_hour;
   const link = (o.link || '').replace('LINK_TYPE_', '').replace('NONE', '—').replace('_', ' ');
   const fabric = (o.fabric || '').replace('FABRIC_TYPE_', '');
   return {
     offer: o, provider: o.provider, instance: o.instance_type, region: o.region, gpu: o.gpu_model,
     gpus: o.gpus_per_node,
     link: fabric && fabric !== 'NONE' && fabric !== 'UNSPECIFIED' ? `${link} + ${fabric}` : link,
-    on_demand: o.on_demand_usd_per_hour || Infinity, spot: o.spot_usd_per_hour || Infinity,
+    vcpus: o.vcpus || 0, ram: Number(o.ram_bytes) || 0,
+    price: price > 0 ? price : Infinity,
     per_gpu: price > 0 ? price / o.gpus_per_node : Infinity,
+    other: other > 0 ? usd(other) : '–', other_value: other || Infinity,
   };
 }
 
@@ -606,6 +663,9 @@ async function browseOffers(event, append = false) {
   }
   params.set('page_size', '50');
   if (append && nextOffersToken) params.set('page_token', nextOffersToken);
+  const shared = formParams(form);
+  shared.set('tab', 'offers');
+  remember(shared);
   const seq = ++offersSeq;
   const res = await api('GET', '/v1/offers?' + params.toString());
   if (seq !== offersSeq) return;
@@ -615,12 +675,98 @@ async function browseOffers(event, append = false) {
     showError(form, error);
     return;
   }
-  const rows = res.data.offers.map(offerRow);
+  const purchase = $('#offer-purchase').value;
+  syncOfferHeaders();
+  const rows = res.data.offers.map((o) => offerRow(o, purchase));
   offersRows = append ? offersRows.concat(rows) : rows;
   nextOffersToken = res.data.next_page_token;
   $('#offers-next').hidden = !nextOffersToken;
   $('#offers-count').textContent = `${offersRows.length} of ${res.data.total_size} offers`;
   renderOffers();
+}
+
+// ---------- CSV downloads ----------
+function csvCell(v) {
+  const t = v == null ? '' : String(v);
+  return /[",\n\r]/.test(t) ? '"' + t.replace(/"/g, '""') + '"' : t;
+}
+const toCsv = (rows) => rows.map((r) => r.map(csvCell).join(',')).join('\r\n') + '\r\n';
+
+// The ranked table as the API returned it: raw numbers, not the rounded text.
+function rankedCsv() {
+  const header = ['rank', 'provider', 'instance_type', 'region', 'gpu_model', 'gpus_per_node', 'nodes',
+                  'purchase_option', 'usd_per_hour', 'estimated_hours', 'total_usd', 'compute_usd', 'storage_usd',
+                  'egress_usd', 'preemption_usd', 'memory_per_gpu_bytes', 'gpu_memory_bytes',
+                  'time_to_first_token_seconds', 'tokens_per_second_per_user', 'usd_per_million_output_tokens',
+                  'warnings'];
+  return toCsv([header, ...rankedRows.map(({rec: r}) => [
+    r.rank, r.offer.provider, r.offer.instance_type, r.offer.region, r.offer.gpu_model, r.offer.gpus_per_node,
+    r.offer.nodes, purchaseName(r.purchase_option), r.cost.usd_per_hour, r.estimated_hours, r.cost.total_usd,
+    r.cost.compute_usd, r.cost.storage_usd, r.cost.egress_usd, r.cost.preemption_usd, r.memory.total_bytes,
+    r.gpu_memory_bytes, isServing(r) ? r.serving.time_to_first_token_seconds : '',
+    isServing(r) ? r.serving.tokens_per_second_per_user : '',
+    isServing(r) ? r.serving.usd_per_million_output_tokens : '', r.warnings.join(' | ')])]);
+}
+
+function offersCsv() {
+  const purchase = $('#offer-purchase').value || 'default';
+  const header = ['id', 'provider', 'instance_type', 'region', 'gpu_model', 'gpus_per_node', 'vcpus', 'ram_bytes',
+                  'link', 'fabric', 'on_demand_usd_per_hour', 'spot_usd_per_hour', 'reserved_usd_per_hour',
+                  `usd_per_hour_${purchase}`, `usd_per_gpu_hour_${purchase}`];
+  return toCsv([header, ...offersRows.map(({offer: o, price, per_gpu: perGpu}) => [
+    o.id, o.provider, o.instance_type, o.region, o.gpu_model, o.gpus_per_node, o.vcpus, o.ram_bytes, o.link, o.fabric,
+    o.on_demand_usd_per_hour, o.spot_usd_per_hour, o.reserved_usd_per_hour,
+    Number.isFinite(price) ? price : '', Number.isFinite(perGpu) ? perGpu : ''])]);
+}
+
+function download(name, text) {
+  const url = URL.createObjectURL(new Blob([text], {type: 'text/csv'}));
+  const a = el('a', {href: url, download: name});
+  document.body.append(a);
+  a.click();
+  a.remove();
+  setTimeout(() => URL.revokeObjectURL(url), 1000);
+}
+
+// ---------- the question in the URL ----------
+// The form's inputs that differ from the page's defaults, by name, so a link
+// asks the same question: ?task=TASK_INFERENCE&preset=llama-3.1-8b&concurrent_sequences=64.
+function formParams(form) {
+  const params = new URLSearchParams();
+  for (const input of $$('[name]', form)) {
+    if (input.type === 'checkbox') {
+      if (input.name === 'spot' ? spotTouched : input.checked !== input.defaultChecked) {
+        params.set(input.name, input.checked ? '1' : '0');
+      }
+    } else if (input.tagName === 'SELECT') {
+      const initial = [...input.options].find((o) => o.defaultSelected) || input.options[0];
+      if (input.value !== (initial ? initial.value : '')) params.set(input.name, input.value);
+    } else if (input.value !== input.defaultValue) {
+      params.set(input.name, input.value);
+    }
+  }
+  return params;
+}
+
+function fillForm(form, params) {
+  let filled = false;
+  for (const input of $$('[name]', form)) {
+    if (!params.has(input.name)) continue;
+    const value = params.get(input.name);
+    if (input.type === 'checkbox') {
+      input.checked = value === '1' || value === 'true';
+      if (input.name === 'spot') spotTouched = true;
+    } else {
+      input.value = value;
+    }
+    filled = true;
+  }
+  return filled;
+}
+
+function remember(params) {
+  const query = params.toString();
+  history.replaceState(null, '', query ? '?' + query : location.pathname);
 }
 
 // ---------- set-up ----------
@@ -630,6 +776,7 @@ function syncTaskFields() {
   $('.row.training').hidden = !training;
   $$('.row.serving').forEach((row) => { row.hidden = training; });
   $('.batch-only').hidden = task !== 'TASK_BATCH_INFERENCE';
+  if (!spotTouched) $('#spot').checked = training;
 }
 
 function syncModelSource() {
@@ -664,9 +811,20 @@ function init() {
   $$('.tab[data-tab]').forEach((t) => t.addEventListener('click', () => selectTab(t.dataset.tab)));
   makeSortable($('#ranked'), () => rankedRows, renderRanked);
   makeSortable($('#offers'), () => offersRows, renderOffers);
+  $('#spot').addEventListener('change', () => { spotTouched = true; });
+  $('#offer-purchase').addEventListener('change', syncOfferHeaders);
+  $('#ranked-csv').addEventListener('click', () => download('gpu-advisor-ranked.csv', rankedCsv()));
+  $('#offers-csv').addEventListener('click', () => download('gpu-advisor-offers.csv', offersCsv()));
+  // A shared link: the question in the URL, asked at once.
+  const params = new URLSearchParams(location.search);
+  const offersTab = params.get('tab') === 'offers';
+  const asked = offersTab ? fillForm($('#offers-form'), params) : fillForm($('#workload-form'), params);
   syncTaskFields();
   syncModelSource();
+  syncOfferHeaders();
   loadPresets();
+  if (offersTab) selectTab('offers');
+  else if (asked) $('#workload-form').requestSubmit();
 }
 
 document.addEventListener('DOMContentLoaded', init);
