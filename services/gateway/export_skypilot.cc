@@ -70,7 +70,12 @@ SkyNames SkyNamesOf(const Recommendation& r) {
 
 std::string ShapeKey(const Recommendation& r) {
   const Shape s = ShapeOf(r);
-  if (s.serving) return absl::StrCat(s.units, s.units == 1 ? " replica" : " replicas");
+  // SkyServe takes resources that all use spot or none (validate_service_task).
+  if (s.serving) {
+    return absl::StrCat(
+        s.units, s.units == 1 ? " replica" : " replicas",
+        r.purchase_option() == catalog::v1::PURCHASE_OPTION_SPOT ? ", spot" : ", on-demand");
+  }
   return absl::StrCat(s.nodes_per_unit, s.nodes_per_unit == 1 ? " node" : " nodes");
 }
 

@@ -216,6 +216,14 @@ TEST(Export, EndpointsExportAsServicesWithReplicas) {
   EXPECT_THAT(sky, HasSubstr("service:\n  readiness_probe: \"/health\"\n  replicas: 3\n  ports: "
                              "8000\n"));
   EXPECT_THAT(sky, Not(HasSubstr("num_nodes")));
+  // SkyServe takes all-spot or all-on-demand resources: a spot fallback is
+  // the second file.
+  v1::Recommendation* spot =
+      Add(response, "aws", "g6e.xlarge", "us-west-2", "L40S", 1, 3, kSpot, 1);
+  spot->mutable_serving()->set_replicas(3);
+  EXPECT_THAT(Text(ExportFormat::kSkyPilot, response, 1, task), Not(HasSubstr("use_spot: true")));
+  EXPECT_THAT(Text(ExportFormat::kSkyPilot, response, 2, task), HasSubstr("use_spot: true"));
+  response.mutable_recommendations()->RemoveLast();
   const std::string dstack = Text(ExportFormat::kDstack, response, 1, task);
   EXPECT_THAT(dstack, HasSubstr("type: service\n"));
   EXPECT_THAT(dstack, HasSubstr("port: 8000\nreplicas: 3\n"));

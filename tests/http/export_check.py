@@ -222,6 +222,9 @@ def check_skypilot(task, recs, text):
     ordered = task["resources"]["ordered"]
     if not ordered:
         fail("resources.ordered is empty")
+    # SkyServe: resources must all use spot or none (sky/serve/serve_utils.py validate_service_task).
+    if serving and len({e["use_spot"] for e in ordered}) != 1:
+        fail("a SkyServe service mixes spot and on-demand resources")
     rows = skypilot_rows()
     known = {(r["cloud"], r["instance_type"], r["region"]) for r in rows}
     types = {(r["cloud"], r["instance_type"]) for r in rows}
