@@ -49,7 +49,7 @@ sed '0,/ram_bytes: 2199023255552/s//ram_bytes: 2048/' "$OFFERS" >"$TMP/ram/offer
 expect_reject "host RAM of 2 KB" "$TMP/ram/offers.textproto" \
   '^error: .*/ram/offers\.textproto:[0-9]+: offers\[[0-9]+\] ".*": ram_bytes 2048 \(2 KiB\)'
 
-sed '0,/memory_bytes: 141000000000/s//memory_bytes: 141/' "$SRC/data/catalog/gpus.textproto" >"$TMP/gpu/gpus.textproto"
+sed '0,/memory_bytes: 151397597184/s//memory_bytes: 141/' "$SRC/data/catalog/gpus.textproto" >"$TMP/gpu/gpus.textproto"
 expect_reject "GPU memory of 141 bytes" "$TMP/gpu/gpus.textproto" \
   '^error: .*/gpu/gpus\.textproto:[0-9]+: gpus\[[0-9]+\] "H200": memory_bytes 141'
 

@@ -126,6 +126,46 @@ TEST(EmbeddedData, LoadsAndCoversTheIssue) {
 }
 
 // The facts the issue's audit found wrong, checked on the loaded data.
+// GPU memory is stored as sold, in binary units: "80 GB" of HBM is 80 GiB.
+// The driver-visible figures below are the vendors' own (nvidia-smi and the
+// marketplaces that print it: Vast's `gpu_ram` in fixtures/vast, OCI's
+// `GpuInfo` in fixtures/skypilot-catalog); each is at most what the card is
+// sold as and within 7% of it (the L4 with ECC on shows 94%). With the old
+// decimal figures (80e9 bytes = 76,294 MiB) the H100's 81,559 MiB would be 7% ABOVE the catalog's card.
+TEST(EmbeddedData, GpuMemoryIsBinaryAsSold) {
+  absl::StatusOr<CatalogSnapshot> snapshot = LoadCatalogSnapshot(DefaultSources());
+  ASSERT_OK(snapshot);
+  ASSERT_GT(snapshot->gpus_size(), 0);
+  constexpr int64_t kMiB = 1024 * 1024;
+  constexpr int64_t kGiB = 1024 * kMiB;
+  struct Vendor {
+    const char* gpu;
+    int64_t sold_gib;
+    int64_t driver_mib;  // what the driver reports
+    const char* where;
+  };
+  const Vendor kVendor[] = {
+      {"H100-SXM", 80, 81559, "nvidia-smi, H100 80GB HBM3; Vast gpu_ram 81559"},
+      {"A100-80GB-PCIE", 80, 81920, "Vast gpu_ram 81920 (A100 PCIE)"},
+      {"H100-NVL", 94, 95830, "Vast gpu_ram 95830 (H100 NVL)"},
+      {"H200", 141, 144384, "OCI GpuInfo SizeInMiB 144384 (BM.GPU.H200.8)"},
+      {"RTX-4090", 24, 24564, "Vast gpu_ram 24564"},
+      {"L4", 24, 23034, "Vast gpu_ram 23034 (ECC on)"},
+  };
+  std::map<std::string, int64_t> memory;
+  for (const auto& g : snapshot->gpus()) memory[g.name()] = g.memory_bytes();
+  for (const Vendor& v : kVendor) {
+    ASSERT_TRUE(memory.contains(v.gpu)) << v.gpu;
+    EXPECT_EQ(memory[v.gpu], v.sold_gib * kGiB) << v.gpu;
+    EXPECT_LE(v.driver_mib * kMiB, memory[v.gpu]) << v.gpu << ": " << v.where;
+    EXPECT_GE(v.driver_mib * kMiB, 0.93 * memory[v.gpu]) << v.gpu << ": " << v.where;
+  }
+  // Every accelerator: a whole number of GiB (none left in decimal GB).
+  for (const auto& g : snapshot->gpus()) {
+    EXPECT_EQ(g.memory_bytes() % kGiB, 0) << g.name() << " " << g.memory_bytes();
+  }
+}
+
 // Every region is written the way the importers write it (CleanRegion): no
 // empty comma-separated part (", US, NA") and no stray whitespace, so an
 // imported row and an embedded row of the same place get the same id.

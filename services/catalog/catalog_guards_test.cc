@@ -117,7 +117,7 @@ TEST_F(GuardedData, HostRamOfTwoKilobytesIsRejected) {
 }
 
 TEST_F(GuardedData, GpuMemoryOf141BytesIsRejected) {
-  Break("gpus.textproto", "memory_bytes: 141000000000", "memory_bytes: 141");
+  Break("gpus.textproto", "memory_bytes: 151397597184", "memory_bytes: 141");
   absl::StatusOr<LoadedCatalog> loaded = LoadCatalog(Sources(), {});
   EXPECT_THAT(loaded, StatusIs(absl::StatusCode::kInvalidArgument,
                                AllOf(HasSubstr(Path("gpus.textproto") + ":"),

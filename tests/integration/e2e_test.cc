@@ -127,7 +127,7 @@ TEST_F(EndToEnd, Bf16InferenceOf7BAt4kFitsOne24GBCard) {
   ASSERT_THAT(response.estimates(), SizeIs(3));
   for (const auto& e : response.estimates()) {
     EXPECT_TRUE(e.fits()) << e.configuration().gpu_model() << ": " << e.not_fit_reason();
-    EXPECT_EQ(e.gpu_memory_bytes(), 24'000'000'000);
+    EXPECT_EQ(e.gpu_memory_bytes(), 24ll << 30);  // sold as "24 GB": 24 GiB
     EXPECT_GT(e.memory().kv_cache_bytes(), 0);
   }
   // And the recommendation serves it on one node without pipeline stages

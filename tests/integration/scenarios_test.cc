@@ -60,7 +60,7 @@ TEST_F(Scenarios, QLoraOf7BFitsOne24GBGpu) {
   // marketplace 8-GPU box may still win on total cost by finishing sooner).
   bool single = false;
   for (const Recommendation& r : response.recommendations()) {
-    EXPECT_EQ(r.gpu_memory_bytes(), 24'000'000'000) << r.offer().id();
+    EXPECT_EQ(r.gpu_memory_bytes(), 24ll << 30) << r.offer().id();  // "24 GB" = 24 GiB
     EXPECT_LT(r.memory().total_bytes(), r.gpu_memory_bytes());
     single |= TotalGpus(r) == 1;
   }
