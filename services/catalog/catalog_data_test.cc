@@ -279,6 +279,29 @@ TEST(EmbeddedData, TopologyFacts) {
   }
 }
 
+// The data fixes of issue 19, each with its source and date.
+TEST(EmbeddedData, MarketAndBillingFixes) {
+  absl::StatusOr<CatalogSnapshot> snapshot = LoadCatalogSnapshot(DefaultSources());
+  ASSERT_OK(snapshot);
+  std::map<std::string, const Offer*> by_id = ById(*snapshot);
+  auto at = [&](const std::string& id) -> const Offer& {
+    auto it = by_id.find(id);
+    if (it == by_id.end()) ADD_FAILURE() << id << " missing";
+    static const Offer& kEmpty = *new Offer();
+    return it == by_id.end() ? kEmpty : *it->second;
+  };
+  // Fabric: the GPU-to-GPU NICs, not the host's gVNIC (A3 Mega 8 x 200, A3
+  // High 4 x 200); CoreWeave's A100 HGX on HDR (8 x 200), not NDR.
+  EXPECT_EQ(at("gcp/a3-megagpu-8g/us-central1").fabric_gbps(), 1600);
+  EXPECT_EQ(at("gcp/a3-highgpu-8g/us-east4").fabric_gbps(), 800);
+  EXPECT_EQ(at("coreweave/hgx-a100-80gb-8x/global").fabric_gbps(), 1600);
+  EXPECT_EQ(at("coreweave/hgx-h100-8x/global").fabric_gbps(), 3200);
+  // TPU prices carry gpuhunt's date (tpu_pricing.json last changed
+  // 2024-12-23), not the snapshot's.
+  const Offer& tpu = at("gcp/v6e-8/us-east1");
+  EXPECT_EQ(tpu.as_of(), "2024-12-23");
+}
+
 // The embedded offers plus every SkyPilot fixture: overlapping ids refresh
 // prices, the rest are added, topology rules apply to the imported rows too,
 // and the whole validates.

@@ -341,7 +341,8 @@ TEST(SkyPilotExcerpts, Gcp) {
   ApplyRealTopology(*imported);
   by_id = ById(*imported);
   EXPECT_EQ(by_id.at("gcp/a3-highgpu-8g/us-central1")->fabric(), v1::FABRIC_TYPE_ETHERNET);
-  EXPECT_EQ(by_id.at("gcp/a3-highgpu-8g/us-central1")->fabric_gbps(), 1000);
+  // A3 High: 4 GPU NICs x 200 Gbps (G5's 1,000 also counts the host's gVNIC).
+  EXPECT_EQ(by_id.at("gcp/a3-highgpu-8g/us-central1")->fabric_gbps(), 800);
   EXPECT_EQ(by_id.at("gcp/a4-highgpu-8g/us-central1")->fabric(), v1::FABRIC_TYPE_ROCE);
 }
 

@@ -80,7 +80,7 @@ TEST(PriceImportLoader, BillingAndPriceListRefreshKnownShapes) {
   const Offer& a3 = *after.at("gcp/a3-highgpu-8g/us-central1");
   EXPECT_NEAR(a3.on_demand_usd_per_hour(), 87.8326, 1e-3);
   EXPECT_EQ(a3.fabric(), v1::FABRIC_TYPE_ETHERNET);
-  EXPECT_EQ(a3.scale_out().gbps_per_node(), 1000);
+  EXPECT_EQ(a3.scale_out().gbps_per_node(), 800);  // GPU NICs, not the host's gVNIC
   ASSERT_FALSE(before.count("gcp/a3-highgpu-8g/europe-west4"));
   EXPECT_TRUE(after.count("gcp/a3-highgpu-8g/europe-west4"));
   EXPECT_THAT(loaded->source(), HasSubstr("gcp-billing " + gcp + ": read 73, kept 54"));
