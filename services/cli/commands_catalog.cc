@@ -140,7 +140,7 @@ absl::StatusOr<int> Commands::Gpus() {
                                                  "BF16 TFLOPS", "FP8 TFLOPS", "KIND", "ALIASES"}};
   for (const catalog::v1::Gpu& g : response.gpus()) {
     rows.push_back(
-        {g.name(), g.vendor(), absl::StrFormat("%.0f GB", g.memory_bytes() / 1e9),
+        {g.name(), g.vendor(), absl::StrFormat("%.0f GiB", g.memory_bytes() / 1073741824.0),
          absl::AsciiStrToUpper(Short(catalog::v1::MemoryType_descriptor(), g.memory_type())),
          absl::StrFormat("%.2f", g.memory_bandwidth_bytes_per_second() / 1e12),
          g.bf16_flops() > 0 ? absl::StrFormat("%.0f", g.bf16_flops() / 1e12) : "-",

@@ -87,7 +87,7 @@ for route in offers gpus models; do
         ;;
       gpus)
         call "$TMP/gpus.json" GET /v1/gpus >/dev/null
-        check "GET /v1/gpus: datasheet specs" json "$TMP/gpus.json" 'any(g["name"] == "H100-SXM" and int(g["memory_bytes"]) == 80000000000 for g in d["gpus"])'
+        check "GET /v1/gpus: datasheet specs" json "$TMP/gpus.json" 'any(g["name"] == "H100-SXM" and int(g["memory_bytes"]) == 85899345920 for g in d["gpus"])'
         ;;
       models)
         call "$TMP/models.json" GET /v1/models >/dev/null

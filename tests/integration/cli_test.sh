@@ -167,7 +167,7 @@ check "recommend --request_file with --max_results=2" json 'len(d["recommendatio
 
 offers=$("$CLI" offers --gpu=H100 --page_size=200)
 check "offers filters by GPU alias" bash -c '[[ -n "$(awk "NR>1 && /H100/" <<<"$1")" && -z "$(awk "NR>1 && !/H100|offers/ && NF" <<<"$1")" ]]' _ "$offers"
-check "gpus lists the datasheet specs" bash -c "'$CLI' gpus | grep -Eq '^H100-SXM +NVIDIA +80 GB +HBM +3.35 +989'"
+check "gpus lists the datasheet specs" bash -c "'$CLI' gpus | grep -Eq '^H100-SXM +NVIDIA +80 GiB +HBM +3.35 +989'"
 check "models lists the presets" bash -c "'$CLI' models | grep -q '^llama-3.1-70b '"
 check "health reports SERVING" bash -c "'$CLI' health | grep -q SERVING"
 
