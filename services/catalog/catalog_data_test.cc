@@ -131,7 +131,8 @@ TEST(EmbeddedData, LoadsAndCoversTheIssue) {
 // marketplaces that print it: Vast's `gpu_ram` in fixtures/vast, OCI's
 // `GpuInfo` in fixtures/skypilot-catalog); each is at most what the card is
 // sold as and within 7% of it (the L4 with ECC on shows 94%). With the old
-// decimal figures (80e9 bytes = 76,294 MiB) the H100's 81,559 MiB would be 7% ABOVE the catalog's card.
+// decimal figures (80e9 bytes = 76,294 MiB) the H100's 81,559 MiB would be 7% ABOVE the catalog's
+// card.
 TEST(EmbeddedData, GpuMemoryIsBinaryAsSold) {
   absl::StatusOr<CatalogSnapshot> snapshot = LoadCatalogSnapshot(DefaultSources());
   ASSERT_OK(snapshot);
