@@ -18,6 +18,7 @@
 #include "google/protobuf/arena.h"
 #include "google/protobuf/text_format.h"
 #include "services/catalog/catalog_loader.h"
+#include "services/gateway/full_scan_reference.h"
 #include "services/gateway/recommender.h"
 #include "services/pricing/price_loader.h"
 #include "services/sizing/sizing_model.h"
@@ -69,7 +70,7 @@ std::shared_ptr<const catalog::Catalog> BigCatalog(int offers) {
 }
 
 void RunRecommendations(benchmark::State& state, std::shared_ptr<const catalog::Catalog> catalog,
-                        RecommendationRun::Scan scan) {
+                        Scan scan) {
   v1::RecommendRequest request;
   request.mutable_workload()->set_task(sizing::v1::TASK_FULL_FINETUNE);
   request.mutable_workload()->mutable_model()->set_preset("llama-3.1-8b");
@@ -78,8 +79,7 @@ void RunRecommendations(benchmark::State& state, std::shared_ptr<const catalog::
   // Built once per catalog snapshot in the server (OfferIndexCache).
   const auto index = std::make_shared<const OfferIndex>(catalog);
   for (auto _ : state) {
-    absl::StatusOr<RecommendationRun> run =
-        RecommendationRun::Start(index, request, nullptr, nullptr, nullptr, scan);
+    absl::StatusOr<RecommendationRun> run = StartWithScan(scan, index, request, nullptr, nullptr);
     if (!run.ok()) {
       state.SkipWithError(std::string(run.status().message()).c_str());
       return;
@@ -116,8 +116,8 @@ void RunRecommendations(benchmark::State& state, std::shared_ptr<const catalog::
 
 // Second argument: 0 = the streaming top-K over offer cells (what the
 // gateway runs), 1 = the full scan over every offer (the reference).
-RecommendationRun::Scan ScanArg(const benchmark::State& state) {
-  return state.range(1) == 0 ? RecommendationRun::Scan::kTopK : RecommendationRun::Scan::kFullScan;
+Scan ScanArg(const benchmark::State& state) {
+  return state.range(1) == 0 ? Scan::kTopK : Scan::kFullScan;
 }
 
 void BM_RecommendGatewaySide(benchmark::State& state) {

@@ -11,6 +11,7 @@
 #include "gmock/gmock.h"
 #include "google/protobuf/text_format.h"
 #include "gtest/gtest.h"
+#include "services/gateway/full_scan_reference.h"
 #include "tests/testing/status_matchers.h"
 
 namespace gpuadvisor::gateway {
@@ -388,11 +389,10 @@ TEST(Recommender, TopKAnswersAsTheFullScanOnAGeneratedCatalog) {
   auto index = std::make_shared<const OfferIndex>(catalog);
   ASSERT_GT(index->cells().size(), 10u);
   ASSERT_LT(index->cells().size(), index->offers().size() / 4);
-  auto answer = [&](const v1::RecommendRequest& request, double need_gb,
-                    RecommendationRun::Scan scan,
+  auto answer = [&](const v1::RecommendRequest& request, double need_gb, Scan scan,
                     int* quoted) -> absl::StatusOr<v1::RecommendResponse> {
     absl::StatusOr<RecommendationRun> run =
-        RecommendationRun::Start(index, request, &DataRegionGroups(), nullptr, nullptr, scan);
+        StartWithScan(scan, index, request, &DataRegionGroups(), nullptr);
     if (!run.ok()) return run.status();
     absl::StatusOr<pricing::v1::QuoteRequest> quote =
         run->ApplyEstimates(Sized(run->estimate_request(), need_gb, *catalog));
@@ -449,9 +449,9 @@ TEST(Recommender, TopKAnswersAsTheFullScanOnAGeneratedCatalog) {
                               cases[i].second, " GB"));
     int quoted_top_k = 0, quoted_full = 0;
     absl::StatusOr<v1::RecommendResponse> top_k =
-        answer(cases[i].first, cases[i].second, RecommendationRun::Scan::kTopK, &quoted_top_k);
+        answer(cases[i].first, cases[i].second, Scan::kTopK, &quoted_top_k);
     absl::StatusOr<v1::RecommendResponse> full =
-        answer(cases[i].first, cases[i].second, RecommendationRun::Scan::kFullScan, &quoted_full);
+        answer(cases[i].first, cases[i].second, Scan::kFullScan, &quoted_full);
     ASSERT_OK(top_k);
     ASSERT_OK(full);
     EXPECT_EQ(quoted_top_k, quoted_full);
@@ -474,10 +474,10 @@ TEST(Recommender, TopKAnswersAsTheFullScanWithRegionFiltersAndOverheads) {
   absl::StatusOr<OverheadModel> overheads =
       OverheadModel::FromFile(GPUADVISOR_SOURCE_DIR "/data/gateway/overheads.textproto");
   ASSERT_OK(overheads);
-  auto answer = [&](const v1::RecommendRequest& request, RecommendationRun::Scan scan,
+  auto answer = [&](const v1::RecommendRequest& request, Scan scan,
                     pricing::v1::QuoteRequest* quoted) -> absl::StatusOr<v1::RecommendResponse> {
     absl::StatusOr<RecommendationRun> run =
-        RecommendationRun::Start(index, request, &DataRegionGroups(), &*overheads, nullptr, scan);
+        StartWithScan(scan, index, request, &DataRegionGroups(), &*overheads);
     if (!run.ok()) return run.status();
     absl::StatusOr<pricing::v1::QuoteRequest> quote =
         run->ApplyEstimates(Sized(run->estimate_request(), 40, *catalog));
@@ -499,10 +499,8 @@ TEST(Recommender, TopKAnswersAsTheFullScanWithRegionFiltersAndOverheads) {
   for (size_t i = 0; i < cases.size(); ++i) {
     SCOPED_TRACE(absl::StrCat("case ", i, ": ", cases[i].ShortDebugString()));
     pricing::v1::QuoteRequest quoted_top_k, quoted_full;
-    absl::StatusOr<v1::RecommendResponse> top_k =
-        answer(cases[i], RecommendationRun::Scan::kTopK, &quoted_top_k);
-    absl::StatusOr<v1::RecommendResponse> full =
-        answer(cases[i], RecommendationRun::Scan::kFullScan, &quoted_full);
+    absl::StatusOr<v1::RecommendResponse> top_k = answer(cases[i], Scan::kTopK, &quoted_top_k);
+    absl::StatusOr<v1::RecommendResponse> full = answer(cases[i], Scan::kFullScan, &quoted_full);
     ASSERT_OK(top_k);
     ASSERT_OK(full);
     ASSERT_THAT(top_k->recommendations(), ::testing::Not(IsEmpty()));
