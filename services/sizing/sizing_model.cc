@@ -10,8 +10,11 @@
 #include "absl/status/status.h"
 #include "absl/strings/ascii.h"
 #include "absl/strings/str_cat.h"
+#include "common/io/fingerprint.h"
 #include "common/io/text_proto.h"
 #include "common/status/status_macros.h"
+#include "google/protobuf/io/coded_stream.h"
+#include "google/protobuf/io/zero_copy_stream_impl_lite.h"
 #include "services/sizing/estimator.h"
 #include "services/sizing/hf_config.h"
 #include "services/sizing/job.h"
@@ -27,6 +30,7 @@ struct SizingModel::Data {
   std::vector<GpuSpec> gpus;
   absl::flat_hash_map<std::string, int> gpu_index;  // normalized name and aliases
   Profiles profiles;
+  std::string fingerprint;  // data_fingerprint()
 };
 
 namespace {
@@ -41,6 +45,24 @@ std::string NormalizeGpuName(const std::string& name) {
     }
   }
   return out;
+}
+
+// The deterministic bytes of each input, one after the other, fingerprinted.
+std::string DataFingerprint(const v1::ModelList& models, const cv1::GpuList& gpus,
+                            const v1::SizingProfiles& profiles) {
+  std::string bytes;
+  const google::protobuf::Message* const messages[] = {&models, &gpus, &profiles};
+  for (const google::protobuf::Message* message : messages) {
+    std::string one;
+    {
+      google::protobuf::io::StringOutputStream out(&one);
+      google::protobuf::io::CodedOutputStream coded(&out);
+      coded.SetSerializationDeterministic(true);
+      message->SerializeToCodedStream(&coded);
+    }
+    absl::StrAppend(&bytes, one.size(), ":", one);
+  }
+  return FingerprintHex(bytes);
 }
 
 absl::Status CheckSpecFigure(const std::string& path, const char* field, double value,
@@ -136,9 +158,12 @@ absl::Status CheckHintsDivideSomeConfiguration(const Job& j, const v1::EstimateR
 
 }  // namespace
 
+const std::string& SizingModel::data_fingerprint() const { return data_->fingerprint; }
+
 absl::StatusOr<SizingModel> SizingModel::Create(v1::ModelList models, cv1::GpuList gpus,
                                                 v1::SizingProfiles profiles) {
   auto data = std::make_shared<Data>();
+  data->fingerprint = DataFingerprint(models, gpus, profiles);
   ASSIGN_OR_RETURN(data->profiles, Profiles::Build(std::move(profiles)));
   data->presets.reserve(models.models_size());
   for (int i = 0; i < models.models_size(); ++i) {

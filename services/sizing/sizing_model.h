@@ -91,6 +91,11 @@ class SizingModel {
   // Every preset, resolved (derived fields filled in), in file order.
   gpuadvisor::sizing::v1::ListModelsResponse ListModels() const;
 
+  // 16 hex digits over the data this model was created from (presets, GPU
+  // specs, profiles, error intervals; deterministic bytes): equal data, equal
+  // fingerprint. The service adds its build (EstimateResponse.model_fingerprint).
+  const std::string& data_fingerprint() const;
+
   // The GPU behind a canonical name or alias (case, spaces, '-' and '_'
   // ignored), or nullptr.
   const GpuSpec* FindGpu(const std::string& name) const;

@@ -4,9 +4,12 @@
 // gRPC adapter for gpuadvisor.sizing.v1.SizingService over a SizingModel.
 // Estimate is CPU-only and runs on the gRPC callback API: answered on the gRPC
 // thread that delivered the request (no handler thread, no handoff).
-// Stateless apart from the immutable model; thread-safe.
+// Every answer names the model that gave it (model_fingerprint: the model's
+// data fingerprint with the build's version and commit). Stateless apart
+// from the immutable model; thread-safe.
 
 #include <memory>
+#include <string>
 
 #include "common/metrics/metrics.h"
 #include "gpuadvisor/sizing/v1/sizing.grpc.pb.h"
@@ -28,10 +31,14 @@ class SizingServiceImpl final
   grpc::Status ListModels(grpc::ServerContext* context, const v1::ListModelsRequest* request,
                           v1::ListModelsResponse* response) override;
 
+  // What every answer carries as model_fingerprint.
+  const std::string& fingerprint() const { return fingerprint_; }
+
  private:
   const std::shared_ptr<const SizingModel> model_;
   Metrics* metrics_;
   MethodMetrics& estimate_rpc_;  // resolved once
+  const std::string fingerprint_;
 };
 
 }  // namespace gpuadvisor::sizing

@@ -4,6 +4,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "common/grpc/server.h"
+#include "common/io/text_proto.h"
 #include "gmock/gmock.h"
 #include "grpcpp/create_channel.h"
 #include "grpcpp/security/credentials.h"
@@ -76,6 +77,42 @@ TEST_F(SizingServiceTest, ListsThePresets) {
   ASSERT_TRUE(stub_->ListModels(&context, v1::ListModelsRequest(), &response).ok());
   EXPECT_GE(response.models_size(), 20);
   EXPECT_THAT(metrics_.Serialize(), ::testing::HasSubstr("grpc_method=\"ListModels\""));
+}
+
+// Every answer names the model: the same data gives the same fingerprint (in
+// Estimate and ListModels); other data (one preset fewer) another.
+TEST_F(SizingServiceTest, AnswersNameTheModelByItsDataAndBuild) {
+  v1::EstimateRequest request;
+  request.mutable_workload()->set_task(v1::TASK_INFERENCE);
+  request.mutable_workload()->mutable_model()->set_preset("llama-3.1-8b");
+  v1::GpuConfiguration* config = request.add_configurations();
+  config->set_gpu_model("H100-SXM");
+  config->set_gpus_per_node(1);
+  config->set_nodes(1);
+  grpc::ClientContext estimate_context;
+  v1::EstimateResponse estimate;
+  ASSERT_TRUE(stub_->Estimate(&estimate_context, request, &estimate).ok());
+  EXPECT_THAT(estimate.model_fingerprint(), ::testing::MatchesRegex("[0-9a-f]{16}"));
+  grpc::ClientContext list_context;
+  v1::ListModelsResponse list;
+  ASSERT_TRUE(stub_->ListModels(&list_context, v1::ListModelsRequest(), &list).ok());
+  EXPECT_EQ(list.model_fingerprint(), estimate.model_fingerprint());
+
+  absl::StatusOr<SizingModel> same = SizingModel::FromDataDir(GPUADVISOR_SOURCE_DIR "/data");
+  ASSERT_OK(same);
+  EXPECT_EQ(SizingServiceImpl(std::make_shared<const SizingModel>(*same), &metrics_).fingerprint(),
+            estimate.model_fingerprint());
+  v1::ModelList fewer;
+  ASSERT_OK(LoadTextProtoFile(GPUADVISOR_SOURCE_DIR "/data/sizing/models.textproto", &fewer));
+  ASSERT_GT(fewer.models_size(), 1);
+  fewer.mutable_models()->RemoveLast();
+  catalog::v1::GpuList gpus;
+  ASSERT_OK(LoadTextProtoFile(GPUADVISOR_SOURCE_DIR "/data/catalog/gpus.textproto", &gpus));
+  absl::StatusOr<SizingModel> other = SizingModel::Create(fewer, gpus);
+  ASSERT_OK(other);
+  EXPECT_NE(other->data_fingerprint(), same->data_fingerprint());
+  EXPECT_NE(SizingServiceImpl(std::make_shared<const SizingModel>(*other), &metrics_).fingerprint(),
+            estimate.model_fingerprint());
 }
 
 }  // namespace
