@@ -65,7 +65,9 @@ DstackNames DstackNamesOf(const Recommendation& r) {
   if (n.gpu.empty() && n.why_not.empty()) {
     n.why_not = absl::StrCat("GPU ", o.gpu_model(), " has no dstack (gpuhunt) name");
   }
-  if (!Has({"dstack", "unpinned_instance_types", p})) {
+  if (Has({"dstack", "attached_accelerators", p, o.instance_type()})) {
+    n.instance_type = NameAt({"dstack", "attached_accelerators", p, o.instance_type()});
+  } else if (!Has({"dstack", "unpinned_instance_types", p})) {
     n.instance_type = Pick("instance_types", p, o.instance_type(), n.why_not);
   }
   if (o.region() != "global") {

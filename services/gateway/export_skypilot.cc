@@ -17,6 +17,8 @@ using v1::Recommendation;
 // SkyPilot's names for one offer, or why it has none.
 struct SkyNames {
   std::string infra, instance_type, why_not;
+  std::string accelerator;  // set with the count where the GPUs are attached to a machine type
+  int accelerator_count = 0;
 };
 
 SkyNames SkyNamesOf(const Recommendation& r) {
@@ -45,6 +47,18 @@ SkyNames SkyNamesOf(const Recommendation& r) {
     n.why_not = absl::StrCat("not in SkyPilot's catalog: its ", cloud, " cloud lists ", prefix,
                              "* instance types only");
     return n;
+  }
+  if (Has({"skypilot", "providers", p, "left_out_instance_types", o.instance_type()})) {
+    n.why_not = NameAt({"skypilot", "providers", p, "left_out_instance_types", o.instance_type()});
+    return n;
+  }
+  if (Has({"skypilot", "providers", p, "attached_accelerators", o.instance_type()})) {
+    const std::string t = o.instance_type();
+    n.instance_type =
+        NameAt({"skypilot", "providers", p, "attached_accelerators", t, "instance_type"});
+    n.accelerator = NameAt({"skypilot", "providers", p, "attached_accelerators", t, "accelerator"});
+    n.accelerator_count = static_cast<int>(
+        NumberAt({"skypilot", "providers", p, "attached_accelerators", t, "count"}));
   }
   if (Has({"skypilot", "providers", p, "instance_types"})) {
     n.instance_type = NameAt({"skypilot", "providers", p, "instance_types", o.instance_type()});
@@ -83,6 +97,10 @@ std::string Entry(const Recommendation& r, const SkyNames& n) {
   std::string y = absl::StrCat("    # rank ", r.rank(), ": ", Summary(r), "\n");
   absl::StrAppend(&y, "    - infra: ", Q(n.infra), "\n");
   absl::StrAppend(&y, "      instance_type: ", Q(n.instance_type), "\n");
+  if (!n.accelerator.empty()) {
+    absl::StrAppend(&y, "      accelerators: {", Q(n.accelerator), ": ", n.accelerator_count,
+                    "}\n");
+  }
   absl::StrAppend(&y, "      use_spot: ",
                   r.purchase_option() == catalog::v1::PURCHASE_OPTION_SPOT ? "true" : "false",
                   "\n");

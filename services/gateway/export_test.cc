@@ -155,6 +155,19 @@ TEST(Export, DstackKeepsOnlyFallbacksThatLeaveRankOneTheCheapestMatch) {
   EXPECT_THAT(ExportHeaderValue(file->left_out), Not(HasSubstr("\n")));
 }
 
+TEST(Export, GcpAttachedGpusAndTpusUseTheOrchestratorsForms) {
+  v1::RecommendResponse response;
+  Add(response, "gcp", "n1-standard-8+T4x1", "us-central1", "T4", 1, 1, kOnDemand, 0.73);
+  Add(response, "gcp", "v5litepod-4", "us-central1", "TPU-V5E", 4, 1, kOnDemand, 4.8);
+  const std::string sky = Text(ExportFormat::kSkyPilot, response);
+  EXPECT_THAT(sky, HasSubstr("instance_type: \"n1-standard-8\"\n      accelerators: {\"T4\": 1}"));
+  EXPECT_THAT(sky, HasSubstr("rank 2 gcp/v5litepod-4/us-central1: a TPU slice"));
+  const std::string dstack = Text(ExportFormat::kDstack, response);
+  EXPECT_THAT(dstack, HasSubstr("instance_types: [\"n1-standard-8\"]"));
+  EXPECT_THAT(dstack, HasSubstr("name: [\"T4\"]"));
+  EXPECT_THAT(dstack, HasSubstr("rank 2 gcp/v5litepod-4/us-central1: GPU TPU-V5E has no dstack"));
+}
+
 TEST(Export, DstackUsesGpuhuntOfferNames) {
   v1::RecommendResponse response;
   Add(response, "nebius", "gpu-h100-sxm_8gpu-128vcpu-1600gb", "eu-north1", "H100-SXM", 8, 2,

@@ -251,6 +251,10 @@ def check_skypilot(task, recs, text):
             fail(f"rank {rank}: {cloud} has no instance type {entry['instance_type']!r} in SkyPilot's catalog")
         elif by_provenance(o["provider"], o["instance_type"], o["region"]) and entry["instance_type"] == o["instance_type"]:
             provenance += 1
+        elif (by_provenance(o["provider"], o["instance_type"], o["region"]) and
+              o["instance_type"].startswith(entry["instance_type"] + "+") and
+              o["instance_type"].endswith(f'+{list(entry.get("accelerators", {"": 0}))[0]}x{o["gpus_per_node"]}')):
+            provenance += 1  # a machine type with attached GPUs: instance_type + accelerators
         elif cloud == "runpod" and re.fullmatch(r"\d+x_[A-Za-z0-9-]+_SECURE", entry["instance_type"]):
             provenance += 1  # SkyPilot's <count>x_<GPU>_SECURE naming (data/exports sources)
         else:
@@ -285,7 +289,9 @@ def dstack_names(o, spot):
     gpu = d["gpu_names"].get(o.get("gpu_model", ""))
     if backend is None or gpu is None:
         return None
-    if p in d.get("unpinned_instance_types", {}):
+    if o["instance_type"] in d.get("attached_accelerators", {}).get(p, {}):
+        itype = d["attached_accelerators"][p][o["instance_type"]]
+    elif p in d.get("unpinned_instance_types", {}):
         itype = None
     elif p in d["instance_types"]:
         itype = d["instance_types"][p].get(o["instance_type"])
@@ -341,6 +347,7 @@ def check_dstack_names(conf):
                 ok = ok or bool(re.fullmatch(OWN_FORMATS[b], itype))
             elif cloud:
                 ok = ok or (cloud, itype) in types or (b, itype) in offers
+                ok = ok or any(t.startswith(itype + "+") for p, t in offers if p == b)
         if not ok:
             fail(f"instance type {itype!r} is not a {sorted(backends)} offer name")
 
