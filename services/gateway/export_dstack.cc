@@ -246,7 +246,9 @@ std::string Resources(const std::vector<DstackNames>& kept) {
       min_gpus == max_gpus ? absl::StrCat(min_gpus) : Q(absl::StrCat(min_gpus, "..", max_gpus)),
       "\n");
   if (min_memory != INT64_MAX) {
-    absl::StrAppend(&y, "    memory: ", Q(absl::StrCat(min_memory / 1000000000, "GB..")), "\n");
+    // gpuhunt's GPU memory is the size as sold ("80 GB" for 80 GiB): the
+    // catalog's bytes are binary units, so GiB, rounded down, is that figure.
+    absl::StrAppend(&y, "    memory: ", Q(absl::StrCat(min_memory >> 30, "GB..")), "\n");
   }
   return y;
 }

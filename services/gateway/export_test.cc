@@ -44,7 +44,7 @@ v1::Recommendation* Add(v1::RecommendResponse& response, const std::string& prov
     o->set_on_demand_usd_per_hour(price);
   }
   r->set_estimated_hours(3.5);
-  r->set_gpu_memory_bytes(80000000000);
+  r->set_gpu_memory_bytes(int64_t{80} << 30);
   r->mutable_cost()->set_usd_per_hour(price * nodes);
   r->mutable_cost()->set_total_usd(price * nodes * 3.5);
   return r;

@@ -352,6 +352,27 @@ def check_dstack_names(conf):
             fail(f"instance type {itype!r} is not a {sorted(backends)} offer name")
 
 
+def gpu_memory_gib():
+    """Gpu.name -> memory as sold (GiB) from data/catalog/gpus.textproto."""
+    text = open(os.path.join(ROOT, "data/catalog/gpus.textproto"), encoding="utf-8").read()
+    out = {}
+    for block in re.findall(r"^gpus \{\n(.*?)^\}", text, re.S | re.M):
+        name = re.search(r'^\s*name: "([^"]+)"', block, re.M)
+        mem = re.search(r"^\s*memory_bytes: (\d+)", block, re.M)
+        if name and mem:
+            out[name.group(1)] = int(mem.group(1)) / 2**30
+    if not out:
+        fail("no GPU memory read from data/catalog/gpus.textproto")
+    return out
+
+
+def memory_min(memory):
+    m = re.fullmatch(r"(\d+(?:\.\d+)?)GB\.\.", str(memory or "0GB.."))
+    if not m:
+        fail(f"resources.gpu.memory {memory!r} is not a lower bound in GB")
+    return float(m.group(1))
+
+
 def count_range(count):
     if isinstance(count, int):
         return count, count
@@ -388,6 +409,7 @@ def check_dstack(conf, recs, text):
     # keep the offers matching every filter, take the cheapest.
     policy = conf.get("spot_policy", "on-demand")
     lo, hi = count_range(conf["resources"]["gpu"]["count"])
+    min_memory, memory = memory_min(conf["resources"]["gpu"].get("memory")), gpu_memory_gib()
     matched = []
     for o in CATALOG:
         for spot in (False, True):
@@ -401,6 +423,8 @@ def check_dstack(conf, recs, text):
             if "instance_types" in conf and n["instance_type"] not in conf["instance_types"]:
                 continue
             if not lo <= n["count"] <= hi or n["price"] > conf.get("max_price", 1e18):
+                continue
+            if memory.get(o.get("gpu_model"), 0) + 1e-9 < min_memory:
                 continue
             matched.append(n)
     if not matched:
