@@ -273,11 +273,12 @@ TEST(EmbeddedData, TopologyFacts) {
   EXPECT_DOUBLE_EQ(p5.spot_min_usd_per_hour(), 10.2397);
   EXPECT_DOUBLE_EQ(p5.spot_max_usd_per_hour(), 55.04);
   EXPECT_EQ(p5.spot_zones(), 7);
-  // Rows known to be about half the real price are not shipped.
-  for (const char* id : {"gcp/a3-highgpu-8g/us-central1", "gcp/a2-ultragpu-1g/us-central1",
-                         "gcp/a2-ultragpu-8g/us-central1"}) {
+  // Rows known to be about half the real price are not shipped (the
+  // a3-highgpu-8g us-central1 row now comes from the billing SKUs).
+  for (const char* id : {"gcp/a2-ultragpu-1g/us-central1", "gcp/a2-ultragpu-8g/us-central1"}) {
     EXPECT_EQ(by_id.count(id), 0u) << id;
   }
+  EXPECT_DOUBLE_EQ(at("gcp/a3-highgpu-8g/us-central1").on_demand_usd_per_hour(), 87.8325);
 }
 
 // The data fixes of issue 19, each with its source and date.
@@ -291,6 +292,27 @@ TEST(EmbeddedData, MarketAndBillingFixes) {
     static const Offer& kEmpty = *new Offer();
     return it == by_id.end() ? kEmpty : *it->second;
   };
+  // GCP beyond the US, with spot, from the Cloud Billing Catalog SKUs
+  // (2024-09-16): 8 x 12.735516 + 208 x 0.0267729 + 1872 x 0.002331357.
+  const Offer& eu = at("gcp/a3-highgpu-8g/europe-west4");
+  EXPECT_NEAR(eu.on_demand_usd_per_hour(), 111.8172, 1e-4);
+  EXPECT_GT(eu.spot_usd_per_hour(), 0);
+  EXPECT_EQ(eu.as_of(), "2024-09-16");
+  EXPECT_GT(at("gcp/a3-megagpu-8g/europe-west4").spot_usd_per_hour(), 0);
+  // GCP spot where the billing data has it and the SkyPilot row had none.
+  EXPECT_NEAR(at("gcp/a3-highgpu-8g/us-east4").spot_usd_per_hour(), 48.3067, 1e-4);
+  // Reserved is only an exact published commitment price, its source naming
+  // the term and how it is paid (the 1-year CUD here, billed monthly).
+  EXPECT_NEAR(eu.reserved_usd_per_hour(), 77.6155, 1e-4);
+  int reserved = 0;
+  for (const Offer& o : snapshot->offers()) {
+    if (o.reserved_usd_per_hour() <= 0) continue;
+    ++reserved;
+    EXPECT_THAT(o.source(), ::testing::AnyOf(::testing::HasSubstr("Capacity Block"),
+                                             ::testing::HasSubstr("1-year committed use")))
+        << o.id();
+  }
+  EXPECT_GE(reserved, 10);
   // Fabric: the GPU-to-GPU NICs, not the host's gVNIC (A3 Mega 8 x 200, A3
   // High 4 x 200); CoreWeave's A100 HGX on HDR (8 x 200), not NDR.
   EXPECT_EQ(at("gcp/a3-megagpu-8g/us-central1").fabric_gbps(), 1600);

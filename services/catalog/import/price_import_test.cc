@@ -73,16 +73,18 @@ TEST(PriceImportLoader, BillingAndPriceListRefreshKnownShapes) {
   EXPECT_DOUBLE_EQ(p4d.spot_usd_per_hour(),
                    before.at("aws/p4d.24xlarge/us-east-1")->spot_usd_per_hour());
   EXPECT_THAT(p4d.source(), HasSubstr("; prices aws-price-list:"));
-  // The shipped us-central1 row was left out as wrong (about half the price,
-  // PRICES.md 6.1); the billing SKUs add it back at the real price, and the
-  // topology rules give it the A3 High network.
-  ASSERT_FALSE(before.count("gcp/a3-highgpu-8g/us-central1"));
+  // The shipped us-central1 and europe-west4 rows come from these billing
+  // SKUs (C-GCPB in offers.textproto); the import refreshes them at the same
+  // price, and the topology rules give them the A3 High network.
+  ASSERT_TRUE(before.count("gcp/a3-highgpu-8g/us-central1"));
   const Offer& a3 = *after.at("gcp/a3-highgpu-8g/us-central1");
   EXPECT_NEAR(a3.on_demand_usd_per_hour(), 87.8326, 1e-3);
+  EXPECT_THAT(a3.source(), HasSubstr("; prices gcp-billing:"));
   EXPECT_EQ(a3.fabric(), v1::FABRIC_TYPE_ETHERNET);
   EXPECT_EQ(a3.scale_out().gbps_per_node(), 800);  // GPU NICs, not the host's gVNIC
-  ASSERT_FALSE(before.count("gcp/a3-highgpu-8g/europe-west4"));
-  EXPECT_TRUE(after.count("gcp/a3-highgpu-8g/europe-west4"));
+  ASSERT_TRUE(before.count("gcp/a3-highgpu-8g/europe-west4"));
+  EXPECT_NEAR(after.at("gcp/a3-highgpu-8g/europe-west4")->on_demand_usd_per_hour(),
+              before.at("gcp/a3-highgpu-8g/europe-west4")->on_demand_usd_per_hour(), 1e-3);
   EXPECT_THAT(loaded->source(), HasSubstr("gcp-billing " + gcp + ": read 73, kept 54"));
   EXPECT_THAT(loaded->source(), HasSubstr("aws-price-list " + aws + ": read 2, kept 1"));
 }
