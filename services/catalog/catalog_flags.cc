@@ -21,6 +21,9 @@ ABSL_FLAG(std::string, aws_price_list_json, "",
           "Comma-separated AWS Price List offer files (AmazonEC2 <region>/index.json).");
 ABSL_FLAG(std::string, gpuhunt_csv, "",
           "Comma-separated dstack gpuhunt catalog CSVs (provider=path or .../<provider>.csv).");
+ABSL_FLAG(std::string, refreshed_offers, "",
+          "The refresher's published OfferList (docs/catalog.md \"Refresh\"); read on every "
+          "load, a missing file = nothing refreshed yet.");
 ABSL_FLAG(std::string, catalog_guards, "",
           "CatalogGuards file for the load guards; default <data_dir>/catalog/guards.textproto, "
           "\"none\" turns them off.");
@@ -46,6 +49,7 @@ CatalogSources CatalogSourcesFromFlags() {
       sources.price_imports.push_back(std::move(import));
     }
   }
+  sources.refreshed_offers_path = absl::GetFlag(FLAGS_refreshed_offers);
   if (const std::string guards = absl::GetFlag(FLAGS_catalog_guards); !guards.empty()) {
     sources.guards_path = guards == "none" ? "" : guards;
   }

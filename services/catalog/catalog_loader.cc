@@ -1,11 +1,13 @@
 #include "services/catalog/catalog_loader.h"
 
 #include <algorithm>
+#include <filesystem>
 #include <optional>
 #include <utility>
 
 #include "absl/container/flat_hash_map.h"
 #include "absl/strings/ascii.h"
+#include "absl/strings/match.h"
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
@@ -85,7 +87,7 @@ namespace {
 // where the curated offer has none.
 absl::Status MergeImported(const GpuNameResolver& resolver, std::vector<Offer>& offers,
                            bool has_spot_prices, absl::flat_hash_map<std::string, int>& index_by_id,
-                           CatalogSnapshot& snapshot) {
+                           CatalogSnapshot& snapshot, bool take_dates = false) {
   for (Offer& offer : offers) {
     if (absl::Status s = ValidateAndNormalizeOffer(resolver, offer); !s.ok()) {
       return absl::Status(s.code(), absl::StrCat(offer.source(), ": ", s.message()));
@@ -105,10 +107,41 @@ absl::Status MergeImported(const GpuNameResolver& resolver, std::vector<Offer>& 
     }
     if (offer.reserved_usd_per_hour() > 0)
       known.set_reserved_usd_per_hour(offer.reserved_usd_per_hour());
+    if (take_dates) {  // the refresher's copy: its fetch date and what it saw
+      known.set_as_of(offer.as_of());
+      known.set_availability(offer.availability());
+    }
     if (known.vcpus() == 0) known.set_vcpus(offer.vcpus());
     if (known.ram_bytes() == 0) known.set_ram_bytes(offer.ram_bytes());
     known.set_source(absl::StrCat(known.source(), "; prices ", offer.source()));
   }
+  return absl::OkStatus();
+}
+
+// The refresher's published file (services/refresher): an OfferList merged
+// like an import. A missing file is no refreshed data yet, not an error.
+absl::Status MergeRefreshed(const std::string& path, const GpuNameResolver& resolver,
+                            absl::flat_hash_map<std::string, int>& index_by_id,
+                            CatalogSnapshot& snapshot, std::vector<std::string>& source_names) {
+  if (path.empty() || !std::filesystem::exists(path)) return absl::OkStatus();
+  absl::StatusOr<std::string> text = ReadFile(path);
+  if (!text.ok()) return text.status();
+  OfferList refreshed;
+  TextFormat::ParseInfoTree tree;
+  if (absl::Status s = ParseWithLocations(*text, path, &refreshed, &tree); !s.ok()) return s;
+  std::vector<Offer> offers(refreshed.offers().begin(), refreshed.offers().end());
+  for (Offer& offer : offers) {
+    if (!absl::StartsWith(offer.source(), "refresh ") || offer.as_of().empty()) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          path, ": offer \"", offer.id(), "\": source must name its refresh, with an as_of"));
+    }
+  }
+  if (absl::Status s = MergeImported(resolver, offers, /*has_spot_prices=*/true, index_by_id,
+                                     snapshot, /*take_dates=*/true);
+      !s.ok()) {
+    return s;
+  }
+  source_names.push_back(absl::StrCat(path, " (", refreshed.source(), ")"));
   return absl::OkStatus();
 }
 
@@ -231,6 +264,12 @@ absl::StatusOr<CatalogSnapshot> Load(const CatalogSources& sources,
       return s;
     }
     source_names.push_back(imported->report.Summary());
+  }
+
+  if (absl::Status s = MergeRefreshed(sources.refreshed_offers_path, resolver, index_by_id,
+                                      snapshot, source_names);
+      !s.ok()) {
+    return s;
   }
 
   // Topology as data: every offer gets its scale-up domain and scale-out

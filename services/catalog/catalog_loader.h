@@ -47,6 +47,11 @@ struct CatalogSources {
   // A gpuadvisor.catalog.v1.CatalogGuards text file
   // (data/catalog/guards.textproto); empty = no load guards.
   std::string guards_path;
+  // The refresher's published OfferList (services/refresher), read after the
+  // price files and merged like them, taking each offer's as_of (the fetch
+  // date); every offer's source names its refresh ("refresh <name> at
+  // <time> ..."). Empty or a missing file = none yet.
+  std::string refreshed_offers_path;
 };
 
 // How a load treats the load guards (services/catalog/catalog_guards.h).
