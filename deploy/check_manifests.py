@@ -54,6 +54,8 @@ KNOWN_METRICS = {
     # every service: common/metrics/process_metrics.h
     "process_cpu_seconds_total", "process_resident_memory_bytes", "process_virtual_memory_bytes",
     "process_open_fds", "process_max_fds", "process_start_time_seconds", "gpuadvisor_build_info",
+    # the refresher: services/refresher/source_metrics.h
+    "gpuadvisor_refresh_source_age_seconds", "gpuadvisor_refresh_source_stale_after_seconds",
 }
 SERVICES = {"gateway": (50050, 9460), "catalog": (50051, 9461),
             "sizing": (50052, 9462), "pricing": (50053, 9463)}

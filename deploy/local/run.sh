@@ -8,6 +8,11 @@
 # rest and exits 1. Safe to run again: the build is incremental.
 #
 # Environment: BUILD_DIR (default build), PORTS=default|ephemeral.
+# REFRESH=on also starts the refresher (docs/catalog.md "Refresh") with
+# REFRESH_CONFIG (default data/refresher/sources.textproto; point it at a
+# local replay server or any URL) and REFRESH_CA_FILE (an extra CA, optional);
+# the catalog then reads what it publishes and answers show each refreshed
+# offer's source and age.
 set -euo pipefail
 ROOT=$(cd "$(dirname "$0")/../.." && pwd)
 cd "$ROOT"
@@ -17,7 +22,8 @@ PORTS=${PORTS:-default}
 bash deploy/install-deps.sh
 cmake -S . -B "$BUILD_DIR" -G Ninja -DCMAKE_BUILD_TYPE=Release >/dev/null
 cmake --build "$BUILD_DIR" -j "$(nproc)" --target \
-  catalog_server sizing_server pricing_server gateway_server gpu-advisor
+  catalog_server sizing_server pricing_server gateway_server gpu-advisor \
+  $([[ "${REFRESH:-off}" == on ]] && echo refresher)
 
 # shellcheck source=deploy/local/stack.sh
 source deploy/local/stack.sh
@@ -30,7 +36,23 @@ stopping=0
 trap 'stack_stop' EXIT
 trap 'stopping=1' INT TERM
 
+if [[ "${REFRESH:-off}" == on ]]; then
+  head -c 24 /dev/urandom | base64 >"$LOG_DIR/admin-token"
+  STACK_CATALOG_ARGS=(--refreshed_offers="$LOG_DIR/refreshed.textproto"
+    --admin_token_file="$LOG_DIR/admin-token")
+fi
 stack_start "$BUILD_DIR" "$ROOT/data" "$PORTS" "$LOG_DIR"
+if [[ "${REFRESH:-off}" == on ]]; then
+  refresh_port=9464
+  [[ "$PORTS" == ephemeral ]] && refresh_port=0
+  "$BUILD_DIR/services/refresher/refresher" \
+    --config="${REFRESH_CONFIG:-$ROOT/data/refresher/sources.textproto}" --data_dir="$ROOT/data" \
+    --output="$LOG_DIR/refreshed.textproto" --catalog_address="$CATALOG_ADDR" \
+    --admin_token_file="$LOG_DIR/admin-token" --ca_file="${REFRESH_CA_FILE:-}" \
+    --metrics_port=$refresh_port >"$LOG_DIR/refresher.log" 2>&1 &
+  STACK_PIDS+=($!)
+  echo "refresher started (log $LOG_DIR/refresher.log, states $LOG_DIR/refreshed.textproto.sources.json)"
+fi
 
 cat <<MSG
 

@@ -12,8 +12,9 @@
 # Each binary announces "<name> listening grpc=H:P metrics=H:M [http=H:P]" on stdout;
 # with ephemeral ports that line is how we learn where it listens. Then
 # grpc.health.v1 is polled (gpu-advisor health) until all four are SERVING.
-# Optional: STACK_WAIT_SECONDS (default 30) for big catalogs; the array
-# STACK_GATEWAY_ARGS adds flags to the gateway's command line. STACK_TLS_DIR (a
+# Optional: STACK_WAIT_SECONDS (default 30) for big catalogs; the arrays
+# STACK_GATEWAY_ARGS and STACK_CATALOG_ARGS add flags to the gateway's and the
+# catalog's command lines. STACK_TLS_DIR (a
 # folder made by tests/testing/make_certs.sh: ca.pem, server.pem, server.key)
 # turns TLS on: every server serves TLS, mTLS between them, and the health
 # polls present the service certificate.
@@ -83,7 +84,8 @@ stack_start() {
   fi
   mkdir -p "$logdir"
   _stack_launch catalog "$bin/catalog/catalog_server" "$logdir" \
-    --port=$p_cat --metrics_port=$m_cat --data_dir="$data" ${tls[@]+"${tls[@]}"} || return 1
+    --port=$p_cat --metrics_port=$m_cat --data_dir="$data" ${tls[@]+"${tls[@]}"} \
+    ${STACK_CATALOG_ARGS[@]+"${STACK_CATALOG_ARGS[@]}"} || return 1
   CATALOG_ADDR=$ANNOUNCED_GRPC CATALOG_METRICS=$ANNOUNCED_METRICS
   _stack_launch sizing "$bin/sizing/sizing_server" "$logdir" \
     --port=$p_siz --metrics_port=$m_siz --data_dir="$data" ${tls[@]+"${tls[@]}"} || return 1

@@ -1,0 +1,248 @@
+#include "services/refresher/refresher.h"
+
+#include <algorithm>
+#include <cstdio>
+#include <utility>
+
+#include "absl/strings/ascii.h"
+#include "absl/strings/match.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
+#include "absl/strings/strip.h"
+#include "common/io/json_quote.h"
+#include "common/io/text_proto.h"
+#include "google/protobuf/text_format.h"
+#include "services/catalog/import/json.h"
+
+namespace gpuadvisor::refresher {
+namespace {
+
+using ::gpuadvisor::catalog::v1::Offer;
+using ::gpuadvisor::catalog::v1::OfferList;
+
+std::string WithParam(const std::string& url, const std::string& name, const std::string& value) {
+  return absl::StrCat(url, absl::StrContains(url, "?") ? "&" : "?", name, "=", value);
+}
+
+// The key of `api_key_file`, read on every refresh; its text never appears
+// in an error.
+absl::StatusOr<std::string> ReadKey(const RefreshSource& source) {
+  absl::StatusOr<std::string> key = ReadFile(source.api_key_file());
+  if (!key.ok()) {
+    return absl::FailedPreconditionError(
+        absl::StrCat(source.name(), ": api_key_file ", source.api_key_file(), " cannot be read"));
+  }
+  return std::string(absl::StripAsciiWhitespace(*key));
+}
+
+// Every published offer names its source and when it was fetched (for a
+// marketplace, when it was last seen listed): "refresh <name> at <UTC time>,
+// stale after <s> s (<the importer's source>)", as_of the fetch date.
+void Stamp(const RefreshSource& source, absl::Time now, std::vector<Offer>& offers) {
+  const std::string date = absl::FormatTime("%Y-%m-%d", now, absl::UTCTimeZone());
+  const std::string at = absl::FormatTime("%Y-%m-%dT%H:%M:%SZ", now, absl::UTCTimeZone());
+  for (Offer& o : offers) {
+    o.set_as_of(date);
+    o.set_source(absl::StrCat(kRefreshSourcePrefix, source.name(), " at ", at, ", stale after ",
+                              source.stale_after_seconds(), " s (", o.source(), ")"));
+  }
+}
+
+}  // namespace
+
+Refresher::Refresher(RefresherConfig config, RefresherOptions options, FetchFn fetch,
+                     PublishFn publish)
+    : options_(std::move(options)), fetch_(std::move(fetch)), publish_(std::move(publish)) {
+  for (RefreshSource& s : *config.mutable_sources()) {
+    auto source = std::make_unique<Source>();
+    source->state.name = s.name();
+    source->state.stale_after_seconds = s.stale_after_seconds();
+    source->config = std::move(s);
+    sources_.push_back(std::move(source));
+  }
+  absl::MutexLock lock(&mu_);
+  PublishStates();
+}
+
+void Refresher::PublishStates() {
+  std::vector<SourceState> states;
+  for (const auto& source : sources_) states.push_back(source->state);
+  absl::MutexLock lock(&states_mu_);
+  states_ = std::move(states);
+}
+
+int Refresher::RefreshDue(absl::Time now) {
+  absl::MutexLock lock(&mu_);
+  int ran = 0;
+  for (auto& source : sources_) {
+    if (source->next_due > now) continue;
+    RunRefresh(*source, now);
+    PublishStates();
+    ++ran;
+  }
+  return ran;
+}
+
+absl::Status Refresher::RefreshNow(const std::string& name, absl::Time now) {
+  absl::MutexLock lock(&mu_);
+  for (auto& source : sources_) {
+    if (source->config.name() != name) continue;
+    RunRefresh(*source, now);
+    PublishStates();
+    return absl::OkStatus();
+  }
+  return absl::NotFoundError(absl::StrCat("no source named \"", name, "\""));
+}
+
+absl::Time Refresher::NextDue() const {
+  absl::MutexLock lock(&mu_);
+  absl::Time next = absl::InfiniteFuture();
+  for (const auto& source : sources_) next = std::min(next, source->next_due);
+  return next;
+}
+
+absl::StatusOr<std::vector<std::string>> Refresher::FetchPages(Source& source,
+                                                               const std::string& url,
+                                                               const FetchOptions& base) {
+  std::vector<std::string> bodies;
+  std::string page_url = url;
+  const int pages = std::max(1, source.config.max_pages());
+  for (int page = 0; page < pages; ++page) {
+    FetchOptions options = base;
+    auto cached = source.validators.find(page_url);
+    if (cached != source.validators.end()) {
+      options.etag = cached->second.etag;
+      options.last_modified = cached->second.last_modified;
+    }
+    absl::StatusOr<FetchResult> r = fetch_(page_url, options);
+    if (!r.ok()) return r.status();
+    if (r->not_modified && cached != source.validators.end()) {
+      bodies.push_back(cached->second.body);
+    } else {
+      bodies.push_back(r->body);
+      if (!r->etag.empty() || !r->last_modified.empty()) source.validators[page_url] = *r;
+    }
+    if (source.config.max_pages() == 0) break;
+    absl::StatusOr<catalog::json::Value> doc = catalog::json::Parse(bodies.back(), page_url);
+    if (!doc.ok()) break;  // the importer reports a body that is not JSON
+    const std::string token = catalog::json::String(*doc, "nextPageToken");
+    if (token.empty()) break;
+    page_url = WithParam(url, "pageToken", token);
+  }
+  return bodies;
+}
+
+absl::StatusOr<std::vector<std::string>> Refresher::FetchAll(Source& source) {
+  FetchOptions options;
+  if (source.config.timeout_seconds() > 0) options.timeout_seconds = source.config.timeout_seconds();
+  if (source.config.max_bytes() > 0) options.max_bytes = source.config.max_bytes();
+  options.retries = source.config.retries();
+  options.ca_file = options_.ca_file;
+  std::string key;
+  if (!source.config.api_key_file().empty()) {
+    absl::StatusOr<std::string> k = ReadKey(source.config);
+    if (!k.ok()) return k.status();
+    key = *std::move(k);
+  }
+  std::vector<std::string> bodies;
+  for (const std::string& url : source.config.urls()) {
+    const std::string full = key.empty() ? url : WithParam(url, "key", key);
+    absl::StatusOr<std::vector<std::string>> pages = FetchPages(source, full, options);
+    if (!pages.ok()) return pages.status();
+    for (std::string& b : *pages) bodies.push_back(std::move(b));
+  }
+  return bodies;
+}
+
+void Refresher::RunRefresh(Source& source, absl::Time now) {
+  SourceState& state = source.state;
+  state.last_attempt_unix = absl::ToUnixSeconds(now);
+  ++state.attempts;
+  source.next_due = now + absl::Seconds(std::max<int64_t>(1, source.config.interval_seconds()));
+  auto fail = [&state](const char* result, const absl::Status& why) {
+    ++state.failures;
+    state.result = result;
+    state.reason = std::string(why.message());
+  };
+  absl::StatusOr<std::vector<std::string>> bodies = FetchAll(source);
+  if (!bodies.ok()) return fail("fetch failed", bodies.status());
+  absl::StatusOr<ImportedCopy> copy = ImportBodies(source.config, *bodies, options_.import);
+  if (!copy.ok()) return fail("import failed", copy.status());
+  state.rows = copy->rows;
+  if (absl::Status s = GuardCopy(source.config, source.good, copy->offers, options_.bounds);
+      !s.ok()) {
+    return fail("held back", s);
+  }
+  Stamp(source.config, now, copy->offers);
+  std::vector<Offer> previous = std::move(source.good);
+  source.good = std::move(copy->offers);
+  if (absl::Status s = Publish(); !s.ok()) {
+    source.good = std::move(previous);
+    return fail("rejected by the catalog", s);
+  }
+  state.last_success_unix = absl::ToUnixSeconds(now);
+  state.offers = static_cast<int>(source.good.size());
+  state.result = "ok";
+  state.reason.clear();
+}
+
+std::string Refresher::OutputText() const {
+  OfferList list;
+  std::vector<std::string> names;
+  for (const auto& source : sources_) {
+    for (const Offer& o : source->good) *list.add_offers() = o;
+    if (!source->good.empty()) names.push_back(source->config.name());
+  }
+  list.set_source(absl::StrCat("refresher: ", absl::StrJoin(names, ", ")));
+  std::string text;
+  google::protobuf::TextFormat::PrintToString(list, &text);
+  return absl::StrCat(
+      "# proto-file: proto/gpuadvisor/catalog/v1/catalog.proto\n"
+      "# proto-message: gpuadvisor.catalog.v1.OfferList\n"
+      "# Written by the refresher (services/refresher); do not edit.\n",
+      text);
+}
+
+absl::Status Refresher::Publish() {
+  absl::StatusOr<std::string> before = ReadFile(options_.output_path);
+  if (absl::Status s = WriteFileAtomically(options_.output_path, OutputText()); !s.ok()) return s;
+  absl::Status published = publish_();
+  if (published.ok()) return published;
+  // Put the previous file back: a rejected copy must not ride on the next reload.
+  if (before.ok()) {
+    (void)WriteFileAtomically(options_.output_path, *before);
+  } else {
+    std::remove(options_.output_path.c_str());
+  }
+  return published;
+}
+
+std::vector<SourceState> Refresher::States() const {
+  absl::MutexLock lock(&states_mu_);
+  return states_;
+}
+
+std::string Refresher::StatesJson(absl::Time now) const {
+  std::string out = "{\"sources\":[";
+  bool first = true;
+  for (const SourceState& s : States()) {
+    const int64_t age = s.last_success_unix > 0 ? absl::ToUnixSeconds(now) - s.last_success_unix
+                                                : -1;
+    std::string rejected;
+    for (const auto& [reason, n] : s.rows.rejected) {
+      absl::StrAppend(&rejected, rejected.empty() ? "" : ",", JsonQuote(reason), ":", n);
+    }
+    absl::StrAppend(&out, first ? "" : ",", "{\"name\":", JsonQuote(s.name),
+                    ",\"result\":", JsonQuote(s.result), ",\"reason\":", JsonQuote(s.reason),
+                    ",\"last_attempt_unix\":", s.last_attempt_unix,
+                    ",\"last_success_unix\":", s.last_success_unix, ",\"age_seconds\":", age,
+                    ",\"stale_after_seconds\":", s.stale_after_seconds,
+                    ",\"stale\":", (age < 0 || age > s.stale_after_seconds) ? "true" : "false",
+                    ",\"offers\":", s.offers, ",\"rows_read\":", s.rows.read,
+                    ",\"rows_kept\":", s.rows.kept, ",\"rows_rejected\":{", rejected, "}}");
+    first = false;
+  }
+  return out + "]}";
+}
+
+}  // namespace gpuadvisor::refresher

@@ -1,0 +1,115 @@
+#ifndef GPUADVISOR_SERVICES_REFRESHER_REFRESHER_H_
+#define GPUADVISOR_SERVICES_REFRESHER_REFRESHER_H_
+
+// The refresher: fetches each source of data/refresher/sources.textproto on
+// its own interval, imports it with the catalog's importers, checks it
+// against the source's previous good copy (source_import.h, GuardCopy) and
+// publishes the good copies of every source as one OfferList file that the
+// catalog writer reads (catalog_server --refreshed_offers), then asks the
+// writer to reload. A copy that fails to fetch, to import or a guard is not
+// published: the previous good copy keeps serving and its age grows; the
+// reason is kept in the source's state. A reload the catalog rejects puts
+// the previous file back, so nothing partial stays published.
+//
+//   Refresher r(config, options, fetch, publish);
+//   r.RefreshDue(absl::Now());          // every source whose interval passed
+//   std::string json = r.StatesJson(absl::Now());
+
+#include <cstdint>
+#include <functional>
+#include <map>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "absl/status/status.h"
+#include "absl/status/statusor.h"
+#include "absl/synchronization/mutex.h"
+#include "absl/time/time.h"
+#include "gpuadvisor/catalog/v1/catalog.pb.h"
+#include "services/refresher/http_fetch.h"
+#include "services/refresher/refresher_config.pb.h"
+#include "services/refresher/source_import.h"
+
+namespace gpuadvisor::refresher {
+
+// Each published offer's `source` starts with this, then the source's name
+// and the fetch time ("refresh vast at 2026-12-04T00:15:00Z, stale after
+// 3600 s (vast search.json: ...)"); its as_of is the fetch date.
+inline constexpr char kRefreshSourcePrefix[] = "refresh ";
+
+// What people see of a source (metrics, `gpu-advisor sources`, JSON).
+struct SourceState {
+  std::string name;
+  int64_t stale_after_seconds = 0;
+  int64_t last_attempt_unix = 0;
+  int64_t last_success_unix = 0;  // when the copy now serving was fetched; 0 = never
+  std::string result;             // "ok", "not modified", "fetch failed", "held back", ...
+  std::string reason;             // why the last attempt did not publish; empty when it did
+  SourceRows rows;                // of the last attempt that read a body
+  int offers = 0;                 // in the copy serving
+  int attempts = 0;
+  int failures = 0;
+};
+
+using FetchFn = std::function<absl::StatusOr<FetchResult>(const std::string& url,
+                                                          const FetchOptions& options)>;
+// Publishes the refreshed file: the writer reloads it. An error = rejected.
+using PublishFn = std::function<absl::Status()>;
+
+struct RefresherOptions {
+  std::string output_path;  // the OfferList the catalog reads
+  std::string scratch_dir;  // temporary files of the importers
+  std::string ca_file;      // extra CA bundle for every fetch (tests)
+  ImportContext import;     // gpus, known offers, data tables
+  PriceBounds bounds;
+};
+
+class Refresher {
+ public:
+  Refresher(RefresherConfig config, RefresherOptions options, FetchFn fetch, PublishFn publish);
+
+  // Refreshes every source whose next time has come; returns how many ran.
+  int RefreshDue(absl::Time now);
+  // Refreshes source `name` now (tests, --once). kNotFound for an unknown name.
+  absl::Status RefreshNow(const std::string& name, absl::Time now);
+
+  std::vector<SourceState> States() const;
+  // {"sources":[{"name":..,"age_seconds":..,"stale":..,...}]}
+  std::string StatesJson(absl::Time now) const;
+  // The earliest time a source is due.
+  absl::Time NextDue() const;
+
+ private:
+  struct Source {
+    RefreshSource config;
+    SourceState state;
+    std::vector<catalog::v1::Offer> good;  // the copy serving
+    std::map<std::string, FetchResult> validators;  // url -> last 200 (etag, body)
+    absl::Time next_due = absl::InfinitePast();
+  };
+  void RunRefresh(Source& source, absl::Time now) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  absl::StatusOr<std::vector<std::string>> FetchAll(Source& source)
+      ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  absl::StatusOr<std::vector<std::string>> FetchPages(Source& source, const std::string& url,
+                                                      const FetchOptions& options)
+      ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  absl::Status Publish() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  std::string OutputText() const ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+
+  void PublishStates() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+
+  const RefresherOptions options_;
+  const FetchFn fetch_;
+  const PublishFn publish_;
+  mutable absl::Mutex mu_;
+  std::vector<std::unique_ptr<Source>> sources_ ABSL_GUARDED_BY(mu_);
+  // A copy of the states for readers (metrics scrapes), never held during a
+  // fetch: mu_ is held through a refresh, downloads included.
+  mutable absl::Mutex states_mu_;
+  std::vector<SourceState> states_ ABSL_GUARDED_BY(states_mu_);
+};
+
+}  // namespace gpuadvisor::refresher
+
+#endif  // GPUADVISOR_SERVICES_REFRESHER_REFRESHER_H_

@@ -1,0 +1,166 @@
+#include "services/refresher/source_import.h"
+
+#include <algorithm>
+#include <cmath>
+#include <filesystem>
+
+#include "absl/container/flat_hash_map.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
+#include "common/io/durable_file.h"
+#include "services/catalog/import/price_import.h"
+#include "services/catalog/skypilot_import.h"
+
+namespace gpuadvisor::refresher {
+namespace {
+
+using ::gpuadvisor::catalog::v1::Offer;
+
+void Add(const catalog::ImportReport& report, SourceRows& rows) {
+  rows.read += report.rows_read;
+  rows.kept += report.rows_kept;
+  for (const auto& [reason, n] : report.rejected_by_reason) rows.rejected[reason] += n;
+}
+
+absl::StatusOr<ImportedCopy> ImportSkyPilot(const RefreshSource& source,
+                                            const std::vector<std::string>& bodies,
+                                            const ImportContext& context) {
+  ImportedCopy copy;
+  for (size_t i = 0; i < bodies.size(); ++i) {
+    const std::string name = absl::StrCat(source.name(), "[", i, "]");
+    absl::StatusOr<catalog::SkyPilotImport> imported =
+        catalog::ImportSkyPilotCsv(bodies[i], source.provider(), name, *context.gpus);
+    if (!imported.ok()) return imported.status();
+    Add(imported->Report(source.provider(), name), copy.rows);
+    for (Offer& o : imported->offers) copy.offers.push_back(std::move(o));
+  }
+  return copy;
+}
+
+absl::StatusOr<ImportedCopy> ImportFiles(const RefreshSource& source,
+                                         const std::vector<std::string>& bodies,
+                                         const ImportContext& context) {
+  ImportedCopy copy;
+  catalog::PriceImportContext price_context{context.gpus, context.continents_path,
+                                            context.gcp_families_path, context.known_offers};
+  // GCP billing pages are one import: the SKUs of every page together.
+  std::vector<std::string> files = bodies;
+  if (source.format() == "gcp-billing" && bodies.size() > 1) {
+    files = {absl::StrCat("[", absl::StrJoin(bodies, ","), "]")};
+  }
+  for (size_t i = 0; i < files.size(); ++i) {
+    // The importers read files; the provider is the file's base name for gpuhunt.
+    const std::string path = absl::StrCat(context.scratch_dir, "/", source.name(), ".", i,
+                                          source.format() == "gpuhunt" ? ".csv" : ".json");
+    if (absl::Status s = WriteFileDurably(path, files[i]); !s.ok()) return s;
+    catalog::PriceImportSource import{source.format(), path, source.provider()};
+    absl::StatusOr<catalog::ImportedOffers> imported =
+        catalog::ImportPriceFile(import, price_context);
+    std::filesystem::remove(path);
+    if (!imported.ok()) {
+      return absl::InvalidArgumentError(
+          absl::StrCat(source.name(), " body ", i, ": ", imported.status().message()));
+    }
+    Add(imported->report, copy.rows);
+    for (Offer& o : imported->offers) copy.offers.push_back(std::move(o));
+  }
+  return copy;
+}
+
+}  // namespace
+
+absl::StatusOr<ImportedCopy> ImportBodies(const RefreshSource& source,
+                                          const std::vector<std::string>& bodies,
+                                          const ImportContext& context) {
+  absl::StatusOr<ImportedCopy> copy;
+  if (source.format() == "skypilot") {
+    copy = ImportSkyPilot(source, bodies, context);
+  } else if (source.format() == "vast" || source.format() == "gcp-billing" ||
+             source.format() == "aws-price-list" || source.format() == "gpuhunt") {
+    copy = ImportFiles(source, bodies, context);
+  } else {
+    return absl::InvalidArgumentError(
+        absl::StrCat(source.name(), ": format: unknown \"", source.format(), "\""));
+  }
+  if (!copy.ok()) return copy;
+  // Several bodies may describe one offer (zones, pages): keep the last.
+  absl::flat_hash_map<std::string, size_t> index;
+  std::vector<Offer> unique;
+  for (Offer& o : copy->offers) {
+    auto [it, inserted] = index.emplace(o.id(), unique.size());
+    if (inserted) {
+      unique.push_back(std::move(o));
+    } else {
+      unique[it->second] = std::move(o);
+    }
+  }
+  copy->offers = std::move(unique);
+  return copy;
+}
+
+namespace {
+
+// The per-accelerator-hour prices of an offer that are set.
+std::vector<std::pair<const char*, double>> Prices(const Offer& o) {
+  std::vector<std::pair<const char*, double>> out;
+  if (o.on_demand_usd_per_hour() > 0) out.push_back({"on-demand", o.on_demand_usd_per_hour()});
+  if (o.spot_usd_per_hour() > 0) out.push_back({"spot", o.spot_usd_per_hour()});
+  return out;
+}
+
+void CheckOffer(const RefreshSource& source, const Offer* before, const Offer& after,
+                const PriceBounds& bounds, std::vector<std::string>& findings) {
+  const double ratio_limit = source.max_price_ratio() > 0 ? source.max_price_ratio() : 3.0;
+  const int gpus = std::max(1, after.gpus_per_node());
+  for (const auto& [what, price] : Prices(after)) {
+    const double per_gpu = price / gpus;
+    if (!std::isfinite(per_gpu) || per_gpu < bounds.min_usd_per_gpu_hour ||
+        per_gpu > bounds.max_usd_per_gpu_hour) {
+      findings.push_back(absl::StrCat(after.id(), " ", what, " $", per_gpu,
+                                      "/accelerator-hour outside $", bounds.min_usd_per_gpu_hour,
+                                      "..$", bounds.max_usd_per_gpu_hour));
+      continue;
+    }
+    if (before == nullptr) continue;
+    const double old_price = std::string(what) == "spot" ? before->spot_usd_per_hour()
+                                                         : before->on_demand_usd_per_hour();
+    if (old_price <= 0) continue;
+    const double ratio = price / old_price;
+    if (ratio > ratio_limit || ratio < 1 / ratio_limit) {
+      findings.push_back(absl::StrCat(after.id(), " ", what, " $", old_price, " -> $", price,
+                                      " (x", ratio, ", limit x", ratio_limit,
+                                      " against the previous good copy)"));
+    }
+  }
+}
+
+}  // namespace
+
+absl::Status GuardCopy(const RefreshSource& source, const std::vector<Offer>& previous,
+                       const std::vector<Offer>& next, const PriceBounds& bounds) {
+  if (next.empty()) {
+    return absl::FailedPreconditionError("the refresh has no offer (an empty page?)");
+  }
+  const double shrink = source.max_shrink_fraction() > 0 ? source.max_shrink_fraction() : 0.25;
+  if (!previous.empty() &&
+      static_cast<double>(next.size()) < (1 - shrink) * static_cast<double>(previous.size())) {
+    return absl::FailedPreconditionError(
+        absl::StrCat(next.size(), " offers after ", previous.size(),
+                     " (shrinks more than ", shrink * 100, "%)"));
+  }
+  absl::flat_hash_map<std::string, const Offer*> before;
+  for (const Offer& o : previous) before.emplace(o.id(), &o);
+  std::vector<std::string> findings;
+  for (const Offer& o : next) {
+    auto it = before.find(o.id());
+    CheckOffer(source, it == before.end() ? nullptr : it->second, o, bounds, findings);
+  }
+  if (findings.empty()) return absl::OkStatus();
+  const size_t shown = std::min<size_t>(findings.size(), 5);
+  return absl::FailedPreconditionError(absl::StrCat(
+      findings.size(), " price(s) out of range: ",
+      absl::StrJoin(findings.begin(), findings.begin() + static_cast<long>(shown), "; "),
+      findings.size() > shown ? "; ..." : ""));
+}
+
+}  // namespace gpuadvisor::refresher
