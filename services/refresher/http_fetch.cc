@@ -116,8 +116,7 @@ absl::StatusOr<long> Attempt(const std::string& url, const FetchOptions& options
 
 bool Retryable(const absl::Status& s) {
   return s.code() == absl::StatusCode::kUnavailable ||
-         s.code() == absl::StatusCode::kDeadlineExceeded ||
-         s.code() == absl::StatusCode::kDataLoss;
+         s.code() == absl::StatusCode::kDeadlineExceeded || s.code() == absl::StatusCode::kDataLoss;
 }
 
 }  // namespace
@@ -159,8 +158,8 @@ absl::StatusOr<FetchResult> Fetch(const std::string& url, const FetchOptions& op
     }
     return absl::FailedPreconditionError(message);
   }
-  return absl::Status(last.code(), absl::StrCat(last.message(), " (", result.attempts,
-                                                " attempts)"));
+  return absl::Status(last.code(),
+                      absl::StrCat(last.message(), " (", result.attempts, " attempts)"));
 }
 
 std::string RedactUrl(const std::string& url) {
@@ -173,9 +172,8 @@ std::string RedactUrl(const std::string& url) {
     first = false;
     const size_t eq = param.find('=');
     const std::string name = absl::AsciiStrToLower(param.substr(0, eq));
-    if (eq != absl::string_view::npos &&
-        (name == "key" || name == "api_key" || name == "token" || name == "access_token" ||
-         name == "signature")) {
+    if (eq != absl::string_view::npos && (name == "key" || name == "api_key" || name == "token" ||
+                                          name == "access_token" || name == "signature")) {
       absl::StrAppend(&out, param.substr(0, eq), "=<redacted>");
     } else {
       absl::StrAppend(&out, param);

@@ -21,13 +21,13 @@
 namespace gpuadvisor::refresher {
 
 struct FetchOptions {
-  double timeout_seconds = 60;       // whole attempt, connect included
-  int64_t max_bytes = 64ll << 20;    // a larger body fails with kResourceExhausted
-  int retries = 2;                   // further attempts after the first
-  double backoff_seconds = 1;        // before the first retry; doubles
-  std::string ca_file;               // extra CA bundle; empty = the system store
-  std::string etag;                  // sent as If-None-Match when set
-  std::string last_modified;         // sent as If-Modified-Since when set
+  double timeout_seconds = 60;     // whole attempt, connect included
+  int64_t max_bytes = 64ll << 20;  // a larger body fails with kResourceExhausted
+  int retries = 2;                 // further attempts after the first
+  double backoff_seconds = 1;      // before the first retry; doubles
+  std::string ca_file;             // extra CA bundle; empty = the system store
+  std::string etag;                // sent as If-None-Match when set
+  std::string last_modified;       // sent as If-Modified-Since when set
 };
 
 struct FetchResult {

@@ -38,8 +38,9 @@
 ABSL_FLAG(std::string, config, "data/refresher/sources.textproto", "RefresherConfig file.");
 ABSL_FLAG(std::string, data_dir, "data", "The catalog data (GPUs, curated offers, tables).");
 ABSL_FLAG(std::string, output, "", "The OfferList written for catalog_server --refreshed_offers.");
-ABSL_FLAG(std::string, states_json, "", "Per-source states written after every refresh; "
-                                        "default <output>.sources.json.");
+ABSL_FLAG(std::string, states_json, "",
+          "Per-source states written after every refresh; "
+          "default <output>.sources.json.");
 ABSL_FLAG(std::string, catalog_address, "", "The catalog writer; empty = only write --output.");
 ABSL_FLAG(std::string, admin_token_file, "", "The admin token; else $GPUADVISOR_ADMIN_TOKEN.");
 ABSL_FLAG(std::string, ca_file, "", "Extra CA bundle for the sources (a test server).");
@@ -95,10 +96,9 @@ int Run() {
   const std::filesystem::path parent = std::filesystem::path(output).parent_path();
   options.scratch_dir = parent.empty() ? std::string(".") : parent.string();
   options.ca_file = absl::GetFlag(FLAGS_ca_file);
-  options.import = {&gpus, &curated->offers(),
-                    absl::StrCat(data_dir, "/catalog/country_continents.csv"),
-                    absl::StrCat(data_dir, "/catalog/gcp_billing_families.csv"),
-                    options.scratch_dir};
+  options.import = {
+      &gpus, &curated->offers(), absl::StrCat(data_dir, "/catalog/country_continents.csv"),
+      absl::StrCat(data_dir, "/catalog/gcp_billing_families.csv"), options.scratch_dir};
   absl::StatusOr<std::string> token =
       gpuadvisor::ReadAdminToken(absl::GetFlag(FLAGS_admin_token_file), "GPUADVISOR_ADMIN_TOKEN");
   if (!token.ok()) {
@@ -127,8 +127,8 @@ int Run() {
   metrics.AddCollectable(
       std::make_shared<gpuadvisor::refresher::SourceMetrics>(&refresher, absl::Now()));
   const std::string host = absl::GetFlag(FLAGS_host);
-  absl::StatusOr<gpuadvisor::MetricsEndpoint> endpoint = gpuadvisor::ServeMetrics(
-      absl::StrCat(host, ":", absl::GetFlag(FLAGS_metrics_port)), metrics);
+  absl::StatusOr<gpuadvisor::MetricsEndpoint> endpoint =
+      gpuadvisor::ServeMetrics(absl::StrCat(host, ":", absl::GetFlag(FLAGS_metrics_port)), metrics);
   if (!endpoint.ok()) {
     std::fprintf(stderr, "refresher: %s\n", std::string(endpoint.status().message()).c_str());
     return 2;

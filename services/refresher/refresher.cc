@@ -134,7 +134,8 @@ absl::StatusOr<std::vector<std::string>> Refresher::FetchPages(Source& source,
 
 absl::StatusOr<std::vector<std::string>> Refresher::FetchAll(Source& source) {
   FetchOptions options;
-  if (source.config.timeout_seconds() > 0) options.timeout_seconds = source.config.timeout_seconds();
+  if (source.config.timeout_seconds() > 0)
+    options.timeout_seconds = source.config.timeout_seconds();
   if (source.config.max_bytes() > 0) options.max_bytes = source.config.max_bytes();
   options.retries = source.config.retries();
   options.ca_file = options_.ca_file;
@@ -226,8 +227,8 @@ std::string Refresher::StatesJson(absl::Time now) const {
   std::string out = "{\"sources\":[";
   bool first = true;
   for (const SourceState& s : States()) {
-    const int64_t age = s.last_success_unix > 0 ? absl::ToUnixSeconds(now) - s.last_success_unix
-                                                : -1;
+    const int64_t age =
+        s.last_success_unix > 0 ? absl::ToUnixSeconds(now) - s.last_success_unix : -1;
     std::string rejected;
     for (const auto& [reason, n] : s.rows.rejected) {
       absl::StrAppend(&rejected, rejected.empty() ? "" : ",", JsonQuote(reason), ":", n);

@@ -52,8 +52,8 @@ struct SourceState {
   int failures = 0;
 };
 
-using FetchFn = std::function<absl::StatusOr<FetchResult>(const std::string& url,
-                                                          const FetchOptions& options)>;
+using FetchFn =
+    std::function<absl::StatusOr<FetchResult>(const std::string& url, const FetchOptions& options)>;
 // Publishes the refreshed file: the writer reloads it. An error = rejected.
 using PublishFn = std::function<absl::Status()>;
 
@@ -84,7 +84,7 @@ class Refresher {
   struct Source {
     RefreshSource config;
     SourceState state;
-    std::vector<catalog::v1::Offer> good;  // the copy serving
+    std::vector<catalog::v1::Offer> good;           // the copy serving
     std::map<std::string, FetchResult> validators;  // url -> last 200 (etag, body)
     absl::Time next_due = absl::InfinitePast();
   };

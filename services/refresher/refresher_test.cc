@@ -36,7 +36,8 @@ class RefresherImport : public ::testing::Test {
     gpus_ = std::make_unique<catalog::GpuNameResolver>(curated_.gpus());
     context_ = {gpus_.get(), &curated_.offers(),
                 GPUADVISOR_SOURCE_DIR "/data/catalog/country_continents.csv",
-                GPUADVISOR_SOURCE_DIR "/data/catalog/gcp_billing_families.csv", ::testing::TempDir()};
+                GPUADVISOR_SOURCE_DIR "/data/catalog/gcp_billing_families.csv",
+                ::testing::TempDir()};
   }
   static std::string Read(const std::string& path) {
     absl::StatusOr<std::string> text = ReadFile(path);

@@ -127,8 +127,8 @@ void CheckOffer(const RefreshSource& source, const Offer* before, const Offer& a
     if (old_price <= 0) continue;
     const double ratio = price / old_price;
     if (ratio > ratio_limit || ratio < 1 / ratio_limit) {
-      findings.push_back(absl::StrCat(after.id(), " ", what, " $", old_price, " -> $", price,
-                                      " (x", ratio, ", limit x", ratio_limit,
+      findings.push_back(absl::StrCat(after.id(), " ", what, " $", old_price, " -> $", price, " (x",
+                                      ratio, ", limit x", ratio_limit,
                                       " against the previous good copy)"));
     }
   }
@@ -144,9 +144,9 @@ absl::Status GuardCopy(const RefreshSource& source, const std::vector<Offer>& pr
   const double shrink = source.max_shrink_fraction() > 0 ? source.max_shrink_fraction() : 0.25;
   if (!previous.empty() &&
       static_cast<double>(next.size()) < (1 - shrink) * static_cast<double>(previous.size())) {
-    return absl::FailedPreconditionError(
-        absl::StrCat(next.size(), " offers after ", previous.size(),
-                     " (shrinks more than ", shrink * 100, "%)"));
+    return absl::FailedPreconditionError(absl::StrCat(next.size(), " offers after ",
+                                                      previous.size(), " (shrinks more than ",
+                                                      shrink * 100, "%)"));
   }
   absl::flat_hash_map<std::string, const Offer*> before;
   for (const Offer& o : previous) before.emplace(o.id(), &o);

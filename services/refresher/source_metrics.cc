@@ -41,20 +41,20 @@ std::vector<prometheus::MetricFamily> SourceMetrics::Collect() const {
                        "Age past which this source's prices are stale.", MetricType::Gauge);
   auto attempt = Family("gpuadvisor_refresh_last_attempt_timestamp_seconds",
                         "Unix time of the last refresh attempt.", MetricType::Gauge);
-  auto success = Family("gpuadvisor_refresh_last_success_timestamp_seconds",
-                        "Unix time the copy now serving was fetched; 0 = none yet.",
-                        MetricType::Gauge);
+  auto success =
+      Family("gpuadvisor_refresh_last_success_timestamp_seconds",
+             "Unix time the copy now serving was fetched; 0 = none yet.", MetricType::Gauge);
   auto up = Family("gpuadvisor_refresh_source_up",
                    "1 when the last attempt published, 0 when it failed or was held back.",
                    MetricType::Gauge);
-  auto rows = Family("gpuadvisor_refresh_rows", "Rows of the last import, by kind.",
-                     MetricType::Gauge);
+  auto rows =
+      Family("gpuadvisor_refresh_rows", "Rows of the last import, by kind.", MetricType::Gauge);
   auto rejected = Family("gpuadvisor_refresh_rows_rejected",
                          "Rows of the last import rejected, by reason.", MetricType::Gauge);
-  auto offers = Family("gpuadvisor_refresh_offers", "Offers in the copy serving.",
-                       MetricType::Gauge);
-  auto attempts = Family("gpuadvisor_refresh_attempts_total", "Refresh attempts.",
-                         MetricType::Counter);
+  auto offers =
+      Family("gpuadvisor_refresh_offers", "Offers in the copy serving.", MetricType::Gauge);
+  auto attempts =
+      Family("gpuadvisor_refresh_attempts_total", "Refresh attempts.", MetricType::Counter);
   auto failures = Family("gpuadvisor_refresh_failures_total",
                          "Refresh attempts that did not publish.", MetricType::Counter);
   const absl::Time now = absl::Now();
@@ -79,8 +79,8 @@ std::vector<prometheus::MetricFamily> SourceMetrics::Collect() const {
     AddValue(attempts, l, s.attempts);
     AddValue(failures, l, s.failures);
   }
-  return {std::move(age),  std::move(budget),   std::move(attempt), std::move(success),
-          std::move(up),   std::move(rows),     std::move(rejected), std::move(offers),
+  return {std::move(age),      std::move(budget),  std::move(attempt),  std::move(success),
+          std::move(up),       std::move(rows),    std::move(rejected), std::move(offers),
           std::move(attempts), std::move(failures)};
 }
 
