@@ -3,7 +3,7 @@
 #   docker build -t gpu-advisor:latest .
 #   docker run --rm -p 50050:50050 gpu-advisor:latest gateway_server --host=0.0.0.0 ...
 #   docker run --rm gpu-advisor:latest catalog_server --host=0.0.0.0
-# Binaries: catalog_server sizing_server pricing_server gateway_server gpu-advisor.
+# Binaries: catalog_server sizing_server pricing_server gateway_server gpu-advisor refresher.
 # Default data: /usr/local/share/gpu-advisor/data (also the working directory's
 # "data", so the binaries' default --data_dir works unchanged).
 
@@ -19,10 +19,10 @@ RUN cmake -S . -B /build -G Ninja \
       -DCMAKE_BUILD_TYPE=Release \
       -DGPUADVISOR_BUILD_TESTS=OFF \
       -DGPUADVISOR_BUILD_BENCH=OFF \
- && cmake --build /build --target catalog_server sizing_server pricing_server gateway_server gpu-advisor \
+ && cmake --build /build --target catalog_server sizing_server pricing_server gateway_server gpu-advisor refresher \
  && mkdir -p /out \
  && for b in catalog/catalog_server sizing/sizing_server pricing/pricing_server \
-             gateway/gateway_server cli/gpu-advisor; do \
+             gateway/gateway_server cli/gpu-advisor refresher/refresher; do \
       install -m 0755 -s "/build/services/$b" /out/; \
     done
 
@@ -45,7 +45,7 @@ FROM debian:bookworm-slim AS runtime
 RUN apt-get update \
  && DEBIAN_FRONTEND=noninteractive apt-get install -y --no-install-recommends \
       libgrpc++1.51 libprotobuf32 libabsl20220623 libjemalloc2 \
-      libprometheus-cpp-core1.0 libprometheus-cpp-pull1.0 libcpp-httplib0.11 \
+      libprometheus-cpp-core1.0 libprometheus-cpp-pull1.0 libcpp-httplib0.11 libcurl4 \
       ca-certificates tini \
  && rm -rf /var/lib/apt/lists/*
 
@@ -59,7 +59,7 @@ COPY --from=build /out/ /usr/local/bin/
 COPY data/ /usr/local/share/gpu-advisor/data/
 
 # Fail the image build, not the first start, if a shared library is missing.
-RUN set -e; for b in /usr/local/bin/*_server /usr/local/bin/gpu-advisor; do \
+RUN set -e; for b in /usr/local/bin/*_server /usr/local/bin/gpu-advisor /usr/local/bin/refresher; do \
       if ldd "$b" | grep 'not found'; then echo "missing libraries for $b" >&2; exit 1; fi; \
     done
 

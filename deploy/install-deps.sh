@@ -30,6 +30,8 @@ PACKAGES=(
   nghttp2-client
   # the CLI's subcommands and flags
   libcli11-dev
+  # the refresher's HTTP client (services/refresher: TLS, conditional requests, proxies)
+  libcurl4-openssl-dev
   # continuous checks: libFuzzer targets and the ASan+UBSan build (clang's
   # runtime ships the fuzzer); openssl makes the TLS tests' certificates
   clang libclang-rt-14-dev openssl  # the sanitizer and fuzzer runtimes are only a Recommends of clang
