@@ -26,6 +26,21 @@ std::string EstimateCache::WorkloadKey(const sizing::v1::EstimateRequest& reques
   return key;
 }
 
+std::string EstimateCache::model() const {
+  absl::MutexLock lock(&mu_);
+  return model_;
+}
+
+bool EstimateCache::SetModel(const std::string& model) {
+  absl::MutexLock lock(&mu_);
+  if (model == model_) return false;
+  model_ = model;
+  entries_.clear();
+  order_.clear();
+  count_ = 0;
+  return true;
+}
+
 EstimateCache::Totals EstimateCache::Lookup(const std::string& workload_key,
                                             absl::Span<const ConfigKey> configs, absl::Time now,
                                             std::vector<Estimate>& found) {
@@ -64,9 +79,11 @@ EstimateCache::Totals EstimateCache::Lookup(const std::string& workload_key,
 
 void EstimateCache::Insert(const std::string& workload_key, Totals totals,
                            absl::Span<const ConfigKey> configs,
-                           absl::Span<const Estimate> estimates, absl::Time now) {
+                           absl::Span<const Estimate> estimates, absl::Time now,
+                           const std::string& model) {
   if (!enabled()) return;
   absl::MutexLock lock(&mu_);
+  if (model != model_) return;  // sized by a model the cache no longer holds
   auto it = entries_.find(workload_key);
   if (it != entries_.end() && now - it->second.created > options_.max_age) {
     count_ -= it->second.count;

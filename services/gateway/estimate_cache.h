@@ -9,9 +9,10 @@
 // configuration, not on prices or on which offers sell that hardware, so one
 // entry serves every request, catalog and price book that reaches it.
 //
-// The sizing service reads its data at start-up only; an entry is still
-// dropped after Options::max_age, so a sizing service redeployed with new
-// data is heard within that time. Bounded by the number of configuration
+// Entries are of one sizing model (EstimateResponse.model_fingerprint: its
+// data and code): SetModel with another fingerprint (a sizing deploy, heard by
+// the gateway) drops them all, and an answer of another model is not stored.
+// An entry is also dropped after Options::max_age. Bounded by the number of configuration
 // estimates held: when full, the oldest workloads go first. Thread-safe.
 
 #include <cstddef>
@@ -66,9 +67,15 @@ class EstimateCache {
                 absl::Time now, std::vector<Estimate>& found);
 
   // Stores the workload's totals (when `totals` is not null and the workload
-  // is new) and configs[i] -> estimates[i].
+  // is new) and configs[i] -> estimates[i], when `model` (the answer's
+  // model_fingerprint) is the cache's model.
   void Insert(const std::string& workload_key, Totals totals, absl::Span<const ConfigKey> configs,
-              absl::Span<const Estimate> estimates, absl::Time now);
+              absl::Span<const Estimate> estimates, absl::Time now, const std::string& model = "");
+
+  // The sizing model the entries are of ("" at first), and a switch to
+  // another (dropping every entry; false when it is the same).
+  std::string model() const;
+  bool SetModel(const std::string& model);
 
   size_t estimates() const;
 
@@ -87,6 +94,7 @@ class EstimateCache {
   absl::flat_hash_map<std::string, Entry> entries_ ABSL_GUARDED_BY(mu_);
   std::deque<std::string> order_ ABSL_GUARDED_BY(mu_);  // workload keys, oldest first
   size_t count_ ABSL_GUARDED_BY(mu_) = 0;
+  std::string model_ ABSL_GUARDED_BY(mu_);
 };
 
 }  // namespace gpuadvisor::gateway

@@ -2,7 +2,7 @@
 
 #include <algorithm>
 #include <chrono>
-#include <optional>
+#include <string>
 #include <utility>
 
 #include "absl/strings/str_cat.h"
@@ -14,7 +14,7 @@
 #include "grpcpp/alarm.h"
 #include "grpcpp/client_context.h"
 #include "grpcpp/impl/codegen/proto_utils.h"
-#include "services/gateway/recommender.h"
+#include "services/gateway/recommend_pipeline.h"
 #include "services/gateway/workload_defaults.h"
 
 namespace gpuadvisor::gateway {
@@ -77,39 +77,57 @@ GatewayServiceImpl::GatewayServiceImpl(catalog::CatalogReplica* replica,
       metrics_(metrics),
       options_(options),
       limiter_(options.rate_limit),
-      recommendations_(
-          prometheus::BuildCounter()
-              .Name("gpuadvisor_gateway_recommendations_total")
-              .Help("Recommend calls by outcome: ok, empty (nothing qualified), error.")
-              .Register(metrics->registry())),
-      recommendations_ok_(recommendations_.Add({{"outcome", "ok"}})),
-      recommendations_empty_(recommendations_.Add({{"outcome", "empty"}})),
-      recommendations_error_(recommendations_.Add({{"outcome", "error"}})),
-      cache_hits_(prometheus::BuildCounter()
-                      .Name("gpuadvisor_gateway_response_cache_hits_total")
-                      .Help("Recommend answers served from the response cache.")
-                      .Register(metrics->registry())
-                      .Add({})),
-      cache_misses_(prometheus::BuildCounter()
-                        .Name("gpuadvisor_gateway_response_cache_misses_total")
-                        .Help("Recommend answers computed with the response cache on.")
-                        .Register(metrics->registry())
-                        .Add({})),
-      local_quotes_(
-          prometheus::BuildCounter()
-              .Name("gpuadvisor_gateway_local_quotes_total")
-              .Help("Recommend answers priced in process from the gateway's copy of pricing's "
-                    "book; the others call pricing's Quote (grpc_client_handled_total).")
-              .Register(metrics->registry())
-              .Add({})),
-      recommend_rpc_(metrics->ServerMethod(kService, "Recommend")),
-      sizing_estimate_(metrics->ClientMethod("gpuadvisor.sizing.v1.SizingService", "Estimate")),
-      pricing_quote_(metrics->ClientMethod("gpuadvisor.pricing.v1.PricingService", "Quote")) {
-  metrics_->InitializeMethods(kService, {{"Recommend", "unary"},
-                                         {"Estimate", "unary"},
-                                         {"ListOffers", "unary"},
-                                         {"ListGpus", "unary"},
-                                         {"ListModels", "unary"}});
+      gateway_metrics_(metrics),
+      pipeline_options_{.price_book = options.price_book,
+                        .region_groups = options.region_groups,
+                        .overheads = options.overheads,
+                        .estimate_cache = options.estimate_cache} {
+  if (options_.sizing_probe_interval > absl::ZeroDuration()) {
+    sizing_probe_ = std::thread([this] { ProbeSizing(); });
+  }
+}
+
+GatewayServiceImpl::~GatewayServiceImpl() {
+  {
+    absl::MutexLock lock(&probe_mu_);
+    probe_stop_ = true;
+  }
+  if (sizing_probe_.joinable()) sizing_probe_.join();
+}
+
+std::string GatewayServiceImpl::SizingModel() const {
+  absl::MutexLock lock(&sizing_model_mu_);
+  return sizing_model_;
+}
+
+void GatewayServiceImpl::HeardSizingModel(const std::string& fingerprint) {
+  {
+    absl::MutexLock lock(&sizing_model_mu_);
+    if (fingerprint == sizing_model_) return;
+    sizing_model_ = fingerprint;
+  }
+  // Another sizing model (a deploy): estimates of the old one are dropped,
+  // and the response cache's keys name the new one.
+  gateway_metrics_.sizing_model_changes().Increment();
+  if (options_.estimate_cache != nullptr) options_.estimate_cache->SetModel(fingerprint);
+}
+
+void GatewayServiceImpl::ProbeSizing() {
+  absl::MutexLock lock(&probe_mu_);
+  while (!probe_stop_) {
+    probe_mu_.Unlock();
+    grpc::ClientContext client;
+    client.set_deadline(absl::ToChronoTime(absl::Now() + options_.backend_timeout));
+    sizing::v1::ListModelsResponse models;
+    const absl::Time start = absl::Now();
+    const grpc::Status status =
+        sizing_->ListModels(&client, sizing::v1::ListModelsRequest(), &models);
+    metrics_->ClientHandled("gpuadvisor.sizing.v1.SizingService", "ListModels", status.error_code(),
+                            absl::ToDoubleSeconds(absl::Now() - start));
+    if (status.ok()) HeardSizingModel(models.model_fingerprint());
+    probe_mu_.Lock();
+    probe_mu_.AwaitWithTimeout(absl::Condition(&probe_stop_), options_.sizing_probe_interval);
+  }
 }
 
 absl::StatusOr<sizing::v1::EstimateResponse> GatewayServiceImpl::CallEstimate(
@@ -118,27 +136,24 @@ absl::StatusOr<sizing::v1::EstimateResponse> GatewayServiceImpl::CallEstimate(
   sizing::v1::EstimateResponse response;
   const absl::Time start = absl::Now();
   const grpc::Status status = sizing_->Estimate(client.get(), request, &response);
-  sizing_estimate_.Handled(status.error_code(), absl::ToDoubleSeconds(absl::Now() - start));
+  gateway_metrics_.sizing_estimate().Handled(status.error_code(),
+                                             absl::ToDoubleSeconds(absl::Now() - start));
   if (!status.ok()) return MapBackendStatus(Backend::kSizing, status);
   return response;
 }
 
-// One Recommend that missed the response cache, from the request to the
-// answer. The chain, each step on the gRPC thread that delivered the one
-// before (never a thread of its own, never a blocking wait):
-//
-//   Start: RecommendationRun::Start ── needs sizing? ── Estimate ──> Sized
-//   Sized: ApplyEstimates ── current local book? ── PriceBook::Quote ──> Answer
-//          else CallQuote ── Quote ──> Quoted
-//   Quoted: FAILED_PRECONDITION and time left? ── Alarm ──> CallQuote
-//           else RecommendationRun::Finish ──> Answer (Finish the RPC)
-//
-// At most one backend call or alarm is outstanding, so the steps never run
-// at once; only OnCancel can run beside a step, and it touches nothing but
-// the alarm (under mu_). Backend calls are children of the caller's call
-// (ClientContext::FromCallbackServerContext): the caller's cancellation or
-// deadline ends them, and their callback carries the chain to its end.
-// The reactor deletes itself in OnDone, after Finish.
+// One Recommend that missed the response cache: the transport around a
+// RecommendPipeline (recommend_pipeline.h), which runs the domain steps. The
+// call gives it sizing's Estimate and pricing's Quote as callback-API calls,
+// children of the caller's call (ClientContext::FromCallbackServerContext:
+// the caller's cancellation or deadline ends them), capped by
+// backend_timeout, with their statuses mapped (MapBackendStatus). A Quote
+// answered FAILED_PRECONDITION (pricing has not built the catalog version
+// yet) is asked again on a grpc::Alarm, for at most quote_version_wait and
+// the caller's deadline. At most one backend call or alarm is outstanding,
+// so the steps never run at once; only OnCancel can run beside a step, and it
+// touches nothing but the alarm (under mu_). The reactor deletes itself in
+// OnDone, after Finish.
 class GatewayServiceImpl::RecommendCall final : public grpc::ServerUnaryReactor {
  public:
   RecommendCall(GatewayServiceImpl* service, grpc::CallbackServerContext* context,
@@ -149,22 +164,24 @@ class GatewayServiceImpl::RecommendCall final : public grpc::ServerUnaryReactor 
         request_(std::move(request)),
         response_(response),
         rpc_(std::move(rpc)),
-        slot_(std::move(slot)) {}
+        slot_(std::move(slot)),
+        pipeline_(&service->pipeline_options_,
+                  {.estimate =
+                       [this](const sizing::v1::EstimateRequest& sizing_request,
+                              sizing::v1::EstimateResponse* sized, RecommendPipeline::Done done) {
+                         Estimate(sizing_request, sized, std::move(done));
+                       },
+                   .quote =
+                       [this](const pricing::v1::QuoteRequest& quote_request,
+                              pricing::v1::QuoteResponse* priced, RecommendPipeline::Done done) {
+                         Quote(quote_request, priced, std::move(done));
+                       }}) {}
 
+  // Computes the answer (one snapshot of the catalog for all of it).
   void Start() {
-    // One snapshot for the whole answer: its offers are filtered and sized,
-    // and pricing quotes against the same version.
-    catalog_ = service_->replica_->Current();
-    absl::StatusOr<RecommendationRun> run = RecommendationRun::Start(
-        service_->index_cache_.Get(catalog_), request_, service_->options_.region_groups,
-        service_->options_.overheads, service_->options_.estimate_cache);
-    if (!run.ok()) return Answer(run.status());
-    run_.emplace(*std::move(run));
-    if (!run_->needs_sizing()) return Sized(grpc::Status::OK);
-    client_ = BackendContext();
-    backend_start_ = absl::Now();
-    service_->sizing_->async()->Estimate(client_.get(), &run_->estimate_request(), &sized_,
-                                         [this](grpc::Status status) { Sized(std::move(status)); });
+    pipeline_.Run(
+        service_->index_cache_.Get(service_->replica_->Current()), request_,
+        [this](absl::StatusOr<v1::RecommendResponse> answer) { Answer(std::move(answer)); });
   }
 
   void OnCancel() override {
@@ -177,81 +194,58 @@ class GatewayServiceImpl::RecommendCall final : public grpc::ServerUnaryReactor 
 
   void OnDone() override { delete this; }
 
-  // Set before Start on the first call of its cache key: it answers the
-  // calls parked on the key when it ends.
+  // Set before Start on the first call of its cache key: it completes the
+  // key in the response cache (waking the calls that joined it) when it ends.
   bool leads = false;
 
-  // A parked call: answered with the answer of the call it waited for.
-  void Share(const std::shared_ptr<const EncodedAnswer>& answer, absl::Time computed_at) {
-    service_->cache_hits_.Increment();
+  // A call that joined another of its key: answered with that call's answer,
+  // or (null: it failed) computes its own.
+  void Joined(std::shared_ptr<const EncodedAnswer> answer, absl::Time computed_at) {
+    if (answer == nullptr) return Start();
+    service_->gateway_metrics_.cache_hits().Increment();
     service_->SendEncoded(*answer, computed_at, response_);
     Finish(rpc_.Finish(grpc::Status::OK));
   }
 
  private:
-  void Sized(grpc::Status status) {
-    if (client_ != nullptr) {
-      service_->sizing_estimate_.Handled(status.error_code(),
-                                         absl::ToDoubleSeconds(absl::Now() - backend_start_));
-    }
-    if (!status.ok()) return Answer(MapBackendStatus(Backend::kSizing, status));
-    absl::StatusOr<RecommendationRun::QuotePlan> plan = run_->PlanQuote(std::move(sized_));
-    if (!plan.ok()) return Answer(plan.status());
-    const std::string& catalog_version = catalog_->snapshot().version();
-    if (service_->options_.price_book) {
-      if (std::shared_ptr<const pricing::PriceBook> book =
-              service_->options_.price_book(catalog_version)) {
-        return QuoteHere(*book, *plan);
-      }
-    }
-    quote_ = plan->ToRequest();
-    quote_.set_catalog_version(catalog_version);
-    // Quote even with no items: an empty answer still says which price book
-    // it was checked against. With no items, a pricing failure only costs
-    // the answer that version.
+  void Estimate(const sizing::v1::EstimateRequest& request, sizing::v1::EstimateResponse* response,
+                RecommendPipeline::Done done) {
+    backend_done_ = std::move(done);
+    client_ = BackendContext();
+    backend_start_ = absl::Now();
+    service_->sizing_->async()->Estimate(
+        client_.get(), &request, response, [this, response](grpc::Status status) {
+          service_->gateway_metrics_.sizing_estimate().Handled(
+              status.error_code(), absl::ToDoubleSeconds(absl::Now() - backend_start_));
+          if (status.ok()) service_->HeardSizingModel(response->model_fingerprint());
+          BackendDone(status.ok() ? absl::OkStatus() : MapBackendStatus(Backend::kSizing, status));
+        });
+  }
+
+  void Quote(const pricing::v1::QuoteRequest& request, pricing::v1::QuoteResponse* response,
+             RecommendPipeline::Done done) {
+    backend_done_ = std::move(done);
+    quote_ = &request;
+    priced_ = response;
     quote_give_up_ = absl::Now() + service_->options_.quote_version_wait;
     CallQuote();
   }
 
-  // The quote pricing would give, from the gateway's copy of its book.
-  void QuoteHere(const pricing::PriceBook& book, const RecommendationRun::QuotePlan& plan) {
-    service_->local_quotes_.Increment();
-    priced_ = google::protobuf::Arena::CreateMessage<pricing::v1::QuoteResponse>(&arena_);
-    if (absl::Status quoted = book.Quote(plan.items, plan.job, absl::Now(), priced_);
-        !quoted.ok()) {
-      // The gateway built the request: a rejection is its own fault.
-      return Answer(absl::InternalError(
-          absl::StrCat("pricing (in process) rejected the gateway's request: ", quoted.message())));
-    }
-    Answer(run_->Finish(*priced_));
-  }
-
   void CallQuote() {
     client_ = BackendContext();
-    // The answer is parsed into the arena and dropped with it, not message
-    // by message (a quote has hundreds of items).
-    priced_ = google::protobuf::Arena::CreateMessage<pricing::v1::QuoteResponse>(&arena_);
+    priced_->Clear();
     backend_start_ = absl::Now();
-    service_->pricing_->async()->Quote(client_.get(), &quote_, priced_,
+    service_->pricing_->async()->Quote(client_.get(), quote_, priced_,
                                        [this](grpc::Status status) { Quoted(std::move(status)); });
   }
 
-  // CallQuote for quote_.catalog_version(), retried while pricing answers
-  // FAILED_PRECONDITION (it has not built that version's book yet: a reload
-  // moments ago), for at most Options::quote_version_wait and the caller's
-  // deadline; then UNAVAILABLE naming the version. A quote of another
-  // version is refused.
+  // A Quote answered: FAILED_PRECONDITION is asked again while time is left,
+  // then UNAVAILABLE naming the version.
   void Quoted(grpc::Status status) {
-    service_->pricing_quote_.Handled(status.error_code(),
-                                     absl::ToDoubleSeconds(absl::Now() - backend_start_));
-    absl::Status priced = absl::OkStatus();
-    if (!status.ok()) {
-      priced = MapBackendStatus(Backend::kPricing, status);
-    } else if (priced_->catalog_version() != quote_.catalog_version()) {
-      priced = absl::UnavailableError(absl::StrCat("pricing backend: quoted catalog version \"",
-                                                   priced_->catalog_version(), "\", not \"",
-                                                   quote_.catalog_version(), "\" as asked; retry"));
-    }
+    service_->gateway_metrics_.pricing_quote().Handled(
+        status.error_code(), absl::ToDoubleSeconds(absl::Now() - backend_start_));
+    absl::Status priced =
+        status.ok() ? absl::OkStatus() : MapBackendStatus(Backend::kPricing, status);
     if (absl::IsFailedPrecondition(priced)) {
       const absl::Time deadline = absl::FromChrono(context_->deadline());
       absl::MutexLock lock(&mu_);
@@ -261,22 +255,23 @@ class GatewayServiceImpl::RecommendCall final : public grpc::ServerUnaryReactor 
         alarm_ = std::make_unique<grpc::Alarm>();
         alarm_->Set(absl::ToChronoTime(absl::Now() + wait), [this, priced](bool fired) {
           if (fired) return CallQuote();
-          Answer(VersionMissing(priced));  // cancelled while waiting
+          BackendDone(VersionMissing(priced));  // cancelled while waiting
         });
         return;
       }
       priced = VersionMissing(priced);
     }
-    if (!priced.ok()) {
-      if (quote_.items_size() > 0) return Answer(priced);
-      priced_->Clear();
-    }
-    Answer(run_->Finish(*priced_));
+    BackendDone(std::move(priced));
+  }
+
+  void BackendDone(absl::Status status) {
+    RecommendPipeline::Done done = std::move(backend_done_);
+    done(std::move(status));
   }
 
   absl::Status VersionMissing(const absl::Status& last) const {
     return absl::UnavailableError(
-        absl::StrCat("pricing backend does not hold catalog version \"", quote_.catalog_version(),
+        absl::StrCat("pricing backend does not hold catalog version \"", quote_->catalog_version(),
                      "\" that this answer was built from (", last.message(), "); retry"));
   }
 
@@ -289,20 +284,10 @@ class GatewayServiceImpl::RecommendCall final : public grpc::ServerUnaryReactor 
   }
 
   void Answer(absl::StatusOr<v1::RecommendResponse> answer) {
-    std::shared_ptr<const EncodedAnswer> shared;
+    if (pipeline_.priced_locally()) service_->gateway_metrics_.local_quotes().Increment();
+    // Before this call finishes (it may be deleted right after).
     const grpc::Status status =
-        service_->AnswerRecommend(slot_, std::move(answer), response_, &shared);
-    if (leads) {
-      // Before this call finishes (it may be deleted right after).
-      const absl::Time now = absl::Now();
-      for (RecommendCall* parked : service_->TakeParked(slot_.key)) {
-        if (shared != nullptr) {
-          parked->Share(shared, now);
-        } else {
-          parked->Start();  // no answer to share: it computes its own
-        }
-      }
-    }
+        service_->AnswerRecommend(slot_, std::move(answer), response_, leads);
     Finish(rpc_.Finish(status));
   }
 
@@ -312,14 +297,12 @@ class GatewayServiceImpl::RecommendCall final : public grpc::ServerUnaryReactor 
   grpc::ByteBuffer* const response_;
   RpcScope rpc_;
   const CacheSlot slot_;
-  std::shared_ptr<const catalog::Catalog> catalog_;
-  std::optional<RecommendationRun> run_;
+  RecommendPipeline pipeline_;
+  RecommendPipeline::Done backend_done_;         // of the backend call in flight
   std::unique_ptr<grpc::ClientContext> client_;  // of the backend call in flight
   absl::Time backend_start_;
-  sizing::v1::EstimateResponse sized_;
-  pricing::v1::QuoteRequest quote_;
-  google::protobuf::Arena arena_;
-  pricing::v1::QuoteResponse* priced_ = nullptr;  // on arena_
+  const pricing::v1::QuoteRequest* quote_ = nullptr;  // the pipeline's
+  pricing::v1::QuoteResponse* priced_ = nullptr;      // the pipeline's
   absl::Time quote_give_up_;
   absl::Duration retry_wait_ = absl::Milliseconds(20);
   absl::Mutex mu_;
@@ -329,8 +312,9 @@ class GatewayServiceImpl::RecommendCall final : public grpc::ServerUnaryReactor 
 
 GatewayServiceImpl::CacheSlot GatewayServiceImpl::CacheSlotFor(
     const v1::RecommendRequest& request) const {
-  // The key names the versions live now; an answer is stored only if it was
-  // computed from exactly those versions.
+  // The key names the versions live now (the catalog, pricing's book and
+  // sizing's model); an answer is stored only if it was computed from
+  // exactly those versions.
   CacheSlot slot;
   if (options_.response_cache == nullptr || !options_.response_cache->enabled() ||
       !options_.price_book_version) {
@@ -339,57 +323,59 @@ GatewayServiceImpl::CacheSlot GatewayServiceImpl::CacheSlotFor(
   std::shared_ptr<const catalog::Catalog> catalog = replica_->Current();
   if (catalog != nullptr) slot.catalog_version = catalog->snapshot().version();
   slot.price_book_version = options_.price_book_version();
-  slot.key = ResponseCache::Key(request, slot.catalog_version, slot.price_book_version);
+  slot.sizing_model = SizingModel();
+  slot.key =
+      ResponseCache::Key(request, slot.catalog_version, slot.price_book_version, slot.sizing_model);
   return slot;
 }
 
 grpc::Status GatewayServiceImpl::AnswerRecommend(const CacheSlot& slot,
                                                  absl::StatusOr<v1::RecommendResponse> answer,
-                                                 grpc::ByteBuffer* response,
-                                                 std::shared_ptr<const EncodedAnswer>* shared) {
+                                                 grpc::ByteBuffer* response, bool leads) {
+  std::shared_ptr<const EncodedAnswer> encoded;
+  grpc::Status status = grpc::Status::OK;
   if (!answer.ok()) {
-    recommendations_error_.Increment();
-    return ToGrpcStatus(answer.status());
+    gateway_metrics_.recommendations_error().Increment();
+    status = ToGrpcStatus(answer.status());
+  } else {
+    const bool storable = !slot.key.empty() && answer->catalog_version() == slot.catalog_version &&
+                          answer->price_book_version() == slot.price_book_version &&
+                          SizingModel() == slot.sizing_model;
+    auto computed = std::make_shared<const EncodedAnswer>(EncodedAnswer::From(*std::move(answer)));
+    *response = computed->Send(computed->price_book_age_seconds,
+                               static_cast<int64_t>(replica_->AgeSeconds()));
+    (computed->empty ? gateway_metrics_.recommendations_empty()
+                     : gateway_metrics_.recommendations_ok())
+        .Increment();
+    if (!slot.key.empty()) gateway_metrics_.cache_misses().Increment();
+    if (storable) encoded = std::move(computed);
   }
-  const bool storable = !slot.key.empty() && answer->catalog_version() == slot.catalog_version &&
-                        answer->price_book_version() == slot.price_book_version;
-  auto encoded = std::make_shared<const EncodedAnswer>(EncodedAnswer::From(*std::move(answer)));
-  *response =
-      encoded->Send(encoded->price_book_age_seconds, static_cast<int64_t>(replica_->AgeSeconds()));
-  (encoded->empty ? recommendations_empty_ : recommendations_ok_).Increment();
-  if (!slot.key.empty()) {
-    cache_misses_.Increment();
-    if (storable) {
-      *shared = encoded;
-      options_.response_cache->Insert(slot.key, slot.catalog_version, slot.price_book_version,
-                                      std::move(encoded), absl::Now());
-    }
+  if (slot.key.empty()) return status;
+  const std::string versions =
+      ResponseCache::Versions(slot.catalog_version, slot.price_book_version, slot.sizing_model);
+  if (leads) {
+    // Stores the answer (if any) and answers the calls that joined the key,
+    // or lets them compute their own.
+    options_.response_cache->Complete(slot.key, versions, std::move(encoded), absl::Now());
+  } else if (encoded != nullptr) {
+    options_.response_cache->Insert(slot.key, versions, std::move(encoded), absl::Now());
   }
-  return grpc::Status::OK;
+  return status;
 }
 
 void GatewayServiceImpl::SendEncoded(const EncodedAnswer& answer, absl::Time stored_at,
                                      grpc::ByteBuffer* response) {
-  (answer.empty ? recommendations_empty_ : recommendations_ok_).Increment();
+  (answer.empty ? gateway_metrics_.recommendations_empty() : gateway_metrics_.recommendations_ok())
+      .Increment();
   *response =
       answer.Send(answer.price_book_age_seconds + absl::ToInt64Seconds(absl::Now() - stored_at),
                   static_cast<int64_t>(replica_->AgeSeconds()));
 }
 
-std::vector<GatewayServiceImpl::RecommendCall*> GatewayServiceImpl::TakeParked(
-    const std::string& key) {
-  absl::MutexLock lock(&inflight_mu_);
-  auto it = inflight_.find(key);
-  if (it == inflight_.end()) return {};
-  std::vector<RecommendCall*> parked = std::move(it->second);
-  inflight_.erase(it);
-  return parked;
-}
-
 grpc::ServerUnaryReactor* GatewayServiceImpl::Recommend(grpc::CallbackServerContext* context,
                                                         const grpc::ByteBuffer* request_bytes,
                                                         grpc::ByteBuffer* response) {
-  RpcScope rpc(&recommend_rpc_);
+  RpcScope rpc(&gateway_metrics_.recommend_rpc());
   const auto answer_now = [&](grpc::Status status) {
     grpc::ServerUnaryReactor* reactor = context->DefaultReactor();
     reactor->Finish(rpc.Finish(std::move(status)));
@@ -405,27 +391,28 @@ grpc::ServerUnaryReactor* GatewayServiceImpl::Recommend(grpc::CallbackServerCont
     return answer_now(parsed);
   }
   CacheSlot slot = CacheSlotFor(request);
-  if (!slot.key.empty()) {
-    const ResponseCache::Hit hit = options_.response_cache->Lookup(slot.key);
-    if (hit.response != nullptr) {
-      // Answered here, on the thread that delivered the request, with the
-      // bytes encoded when the answer was computed.
-      cache_hits_.Increment();
-      SendEncoded(*hit.response, hit.stored_at, response);
-      return answer_now(grpc::Status::OK);
-    }
-  }
   const std::string key = slot.key;
   auto* call = new RecommendCall(this, context, std::move(request), response, std::move(rpc),
                                  std::move(slot));
   if (!key.empty()) {
-    absl::MutexLock lock(&inflight_mu_);
-    auto [it, first] = inflight_.try_emplace(key);
-    if (!first) {
-      it->second.push_back(call);  // parked until the first call of its key ends
-      return call;
+    // One cache call: a hit, or this call computes the key, or it joins the
+    // call already computing it.
+    const ResponseCache::Joined joined = options_.response_cache->LookupOrJoin(
+        key, [call](std::shared_ptr<const EncodedAnswer> answer, absl::Time computed_at) {
+          call->Joined(std::move(answer), computed_at);
+        });
+    switch (joined.outcome) {
+      case ResponseCache::Joined::kHit:
+        // Answered here, on the thread that delivered the request, with the
+        // bytes encoded when the answer was computed.
+        call->Joined(joined.hit.response, joined.hit.stored_at);
+        return call;
+      case ResponseCache::Joined::kJoined:
+        return call;  // answered when the call computing the key ends
+      case ResponseCache::Joined::kLeads:
+        call->leads = true;
+        break;
     }
-    call->leads = true;
   }
   call->Start();
   return call;
@@ -449,6 +436,7 @@ grpc::Status GatewayServiceImpl::Estimate(grpc::ServerContext* context,
   if (request->has_serving_slo()) *forward.mutable_serving_slo() = request->serving_slo();
   absl::StatusOr<sizing::v1::EstimateResponse> sized = CallEstimate(context, forward);
   if (!sized.ok()) return rpc.Finish(ToGrpcStatus(sized.status()));
+  HeardSizingModel(sized->model_fingerprint());
   response->mutable_estimates()->Swap(sized->mutable_estimates());
   response->mutable_totals()->Swap(sized->mutable_totals());
   AddSizedAssumptions(forward.workload(), *sized, assumptions);
@@ -497,18 +485,6 @@ grpc::Status GatewayServiceImpl::ListModels(grpc::ServerContext* context,
     return rpc.Finish(ToGrpcStatus(MapBackendStatus(Backend::kSizing, status)));
   }
   return rpc.Finish(grpc::Status::OK);
-}
-
-std::vector<prometheus::MetricFamily> CatalogAgeCollector::Collect() const {
-  prometheus::MetricFamily family;
-  family.name = "gpuadvisor_gateway_catalog_age_seconds";
-  family.help =
-      "Seconds since the gateway's catalog replica was last known current (-1: none yet).";
-  family.type = prometheus::MetricType::Gauge;
-  prometheus::ClientMetric metric;
-  metric.gauge.value = replica_->AgeSeconds();
-  family.metric.push_back(std::move(metric));
-  return {std::move(family)};
 }
 
 }  // namespace gpuadvisor::gateway

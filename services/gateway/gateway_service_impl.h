@@ -17,13 +17,21 @@
 //
 // Recommend is served on the gRPC callback API and never blocks a thread: a
 // response-cache hit is answered inline on the gRPC thread that delivered the
-// request; a miss runs the domain logic on the gRPC threads that deliver each
-// step (the request, then sizing's answer, then pricing's) and calls the
-// backends with the callback client API; the FAILED_PRECONDITION retry waits
-// on a grpc::Alarm. The whole chain is RecommendCall in the .cc. A caller that
-// cancels (or whose deadline passes) cancels the backend call in flight and
-// any retry wait. Identical requests that arrive while one is computed wait
-// for its answer rather than compute it again (with the response cache on).
+// request; a miss runs a RecommendPipeline (recommend_pipeline.h: the domain
+// steps, no gRPC) on the gRPC threads that deliver each step (the request,
+// then sizing's answer, then pricing's). This adapter keeps the transport
+// only: the backend calls on the callback client API with their deadlines,
+// the FAILED_PRECONDITION retry on a grpc::Alarm, status mapping, and bytes
+// in and out (RecommendCall in the .cc). A caller that cancels (or whose
+// deadline passes) cancels the backend call in flight and any retry wait.
+// Identical requests that arrive while one is computed wait for its answer
+// rather than compute it again (ResponseCache::LookupOrJoin, with the
+// response cache on).
+//
+// Sizing's model: every Estimate answer names it (model_fingerprint), and a
+// probe asks sizing's ListModels every Options::sizing_probe_interval, so a
+// sizing deploy is heard even when every estimate is cached. The estimate
+// cache and the response cache key on it: another model starts them over.
 // Recommend is a raw method (bytes in and out, the same
 // messages on the wire): an answer is encoded once, and a cached one is sent
 // as those bytes (EncodedAnswer, response_cache.h). The other methods are
@@ -41,6 +49,7 @@
 #include <functional>
 #include <memory>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "absl/container/flat_hash_map.h"
@@ -51,14 +60,12 @@
 #include "gpuadvisor/gateway/v1/gateway.grpc.pb.h"
 #include "gpuadvisor/pricing/v1/pricing.grpc.pb.h"
 #include "gpuadvisor/sizing/v1/sizing.grpc.pb.h"
-#include "prometheus/collectable.h"
-#include "prometheus/family.h"
-#include "prometheus/gauge.h"
-#include "prometheus/metric_family.h"
 #include "services/catalog/catalog_replica.h"
 #include "services/gateway/estimate_cache.h"
+#include "services/gateway/gateway_metrics.h"
 #include "services/gateway/offer_index.h"
 #include "services/gateway/overheads.h"
+#include "services/gateway/recommend_pipeline.h"
 #include "services/gateway/region_groups.h"
 #include "services/gateway/response_cache.h"
 #include "services/pricing/price_book.h"
@@ -94,6 +101,9 @@ class GatewayServiceImpl final
     // Per-client token bucket over every public RPC (off by default here;
     // gateway_server turns it on with --rate_limit_per_second).
     PeerRateLimiter::Options rate_limit = PeerRateLimiter::Options();
+    // How often sizing's ListModels is asked which model it runs (its
+    // model_fingerprint); 0 = only from Estimate answers.
+    absl::Duration sizing_probe_interval = absl::Seconds(1);
   };
 
   // `replica` and `metrics` must outlive the service. The stubs are real
@@ -102,6 +112,7 @@ class GatewayServiceImpl final
                      std::unique_ptr<sizing::v1::SizingService::Stub> sizing,
                      std::unique_ptr<pricing::v1::PricingService::Stub> pricing, Metrics* metrics,
                      Options options);
+  ~GatewayServiceImpl() override;
 
   // `request` is an encoded RecommendRequest, `response` receives an encoded
   // RecommendResponse. (The synchronous overload is the generated one that is
@@ -127,22 +138,26 @@ class GatewayServiceImpl final
   // The response-cache key of a request and the versions it names; key is
   // empty when the cache is off or a version is unknown.
   struct CacheSlot {
-    std::string key, catalog_version, price_book_version;
+    std::string key, catalog_version, price_book_version, sizing_model;
   };
   CacheSlot CacheSlotFor(const v1::RecommendRequest& request) const;
   // The end of every computed Recommend: counts the outcome, encodes the
-  // answer into `response` with the catalog's age and stores it under `slot`;
-  // `*shared` receives the answer if it may serve the slot's key.
+  // answer into `response` with the catalog's age, stores it under `slot`
+  // if it was computed from the slot's versions and, when the call `leads`
+  // its key, completes the key (answering the calls that joined it).
   grpc::Status AnswerRecommend(const CacheSlot& slot, absl::StatusOr<v1::RecommendResponse> answer,
-                               grpc::ByteBuffer* response,
-                               std::shared_ptr<const EncodedAnswer>* shared);
+                               grpc::ByteBuffer* response, bool leads);
   // A cached (or shared) answer into `response`, aged since `stored_at`.
   void SendEncoded(const EncodedAnswer& answer, absl::Time stored_at, grpc::ByteBuffer* response);
-  // The calls parked on `key` (see inflight_), no longer parked.
-  std::vector<RecommendCall*> TakeParked(const std::string& key);
 
   absl::StatusOr<sizing::v1::EstimateResponse> CallEstimate(
       grpc::ServerContext* context, const sizing::v1::EstimateRequest& request);
+
+  // Sizing's model as last heard ("" before any answer, or from a sizing
+  // that names none), and what hearing one does.
+  std::string SizingModel() const;
+  void HeardSizingModel(const std::string& fingerprint);
+  void ProbeSizing();  // the probe thread's loop
 
   catalog::CatalogReplica* replica_;
   OfferIndexCache index_cache_;  // the replica's newest snapshot, indexed once
@@ -151,36 +166,13 @@ class GatewayServiceImpl final
   Metrics* metrics_;
   const Options options_;
   PeerRateLimiter limiter_;
-  // Resolved once: a Recommend builds no label map and takes no metrics lock.
-  prometheus::Family<prometheus::Counter>& recommendations_;
-  prometheus::Counter& recommendations_ok_;
-  prometheus::Counter& recommendations_empty_;
-  prometheus::Counter& recommendations_error_;
-  prometheus::Counter& cache_hits_;
-  prometheus::Counter& cache_misses_;
-  prometheus::Counter& local_quotes_;  // answers priced in process
-  // Identical requests (one cache key) that miss while one of them is being
-  // computed are parked on it instead of computing it again: the first call
-  // is the key's entry here, the others wait in its list. When it ends, a
-  // parked call is answered with its answer, or (if it failed) computes its
-  // own. Only with the response cache on.
-  absl::Mutex inflight_mu_;
-  absl::flat_hash_map<std::string, std::vector<RecommendCall*>> inflight_
-      ABSL_GUARDED_BY(inflight_mu_);
-  MethodMetrics& recommend_rpc_;
-  MethodMetrics& sizing_estimate_;  // calls to sizing's Estimate
-  MethodMetrics& pricing_quote_;    // calls to pricing's Quote (no local book)
-};
-
-// gpuadvisor_gateway_catalog_age_seconds, read from the replica at scrape
-// time so an idle gateway still reports a stale catalog.
-class CatalogAgeCollector final : public prometheus::Collectable {
- public:
-  explicit CatalogAgeCollector(const catalog::CatalogReplica* replica) : replica_(replica) {}
-  std::vector<prometheus::MetricFamily> Collect() const override;
-
- private:
-  const catalog::CatalogReplica* replica_;
+  GatewayMetrics gateway_metrics_;  // every gateway family, resolved once
+  const RecommendPipeline::Options pipeline_options_;
+  mutable absl::Mutex sizing_model_mu_;
+  std::string sizing_model_ ABSL_GUARDED_BY(sizing_model_mu_);
+  absl::Mutex probe_mu_;
+  bool probe_stop_ ABSL_GUARDED_BY(probe_mu_) = false;
+  std::thread sizing_probe_;
 };
 
 }  // namespace gpuadvisor::gateway

@@ -30,7 +30,6 @@
 #include "absl/time/clock.h"
 #include "common/grpc/channel.h"
 #include "common/grpc/service_main.h"
-#include "common/metrics/function_metric.h"
 #include "services/gateway/gateway_service_impl.h"
 #include "services/gateway/http/http_server.h"
 #include "services/pricing/price_follower.h"
@@ -51,8 +50,8 @@ ABSL_FLAG(double, rate_limit_burst, 200,
 ABSL_FLAG(std::string, catalog_cache_file, "",
           "Where to keep the catalog replica across restarts; empty = none.");
 ABSL_FLAG(int, response_cache_entries, 4096,
-          "Recommend answers kept for repeated requests, keyed by request, catalog version and "
-          "price-book version; 0 turns the response cache off.");
+          "Recommend answers kept for repeated requests, keyed by request, catalog version, "
+          "price-book version and sizing's model fingerprint; 0 turns the response cache off.");
 
 ABSL_FLAG(
     bool, local_quotes, true,
@@ -64,10 +63,12 @@ ABSL_FLAG(
     int, estimate_cache_entries, 50000,
     "Sizing answers kept per (workload, GPU configuration) so repeated workloads skip the sizing "
     "call; 0 turns the estimate cache off.");
-ABSL_FLAG(
-    int, estimate_cache_seconds, 600,
-    "Age after which a cached sizing answer is asked again (the sizing service reads its data at "
-    "start-up: this bounds how long a redeployed one goes unheard).");
+ABSL_FLAG(int, estimate_cache_seconds, 600,
+          "Age after which a cached sizing answer is asked again (a sizing deploy is heard sooner: "
+          "entries are keyed on sizing's model fingerprint, see --sizing_probe_ms).");
+ABSL_FLAG(int, sizing_probe_ms, 1000,
+          "How often sizing's ListModels is asked which model it runs (its fingerprint keys the "
+          "estimate and response caches); 0 = only from Estimate answers.");
 
 int main(int argc, char** argv) {
   gpuadvisor::BlockTerminationSignals();
@@ -99,7 +100,7 @@ int main(int argc, char** argv) {
           gpuadvisor::BackendChannel(absl::GetFlag(FLAGS_catalog_address))),
       replica_options);
   replica.Start();
-  metrics.AddCollectable(std::make_shared<gpuadvisor::gateway::CatalogAgeCollector>(&replica));
+  gpuadvisor::gateway::GatewayMetrics::AddCatalogAge(&metrics, &replica);
   // The response cache needs to know the live price-book version.
   gpuadvisor::gateway::ResponseCache response_cache(
       {.max_entries =
@@ -125,12 +126,8 @@ int main(int argc, char** argv) {
     if (prices.AgeSeconds() != 0) return nullptr;  // none yet, or the stream went quiet
     return price_copy.ForCatalog(catalog_version);
   };
-  metrics.AddCollectable(std::make_shared<gpuadvisor::FunctionMetric>(
-      "gpuadvisor_gateway_price_book_copy_age_seconds",
-      "Seconds since the gateway's copy of pricing's book was last known current (0 while in step, "
-      "-1: "
-      "none yet); while not 0, answers call pricing's Quote and the response cache is off.",
-      [&prices] { return prices.AgeSeconds(); }));
+  gpuadvisor::gateway::GatewayMetrics::AddPriceBookCopyAge(
+      &metrics, [&prices] { return prices.AgeSeconds(); });
   gpuadvisor::gateway::GatewayServiceImpl service(
       &replica,
       gpuadvisor::sizing::v1::SizingService::NewStub(
@@ -159,7 +156,8 @@ int main(int argc, char** argv) {
        .overheads = &*overheads,
 
        .rate_limit = {.per_second = absl::GetFlag(FLAGS_rate_limit_per_second),
-                      .burst = absl::GetFlag(FLAGS_rate_limit_burst)}});
+                      .burst = absl::GetFlag(FLAGS_rate_limit_burst)},
+       .sizing_probe_interval = absl::Milliseconds(absl::GetFlag(FLAGS_sizing_probe_ms))});
 
   gpuadvisor::ServiceMainOptions options = gpuadvisor::ServiceMainOptionsFromFlags(
       "gateway", 50050, 9460, {"gpuadvisor.gateway.v1.GatewayService"});

@@ -206,7 +206,8 @@ absl::Status RunState::RecordEstimates(sizing::v1::EstimateResponse estimates) {
     sized_ = totals = std::move(workload);
   }
   if (estimate_cache_ != nullptr && !workload_key_.empty()) {
-    estimate_cache_->Insert(workload_key_, std::move(totals), keys, sized, absl::Now());
+    estimate_cache_->Insert(workload_key_, std::move(totals), keys, sized, absl::Now(),
+                            estimates.model_fingerprint());
   }
   return absl::OkStatus();
 }

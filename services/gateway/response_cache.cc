@@ -30,12 +30,20 @@ grpc::ByteBuffer EncodedAnswer::Send(int64_t price_book_age, int64_t catalog_age
   return grpc::ByteBuffer(parts, size > 0 ? 2 : 1);
 }
 
+std::string ResponseCache::Versions(const std::string& catalog_version,
+                                    const std::string& price_book_version,
+                                    const std::string& sizing_model) {
+  return absl::StrCat(catalog_version, "\n", price_book_version, "\n", sizing_model);
+}
+
 std::string ResponseCache::Key(const v1::RecommendRequest& request,
                                const std::string& catalog_version,
-                               const std::string& price_book_version) {
+                               const std::string& price_book_version,
+                               const std::string& sizing_model) {
   if (catalog_version.empty() || price_book_version.empty()) return "";
-  std::string key = absl::StrCat(catalog_version.size(), ":", catalog_version,
-                                 price_book_version.size(), ":", price_book_version);
+  std::string key =
+      absl::StrCat(catalog_version.size(), ":", catalog_version, price_book_version.size(), ":",
+                   price_book_version, sizing_model.size(), ":", sizing_model);
   {
     // Deterministic: map fields (none today) and field order never vary the
     // bytes of equal requests.
@@ -56,13 +64,47 @@ ResponseCache::Hit ResponseCache::Lookup(const std::string& key) {
   return it->second->second;
 }
 
-void ResponseCache::Insert(const std::string& key, const std::string& catalog_version,
-                           const std::string& price_book_version,
+ResponseCache::Joined ResponseCache::LookupOrJoin(const std::string& key, Waiter waiter) {
+  Joined joined;
+  if (key.empty() || !enabled()) return joined;
+  absl::MutexLock lock(&mu_);
+  if (auto it = index_.find(key); it != index_.end()) {
+    lru_.splice(lru_.begin(), lru_, it->second);
+    joined.outcome = Joined::kHit;
+    joined.hit = it->second->second;
+    return joined;
+  }
+  auto [it, first] = computing_.try_emplace(key);
+  if (!first) {
+    it->second.push_back(std::move(waiter));
+    joined.outcome = Joined::kJoined;
+  }
+  return joined;
+}
+
+void ResponseCache::Complete(const std::string& key, const std::string& versions,
+                             std::shared_ptr<const EncodedAnswer> response, absl::Time now) {
+  if (key.empty() || !enabled()) return;
+  std::vector<Waiter> waiters;
+  {
+    absl::MutexLock lock(&mu_);
+    if (response != nullptr) InsertLocked(key, versions, Hit{response, now});
+    if (auto it = computing_.find(key); it != computing_.end()) {
+      waiters = std::move(it->second);
+      computing_.erase(it);
+    }
+  }
+  for (Waiter& waiter : waiters) waiter(response, now);
+}
+
+void ResponseCache::Insert(const std::string& key, const std::string& versions,
                            std::shared_ptr<const EncodedAnswer> response, absl::Time now) {
   if (key.empty() || !enabled()) return;
-  Hit value{std::move(response), now};
-  const std::string versions = absl::StrCat(catalog_version, "\n", price_book_version);
   absl::MutexLock lock(&mu_);
+  InsertLocked(key, versions, Hit{std::move(response), now});
+}
+
+void ResponseCache::InsertLocked(const std::string& key, const std::string& versions, Hit value) {
   if (versions != versions_) {
     // Entries of older versions can never match again: drop them at once
     // rather than waiting for the LRU to push them out.

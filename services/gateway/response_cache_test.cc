@@ -1,5 +1,7 @@
 #include "services/gateway/response_cache.h"
 
+#include <vector>
+
 #include "absl/time/clock.h"
 #include "gtest/gtest.h"
 
@@ -126,6 +128,45 @@ TEST(ResponseCache, ZeroEntriesTurnsItOff) {
   cache.Insert(key, "c", "p", Answer("c", "p", 1), absl::Now());
   EXPECT_EQ(cache.Lookup(key).response, nullptr);
   EXPECT_EQ(cache.size(), 0u);
+}
+
+// Sizing's model is part of the key: another model, another entry.
+TEST(ResponseCache, KeyNamesSizingsModel) {
+  const v1::RecommendRequest request = Request("m", 1);
+  EXPECT_NE(ResponseCache::Key(request, "c", "p", "model-a"),
+            ResponseCache::Key(request, "c", "p", "model-b"));
+  EXPECT_EQ(ResponseCache::Key(request, "c", "p", "model-a"),
+            ResponseCache::Key(request, "c", "p", "model-a"));
+}
+
+// One call: the first caller of a key computes it, the next ones wait for
+// its answer, and later callers hit the cache.
+TEST(ResponseCache, LookupOrJoinCoalescesACallersKey) {
+  ResponseCache cache({.max_entries = 8});
+  const std::string key = ResponseCache::Key(Request("m", 1), "c", "p", "s");
+  const std::string versions = ResponseCache::Versions("c", "p", "s");
+  std::vector<int> answered;  // candidates_considered of what each waiter got
+  auto waiter = [&answered](std::shared_ptr<const EncodedAnswer> answer, absl::Time) {
+    answered.push_back(answer == nullptr ? -1 : Received(*answer, 0, 0).candidates_considered());
+  };
+  EXPECT_EQ(cache.LookupOrJoin(key, waiter).outcome, ResponseCache::Joined::kLeads);
+  EXPECT_EQ(cache.LookupOrJoin(key, waiter).outcome, ResponseCache::Joined::kJoined);
+  EXPECT_EQ(cache.LookupOrJoin(key, waiter).outcome, ResponseCache::Joined::kJoined);
+  EXPECT_TRUE(answered.empty());
+  cache.Complete(key, versions, Answer("c", "p", 7), absl::Now());
+  EXPECT_EQ(answered, (std::vector<int>{7, 7}));
+  const ResponseCache::Joined hit = cache.LookupOrJoin(key, waiter);
+  ASSERT_EQ(hit.outcome, ResponseCache::Joined::kHit);
+  EXPECT_EQ(Received(*hit.hit.response, 0, 0).candidates_considered(), 7);
+
+  // A failed computation wakes its waiters with nothing: they compute their own.
+  const std::string other = ResponseCache::Key(Request("other", 1), "c", "p", "s");
+  answered.clear();
+  EXPECT_EQ(cache.LookupOrJoin(other, waiter).outcome, ResponseCache::Joined::kLeads);
+  EXPECT_EQ(cache.LookupOrJoin(other, waiter).outcome, ResponseCache::Joined::kJoined);
+  cache.Complete(other, versions, nullptr, absl::Now());
+  EXPECT_EQ(answered, (std::vector<int>{-1}));
+  EXPECT_EQ(cache.LookupOrJoin(other, waiter).outcome, ResponseCache::Joined::kLeads);
 }
 
 }  // namespace

@@ -1,8 +1,14 @@
 // The gateway's response cache through the four real binaries: a repeated
 // request is answered from the cache, and a price update (a new price-book
-// version) is never answered with the old prices once it is live.
+// version) is never answered with the old prices once it is live, nor (a
+// sizing deploy with other data) with the old sizing model's estimates.
 
 #include <chrono>
+#include <csignal>
+#include <filesystem>
+#include <fstream>
+#include <regex>
+#include <sstream>
 #include <string>
 
 #include "absl/time/clock.h"
@@ -97,6 +103,74 @@ TEST_F(ResponseCacheEndToEnd, RepeatedRequestIsServedFromTheCacheUntilPricesChan
   EXPECT_TRUE(now_top.offer().id() != top.offer().id() ||
               now_top.cost().total_usd() > top.cost().total_usd())
       << "the answer still carries the old prices";
+}
+
+// A copy of data/ whose GPUs compute at half their 16-bit peak, for a
+// sizing deployed with other data.
+std::string SlowerGpuData() {
+  char dir_template[] = "/tmp/gpuadvisor-sizing-XXXXXX";
+  const std::string dir = mkdtemp(dir_template);
+  std::filesystem::copy(DataDir(), dir, std::filesystem::copy_options::recursive);
+  const std::string gpus = dir + "/catalog/gpus.textproto";
+  std::ifstream in(gpus);
+  std::stringstream text;
+  text << in.rdbuf();
+  const std::string before = text.str();
+  std::string after;
+  const std::regex peak("bf16_flops: ([0-9.]+)e12");
+  auto last = before.cbegin();
+  for (std::sregex_iterator it(before.begin(), before.end(), peak), end; it != end; ++it) {
+    after.append(last, before.cbegin() + it->position());
+    after += absl::StrCat("bf16_flops: ", std::stod((*it)[1].str()) / 2, "e12");
+    last = before.cbegin() + it->position() + it->length();
+  }
+  after.append(last, before.cend());
+  EXPECT_NE(after, before);
+  std::ofstream(gpus) << after;
+  return dir;
+}
+
+// A sizing redeployed with other data under a running gateway: the gateway
+// hears its new model fingerprint (its probe, while every estimate and the
+// answer are cached) and answers with the new sizing's estimates.
+TEST(ResponseCacheLive, SizingDeployWithOtherDataChangesTheAnswer) {
+  absl::StatusOr<Stack> started = Stack::Start("test-token", {}, {"--sizing_probe_ms=200"});
+  ASSERT_OK(started);
+  Stack& stack = *started;
+  auto stub = stack.GatewayStub();
+  gateway::v1::RecommendResponse first, again;
+  ASSERT_TRUE(stub->Recommend(Deadline().get(), LoraOf8B(), &first).ok());
+  ASSERT_THAT(first.recommendations(), ::testing::Not(::testing::IsEmpty()));
+  ASSERT_TRUE(stub->Recommend(Deadline().get(), LoraOf8B(), &again).ok());
+  EXPECT_GE(Counter(stack, "gpuadvisor_gateway_response_cache_hits_total"), 1);
+  EXPECT_EQ(again.recommendations(0).estimated_hours(), first.recommendations(0).estimated_hours());
+
+  // The new sizing takes the old one's address (the gateway's --sizing_address).
+  const int port = stack.sizing->grpc_port();
+  stack.sizing->Stop(SIGTERM);
+  stack.sizing.reset();
+  const std::string data = SlowerGpuData();
+  absl::StatusOr<std::unique_ptr<ServiceProcess>> redeployed = ServiceProcess::Start(
+      BinaryPath("sizing", "sizing_server"),
+      {absl::StrCat("--port=", port), "--metrics_port=0", "--data_dir=" + data});
+  ASSERT_OK(redeployed);
+  stack.sizing = *std::move(redeployed);
+
+  gateway::v1::RecommendResponse changed;
+  const absl::Time until = absl::Now() + absl::Seconds(20);
+  do {
+    absl::SleepFor(absl::Milliseconds(200));
+    changed.Clear();
+    ASSERT_TRUE(stub->Recommend(Deadline().get(), LoraOf8B(), &changed).ok());
+    ASSERT_THAT(changed.recommendations(), ::testing::Not(::testing::IsEmpty()));
+  } while (changed.recommendations(0).tokens_per_second() ==
+               first.recommendations(0).tokens_per_second() &&
+           absl::Now() < until);
+  // Half the peak: slower, and no longer the cached answer.
+  EXPECT_LT(changed.recommendations(0).tokens_per_second(),
+            0.9 * first.recommendations(0).tokens_per_second());
+  EXPECT_GE(Counter(stack, "gpuadvisor_gateway_sizing_model_changes_total"), 2);
+  std::filesystem::remove_all(data);
 }
 
 }  // namespace

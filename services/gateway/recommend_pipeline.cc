@@ -1,0 +1,72 @@
+#include "services/gateway/recommend_pipeline.h"
+
+#include <utility>
+
+#include "absl/strings/str_cat.h"
+#include "absl/time/clock.h"
+
+namespace gpuadvisor::gateway {
+
+void RecommendPipeline::Run(std::shared_ptr<const OfferIndex> index,
+                            const v1::RecommendRequest& request, Answer done) {
+  done_ = std::move(done);
+  index_ = std::move(index);
+  absl::StatusOr<RecommendationRun> run = RecommendationRun::Start(
+      index_, request, options_->region_groups, options_->overheads, options_->estimate_cache);
+  if (!run.ok()) return Reply(run.status());
+  run_.emplace(*std::move(run));
+  if (!run_->needs_sizing()) return Sized(absl::OkStatus());
+  sized_called_ = true;
+  backends_.estimate(run_->estimate_request(), &estimates_,
+                     [this](absl::Status status) { Sized(std::move(status)); });
+}
+
+void RecommendPipeline::Reply(absl::StatusOr<v1::RecommendResponse> answer) {
+  // The caller may delete this pipeline while `done` runs: nothing of it is
+  // touched after.
+  Answer done = std::move(done_);
+  done(std::move(answer));
+}
+
+void RecommendPipeline::Sized(absl::Status sized) {
+  if (!sized.ok()) return Reply(std::move(sized));
+  absl::StatusOr<RecommendationRun::QuotePlan> plan = run_->PlanQuote(std::move(estimates_));
+  if (!plan.ok()) return Reply(plan.status());
+  priced_ = google::protobuf::Arena::CreateMessage<pricing::v1::QuoteResponse>(&arena_);
+  // One snapshot for the whole answer: pricing quotes its version.
+  const std::string& catalog_version = index_->catalog().snapshot().version();
+  if (options_->price_book) {
+    if (std::shared_ptr<const pricing::PriceBook> book = options_->price_book(catalog_version)) {
+      priced_locally_ = true;
+      if (absl::Status quoted = book->Quote(plan->items, plan->job, absl::Now(), priced_);
+          !quoted.ok()) {
+        // The gateway built the request: a rejection is its own fault.
+        return Reply(absl::InternalError(absl::StrCat(
+            "pricing (in process) rejected the gateway's request: ", quoted.message())));
+      }
+      return Reply(run_->Finish(*priced_));
+    }
+  }
+  // Quote even with no items: an empty answer still says which price book
+  // it was checked against.
+  quote_ = plan->ToRequest();
+  quote_.set_catalog_version(catalog_version);
+  backends_.quote(quote_, priced_, [this](absl::Status status) { Quoted(std::move(status)); });
+}
+
+void RecommendPipeline::Quoted(absl::Status status) {
+  if (status.ok() && priced_->catalog_version() != quote_.catalog_version()) {
+    // An answer never mixes two catalog versions.
+    status = absl::UnavailableError(absl::StrCat("pricing backend: quoted catalog version \"",
+                                                 priced_->catalog_version(), "\", not \"",
+                                                 quote_.catalog_version(), "\" as asked; retry"));
+  }
+  if (!status.ok()) {
+    // With no items, a pricing failure only costs the answer that version.
+    if (quote_.items_size() > 0) return Reply(std::move(status));
+    priced_->Clear();
+  }
+  Reply(run_->Finish(*priced_));
+}
+
+}  // namespace gpuadvisor::gateway
