@@ -129,6 +129,7 @@ WalkOptions WorkloadDocs() {
       {"constraints.max_total_usd", {{}, "budget for the whole job", ""}},
       {"constraints.deadline_hours", {{}, "must finish within this many hours", ""}},
       {"constraints.providers", {{}, "only these providers, e.g. aws,gcp", ""}},
+      {"constraints.exclude_providers", {{}, "leave out these providers, e.g. vast,runpod", ""}},
       {"constraints.regions", {{}, "only these regions", ""}},
       {"constraints.purchase_options", {{"purchase"}, "how to buy (default on_demand,spot)", ""}},
       {"constraints.single_node", {{}, "only single-node configurations", ""}},

@@ -165,6 +165,10 @@ void RunState::AddConfigurations() {
   const std::vector<OfferCell>& cells = index_->cells();
   for (Unit& unit : units_) {
     const OfferCell& cell = cells[unit.cell];
+    if (!Modelled(unit)) {
+      ExcludeUnit(unit, v1::EXCLUSION_REASON_NOT_MODELLED);
+      continue;
+    }
     if (cell.unavailable) {
       ExcludeUnit(unit, v1::EXCLUSION_REASON_UNAVAILABLE);
       continue;
@@ -193,6 +197,20 @@ void RunState::AddConfigurations() {
     }
     unit.steps = steps;
   }
+}
+
+bool RunState::Modelled(const Unit& unit) {
+  const int gpu = index_->cells()[unit.cell].gpu;
+  if (gpu_modelled_.empty()) gpu_modelled_.assign(index_->gpus(), -1);
+  if (gpu_modelled_[gpu] < 0) {
+    const catalog::v1::Gpu* spec =
+        catalog_->FindGpu(catalog_->snapshot().offers(unit.first).gpu_model());
+    const catalog::v1::AcceleratorKind kind =
+        spec == nullptr ? catalog::v1::ACCELERATOR_KIND_UNSPECIFIED : spec->accelerator_kind();
+    gpu_modelled_[gpu] = kind == catalog::v1::ACCELERATOR_KIND_UNSPECIFIED ||
+                         kind == catalog::v1::ACCELERATOR_KIND_GPU;
+  }
+  return gpu_modelled_[gpu] != 0;
 }
 
 std::string RunState::NodeCapText(const OfferFacts& f) const {

@@ -24,6 +24,7 @@ int Stage(v1::ExclusionReason reason) {
     case v1::EXCLUSION_REASON_FILTERED:
       return 0;
     case v1::EXCLUSION_REASON_UNAVAILABLE:
+    case v1::EXCLUSION_REASON_NOT_MODELLED:
       return 1;
     case v1::EXCLUSION_REASON_TOO_MANY_GPUS:
       return 2;

@@ -202,6 +202,16 @@ absl::Status RunState::ResolveFilters(const RegionGroups* groups) {
       for (int id : ids) provider_ok_[id] = 1;
     }
   }
+  // Left out: every provider (or those asked for) less these.
+  for (int i = 0; i < c.exclude_providers_size(); ++i) {
+    const std::vector<int>& ids = index_->ProviderIdsIgnoringCase(c.exclude_providers(i));
+    if (ids.empty()) {
+      return UnknownName("exclude_providers", i, "provider", c.exclude_providers(i),
+                         index_->provider_names());
+    }
+    if (provider_ok_.empty()) provider_ok_.assign(index_->providers(), 1);
+    for (int id : ids) provider_ok_[id] = 0;
+  }
   if (!c.regions().empty()) {
     region_ok_.assign(index_->regions(), 0);
     for (int i = 0; i < c.regions_size(); ++i) {

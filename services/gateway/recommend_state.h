@@ -187,6 +187,9 @@ class RunState {
   void UnitsByVisiting();
   void CountFilteredByName(int passing);
   void AddConfigurations();
+  // Whether sizing models the unit's accelerator: TPUs, Trainium and Gaudi
+  // (Gpu.accelerator_kind) are listed but not modelled. Cached per GPU id.
+  bool Modelled(const Unit& unit);
   // Looks the configurations up in the estimate cache and builds the
   // EstimateRequest for the rest.
   void PrepareSizing();
@@ -322,6 +325,7 @@ class RunState {
 
   // Name filters by id; empty = no filter.
   std::vector<char> provider_ok_, region_ok_, gpu_ok_;
+  std::vector<signed char> gpu_modelled_;  // by GPU id: -1 unknown yet, 0 no, 1 yes
   bool name_filtered_ = false;
   std::vector<const RegionGroups::Group*> region_groups_;  // asked for
   // (provider, region) id pair -> in a group asked for

@@ -228,7 +228,14 @@ std::string RunState::ExclusionDetail(int offer_index, v1::ExclusionReason reaso
   const std::string cap = absl::StrCat(" (cluster cap: ", NodeCapText(f), ")");
   switch (reason) {
     case v1::EXCLUSION_REASON_FILTERED:
-      return "not among the providers, regions, GPUs or purchase options asked for";
+      return c.exclude_providers().empty()
+                 ? "not among the providers, regions, GPUs or purchase options asked for"
+                 : "not among the providers, regions, GPUs or purchase options asked for, or "
+                   "in constraints.exclude_providers";
+    case v1::EXCLUSION_REASON_NOT_MODELLED:
+      return absl::StrCat(catalog_->snapshot().offers(offer_index).gpu_model(),
+                          " is not a GPU (TPU, Trainium or Gaudi): sizing does not model its "
+                          "memory, parallel plans or throughput, so it is left out");
     case v1::EXCLUSION_REASON_UNAVAILABLE:
       return "the catalog marks it unavailable";
     case v1::EXCLUSION_REASON_TOO_MANY_GPUS:

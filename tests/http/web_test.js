@@ -163,6 +163,7 @@ async function dailyUseChecks(browser, screenshot, errors) {
   await desktop.fill('#concurrency', '32');
   await desktop.fill('#context-length', '8K');
   await desktop.fill('#max-results', '10');
+  await desktop.fill('#exclude-providers', 'vast');
   await desktop.click('#submit');
   await desktop.waitForFunction(() => document.querySelectorAll('#ranked tr.serving-row').length > 0, null, {timeout: 60000});
   const serving = await desktop.evaluate(() => ({
@@ -174,6 +175,10 @@ async function dailyUseChecks(browser, screenshot, errors) {
   check('a serving answer is compact: every offer\'s numbers folded, the table under 1,500 px for 10 offers',
         serving.rows > 0 && serving.closed && serving.height < 1500, JSON.stringify(serving));
   const servingSent = sentBodies[sentBodies.length - 1] || {};
+  const servingProviders = await desktop.$$eval('#ranked tbody tr[data-rank] td:nth-child(2) div:first-child', (d) => d.map((x) => x.textContent));
+  check('"Exclude providers" is sent and its provider is left out',
+        JSON.stringify(servingSent.constraints && servingSent.constraints.exclude_providers) === '["vast"]' &&
+        servingProviders.length > 0 && !servingProviders.includes('vast'), servingProviders.join(','));
   check('"8K" context is 8000 tokens, as the CLI reads it', servingSent.workload && servingSent.workload.context_length === 8000,
         JSON.stringify(servingSent.workload));
   await desktop.click('#ranked details.serving-detail summary');

@@ -221,6 +221,27 @@ check "bash completion: enum values after --task=" bash -c '[[ $(tr "\n" " " <<<
 err=$("$CLI" estimate --model=llama-3.1-8b --task=lora --train_tokens=50M --seq_len=2048 --gpu=TPU-V5E 2>&1 >/dev/null); code=$?
 check "estimate on a TPU: exit 2, says it is not modelled" bash -c '[[ $2 == 2 ]] && grep -q "TPU-V5E is a tpu accelerator; sizing models GPUs only" <<<"$1"' _ "$err" "$code"
 check "gpus shows each accelerator's kind" bash -c "'$CLI' gpus | grep -Eq '^TPU-V5E .* tpu '"
+# Choice: leave providers out; accelerators sizing does not model are left out
+# with a reason of their own.
+js=$("$CLI" recommend --model=llama-3.1-8b --task=lora --train_tokens=50M --seq_len=2048 --max_results=10 --json)
+js_ex=$("$CLI" recommend --model=llama-3.1-8b --task=lora --train_tokens=50M --seq_len=2048 --max_results=10 --exclude_providers=VAST,runpod --json)
+check "--exclude_providers: answers without vast or runpod, their offers counted as filtered" /usr/bin/python3 -c '
+import json, sys
+a, b = json.loads(sys.argv[1]), json.loads(sys.argv[2])
+had = {r["offer"]["provider"] for r in a["recommendations"]}
+got = {r["offer"]["provider"] for r in b["recommendations"]}
+filtered = sum(e["count"] for e in b["excluded"] if e["reason"] == "EXCLUSION_REASON_FILTERED")
+sys.exit(0 if had & {"vast", "runpod"} and got and not got & {"vast", "runpod"} and filtered > 0 else 1)' "$js" "$js_ex"
+err=$("$CLI" recommend --model=llama-3.1-8b --task=lora --train_tokens=50M --seq_len=2048 --exclude_providers=vasst 2>&1 >/dev/null); code=$?
+check "--exclude_providers with an unknown name: exit 2 naming the field and the closest" \
+  bash -c '[[ $2 == 2 ]] && grep -q "constraints.exclude_providers\[0\]: unknown provider \"vasst\".*vast" <<<"$1"' _ "$err" "$code"
+js=$("$CLI" recommend --model=llama-3.1-8b --task=lora --train_tokens=50M --seq_len=2048 --json)
+check "TPUs, Trainium and Gaudi are left out as not-modelled, never as does-not-fit" /usr/bin/python3 -c '
+import json, sys
+d = json.loads(sys.argv[1])
+nm = [e for e in d["excluded"] if e["reason"] == "EXCLUSION_REASON_NOT_MODELLED"]
+dnf = [e for e in d["excluded"] if e["reason"] == "EXCLUSION_REASON_DOES_NOT_FIT"]
+sys.exit(0 if nm and nm[0]["count"] > 0 and "not model" in nm[0]["detail"] and not any("0.0 GB" in e["detail"] for e in dnf) else 1)' "$js"
 zsh_script=$("$CLI" completion zsh)
 check "zsh completion: a #compdef script with the commands and their flags" bash -c '
 head -1 <<<"$1" | grep -qx "#compdef gpu-advisor" && grep -q "recommend) flags=(.*--train_tokens" <<<"$1" && grep -q "compdef _gpu_advisor gpu-advisor" <<<"$1"' _ "$zsh_script"

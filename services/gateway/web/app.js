@@ -148,6 +148,7 @@ function buildRequest() {
   for (const [sel, key] of optional) if ($(sel).value.trim() !== '') constraints[key] = numberOrText($(sel).value);
   if (list($('#providers').value).length) constraints.providers = list($('#providers').value);
   if (list($('#regions').value).length) constraints.regions = list($('#regions').value);
+  if (list($('#exclude-providers').value).length) constraints.exclude_providers = list($('#exclude-providers').value);
   if (spotTouched) {
     constraints.purchase_options = $('#spot').checked
       ? ['PURCHASE_OPTION_ON_DEMAND', 'PURCHASE_OPTION_SPOT'] : ['PURCHASE_OPTION_ON_DEMAND'];
