@@ -45,7 +45,7 @@ FROM debian:bookworm-slim AS runtime
 RUN apt-get update \
  && DEBIAN_FRONTEND=noninteractive apt-get install -y --no-install-recommends \
       libgrpc++1.51 libprotobuf32 libabsl20220623 libjemalloc2 \
-      libprometheus-cpp-core1.0 libprometheus-cpp-pull1.0 libcpp-httplib0.11 libcurl4 \
+      libprometheus-cpp-core1.0 libprometheus-cpp-pull1.0 libssl3 libcurl4 \
       ca-certificates tini \
  && rm -rf /var/lib/apt/lists/*
 

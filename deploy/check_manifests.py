@@ -164,6 +164,9 @@ for name, dep in deployments.items():
         check(f"--health_port={health_port}" in args, f"Deployment/{name}: --health_port={health_port}")
         for flag in ("--tls_cert=", "--tls_key=", "--tls_ca="):
             check(any(a.startswith(flag) for a in args), f"Deployment/{name}: TLS on ({flag}...)")
+        if name == "gateway":
+            check(not any(a.startswith("--http_plaintext") for a in args) and "--http_port=8080" in args,
+                  "Deployment/gateway: the HTTP port serves HTTPS with the TLS secret (no --http_plaintext)")
         check(any(a.startswith("--drain_seconds=") for a in args), f"Deployment/{name}: drains before stopping")
         check(bool(args) and args[0] == f"{name}_server", f"Deployment/{name}: runs {name}_server")
         check(f"--port={grpc_port}" in args and f"--metrics_port={metrics_port}" in args
@@ -345,6 +348,8 @@ for name, (grpc_port, metrics_port) in SERVICES.items():
         check(local["tls_ca"] == os.path.join(cert_dir, "ca.crt"), f"compose/{r}: --tls_ca is the compose CA")
         if name == "gateway":
             check({"localhost", "127.0.0.1"} <= sans, "compose/gateway: certificate names localhost and 127.0.0.1 (published port)")
+            check(not flag(cmd, "http_plaintext") and flag(cmd, "http_port"),
+                  f"compose/{r}: the HTTP port serves HTTPS with the gateway certificate (no --http_plaintext)")
 
 # Single writers: <service>-0 writes, <service>-1 follows it.
 for name in ("catalog", "pricing"):

@@ -24,8 +24,9 @@ PACKAGES=(
   # Python client (Debian's grpcio; call /usr/bin/python3), health/reflection protos;
   # pip/venv install clients/python as a package; jsonschema checks the exports
   python3-grpcio python3-protobuf python3-yaml grpc-proto python3-pip python3-venv python3-jsonschema
-  # the gateway's HTTP/JSON API (docs/http.md: why cpp-httplib)
-  libcpp-httplib-dev
+  # the gateway's HTTP/JSON server (docs/http.md: why Boost.Beast; header-only,
+  # TLS through OpenSSL); cpp-httplib is the tests' HTTP client
+  libboost-dev libssl-dev libcpp-httplib-dev
   # load benchmark (bench/load_test.sh): h2load
   nghttp2-client
   # the CLI's subcommands and flags

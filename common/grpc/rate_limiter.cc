@@ -6,6 +6,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "absl/time/clock.h"
+#include "grpcpp/security/auth_context.h"
 
 namespace gpuadvisor {
 
@@ -67,9 +68,40 @@ bool PeerRateLimiter::Allow(absl::string_view peer, absl::Time now) {
   return true;
 }
 
+namespace {
+
+std::string Metadata(const grpc::ServerContextBase& context, const char* key) {
+  const auto& metadata = context.client_metadata();
+  auto it = metadata.find(key);
+  return it == metadata.end() ? std::string() : std::string(it->second.data(), it->second.size());
+}
+
+}  // namespace
+
+std::string PeerRateLimiter::ClientKey(const grpc::ServerContextBase& context) const {
+  const std::string ip = IpOfPeer(context.peer());
+  if (ip.empty()) {
+    // In-process (no address): the HTTP front end names the client it serves.
+    std::string named = Metadata(context, kClientKeyMetadata);
+    return named.empty() ? PeerKey(context.peer()) : named;
+  }
+  std::shared_ptr<const grpc::AuthContext> auth = context.auth_context();
+  if (auth != nullptr && auth->IsPeerAuthenticated()) {
+    std::string identity;
+    for (const grpc::string_ref& value : auth->GetPeerIdentity()) {
+      absl::StrAppend(&identity, identity.empty() ? "" : ",",
+                      absl::string_view(value.data(), value.size()));
+    }
+    if (!identity.empty()) return absl::StrCat("cert:", identity);
+  }
+  if (options_.trusted_proxies.empty()) return ip;
+  return ClientAddress(ip, Metadata(context, "x-forwarded-for"), Metadata(context, "forwarded"),
+                       options_.trusted_proxies);
+}
+
 grpc::Status PeerRateLimiter::Admit(const grpc::ServerContextBase& context) {
   if (!enabled()) return grpc::Status::OK;
-  if (Allow(PeerKey(context.peer()), absl::Now())) return grpc::Status::OK;
+  if (Allow(ClientKey(context), absl::Now())) return grpc::Status::OK;
   return grpc::Status(
       grpc::StatusCode::RESOURCE_EXHAUSTED,
       absl::StrFormat("rate limit: at most %g calls per second per client (burst %g); "

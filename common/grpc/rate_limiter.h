@@ -11,6 +11,12 @@
 //   PeerRateLimiter limiter({.per_second = 50, .burst = 100});
 //   if (grpc::Status s = limiter.Admit(*context); !s.ok()) return s;
 //
+// The client of a call (ClientKey): a verified client certificate's identity
+// under mTLS; else the peer IP, or, when the peer is one of
+// Options::trusted_proxies, the client it names in x-forwarded-for /
+// forwarded metadata (client_address.h). An in-process call (the gateway's
+// HTTP front end) names its client in kClientKeyMetadata.
+//
 // per_second <= 0 disables the limiter (Admit always succeeds).
 // Thread-safe.
 
@@ -21,6 +27,7 @@
 #include "absl/strings/string_view.h"
 #include "absl/synchronization/mutex.h"
 #include "absl/time/time.h"
+#include "common/grpc/client_address.h"
 #include "grpcpp/server_context.h"
 #include "grpcpp/support/status.h"
 
@@ -32,7 +39,10 @@ class PeerRateLimiter {
     double per_second = 0;  // refill rate; <= 0: unlimited
     double burst = 0;       // bucket size; < 1 is taken as max(1, per_second)
     size_t max_peers = 100'000;
+    ProxyRanges trusted_proxies = ProxyRanges();  // whose forwarded-address metadata is believed
   };
+  // Metadata an in-process caller sets to the key of the client it serves.
+  static constexpr char kClientKeyMetadata[] = "x-gpuadvisor-client";
 
   explicit PeerRateLimiter(Options options);
 
@@ -42,6 +52,10 @@ class PeerRateLimiter {
   // Allow() for the caller of `context` (its peer IP), as a gRPC status; sync
   // and callback servers alike.
   grpc::Status Admit(const grpc::ServerContextBase& context);
+
+  // The bucket `context`'s call is counted in: "cert:CN=x,SAN=y",
+  // "203.0.113.9", or the in-process caller's kClientKeyMetadata.
+  std::string ClientKey(const grpc::ServerContextBase& context) const;
 
   // "ipv4:10.0.0.7:51234" -> "ipv4:10.0.0.7", "ipv6:[::1]:5000" -> "ipv6:[::1]";
   // anything else is kept whole.

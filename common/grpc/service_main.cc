@@ -1,6 +1,8 @@
 #include "common/grpc/service_main.h"
 
+#include <algorithm>
 #include <cstdio>
+#include <memory>
 
 #include "absl/flags/flag.h"
 #include "absl/strings/str_cat.h"
@@ -8,6 +10,8 @@
 #include "absl/time/clock.h"
 #include "absl/time/time.h"
 #include "common/grpc/limits.h"
+#include "common/grpc/tls_check.h"
+#include "common/metrics/function_metric.h"
 
 ABSL_FLAG(std::string, host, "127.0.0.1", "Address to listen on (0.0.0.0 for all interfaces).");
 ABSL_FLAG(int, port, -1,
@@ -29,6 +33,10 @@ ABSL_FLAG(double, drain_seconds, 0,
 ABSL_FLAG(int, health_port, -1,
           "Extra plaintext port serving only grpc.health.v1, for probes that cannot speak TLS "
           "(Kubernetes grpc probes); -1 = none, 0 = pick one.");
+ABSL_FLAG(
+    double, tls_expiry_warning_days, 30,
+    "With --tls_cert: a certificate expiring within this many days is a start-up WARNING "
+    "(an expired one stops start-up); gpuadvisor_tls_certificate_expiry_seconds counts down.");
 ABSL_FLAG(double, shutdown_grace_seconds, 2,
           "After the drain, how long in-flight calls get to finish.");
 
@@ -61,6 +69,7 @@ ServiceMainOptions ServiceMainOptionsFromFlags(std::string name, int default_por
   options.health_port = absl::GetFlag(FLAGS_health_port);
   options.drain_seconds = absl::GetFlag(FLAGS_drain_seconds);
   options.shutdown_grace_seconds = absl::GetFlag(FLAGS_shutdown_grace_seconds);
+  options.tls_expiry_warning = absl::Hours(24 * absl::GetFlag(FLAGS_tls_expiry_warning_days));
   return options;
 }
 
@@ -69,10 +78,36 @@ int FailStartup(const std::string& name, const absl::Status& status) {
   return 1;
 }
 
+absl::Status CheckTlsAtStart(const ServiceMainOptions& options, Metrics& metrics) {
+  if (!options.server.tls.enabled() || options.server.tls.cert_path.empty()) {
+    return absl::OkStatus();
+  }
+  absl::StatusOr<CertificateInfo> cert = CheckCertificate(options.server.tls, absl::Now());
+  if (!cert.ok()) return cert.status();
+  const absl::Duration left = cert->not_after - absl::Now();
+  if (left < options.tls_expiry_warning) {
+    std::fprintf(stderr,
+                 "WARNING: %s: %s (%s) expires on %s, in %.1f days (within "
+                 "--tls_expiry_warning_days); renew it before clients start failing\n",
+                 options.name.c_str(), options.server.tls.cert_path.c_str(), cert->subject.c_str(),
+                 FormatCertificateTime(cert->not_after).c_str(), absl::ToDoubleHours(left) / 24);
+  }
+  metrics.AddCollectable(std::make_shared<FunctionMetric>(
+      "gpuadvisor_tls_certificate_expiry_seconds",
+      "Seconds until the serving certificate (--tls_cert) expires; 0 once expired.",
+      [not_after = cert->not_after] {
+        return std::max(0.0, absl::ToDoubleSeconds(not_after - absl::Now()));
+      }));
+  return absl::OkStatus();
+}
+
 int ServeUntilSignal(const ServiceMainOptions& options, Metrics& metrics,
                      const std::vector<grpc::Service*>& services,
                      const std::function<void()>& before_shutdown) {
   if (!options.config_error.ok()) return FailStartup(options.name, options.config_error);
+  if (absl::Status tls = CheckTlsAtStart(options, metrics); !tls.ok()) {
+    return FailStartup(options.name, tls);
+  }
   // Debian builds Abseil without NDEBUG, so every Mutex keeps the debug-only
   // lock-order graph (about 1% of the gateway's CPU under load). The tests
   // keep that check; a serving process does not pay for it.

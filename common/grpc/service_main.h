@@ -9,6 +9,7 @@
 #include <string>
 #include <vector>
 
+#include "absl/time/time.h"
 #include "common/grpc/server.h"
 #include "common/metrics/metrics.h"
 
@@ -26,6 +27,10 @@ struct ServiceMainOptions {
   int health_port = -1;       // >= 0: also serve grpc.health.v1 alone, plaintext (TLS-less probes)
   absl::Status config_error;  // a bad flag found by ServiceMainOptionsFromFlags
   double shutdown_grace_seconds = 2.0;
+  // With TLS: the certificate is checked at start (tls_check.h: expired,
+  // mismatched or unchained stops start-up); expiring within this is a
+  // WARNING line. gpuadvisor_tls_certificate_expiry_seconds counts down.
+  absl::Duration tls_expiry_warning = absl::Hours(24 * 30);
   // Health turns SERVING once this returns true (checked every 100 ms);
   // null = ready at once.
   std::function<bool()> ready;

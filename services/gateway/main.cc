@@ -4,7 +4,8 @@
 //   gateway_server --port=50050 --metrics_port=9460
 //       --catalog_address=127.0.0.1:50051 --sizing_address=127.0.0.1:50052
 //       --pricing_address=127.0.0.1:50053 [--catalog_cache_file=FILE] [--data_dir=data]
-//       [--http_port=8080] [--http_max_body_bytes=1048576]
+//       [--http_port=8080] [--http_max_body_bytes=1048576] [--http_*: limits, CORS]
+//       [--trusted_proxies=10.0.0.0/8] [--http_plaintext]
 //
 // Identical Recommend requests are answered from a response cache while the
 // catalog and price-book versions stay the same (--response_cache_entries=0
@@ -23,12 +24,15 @@
 #include <cstdio>
 #include <memory>
 #include <string>
+#include <vector>
 
 #include "absl/flags/flag.h"
 #include "absl/flags/parse.h"
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_split.h"
 #include "absl/time/clock.h"
 #include "common/grpc/channel.h"
+#include "common/grpc/client_address.h"
 #include "common/grpc/service_main.h"
 #include "services/gateway/gateway_service_impl.h"
 #include "services/gateway/http/http_server.h"
@@ -42,7 +46,42 @@ ABSL_FLAG(std::string, data_dir, "data",
           "Data directory: reads <data_dir>/gateway/regions.textproto and overheads.textproto.");
 ABSL_FLAG(int, http_port, 8080,
           "HTTP/JSON API and web page port; 0 picks a free port, -1 turns HTTP off.");
-ABSL_FLAG(int64_t, http_max_body_bytes, 1 << 20, "Largest HTTP request body; larger ones get 413.");
+ABSL_FLAG(int64_t, http_max_body_bytes, 1 << 20,
+          "Largest HTTP request body, chunked bodies included; larger ones get 413.");
+ABSL_FLAG(double, http_header_timeout_seconds, 10,
+          "Time a client has from connecting (or, on a kept-alive connection, from the first byte "
+          "of its next request) to the end of its request headers, TLS handshake included; a total "
+          "deadline, not renewed by each byte. Past it: 408 and close.");
+ABSL_FLAG(double, http_body_timeout_seconds, 30,
+          "Time a client has from the end of its headers to the end of its body (total). Past it: "
+          "408 and close.");
+ABSL_FLAG(double, http_idle_timeout_seconds, 30,
+          "A kept-alive HTTP connection with no new request for this long is closed.");
+ABSL_FLAG(double, http_write_timeout_seconds, 30,
+          "Time to write one answer to a client; past it the connection is closed.");
+ABSL_FLAG(int, http_max_requests_per_connection, 1000,
+          "Requests served on one HTTP connection; the last answer says Connection: close.");
+ABSL_FLAG(int, http_max_connections, 2048,
+          "HTTP connections open at once; further ones are refused at once (503, close).");
+ABSL_FLAG(int64_t, http_max_header_bytes, 16 << 10,
+          "Largest request line plus headers; larger ones get 431.");
+ABSL_FLAG(int, http_max_header_count, 100, "Most header fields in a request; more get 431.");
+ABSL_FLAG(int, http_threads, 8,
+          "Threads running HTTP handlers (each blocks on its in-process call); connections wait "
+          "on the event loop, not on these.");
+ABSL_FLAG(std::string, http_cors_origins, "",
+          "Comma-separated origins a browser page may call the HTTP API from "
+          "(https://ui.example.com), or *; empty: no CORS headers.");
+ABSL_FLAG(std::string, trusted_proxies, "",
+          "Comma-separated CIDR ranges of proxies whose X-Forwarded-For / Forwarded headers (HTTP) "
+          "and x-forwarded-for / forwarded metadata (gRPC) name the client for the per-client rate "
+          "limit; empty: the TCP peer is the client.");
+ABSL_FLAG(bool, http_plaintext, false,
+          "Serve plain HTTP even though gRPC is TLS (--tls_cert); announced loudly. Without it, "
+          "the HTTP port serves HTTPS with the same certificate whenever TLS is configured.");
+ABSL_FLAG(bool, http_log_requests, false,
+          "Log one line per HTTP request (request id, client, path, status, ms); failed requests "
+          "are always logged.");
 ABSL_FLAG(double, rate_limit_per_second, 100,
           "Calls per second each client IP may make (token bucket); 0 = unlimited.");
 ABSL_FLAG(double, rate_limit_burst, 200,
@@ -70,6 +109,56 @@ ABSL_FLAG(int, sizing_probe_ms, 1000,
           "How often sizing's ListModels is asked which model it runs (its fingerprint keys the "
           "estimate and response caches); 0 = only from Estimate answers.");
 
+namespace {
+
+gpuadvisor::gateway::http::HttpServer::Options HttpOptionsFromFlags(
+    const gpuadvisor::ServiceMainOptions& service, const std::vector<std::string>& proxy_ranges,
+    gpuadvisor::Metrics& metrics) {
+  gpuadvisor::gateway::http::HttpServer::Options http;
+  http.host = service.server.host;
+  http.port = absl::GetFlag(FLAGS_http_port);
+  gpuadvisor::gateway::http::HttpLimits& limits = http.limits;
+  limits.max_body_bytes = static_cast<size_t>(absl::GetFlag(FLAGS_http_max_body_bytes));
+  limits.header_timeout = absl::Seconds(absl::GetFlag(FLAGS_http_header_timeout_seconds));
+  limits.body_timeout = absl::Seconds(absl::GetFlag(FLAGS_http_body_timeout_seconds));
+  limits.idle_timeout = absl::Seconds(absl::GetFlag(FLAGS_http_idle_timeout_seconds));
+  limits.write_timeout = absl::Seconds(absl::GetFlag(FLAGS_http_write_timeout_seconds));
+  limits.max_requests_per_connection = absl::GetFlag(FLAGS_http_max_requests_per_connection);
+  limits.max_connections = absl::GetFlag(FLAGS_http_max_connections);
+  limits.max_header_bytes = static_cast<size_t>(absl::GetFlag(FLAGS_http_max_header_bytes));
+  limits.max_header_count = absl::GetFlag(FLAGS_http_max_header_count);
+  http.threads = absl::GetFlag(FLAGS_http_threads);
+  if (!absl::GetFlag(FLAGS_http_plaintext)) {
+    http.tls = service.server.tls;
+    http.client_auth = service.server.client_auth;
+  }
+  http.cors_origins =
+      absl::StrSplit(absl::GetFlag(FLAGS_http_cors_origins), ',', absl::SkipWhitespace());
+  http.trusted_proxies = proxy_ranges;
+  http.registry = &metrics.registry();
+  http.log_requests = absl::GetFlag(FLAGS_http_log_requests);
+  return http;
+}
+
+void AnnounceHttp(const gpuadvisor::gateway::http::HttpServer::Options& http, int port,
+                  bool grpc_tls) {
+  if (http.tls.enabled()) {
+    std::fprintf(stderr, "gateway: HTTPS on %s:%d, client certificates %s\n", http.host.c_str(),
+                 port,
+                 http.client_auth == gpuadvisor::ClientAuth::kRequire    ? "required"
+                 : http.client_auth == gpuadvisor::ClientAuth::kOptional ? "verified when presented"
+                                                                         : "not requested");
+  } else if (grpc_tls) {
+    std::fprintf(stderr,
+                 "WARNING: gateway serves PLAINTEXT HTTP on %s:%d next to TLS gRPC "
+                 "(--http_plaintext): anyone on the path can read and forge HTTP calls. Put a "
+                 "TLS-terminating proxy in front of it, or drop --http_plaintext.\n",
+                 http.host.c_str(), port);
+  }
+}
+
+}  // namespace
+
 int main(int argc, char** argv) {
   gpuadvisor::BlockTerminationSignals();
   absl::ParseCommandLine(argc, argv);
@@ -85,6 +174,16 @@ int main(int argc, char** argv) {
                                                    "/gateway/overheads.textproto");
   if (!overheads.ok()) {
     std::fprintf(stderr, "gateway: %s\n", std::string(overheads.status().message()).c_str());
+    return 1;
+  }
+
+  const std::vector<std::string> proxy_ranges =
+      absl::StrSplit(absl::GetFlag(FLAGS_trusted_proxies), ',', absl::SkipWhitespace());
+  absl::StatusOr<gpuadvisor::ProxyRanges> trusted_proxies =
+      gpuadvisor::ProxyRanges::Parse(proxy_ranges);
+  if (!trusted_proxies.ok()) {
+    std::fprintf(stderr, "gateway: --%s\n",
+                 std::string(trusted_proxies.status().message()).c_str());
     return 1;
   }
 
@@ -156,7 +255,8 @@ int main(int argc, char** argv) {
        .overheads = &*overheads,
 
        .rate_limit = {.per_second = absl::GetFlag(FLAGS_rate_limit_per_second),
-                      .burst = absl::GetFlag(FLAGS_rate_limit_burst)},
+                      .burst = absl::GetFlag(FLAGS_rate_limit_burst),
+                      .trusted_proxies = *trusted_proxies},
        .sizing_probe_interval = absl::Milliseconds(absl::GetFlag(FLAGS_sizing_probe_ms))});
 
   gpuadvisor::ServiceMainOptions options = gpuadvisor::ServiceMainOptionsFromFlags(
@@ -165,11 +265,10 @@ int main(int argc, char** argv) {
 
   std::unique_ptr<gpuadvisor::gateway::http::HttpServer> http;
   if (absl::GetFlag(FLAGS_http_port) >= 0) {
-    gpuadvisor::gateway::http::HttpServer::Options http_options;
-    http_options.host = options.server.host;
-    http_options.port = absl::GetFlag(FLAGS_http_port);
-    http_options.max_body_bytes = static_cast<size_t>(absl::GetFlag(FLAGS_http_max_body_bytes));
-    options.on_started = [&http, http_options, max_message_bytes = options.server.max_send_bytes](
+    gpuadvisor::gateway::http::HttpServer::Options http_options =
+        HttpOptionsFromFlags(options, proxy_ranges, metrics);
+    options.on_started = [&http, http_options, max_message_bytes = options.server.max_send_bytes,
+                          grpc_tls = options.server.tls.enabled()](
                              grpc::Server& server) -> absl::StatusOr<std::vector<std::string>> {
       grpc::ChannelArguments args;
       args.SetMaxReceiveMessageSize(max_message_bytes);
@@ -177,6 +276,7 @@ int main(int argc, char** argv) {
           gpuadvisor::gateway::http::HttpServer::Start(server.InProcessChannel(args), http_options);
       if (!started.ok()) return started.status();
       http = *std::move(started);
+      AnnounceHttp(http_options, http->port(), grpc_tls);
       return std::vector<std::string>{absl::StrCat("http=", http_options.host, ":", http->port())};
     };
   }

@@ -54,8 +54,8 @@ check "recommend: lowerCamelCase input accepted" json "$TMP/camel.json" 'len(d["
 
 code=$(call "$TMP/err.json" POST /v1/recommend '{"workload": {"task": "TASK_LORA", "model": {"params": -1}, "train_tokens": 5e7, "sequence_length": 2048}}')
 check "bad workload: 400 INVALID_ARGUMENT naming the field" bash -c '[[ $1 == 400 ]]' _ "$code"
-check "bad workload: error JSON carries code, grpc code, message and field" json "$TMP/err.json" \
-  'd["error"]["status"] == "INVALID_ARGUMENT" and d["error"]["grpc_code"] == 3 and d["error"]["code"] == 400 and d["error"]["field"].startswith("workload.model") and d["error"]["message"].startswith(d["error"]["field"])'
+check "bad workload: google.rpc.Status with the code, message and field violation" json "$TMP/err.json" \
+  'd["code"] == 3 and d["details"][0]["field_violations"][0]["field"].startswith("workload.model") and d["message"].startswith(d["details"][0]["field_violations"][0]["field"]) and d["details"][-1]["reason"] == "INVALID_ARGUMENT"'
 code=$(call "$TMP/err2.json" POST /v1/recommend '{"workload": {"task": "TASK_NAPPING"}}')
 check "bad enum: 400 naming workload.task" bash -c '[[ $1 == 400 ]] && grep -q "\"field\":\"workload.task\"" "$2"' _ "$code" "$TMP/err2.json"
 code=$(call "$TMP/err3.json" POST /v1/recommend '{"workload": {"task": "TASK_LORA", "model": {"preset": "no-such-model"}, "train_tokens": 1e6, "sequence_length": 2048}}')

@@ -82,5 +82,43 @@ expect "node: GatewayClient({ca})" ok nd "$GATEWAY_ADDR" "$C/ca.pem" - -
 expect "node: GatewayClient({ca, cert, key})" ok nd "$GATEWAY_ADDR" "$C/ca.pem" "$C/client.pem" "$C/client.key"
 expect "node: another CA fails" fail nd "$GATEWAY_ADDR" "$C/other-ca.pem" - -
 
+# HTTP/JSON: the gateway's HTTP port serves HTTPS with the same certificate
+# (client certificates verified when presented), never plaintext.
+B=https://$GATEWAY_HTTP
+expect "https: curl health with the CA" ok \
+  bash -c "curl -sS --fail --cacert '$C/ca.pem' '$B/v1/health' | grep -q SERVING"
+expect "https: curl recommend with a client certificate" ok \
+  bash -c "curl -sS --fail --cacert '$C/ca.pem' --cert '$C/client.pem' --key '$C/client.key' \
+    -X POST '$B/v1/recommend' -d '{\"workload\":{\"model\":{\"preset\":\"llama-3.1-8b\"},\"task\":\"lora\",\"train_tokens\":100000000}}' \
+    | grep -q recommendations"
+expect "https: the web page" ok bash -c "curl -sS --fail --cacert '$C/ca.pem' '$B/' | grep -q 'GPU Advisor'"
+expect "https: plaintext HTTP to the port fails" fail \
+  curl -sS --fail --max-time 5 "http://$GATEWAY_HTTP/v1/health"
+expect "https: another CA fails" fail curl -sS --fail --max-time 5 --cacert "$C/other-ca.pem" "$B/v1/health"
+expect "https: python urllib with the CA" ok /usr/bin/python3 -c "
+import ssl, sys, urllib.request
+ctx = ssl.create_default_context(cafile='$C/ca.pem')
+body = urllib.request.urlopen('$B/v1/models', context=ctx, timeout=5).read()
+sys.exit(0 if b'models' in body else 1)"
+expect "https: node https with the CA" ok node -e "
+const https = require('https'), fs = require('fs');
+https.get('$B/v1/gpus', {ca: fs.readFileSync('$C/ca.pem')}, (res) => {
+  let body = ''; res.on('data', (d) => body += d);
+  res.on('end', () => process.exit(res.statusCode === 200 && body.includes('gpus') ? 0 : 1));
+}).on('error', (e) => { console.error(e.message); process.exit(1); });"
+
+# The README's HTTPS block, with its addresses and certificate folder.
+/usr/bin/python3 - "$ROOT/README.md" "$GATEWAY_HTTP" "$C" > "$TMP/readme_https.sh" <<'PYEOF'
+import re, sys
+text, http, certs = open(sys.argv[1]).read(), sys.argv[2], sys.argv[3]
+start = text.index("\n## Production hardening")
+body = text[start:text.find("\n## ", start + 1)]
+blocks = re.findall(r"```sh\n(.*?)```", body, re.S)
+assert blocks, "no sh block in Production hardening"
+print(blocks[0].replace("127.0.0.1:8080", http).replace("certs/", certs + "/"))
+PYEOF
+expect "README: the HTTPS example runs" ok bash -euo pipefail "$TMP/readme_https.sh"
+cat "$TMP/out"
+
 echo "clients_tls: $passed passed, $failed failed"
 [[ $failed == 0 && $passed -gt 0 ]]

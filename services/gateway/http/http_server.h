@@ -1,29 +1,40 @@
 #ifndef GPUADVISOR_SERVICES_GATEWAY_HTTP_HTTP_SERVER_H_
 #define GPUADVISOR_SERVICES_GATEWAY_HTTP_HTTP_SERVER_H_
 
-// The gateway's HTTP/JSON front (cpp-httplib, its own port): each route of
-// api_routes.h calls the gRPC method on `channel` (in the gateway, the gRPC
-// server's InProcessChannel, so HTTP and gRPC run the same service code,
-// metrics and limits), plus:
+// The gateway's HTTP/JSON front (its own port, served by HttpTransport: an
+// event-driven server with a deadline and a size bound on every connection,
+// see http_transport.h): each route of api_routes.h calls the gRPC method on
+// `channel` (in the gateway, the gRPC server's InProcessChannel, so HTTP and
+// gRPC run the same service code, metrics and limits), plus:
 //   GET /v1/health        grpc.health.v1 Check of the gateway service;
 //                         200 {"status":"SERVING"} or 503
 //   GET /v1/openapi.json  the OpenAPI 3 document (openapi.h)
 //   GET /                 the comparison page; /static/* its assets
-// Errors are ErrorJson bodies with HttpStatusFor(code). Bodies over
-// Options::max_body_bytes get 413; unknown paths 404, both as JSON errors.
-// Thread-safe; handlers run on a pool of Options::threads threads.
+// Conventions (docs/http.md):
+//   - errors are google.rpc.Status JSON with the HTTP status grpc-gateway
+//     gives the code (ErrorJson, HttpStatusFor); 404 for an unknown path,
+//     405 with Allow for a known path and another method;
+//   - X-Request-Id is taken from the request (or made) and echoed, sent on
+//     to the gRPC call and written in the log line of a failed request;
+//   - CORS for the origins of Options::cors_origins only (none by default);
+//   - each call carries the client's key for the per-client rate limit
+//     (client_address.h: the TCP peer, a forwarded address from a trusted
+//     proxy, or the verified client certificate);
+//   - gpuadvisor_http_requests_total{route,code} counts every answer.
+// Thread-safe.
 
 #include <memory>
 #include <string>
-#include <thread>
 #include <vector>
 
 #include "absl/status/statusor.h"
 #include "absl/time/time.h"
+#include "common/grpc/tls.h"
 #include "grpcpp/channel.h"
+#include "services/gateway/http/http_transport.h"
 
-namespace httplib {
-class Server;
+namespace prometheus {
+class Registry;
 }
 
 namespace gpuadvisor::gateway::http {
@@ -33,30 +44,41 @@ class HttpServer {
   struct Options {
     std::string host = "127.0.0.1";                   // "0.0.0.0" for every interface
     int port = 0;                                     // 0 lets the kernel pick a free port
-    size_t max_body_bytes = 1 << 20;                  // larger request bodies get 413
+    HttpLimits limits;                                // deadlines and sizes of a connection
     absl::Duration call_timeout = absl::Seconds(30);  // deadline of each in-process call
     int threads = 8;                                  // handler threads
+    int io_threads = 2;                               // event-loop threads
+    TlsFiles tls;                                     // cert + key: HTTPS only
+    ClientAuth client_auth = ClientAuth::kNone;       // client certificates over HTTPS
+    // Origins allowed to call from a browser page ("https://ui.example.com",
+    // or "*"); empty: no CORS headers at all.
+    std::vector<std::string> cors_origins;
+    // Proxies whose X-Forwarded-For / Forwarded headers are believed
+    // ("10.0.0.0/8", "::1/128"); empty: the TCP peer is the client.
+    std::vector<std::string> trusted_proxies;
     // Service named in the health check (its status, not the server's "").
     std::string health_service = "gpuadvisor.gateway.v1.GatewayService";
+    prometheus::Registry* registry = nullptr;  // HTTP metrics when set; outlives the server
+    bool log_requests = false;                 // a log line per request, not only failed ones
   };
 
-  // Binds and starts serving on a thread of its own. kUnavailable if the
-  // address cannot be bound.
+  // Binds and starts serving. kUnavailable if the address cannot be bound,
+  // kInvalidArgument for a bad TLS file or proxy range.
   static absl::StatusOr<std::unique_ptr<HttpServer>> Start(std::shared_ptr<grpc::Channel> channel,
                                                            const Options& options);
   ~HttpServer();  // Stop()s
 
-  int port() const { return port_; }
-  // Stops accepting, lets in-flight requests finish and joins the thread.
+  int port() const { return transport_->port(); }
+  bool tls() const { return tls_; }
+  // Stops accepting, lets in-flight requests finish and joins the threads.
   // Idempotent.
   void Stop();
 
  private:
   HttpServer() = default;
 
-  std::unique_ptr<httplib::Server> server_;
-  std::thread thread_;
-  int port_ = 0;
+  std::unique_ptr<HttpTransport> transport_;
+  bool tls_ = false;
 };
 
 }  // namespace gpuadvisor::gateway::http

@@ -1,5 +1,10 @@
 #include "services/gateway/http/http_server.h"
 
+#include <map>
+#include <mutex>
+
+#include "absl/strings/numbers.h"
+#include "absl/strings/strip.h"
 #include "common/grpc/server.h"
 #include "gmock/gmock.h"
 #include "google/protobuf/struct.pb.h"
@@ -9,6 +14,8 @@
 #include "grpcpp/security/credentials.h"
 #include "gtest/gtest.h"
 #include "httplib.h"
+#include "prometheus/registry.h"
+#include "prometheus/text_serializer.h"
 
 namespace gpuadvisor::gateway::http {
 namespace {
@@ -19,8 +26,18 @@ using ::testing::HasSubstr;
 // test sees what reached it, and fails the way the real one does.
 class FakeGateway final : public v1::GatewayService::Service {
  public:
-  grpc::Status Recommend(grpc::ServerContext*, const v1::RecommendRequest* request,
+  grpc::Status Recommend(grpc::ServerContext* context, const v1::RecommendRequest* request,
                          v1::RecommendResponse* response) override {
+    {
+      std::lock_guard<std::mutex> lock(mu);
+      for (const auto& [key, value] : context->client_metadata()) {
+        metadata[std::string(key.data(), key.size())] = std::string(value.data(), value.size());
+      }
+    }
+    int code = 0;
+    if (absl::SimpleAtoi(absl::StripPrefix(request->workload().model().preset(), "code-"), &code)) {
+      return grpc::Status(static_cast<grpc::StatusCode>(code), "failed as asked");
+    }
     if (request->workload().model().params() < 0) {
       return grpc::Status(grpc::StatusCode::INVALID_ARGUMENT, "workload.model.params: must be > 0");
     }
@@ -59,6 +76,12 @@ class FakeGateway final : public v1::GatewayService::Service {
     response->mutable_estimates()->Add()->set_fits(request->configurations_size() > 0);
     return grpc::Status::OK;
   }
+  std::string Metadata(const std::string& key) {
+    std::lock_guard<std::mutex> lock(mu);
+    return metadata.count(key) > 0 ? metadata.at(key) : "";
+  }
+  std::mutex mu;
+  std::map<std::string, std::string> metadata;  // of the last Recommend
 };
 
 class HttpServerTest : public ::testing::Test {
@@ -68,7 +91,10 @@ class HttpServerTest : public ::testing::Test {
     ASSERT_TRUE(started.ok()) << started.status();
     grpc_ = std::move(started->server);
     HttpServer::Options options;
-    options.max_body_bytes = 4096;
+    options.limits.max_body_bytes = 4096;
+    options.cors_origins = {"https://ui.example.com"};
+    options.trusted_proxies = {"127.0.0.0/8"};
+    options.registry = &registry_;
     absl::StatusOr<std::unique_ptr<HttpServer>> http =
         HttpServer::Start(grpc_->InProcessChannel(grpc::ChannelArguments()), options);
     ASSERT_TRUE(http.ok()) << http.status();
@@ -86,10 +112,26 @@ class HttpServerTest : public ::testing::Test {
     EXPECT_TRUE(google::protobuf::util::JsonStringToMessage(body, &s).ok()) << body;
     return s;
   }
+  // google.rpc.Status JSON, flattened for the checks: "code" (gRPC),
+  // "message", "status" (ErrorInfo.reason) and "field" (the BadRequest's).
   static google::protobuf::Struct Error(const std::string& body) {
-    return Json(body).fields().at("error").struct_value();
+    google::protobuf::Struct status = Json(body);
+    google::protobuf::Struct flat;
+    auto& out = *flat.mutable_fields();
+    out["grpc_code"] = status.fields().at("code");
+    out["message"] = status.fields().at("message");
+    for (const auto& detail : status.fields().at("details").list_value().values()) {
+      const auto& d = detail.struct_value().fields();
+      if (d.count("reason")) out["status"] = d.at("reason");
+      if (d.count("field_violations")) {
+        out["field"] =
+            d.at("field_violations").list_value().values(0).struct_value().fields().at("field");
+      }
+    }
+    return flat;
   }
 
+  prometheus::Registry registry_;
   FakeGateway fake_;
   std::unique_ptr<grpc::Server> grpc_;
   std::unique_ptr<HttpServer> http_;
@@ -253,6 +295,98 @@ TEST_F(HttpServerTest, UnknownPathIsAJsonNotFound) {
   ASSERT_TRUE(res);
   EXPECT_EQ(res->status, 404);
   EXPECT_EQ(Error(res->body).fields().at("status").string_value(), "NOT_FOUND");
+}
+
+// Each gRPC code reaches HTTP with grpc-gateway's status and the code in the
+// google.rpc.Status body.
+TEST_F(HttpServerTest, EveryGrpcCodeGetsGrpcGatewaysHttpStatus) {
+  const std::pair<int, int> kCodes[] = {
+      {1, 499}, {2, 500},  {3, 400},  {4, 504},  {5, 404},  {6, 409},  {7, 403},  {8, 429},
+      {9, 400}, {10, 409}, {11, 400}, {12, 501}, {13, 500}, {14, 503}, {15, 500}, {16, 401}};
+  for (const auto& [code, http_status] : kCodes) {
+    auto res =
+        client_->Post("/v1/recommend",
+                      absl::StrCat(R"({"workload": {"model": {"preset": "code-)", code, R"("}}})"),
+                      "application/json");
+    ASSERT_TRUE(res);
+    EXPECT_EQ(res->status, http_status) << "gRPC code " << code;
+    EXPECT_EQ(Error(res->body).fields().at("grpc_code").number_value(), code);
+  }
+}
+
+TEST_F(HttpServerTest, WrongMethodIs405WithAllow) {
+  auto res = client_->Get("/v1/recommend");
+  ASSERT_TRUE(res);
+  EXPECT_EQ(res->status, 405);
+  EXPECT_EQ(res->get_header_value("Allow"), "POST, OPTIONS");
+  EXPECT_EQ(Error(res->body).fields().at("status").string_value(), "UNIMPLEMENTED");
+  res = client_->Post("/v1/offers", "{}", "application/json");
+  ASSERT_TRUE(res);
+  EXPECT_EQ(res->status, 405);
+  EXPECT_EQ(res->get_header_value("Allow"), "GET, HEAD, OPTIONS");
+  res = client_->Options("/v1/recommend");
+  ASSERT_TRUE(res);
+  EXPECT_EQ(res->status, 204);
+  EXPECT_EQ(res->get_header_value("Allow"), "POST, OPTIONS");
+  res = client_->Head("/v1/openapi.json");
+  ASSERT_TRUE(res);
+  EXPECT_EQ(res->status, 200);
+}
+
+TEST_F(HttpServerTest, CorsOnlyForTheAllowedOrigins) {
+  auto res = client_->Get("/v1/health", {{"Origin", "https://ui.example.com"}});
+  ASSERT_TRUE(res);
+  EXPECT_EQ(res->get_header_value("Access-Control-Allow-Origin"), "https://ui.example.com");
+  EXPECT_EQ(res->get_header_value("Vary"), "Origin");
+  res = client_->Get("/v1/health", {{"Origin", "https://evil.example.com"}});
+  ASSERT_TRUE(res);
+  EXPECT_FALSE(res->has_header("Access-Control-Allow-Origin"));
+  // A preflight from the allowed origin.
+  res = client_->Options("/v1/recommend", {{"Origin", "https://ui.example.com"},
+                                           {"Access-Control-Request-Method", "POST"}});
+  ASSERT_TRUE(res);
+  EXPECT_EQ(res->status, 204);
+  EXPECT_THAT(res->get_header_value("Access-Control-Allow-Methods"), HasSubstr("POST"));
+  EXPECT_THAT(res->get_header_value("Access-Control-Allow-Headers"), HasSubstr("Content-Type"));
+}
+
+TEST_F(HttpServerTest, RequestIdIsEchoedAndSentOnToTheCall) {
+  auto res =
+      client_->Post("/v1/recommend", {{"X-Request-Id", "trace-42.a_b"}}, "{}", "application/json");
+  ASSERT_TRUE(res);
+  EXPECT_EQ(res->get_header_value("X-Request-Id"), "trace-42.a_b");
+  EXPECT_EQ(fake_.Metadata("x-request-id"), "trace-42.a_b");
+  // An id with anything but plain characters is replaced by a made one.
+  res = client_->Post("/v1/recommend", {{"X-Request-Id", "bad id!"}}, "{}", "application/json");
+  ASSERT_TRUE(res);
+  const std::string made = res->get_header_value("X-Request-Id");
+  EXPECT_EQ(made.size(), 16u);
+  EXPECT_EQ(fake_.Metadata("x-request-id"), made);
+}
+
+// The per-client key the rate limiter sees: the TCP peer, or the client a
+// trusted proxy (here 127.0.0.0/8) names in X-Forwarded-For / Forwarded.
+TEST_F(HttpServerTest, CallsCarryTheClientKey) {
+  ASSERT_TRUE(client_->Post("/v1/recommend", "{}", "application/json"));
+  EXPECT_EQ(fake_.Metadata("x-gpuadvisor-client"), "127.0.0.1");
+  ASSERT_TRUE(client_->Post("/v1/recommend", {{"X-Forwarded-For", "203.0.113.7, 127.0.0.9"}}, "{}",
+                            "application/json"));
+  EXPECT_EQ(fake_.Metadata("x-gpuadvisor-client"), "203.0.113.7");
+  ASSERT_TRUE(client_->Post("/v1/recommend", {{"Forwarded", "for=\"[2001:db8::1]:4711\""}}, "{}",
+                            "application/json"));
+  EXPECT_EQ(fake_.Metadata("x-gpuadvisor-client"), "2001:db8::1");
+}
+
+TEST_F(HttpServerTest, RequestsAreCountedByRouteAndStatus) {
+  ASSERT_TRUE(client_->Post("/v1/recommend", "{}", "application/json"));
+  ASSERT_TRUE(client_->Get("/v1/recommend"));
+  ASSERT_TRUE(client_->Get("/v1/nothing-here"));
+  const std::string text = prometheus::TextSerializer().Serialize(registry_.Collect());
+  EXPECT_THAT(text,
+              HasSubstr(R"(gpuadvisor_http_requests_total{code="200",route="/v1/recommend"} 1)"));
+  EXPECT_THAT(text,
+              HasSubstr(R"(gpuadvisor_http_requests_total{code="405",route="/v1/recommend"} 1)"));
+  EXPECT_THAT(text, HasSubstr(R"(gpuadvisor_http_requests_total{code="404",route="other"} 1)"));
 }
 
 TEST(HttpServer, BusyPortIsUnavailable) {

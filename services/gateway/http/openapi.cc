@@ -267,30 +267,63 @@ class SchemaBuilder {
   std::map<std::string, Value> schemas_;
 };
 
+// google.rpc.Status as grpc-gateway writes it: the gRPC code, the message,
+// and details (a BadRequest naming the field at fault, an ErrorInfo whose
+// reason is the code's name).
 Value ErrorSchema() {
-  Value body = Obj({
+  Value violation = Obj({{"type", Str("object")},
+                         {"properties", Obj({{"field", Obj({{"type", Str("string")}})},
+                                             {"description", Obj({{"type", Str("string")}})}})}});
+  Value detail = Obj({
       {"type", Str("object")},
-      {"required", Arr({Str("code"), Str("status"), Str("grpc_code"), Str("message")})},
+      {"required", Arr({Str("@type")})},
+      {"description", Str("google.rpc.BadRequest (field_violations: the field at fault) or "
+                          "google.rpc.ErrorInfo (reason: the gRPC code's name, domain "
+                          "gpuadvisor).")},
       {"properties",
-       Obj({{"code", Obj({{"type", Str("integer")}, {"description", Str("HTTP status.")}})},
-            {"status",
-             Obj({{"type", Str("string")},
-                  {"description", Str("gRPC status code name, e.g. INVALID_ARGUMENT.")}})},
-            {"grpc_code",
-             Obj({{"type", Str("integer")}, {"description", Str("gRPC status code number.")}})},
-            {"message", Obj({{"type", Str("string")}})},
-            {"field", Obj({{"type", Str("string")},
-                           {"description",
-                            Str("Path of the field at fault, e.g. workload.model.params.")}})}})},
+       Obj({{"@type", Obj({{"type", Str("string")}})},
+            {"field_violations", Obj({{"type", Str("array")}, {"items", violation}})},
+            {"reason", Obj({{"type", Str("string")}})},
+            {"domain", Obj({{"type", Str("string")}})},
+            {"metadata", Obj({{"type", Str("object")},
+                              {"additionalProperties", Obj({{"type", Str("string")}})}})}})},
   });
-  return Obj({{"type", Str("object")},
-              {"required", Arr({Str("error")})},
-              {"properties", Obj({{"error", body}})}});
+  return Obj({
+      {"type", Str("object")},
+      {"description", Str("google.rpc.Status. The HTTP status is grpc-gateway's for the code "
+                          "(INVALID_ARGUMENT 400, NOT_FOUND 404, RESOURCE_EXHAUSTED 429, "
+                          "UNAVAILABLE 503, ...), or the transport's own: 405, 408, 413, 431.")},
+      {"required", Arr({Str("code"), Str("message")})},
+      {"properties",
+       Obj({{"code", Obj({{"type", Str("integer")},
+                          {"description", Str("gRPC status code, e.g. 3 (INVALID_ARGUMENT).")}})},
+            {"message", Obj({{"type", Str("string")}})},
+            {"details", Obj({{"type", Str("array")}, {"items", detail}})}})},
+  });
 }
 
 Value ErrorResponse(const std::string& description) {
   return Obj({{"description", Str(description)},
               {"content", Obj({{"application/json", Obj({{"schema", Ref("Error")}})}})}});
+}
+
+// Every error status a route can answer besides the gRPC-mapped default.
+void AddErrorResponses(Value* responses) {
+  static constexpr std::pair<const char*, const char*> kErrors[] = {
+      {"400", "A bad field (google.rpc.BadRequest names it) or a malformed request"},
+      {"404", "Not found (an unknown preset, nothing to export) or an unknown path"},
+      {"405", "Another method than the route's; the Allow header lists the allowed ones"},
+      {"408",
+       "Headers or body not received within --http_header_timeout_seconds / "
+       "--http_body_timeout_seconds; the connection is closed"},
+      {"413", "Body over --http_max_body_bytes (chunked bodies too)"},
+      {"429", "Rate limited: over --rate_limit_per_second for this client"},
+      {"431", "Headers over --http_max_header_bytes or --http_max_header_count"},
+      {"503", "A backend is unavailable, or --http_max_connections are open"},
+      {"504", "The call's deadline passed"},
+  };
+  for (const auto& [code, description] : kErrors) Set(responses, code, ErrorResponse(description));
+  Set(responses, "default", ErrorResponse("Any other error, with its gRPC code"));
 }
 
 }  // namespace
@@ -359,10 +392,22 @@ std::string OpenApiJson(const std::vector<ApiRoute>& routes,
            {"schema", Obj({{"type", Str("integer")}, {"minimum", Num(1)}, {"default", Num(1)}})}}));
       Set(&ok_content, "application/yaml", Obj({{"schema", Obj({{"type", Str("string")}})}}));
     }
-    if (!parameters.empty()) Set(&operation, "parameters", Arr(parameters));
-    Set(&operation, "responses",
-        Obj({{"200", Obj({{"description", Str("OK")}, {"content", ok_content}})},
-             {"default", ErrorResponse("An error with its gRPC code and the field at fault.")}}));
+    parameters.push_back(Obj(
+        {{"name", Str("X-Request-Id")},
+         {"in", Str("header")},
+         {"required", Bool(false)},
+         {"description", Str("Kept when plain (letters, digits, - _ ., up to 128) and echoed in "
+                             "the answer and the gateway's log; otherwise one is made.")},
+         {"schema", Obj({{"type", Str("string")}})}}));
+    Set(&operation, "parameters", Arr(parameters));
+    Value responses = Obj(
+        {{"200", Obj({{"description", Str("OK")},
+                      {"headers",
+                       Obj({{"X-Request-Id", Obj({{"description", Str("The request's id")},
+                                                  {"schema", Obj({{"type", Str("string")}})}})}})},
+                      {"content", ok_content}})}});
+    AddErrorResponses(&responses);
+    Set(&operation, "responses", responses);
     Value item = Obj({});
     Set(&item, absl::AsciiStrToLower(route.http_method), operation);
     Set(&paths, route.path, item);

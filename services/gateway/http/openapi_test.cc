@@ -104,9 +104,19 @@ TEST(OpenApi, RecommendTakesFormatAndAlternative) {
   const Struct doc = Document(nullptr);
   const Struct& post = Obj(Obj(Obj(doc, "paths"), "/v1/recommend"), "post");
   const auto& parameters = post.fields().at("parameters").list_value().values();
-  ASSERT_EQ(parameters.size(), 2);
+  ASSERT_EQ(parameters.size(), 3);
   EXPECT_EQ(parameters[0].struct_value().fields().at("name").string_value(), "format");
   EXPECT_EQ(parameters[1].struct_value().fields().at("name").string_value(), "alternative");
+  EXPECT_EQ(parameters[2].struct_value().fields().at("name").string_value(), "X-Request-Id");
+  // Every status path the route can answer, each a google.rpc.Status.
+  const Struct& responses = Obj(post, "responses");
+  for (const char* code :
+       {"200", "400", "404", "405", "408", "413", "429", "431", "503", "504", "default"}) {
+    EXPECT_EQ(responses.fields().count(code), 1u) << code;
+  }
+  const Struct& error = Obj(Obj(doc, "components"), "schemas").fields().at("Error").struct_value();
+  EXPECT_EQ(Obj(Obj(error, "properties"), "code").fields().at("type").string_value(), "integer");
+  EXPECT_EQ(Obj(error, "properties").fields().count("details"), 1u);
 }
 
 TEST(OpenApi, DescriptionsComeFromProtoComments) {

@@ -73,16 +73,55 @@ std::string EnumValuePrefix(const std::string& enum_name) {
   return prefix + "_";
 }
 
-// Accepts "PURCHASE_OPTION_SPOT", "spot", "Spot" or "2".
+// Accepts what the CLI takes: "PURCHASE_OPTION_SPOT", "spot", "Spot",
+// "on-demand", a unique prefix of the short name ("full" for
+// TASK_FULL_FINETUNE, "batch"), or the number "2".
 const EnumValueDescriptor* FindEnumValue(const google::protobuf::EnumDescriptor* e,
                                          absl::string_view text) {
-  const std::string upper = absl::AsciiStrToUpper(text);
+  std::string upper = absl::AsciiStrToUpper(absl::StripAsciiWhitespace(text));
+  std::replace(upper.begin(), upper.end(), '-', '_');
   if (const EnumValueDescriptor* v = e->FindValueByName(upper)) return v;
-  if (const EnumValueDescriptor* v = e->FindValueByName(EnumValuePrefix(e->name()) + upper))
-    return v;
+  const std::string prefix = EnumValuePrefix(e->name());
+  if (const EnumValueDescriptor* v = e->FindValueByName(prefix + upper)) return v;
   int number = 0;
   if (absl::SimpleAtoi(text, &number)) return e->FindValueByNumber(number);
-  return nullptr;
+  const EnumValueDescriptor* found = nullptr;
+  for (int i = 0; i < e->value_count() && !upper.empty(); ++i) {
+    const EnumValueDescriptor* v = e->value(i);
+    if (v->number() == 0 || !absl::StartsWith(v->name(), prefix + upper)) continue;
+    if (found != nullptr) return nullptr;  // ambiguous ("INT" of INT8 and INT4)
+    found = v;
+  }
+  return found;
+}
+
+// Rewrites the enum values of a JSON body given in the CLI's short forms
+// ("lora", "on-demand") to their full names, along `descriptor`.
+void NormalizeEnums(const Descriptor* descriptor, google::protobuf::Struct* object);
+
+void NormalizeEnumValue(const FieldDescriptor* field, google::protobuf::Value* value) {
+  if (value->has_list_value()) {
+    for (google::protobuf::Value& item : *value->mutable_list_value()->mutable_values()) {
+      NormalizeEnumValue(field, &item);
+    }
+    return;
+  }
+  if (field->cpp_type() == FieldDescriptor::CPPTYPE_ENUM && value->has_string_value()) {
+    if (const EnumValueDescriptor* v = FindEnumValue(field->enum_type(), value->string_value())) {
+      value->set_string_value(v->name());
+    }
+  } else if (field->cpp_type() == FieldDescriptor::CPPTYPE_MESSAGE && value->has_struct_value() &&
+             !absl::StartsWith(field->message_type()->full_name(), "google.protobuf.")) {
+    NormalizeEnums(field->message_type(), value->mutable_struct_value());
+  }
+}
+
+void NormalizeEnums(const Descriptor* descriptor, google::protobuf::Struct* object) {
+  for (auto& [key, value] : *object->mutable_fields()) {
+    if (const FieldDescriptor* field = FindField(descriptor, key)) {
+      if (!field->is_map()) NormalizeEnumValue(field, &value);
+    }
+  }
 }
 
 absl::Status SetScalar(const std::string& key, const FieldDescriptor* field, absl::string_view text,
@@ -168,6 +207,19 @@ absl::Status ParseJsonBody(const std::string& body, Message* message) {
   options.ignore_unknown_fields = false;
   const auto status = google::protobuf::util::JsonStringToMessage(body, message, options);
   if (status.ok()) return absl::OkStatus();
+  // Perhaps enums in the CLI's short forms ("task": "lora"): rewrite them and
+  // parse again. Only failed bodies pay for the second pass.
+  google::protobuf::Struct object;
+  if (google::protobuf::util::JsonStringToMessage(body, &object).ok()) {
+    NormalizeEnums(message->GetDescriptor(), &object);
+    std::string rewritten;
+    if (google::protobuf::util::MessageToJsonString(object, &rewritten).ok()) {
+      message->Clear();
+      const auto again = google::protobuf::util::JsonStringToMessage(rewritten, message, options);
+      if (again.ok()) return absl::OkStatus();
+    }
+  }
+  message->Clear();
   return absl::InvalidArgumentError(NormalizeJsonError(status.message().as_string()));
 }
 
@@ -267,17 +319,32 @@ std::string CodeName(absl::StatusCode code) {
 }
 
 std::string ErrorJson(const absl::Status& status) {
-  google::protobuf::Struct error;
-  auto& fields = *error.mutable_fields();
-  fields["code"].set_number_value(HttpStatusFor(status.code()));
-  fields["status"].set_string_value(CodeName(status.code()));
-  fields["grpc_code"].set_number_value(static_cast<int>(status.code()));
+  google::protobuf::Struct root;
+  auto& fields = *root.mutable_fields();
+  fields["code"].set_number_value(static_cast<int>(status.code()));
   const std::string message(status.message());
   fields["message"].set_string_value(message);
+  auto& details = *fields["details"].mutable_list_value();
   const std::string field = FieldOf(message);
-  if (!field.empty()) fields["field"].set_string_value(field);
-  google::protobuf::Struct root;
-  *(*root.mutable_fields())["error"].mutable_struct_value() = std::move(error);
+  if (!field.empty()) {
+    auto& bad_request = *details.add_values()->mutable_struct_value()->mutable_fields();
+    bad_request["@type"].set_string_value("type.googleapis.com/google.rpc.BadRequest");
+    auto& violation = *bad_request["field_violations"]
+                           .mutable_list_value()
+                           ->add_values()
+                           ->mutable_struct_value()
+                           ->mutable_fields();
+    violation["field"].set_string_value(field);
+    absl::string_view description = message;
+    absl::ConsumePrefix(&description, field);
+    absl::ConsumePrefix(&description, ":");
+    violation["description"].set_string_value(
+        std::string(absl::StripLeadingAsciiWhitespace(description)));
+  }
+  auto& info = *details.add_values()->mutable_struct_value()->mutable_fields();
+  info["@type"].set_string_value("type.googleapis.com/google.rpc.ErrorInfo");
+  info["reason"].set_string_value(CodeName(status.code()));
+  info["domain"].set_string_value("gpuadvisor");
   std::string json;
   (void)google::protobuf::util::MessageToJsonString(root, &json);
   return json;

@@ -39,15 +39,22 @@ absl::Status SetFieldsFromQuery(const std::vector<std::pair<std::string, std::st
                                 const std::vector<std::string>& ignored,
                                 google::protobuf::Message* message);
 
-// An error as JSON:
-//   {"error": {"code": 400, "status": "INVALID_ARGUMENT", "grpc_code": 3,
-//              "message": "...", "field": "workload.model.params"}}
-// `code` is the HTTP status (HttpStatusFor); `field` is the field path the
-// message starts with ("<path>: ..."), or absent when it names none.
+// An error as google.rpc.Status JSON, the body grpc-gateway writes:
+//   {"code": 3, "message": "workload.model.params: must be > 0",
+//    "details": [
+//      {"@type": "type.googleapis.com/google.rpc.BadRequest",
+//       "field_violations": [{"field": "workload.model.params",
+//                             "description": "must be > 0"}]},
+//      {"@type": "type.googleapis.com/google.rpc.ErrorInfo",
+//       "reason": "INVALID_ARGUMENT", "domain": "gpuadvisor"}]}
+// `code` is the gRPC code (the HTTP status is HttpStatusFor's); the
+// BadRequest is present when the message starts with a field path
+// ("<path>: ..."). Proto field names, as in every answer of this API.
 std::string ErrorJson(const absl::Status& status);
 
-// The HTTP status for a gRPC/absl code, as google.rpc.Code documents it
-// (INVALID_ARGUMENT 400, NOT_FOUND 404, UNAVAILABLE 503, ...).
+// The HTTP status for a gRPC/absl code, as grpc-gateway maps it
+// (runtime.HTTPStatusFromCode: INVALID_ARGUMENT 400, NOT_FOUND 404,
+// RESOURCE_EXHAUSTED 429, CANCELLED 499, UNAVAILABLE 503, ...).
 int HttpStatusFor(absl::StatusCode code);
 
 // "INVALID_ARGUMENT" for kInvalidArgument, and so on for all 17 codes.

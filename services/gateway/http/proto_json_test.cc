@@ -128,25 +128,61 @@ TEST(SetFieldsFromQuery, ErrorsNameTheParameter) {
               StatusIs(absl::StatusCode::kInvalidArgument, HasSubstr("workload: a message")));
 }
 
-TEST(ErrorJson, CarriesHttpAndGrpcCodesMessageAndField) {
+TEST(ErrorJson, IsGoogleRpcStatusWithTheFieldViolation) {
   google::protobuf::Struct parsed;
   ASSERT_TRUE(
       google::protobuf::util::JsonStringToMessage(
           ErrorJson(absl::InvalidArgumentError("workload.model.params: must be > 0")), &parsed)
           .ok());
-  const auto& error = parsed.fields().at("error").struct_value().fields();
-  EXPECT_EQ(error.at("code").number_value(), 400);
-  EXPECT_EQ(error.at("status").string_value(), "INVALID_ARGUMENT");
-  EXPECT_EQ(error.at("grpc_code").number_value(), 3);
-  EXPECT_EQ(error.at("message").string_value(), "workload.model.params: must be > 0");
-  EXPECT_EQ(error.at("field").string_value(), "workload.model.params");
+  const auto& status = parsed.fields();
+  EXPECT_EQ(status.at("code").number_value(), 3);
+  EXPECT_EQ(status.at("message").string_value(), "workload.model.params: must be > 0");
+  const auto& details = status.at("details").list_value().values();
+  ASSERT_EQ(details.size(), 2);
+  const auto& bad_request = details[0].struct_value().fields();
+  EXPECT_EQ(bad_request.at("@type").string_value(), "type.googleapis.com/google.rpc.BadRequest");
+  const auto& violation =
+      bad_request.at("field_violations").list_value().values(0).struct_value().fields();
+  EXPECT_EQ(violation.at("field").string_value(), "workload.model.params");
+  EXPECT_EQ(violation.at("description").string_value(), "must be > 0");
+  const auto& info = details[1].struct_value().fields();
+  EXPECT_EQ(info.at("@type").string_value(), "type.googleapis.com/google.rpc.ErrorInfo");
+  EXPECT_EQ(info.at("reason").string_value(), "INVALID_ARGUMENT");
 
   ASSERT_TRUE(google::protobuf::util::JsonStringToMessage(
                   ErrorJson(absl::UnavailableError("sizing backend: connection refused")), &parsed)
                   .ok());
-  const auto& unavailable = parsed.fields().at("error").struct_value().fields();
-  EXPECT_EQ(unavailable.at("code").number_value(), 503);
-  EXPECT_EQ(unavailable.count("field"), 0u);
+  EXPECT_EQ(parsed.fields().at("code").number_value(), 14);
+  // No field path: only the ErrorInfo.
+  ASSERT_EQ(parsed.fields().at("details").list_value().values_size(), 1);
+  EXPECT_EQ(parsed.fields()
+                .at("details")
+                .list_value()
+                .values(0)
+                .struct_value()
+                .fields()
+                .at("reason")
+                .string_value(),
+            "UNAVAILABLE");
+}
+
+TEST(ParseJsonBody, TakesEnumsInTheCliShortForms) {
+  v1::RecommendRequest request;
+  ASSERT_TRUE(ParseJsonBody(R"({"workload": {"task": "lora", "precision": "bf16"},
+                                "constraints": {"purchase_options": ["on-demand", "Spot"]}})",
+                            &request)
+                  .ok());
+  EXPECT_EQ(request.workload().task(), sizing::v1::TASK_LORA);
+  EXPECT_EQ(request.workload().precision(), sizing::v1::PRECISION_BF16);
+  ASSERT_EQ(request.constraints().purchase_options_size(), 2);
+  EXPECT_EQ(request.constraints().purchase_options(0), catalog::v1::PURCHASE_OPTION_ON_DEMAND);
+  ASSERT_TRUE(ParseJsonBody(R"({"workload": {"task": "full"}})", &request).ok());
+  EXPECT_EQ(request.workload().task(), sizing::v1::TASK_FULL_FINETUNE);
+  // Unknown and ambiguous values still name the field.
+  EXPECT_THAT(ParseJsonBody(R"({"workload": {"task": "napping"}})", &request),
+              StatusIs(absl::StatusCode::kInvalidArgument, HasSubstr("workload.task")));
+  EXPECT_THAT(ParseJsonBody(R"({"workload": {"precision": "int"}})", &request),
+              StatusIs(absl::StatusCode::kInvalidArgument, HasSubstr("workload.precision")));
 }
 
 TEST(HttpStatusFor, FollowsGoogleRpcCodeMapping) {

@@ -157,6 +157,18 @@ function buildRequest() {
 }
 
 // ---------- errors ----------
+// {status, message, field} of an error answer: google.rpc.Status JSON (code,
+// message, details: ErrorInfo.reason is the code's name, BadRequest the field).
+function errorOf(res) {
+  const d = res.data;
+  if (!d || typeof d !== 'object' || d.message === undefined) return {status: 'HTTP ' + res.status, message: String(d)};
+  const details = Array.isArray(d.details) ? d.details : [];
+  const info = details.find((x) => x.reason);
+  const bad = details.find((x) => Array.isArray(x.field_violations) && x.field_violations.length);
+  return {status: info ? info.reason : 'HTTP ' + res.status, message: d.message,
+          field: bad ? bad.field_violations[0].field : undefined};
+}
+
 function clearErrors(form) {
   $$('.invalid', form).forEach((n) => n.classList.remove('invalid'));
   $$('.field-error', form).forEach((n) => n.remove());
@@ -558,7 +570,7 @@ async function compare(event) {
   try {
     const res = await api('POST', '/v1/recommend', request);
     if (!res.ok) {
-      showError(form, res.data && res.data.error ? res.data.error : {status: 'HTTP ' + res.status, message: String(res.data)});
+      showError(form, errorOf(res));
       return;
     }
     lastRequest = request;
@@ -671,7 +683,7 @@ async function browseOffers(event, append = false) {
   const res = await api('GET', '/v1/offers?' + params.toString());
   if (seq !== offersSeq) return;
   if (!res.ok) {
-    const error = res.data && res.data.error ? res.data.error : {status: 'HTTP ' + res.status, message: String(res.data)};
+    const error = errorOf(res);
     if (res.status === 404 && !error.field) error.message = 'this gateway does not serve the offer catalog over HTTP yet';
     showError(form, error);
     return;

@@ -1,0 +1,576 @@
+#include "services/gateway/http/http_transport.h"
+
+#include <openssl/ssl.h>
+#include <openssl/x509v3.h>
+#include <sys/socket.h>
+
+#include <boost/asio.hpp>
+#include <boost/asio/ssl.hpp>
+#include <boost/beast/core.hpp>
+#include <boost/beast/http.hpp>
+#include <array>
+#include <chrono>
+#include <cstdio>
+#include <map>
+#include <optional>
+#include <sstream>
+#include <future>
+#include <thread>
+#include <type_traits>
+
+#include "absl/strings/ascii.h"
+#include "absl/strings/match.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
+#include "prometheus/counter.h"
+#include "prometheus/gauge.h"
+#include "prometheus/registry.h"
+
+namespace gpuadvisor::gateway::http {
+namespace {
+
+namespace asio = boost::asio;
+namespace ssl = boost::asio::ssl;
+namespace beast = boost::beast;
+namespace bhttp = boost::beast::http;
+using tcp = asio::ip::tcp;
+using boost::system::error_code;
+using TlsStream = ssl::stream<tcp::socket>;
+
+std::chrono::nanoseconds Chrono(absl::Duration d) {
+  return std::chrono::nanoseconds(absl::ToInt64Nanoseconds(d));
+}
+
+tcp::socket& Socket(tcp::socket& s) { return s; }
+tcp::socket& Socket(TlsStream& s) { return s.next_layer(); }
+
+// "CN=admin-ops,SAN=admin-ops" of a verified peer certificate, as gRPC's
+// CallerIdentity names it; "" when there is none.
+std::string CertificateIdentity(SSL* ssl) {
+  X509* cert = SSL_get1_peer_certificate(ssl);
+  if (cert == nullptr) return "";
+  std::vector<std::string> names;
+  if (SSL_get_verify_result(ssl) == X509_V_OK) {
+    char cn[256] = {};
+    if (X509_NAME_get_text_by_NID(X509_get_subject_name(cert), NID_commonName, cn, sizeof(cn)) >
+        0) {
+      names.push_back(absl::StrCat("CN=", cn));
+    }
+    auto* sans = static_cast<GENERAL_NAMES*>(
+        X509_get_ext_d2i(cert, NID_subject_alt_name, nullptr, nullptr));
+    for (int i = 0; sans != nullptr && i < sk_GENERAL_NAME_num(sans); ++i) {
+      const GENERAL_NAME* name = sk_GENERAL_NAME_value(sans, i);
+      if (name->type != GEN_DNS) continue;
+      const ASN1_STRING* dns = name->d.dNSName;
+      names.push_back(absl::StrCat(
+          "SAN=", absl::string_view(reinterpret_cast<const char*>(ASN1_STRING_get0_data(dns)),
+                                    static_cast<size_t>(ASN1_STRING_length(dns)))));
+    }
+    GENERAL_NAMES_free(sans);
+  }
+  X509_free(cert);
+  return absl::StrJoin(names, ",");
+}
+
+}  // namespace
+
+std::string HttpRequest::Header(absl::string_view name) const {
+  for (const auto& [key, value] : headers) {
+    if (absl::EqualsIgnoreCase(key, name)) return value;
+  }
+  return "";
+}
+
+struct HttpTransport::Impl {
+  Options options;
+  Handler handler;
+  // Outlive every session (a session's destructor counts itself out).
+  std::atomic<int> open{0};
+  std::atomic<int> in_flight{0};
+  std::atomic<bool> stopped{false};
+  int port = 0;
+  std::string busy;  // the 503 written to a connection over the cap
+  prometheus::Gauge* open_gauge = nullptr;
+  prometheus::Counter* refused = nullptr;
+  std::map<std::string, prometheus::Counter*> closed;  // by reason, made at start
+  std::unique_ptr<ssl::context> tls;
+  asio::io_context ioc;
+  tcp::acceptor acceptor{asio::make_strand(ioc)};
+  asio::steady_timer accept_backoff{acceptor.get_executor()};
+  asio::thread_pool pool;  // destroyed before ioc: its queued tasks hold sessions
+  std::vector<std::thread> io_threads;
+
+  explicit Impl(int workers) : pool(static_cast<size_t>(std::max(1, workers))) {}
+
+  void Closed(const char* reason) {
+    auto it = closed.find(reason);
+    if (it != closed.end()) it->second->Increment();
+  }
+  HttpResponse Error(int status, const std::string& message) const {
+    if (options.error_response) return options.error_response(status, message);
+    HttpResponse r;
+    r.status = status;
+    r.content_type = "text/plain";
+    r.body = message + "\n";
+    return r;
+  }
+  void Accept();
+  void OnAccepted(tcp::socket socket);
+};
+
+namespace {
+
+// One connection. Every callback runs on the connection's strand; the
+// handler alone runs on the worker pool.
+template <class Stream>
+class Session : public std::enable_shared_from_this<Session<Stream>> {
+ public:
+  static constexpr bool kTls = std::is_same_v<Stream, TlsStream>;
+
+  Session(HttpTransport::Impl* t, Stream stream, std::string peer_ip)
+      : t_(t),
+        limits_(t->options.limits),
+        stream_(std::move(stream)),
+        buffer_(limits_.max_header_bytes + 4096),
+        timer_(stream_.get_executor()),
+        peer_ip_(std::move(peer_ip)) {}
+  ~Session() {
+    --t_->open;
+    if (t_->open_gauge != nullptr) t_->open_gauge->Decrement();
+  }
+
+  void Start() {
+    Arm(limits_.header_timeout);  // covers the handshake and the first request's headers
+    if constexpr (kTls) {
+      phase_ = Phase::kHandshake;
+      stream_.async_handshake(ssl::stream_base::server, [self = this->shared_from_this()](
+                                                            error_code ec) {
+        if (ec) {
+          self->t_->Closed(self->timed_out_ ? "header_timeout" : "tls_handshake");
+          return self->Close();
+        }
+        self->identity_ = CertificateIdentity(self->stream_.native_handle());
+        self->ReadHeader();
+      });
+    } else {
+      ReadHeader();
+    }
+  }
+
+ private:
+  enum class Phase { kHandshake, kIdle, kHeader, kBody, kHandling, kWriting, kDraining, kClosed };
+
+  // One deadline at a time; a later Arm() or Disarm() voids the earlier one.
+  void Arm(absl::Duration d) {
+    const uint64_t generation = ++generation_;
+    timed_out_ = false;
+    timer_.expires_after(Chrono(d));
+    timer_.async_wait([self = this->shared_from_this(), generation](error_code ec) {
+      if (ec || generation != self->generation_) return;
+      self->timed_out_ = true;
+      error_code ignored;
+      Socket(self->stream_).cancel(ignored);
+    });
+  }
+  void Disarm() {
+    ++generation_;
+    timer_.cancel();
+  }
+
+  void ReadHeader() {
+    phase_ = Phase::kHeader;
+    parser_.emplace();
+    parser_->header_limit(static_cast<std::uint32_t>(limits_.max_header_bytes));
+    parser_->body_limit(limits_.max_body_bytes);
+    bhttp::async_read_header(
+        stream_, buffer_, *parser_,
+        [self = this->shared_from_this()](error_code ec, size_t) { self->OnHeader(ec); });
+  }
+
+  void OnHeader(error_code ec) {
+    if (ec) return Fail(ec);
+    const auto& header = parser_->get();
+    method_ = std::string(header.method_string());
+    target_ = std::string(header.target());
+    if (std::distance(header.begin(), header.end()) > limits_.max_header_count) {
+      return Reject(431, absl::StrCat("headers: more than ", limits_.max_header_count,
+                                      " header fields"),
+                    "header_too_large");
+    }
+    phase_ = Phase::kBody;
+    Arm(limits_.body_timeout);
+    if (parser_->is_done()) return OnBody({});
+    if (absl::EqualsIgnoreCase(std::string(header[bhttp::field::expect]), "100-continue")) {
+      static constexpr char kContinue[] = "HTTP/1.1 100 Continue\r\n\r\n";
+      return asio::async_write(stream_, asio::buffer(kContinue, sizeof(kContinue) - 1),
+                               [self = this->shared_from_this()](error_code write_ec, size_t) {
+                                 if (write_ec) return self->Fail(write_ec);
+                                 self->ReadBody();
+                               });
+    }
+    ReadBody();
+  }
+
+  void ReadBody() {
+    bhttp::async_read(stream_, buffer_, *parser_,
+                      [self = this->shared_from_this()](error_code ec, size_t) {
+                        if (ec) return self->Fail(ec);
+                        self->OnBody({});
+                      });
+  }
+
+  void OnBody(error_code) {
+    Disarm();
+    phase_ = Phase::kHandling;
+    bhttp::request<bhttp::string_body> message = parser_->release();
+    keep_alive_ = message.keep_alive();
+    auto request = std::make_shared<HttpRequest>();
+    request->method = method_;
+    request->target = target_;
+    const size_t question = target_.find('?');
+    request->path = target_.substr(0, question);
+    if (question != std::string::npos) request->query = target_.substr(question + 1);
+    for (const auto& field : message) {
+      request->headers.emplace_back(std::string(field.name_string()), std::string(field.value()));
+    }
+    request->body = std::move(message.body());
+    request->peer_ip = peer_ip_;
+    request->tls = kTls;
+    request->client_certificate = identity_;
+    ++t_->in_flight;
+    asio::post(t_->pool, [self = this->shared_from_this(), request] {
+      HttpResponse response;
+      try {
+        response = self->t_->handler(*request);
+      } catch (const std::exception& e) {
+        response = self->t_->Error(500, absl::StrCat("internal: ", e.what()));
+      }
+      asio::post(self->stream_.get_executor(), [self, response = std::move(response)]() mutable {
+        --self->t_->in_flight;
+        self->Write(std::move(response));
+      });
+    });
+  }
+
+  // A read that ended early: a deadline, a limit, a malformed request or the
+  // client going away.
+  void Fail(error_code ec) {
+    if (timed_out_) {
+      const bool partial =
+          phase_ == Phase::kBody || (parser_.has_value() && parser_->got_some()) ||
+          buffer_.size() > 0;
+      const char* reason = phase_ == Phase::kBody ? "body_timeout" : "header_timeout";
+      if (!partial) {
+        t_->Closed(phase_ == Phase::kHeader && requests_ > 0 ? "idle_timeout" : reason);
+        return Close();
+      }
+      const absl::Duration limit =
+          phase_ == Phase::kBody ? limits_.body_timeout : limits_.header_timeout;
+      return Reject(408,
+                    absl::StrCat(phase_ == Phase::kBody ? "body" : "headers",
+                                 ": not received within ", absl::FormatDuration(limit)),
+                    reason);
+    }
+    if (ec == bhttp::error::header_limit || ec == bhttp::error::buffer_overflow) {
+      return Reject(431, absl::StrCat("headers: more than ", limits_.max_header_bytes, " bytes"),
+                    "header_too_large");
+    }
+    if (ec == bhttp::error::body_limit) {
+      return Reject(413, absl::StrCat("body: more than ", limits_.max_body_bytes, " bytes"),
+                    "body_too_large");
+    }
+    if (ec.category() == bhttp::make_error_code(bhttp::error::bad_method).category() &&
+        ec != bhttp::error::end_of_stream && ec != bhttp::error::partial_message) {
+      return Reject(400, absl::StrCat("request: ", ec.message()), "bad_request");
+    }
+    Close();
+  }
+
+  void Reject(int status, const std::string& message, const char* reason) {
+    t_->Closed(reason);
+    keep_alive_ = false;
+    Write(t_->Error(status, message));
+  }
+
+  void Write(HttpResponse response) {
+    if (phase_ == Phase::kClosed) return;
+    phase_ = Phase::kWriting;
+    ++requests_;
+    const bool keep = keep_alive_ && requests_ < limits_.max_requests_per_connection &&
+                      !t_->stopped.load();
+    response_ = std::make_unique<bhttp::response<bhttp::string_body>>();
+    response_->version(11);
+    response_->result(static_cast<unsigned>(response.status));
+    response_->set(bhttp::field::content_type, response.content_type);
+    for (const auto& [name, value] : response.headers) response_->insert(name, value);
+    response_->body() = std::move(response.body);
+    response_->keep_alive(keep);
+    response_->prepare_payload();
+    if (t_->options.observe) t_->options.observe(method_, target_, response.status);
+    Arm(limits_.write_timeout);
+    bhttp::async_write(stream_, *response_,
+                       [self = this->shared_from_this(), keep](error_code ec, size_t) {
+                         self->response_.reset();
+                         if (ec) {
+                           if (self->timed_out_) self->t_->Closed("write_timeout");
+                           return self->Close();
+                         }
+                         if (!keep) return self->Drain();
+                         self->WaitIdle();
+                       });
+  }
+
+  // Waits for the next request without a read buffer or a parser.
+  void WaitIdle() {
+    phase_ = Phase::kIdle;
+    bool pending = buffer_.size() > 0;
+    if constexpr (kTls) pending = pending || SSL_pending(stream_.native_handle()) > 0;
+    if (pending) {
+      Arm(limits_.header_timeout);
+      return ReadHeader();
+    }
+    Arm(limits_.idle_timeout);
+    Socket(stream_).async_wait(tcp::socket::wait_read,
+                               [self = this->shared_from_this()](error_code ec) {
+                                 if (ec) {
+                                   if (self->timed_out_) self->t_->Closed("idle_timeout");
+                                   return self->Close();
+                                 }
+                                 self->Arm(self->limits_.header_timeout);
+                                 self->ReadHeader();
+                               });
+  }
+
+  // After a last answer: stop sending and discard what the client still
+  // sends for a moment, so the answer is not lost to a reset.
+  void Drain() {
+    phase_ = Phase::kDraining;
+    error_code ignored;
+    Socket(stream_).shutdown(tcp::socket::shutdown_send, ignored);
+    Arm(absl::Seconds(1));
+    DrainSome();
+  }
+  void DrainSome() {
+    Socket(stream_).async_read_some(
+        asio::buffer(drain_), [self = this->shared_from_this()](error_code ec, size_t n) {
+          self->drained_ += n;
+          if (ec || self->drained_ > (1 << 20)) return self->Close();
+          self->DrainSome();
+        });
+  }
+
+  void Close() {
+    if (phase_ == Phase::kClosed) return;
+    phase_ = Phase::kClosed;
+    Disarm();
+    error_code ignored;
+    Socket(stream_).shutdown(tcp::socket::shutdown_both, ignored);
+    Socket(stream_).close(ignored);
+  }
+
+  HttpTransport::Impl* const t_;
+  const HttpLimits& limits_;
+  Stream stream_;
+  beast::flat_buffer buffer_;
+  asio::steady_timer timer_;
+  const std::string peer_ip_;
+  std::string identity_;
+  std::optional<bhttp::request_parser<bhttp::string_body>> parser_;
+  std::unique_ptr<bhttp::response<bhttp::string_body>> response_;
+  std::string method_, target_;
+  Phase phase_ = Phase::kHeader;
+  uint64_t generation_ = 0;
+  bool timed_out_ = false;
+  bool keep_alive_ = true;
+  int requests_ = 0;
+  size_t drained_ = 0;
+  std::array<char, 4096> drain_{};
+};
+
+std::string Serialize(const HttpResponse& r) {
+  bhttp::response<bhttp::string_body> response(static_cast<bhttp::status>(r.status), 11);
+  response.set(bhttp::field::content_type, r.content_type);
+  response.set(bhttp::field::retry_after, "1");
+  response.body() = r.body;
+  response.keep_alive(false);
+  response.prepare_payload();
+  std::ostringstream out;
+  out << response;
+  return out.str();
+}
+
+}  // namespace
+
+void HttpTransport::Impl::Accept() {
+  acceptor.async_accept(asio::make_strand(ioc), [this](error_code ec, tcp::socket socket) {
+    if (stopped.load() || !acceptor.is_open()) return;
+    if (ec) {
+      // Out of descriptors or memory: retry shortly instead of spinning.
+      accept_backoff.expires_after(std::chrono::milliseconds(50));
+      accept_backoff.async_wait([this](error_code e) {
+        if (!e) Accept();
+      });
+      return;
+    }
+    OnAccepted(std::move(socket));
+    Accept();
+  });
+}
+
+void HttpTransport::Impl::OnAccepted(tcp::socket socket) {
+  error_code ec;
+  if (open.load() >= options.limits.max_connections) {
+    if (refused != nullptr) refused->Increment();
+    if (!tls) {
+      (void)::send(socket.native_handle(), busy.data(), busy.size(), MSG_DONTWAIT | MSG_NOSIGNAL);
+    }
+    if (options.observe) options.observe("", "", 503);
+    socket.shutdown(tcp::socket::shutdown_both, ec);
+    socket.close(ec);
+    return;
+  }
+  ++open;
+  if (open_gauge != nullptr) open_gauge->Increment();
+  socket.set_option(tcp::no_delay(true), ec);
+  const tcp::endpoint peer = socket.remote_endpoint(ec);
+  std::string ip = ec ? std::string() : peer.address().to_string();
+  if (tls) {
+    std::make_shared<Session<TlsStream>>(this, TlsStream(std::move(socket), *tls), std::move(ip))
+        ->Start();
+  } else {
+    std::make_shared<Session<tcp::socket>>(this, std::move(socket), std::move(ip))->Start();
+  }
+}
+
+namespace {
+
+absl::StatusOr<std::unique_ptr<ssl::context>> MakeTlsContext(const TlsFiles& files,
+                                                              ClientAuth client_auth) {
+  if (files.cert_path.empty() || files.key_path.empty()) {
+    return absl::InvalidArgumentError("TLS: HTTPS needs both --tls_cert and --tls_key");
+  }
+  auto context = std::make_unique<ssl::context>(ssl::context::tls_server);
+  context->set_options(ssl::context::default_workarounds | ssl::context::no_sslv2 |
+                       ssl::context::no_sslv3 | ssl::context::no_tlsv1 |
+                       ssl::context::no_tlsv1_1 | ssl::context::single_dh_use);
+  error_code ec;
+  context->use_certificate_chain_file(files.cert_path, ec);
+  if (ec) return absl::InvalidArgumentError(absl::StrCat(files.cert_path, ": ", ec.message()));
+  context->use_private_key_file(files.key_path, ssl::context::pem, ec);
+  if (ec) return absl::InvalidArgumentError(absl::StrCat(files.key_path, ": ", ec.message()));
+  if (!files.ca_path.empty() && client_auth != ClientAuth::kNone) {
+    context->load_verify_file(files.ca_path, ec);
+    if (ec) return absl::InvalidArgumentError(absl::StrCat(files.ca_path, ": ", ec.message()));
+    context->set_verify_mode(ssl::verify_peer | (client_auth == ClientAuth::kRequire
+                                                     ? ssl::verify_fail_if_no_peer_cert
+                                                     : ssl::verify_none),
+                             ec);
+  } else if (client_auth == ClientAuth::kRequire) {
+    return absl::InvalidArgumentError("TLS: requiring client certificates needs --tls_ca");
+  }
+  return context;
+}
+
+void RegisterMetrics(HttpTransport::Impl& t, prometheus::Registry& registry) {
+  t.open_gauge = &prometheus::BuildGauge()
+                      .Name("gpuadvisor_http_connections")
+                      .Help("HTTP connections open now.")
+                      .Register(registry)
+                      .Add({});
+  t.refused = &prometheus::BuildCounter()
+                   .Name("gpuadvisor_http_connections_refused_total")
+                   .Help("HTTP connections refused at accept: --http_max_connections were open.")
+                   .Register(registry)
+                   .Add({});
+  auto& closed = prometheus::BuildCounter()
+                     .Name("gpuadvisor_http_connections_closed_total")
+                     .Help("HTTP connections the server closed, by the limit that closed them.")
+                     .Register(registry);
+  for (const char* reason :
+       {"header_timeout", "body_timeout", "idle_timeout", "write_timeout", "header_too_large",
+        "body_too_large", "bad_request", "tls_handshake"}) {
+    t.closed[reason] = &closed.Add({{"reason", reason}});
+  }
+}
+
+absl::StatusOr<tcp::endpoint> Endpoint(const std::string& host, int port) {
+  error_code ec;
+  asio::ip::address address = asio::ip::make_address(host, ec);
+  if (!ec) return tcp::endpoint(address, static_cast<uint16_t>(port));
+  asio::io_context ioc;
+  tcp::resolver resolver(ioc);
+  auto results = resolver.resolve(host, std::to_string(port), ec);
+  if (ec || results.empty()) {
+    return absl::UnavailableError(absl::StrCat("http: cannot resolve ", host, ": ", ec.message()));
+  }
+  return results.begin()->endpoint();
+}
+
+}  // namespace
+
+absl::StatusOr<std::unique_ptr<HttpTransport>> HttpTransport::Start(Options options,
+                                                                    Handler handler) {
+  std::unique_ptr<HttpTransport> transport(new HttpTransport());
+  transport->impl_ = std::make_unique<Impl>(options.worker_threads);
+  Impl& t = *transport->impl_;
+  t.options = std::move(options);
+  t.handler = std::move(handler);
+  if (t.options.tls.enabled()) {
+    absl::StatusOr<std::unique_ptr<ssl::context>> context =
+        MakeTlsContext(t.options.tls, t.options.client_auth);
+    if (!context.ok()) return context.status();
+    t.tls = *std::move(context);
+  }
+  if (t.options.registry != nullptr) RegisterMetrics(t, *t.options.registry);
+  absl::StatusOr<tcp::endpoint> endpoint = Endpoint(t.options.host, t.options.port);
+  if (!endpoint.ok()) return endpoint.status();
+  error_code ec;
+  t.acceptor.open(endpoint->protocol(), ec);
+  // SO_REUSEADDR only (restart after TIME_WAIT); never SO_REUSEPORT, which
+  // would let a second gateway share a busy port silently.
+  if (!ec) t.acceptor.set_option(asio::socket_base::reuse_address(true), ec);
+  if (!ec) t.acceptor.bind(*endpoint, ec);
+  if (!ec) t.acceptor.listen(asio::socket_base::max_listen_connections, ec);
+  if (ec) {
+    return absl::UnavailableError(
+        absl::StrCat("http: cannot bind ", t.options.host, ":", t.options.port, ": ", ec.message()));
+  }
+  t.port = t.acceptor.local_endpoint().port();
+  t.busy = Serialize(t.Error(503, absl::StrCat("connections: ", t.options.limits.max_connections,
+                                               " open, the most this server takes; retry later")));
+  t.Accept();
+  for (int i = 0; i < std::max(1, t.options.io_threads); ++i) {
+    t.io_threads.emplace_back([&t] { t.ioc.run(); });
+  }
+  return transport;
+}
+
+int HttpTransport::port() const { return impl_->port; }
+
+int HttpTransport::connections() const { return impl_->open.load(); }
+
+void HttpTransport::Stop(absl::Duration grace) {
+  if (impl_ == nullptr || impl_->stopped.exchange(true)) return;
+  Impl& t = *impl_;
+  if (t.io_threads.empty()) return;  // Start() failed before serving
+  std::promise<void> closed;
+  asio::post(t.acceptor.get_executor(), [&t, &closed] {
+    error_code ignored;
+    t.acceptor.close(ignored);
+    t.accept_backoff.cancel();
+    closed.set_value();
+  });
+  closed.get_future().wait_for(std::chrono::seconds(2));
+  const absl::Time until = absl::Now() + grace;
+  while (t.in_flight.load() > 0 && absl::Now() < until) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(5));
+  }
+  t.ioc.stop();
+  for (std::thread& thread : t.io_threads) thread.join();
+  t.pool.stop();
+  t.pool.join();
+}
+
+HttpTransport::~HttpTransport() { Stop(); }
+
+}  // namespace gpuadvisor::gateway::http
