@@ -56,6 +56,11 @@ KNOWN_METRICS = {
     "process_open_fds", "process_max_fds", "process_start_time_seconds", "gpuadvisor_build_info",
     # the refresher: services/refresher/source_metrics.h
     "gpuadvisor_refresh_source_age_seconds", "gpuadvisor_refresh_source_stale_after_seconds",
+    # the gateway's HTTP server (services/gateway/http), TLS (common/grpc/tls_check.h) and
+    # failed writes (common/metrics/write_failures.h)
+    "gpuadvisor_http_connections", "gpuadvisor_http_connections_refused_total",
+    "gpuadvisor_http_connections_closed_total", "gpuadvisor_http_requests_total",
+    "gpuadvisor_tls_certificate_expiry_seconds", "gpuadvisor_write_failures_total",
 }
 SERVICES = {"gateway": (50050, 9460), "catalog": (50051, 9461),
             "sizing": (50052, 9462), "pricing": (50053, 9463)}

@@ -89,8 +89,8 @@ absl::StatusOr<ProxyRanges> ProxyRanges::Parse(const std::vector<std::string>& c
     const bool v4 = address.has_value() && IsV4Mapped(*address);
     int bits = v4 ? 32 : 128;
     if (!address.has_value() || parts.size() > 2 ||
-        (parts.size() == 2 && (!absl::SimpleAtoi(parts[1], &bits) || bits < 0 ||
-                               bits > (v4 ? 32 : 128)))) {
+        (parts.size() == 2 &&
+         (!absl::SimpleAtoi(parts[1], &bits) || bits < 0 || bits > (v4 ? 32 : 128)))) {
       return absl::InvalidArgumentError(absl::StrCat(
           "trusted proxies: \"", entry, "\" is not an address or a CIDR range (10.0.0.0/8)"));
     }

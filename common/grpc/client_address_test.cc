@@ -6,7 +6,8 @@ namespace gpuadvisor {
 namespace {
 
 TEST(ProxyRanges, ParsesCidrsAndSingleAddresses) {
-  absl::StatusOr<ProxyRanges> ranges = ProxyRanges::Parse({"10.0.0.0/8", "192.168.1.7", "fd00::/8"});
+  absl::StatusOr<ProxyRanges> ranges =
+      ProxyRanges::Parse({"10.0.0.0/8", "192.168.1.7", "fd00::/8"});
   ASSERT_TRUE(ranges.ok()) << ranges.status();
   EXPECT_TRUE(ranges->Contains("10.200.3.4"));
   EXPECT_TRUE(ranges->Contains("::ffff:10.1.1.1"));

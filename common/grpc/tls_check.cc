@@ -75,9 +75,8 @@ absl::Status VerifyChain(const std::vector<Cert>& chain, const std::string& cert
   X509_STORE_CTX_set_time(context.get(), 0, absl::ToTimeT(now));
   if (X509_verify_cert(context.get()) != 1) {
     const int error = X509_STORE_CTX_get_error(context.get());
-    return absl::InvalidArgumentError(absl::StrCat(cert_path, ": does not verify against ",
-                                                   ca_path, ": ",
-                                                   X509_verify_cert_error_string(error)));
+    return absl::InvalidArgumentError(absl::StrCat(cert_path, ": does not verify against ", ca_path,
+                                                   ": ", X509_verify_cert_error_string(error)));
   }
   return absl::OkStatus();
 }
@@ -103,9 +102,8 @@ absl::StatusOr<CertificateInfo> CheckCertificate(const TlsFiles& files, absl::Ti
                                                    info.subject, ")"));
   }
   if (now < not_before) {
-    return absl::InvalidArgumentError(absl::StrCat(files.cert_path,
-                                                   ": certificate not valid before ",
-                                                   FormatCertificateTime(not_before)));
+    return absl::InvalidArgumentError(absl::StrCat(
+        files.cert_path, ": certificate not valid before ", FormatCertificateTime(not_before)));
   }
   std::unique_ptr<BIO, BioFree> bio(BIO_new_file(files.key_path.c_str(), "r"));
   std::unique_ptr<EVP_PKEY, KeyFree> key(

@@ -35,8 +35,8 @@ class TlsCheckTest : public ::testing::Test {
 std::string* TlsCheckTest::dir_ = nullptr;
 
 TEST_F(TlsCheckTest, AGoodCertificateGivesItsExpiry) {
-  absl::StatusOr<CertificateInfo> info = CheckCertificate(
-      {File("server.pem"), File("server.key"), File("ca.pem")}, absl::Now());
+  absl::StatusOr<CertificateInfo> info =
+      CheckCertificate({File("server.pem"), File("server.key"), File("ca.pem")}, absl::Now());
   ASSERT_TRUE(info.ok()) << info.status();
   EXPECT_THAT(info->subject, HasSubstr("CN=gpuadvisor-service"));
   EXPECT_GT(info->not_after, absl::Now() + absl::Hours(47));
@@ -46,9 +46,8 @@ TEST_F(TlsCheckTest, AGoodCertificateGivesItsExpiry) {
   absl::StatusOr<CertificateInfo> later = CheckCertificate(
       {File("server.pem"), File("server.key"), File("ca.pem")}, absl::Now() + absl::Hours(50));
   EXPECT_EQ(later.status().code(), absl::StatusCode::kInvalidArgument);
-  EXPECT_THAT(later.status().message(),
-              HasSubstr(File("server.pem") + ": certificate expired on " +
-                        FormatCertificateTime(info->not_after)));
+  EXPECT_THAT(later.status().message(), HasSubstr(File("server.pem") + ": certificate expired on " +
+                                                  FormatCertificateTime(info->not_after)));
 }
 
 TEST_F(TlsCheckTest, BadFilesAreStartUpErrorsNamingTheFile) {

@@ -172,6 +172,7 @@ void CatalogReplica::Apply(v1::CatalogSnapshot snapshot, bool from_cache, std::s
     // snapshot that may be hundreds of MB.
     if (absl::Status s = WriteFileDurably(options_.cache_path, {header, serialized}); !s.ok()) {
       std::fprintf(stderr, "catalog replica: cannot write cache: %s\n", s.ToString().c_str());
+      if (options_.on_cache_write_failed) options_.on_cache_write_failed(s);
     }
   }
 }

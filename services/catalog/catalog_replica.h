@@ -65,6 +65,9 @@ class CatalogReplica {
     // Either may be null.
     std::function<void(const std::shared_ptr<const Catalog>&)> on_snapshot;
     std::function<void(const absl::Status&)> on_rejected;
+    // Called when the cache file cannot be written (logged, and the replica
+    // carries on); may be null. common/metrics/write_failures.h counts it.
+    std::function<void(const absl::Status&)> on_cache_write_failed;
   };
 
   CatalogReplica(std::unique_ptr<v1::CatalogService::StubInterface> stub, Options options);

@@ -42,6 +42,7 @@
 #include "common/grpc/server.h"
 #include "common/grpc/service_main.h"
 #include "common/metrics/function_metric.h"
+#include "common/metrics/write_failures.h"
 #include "services/catalog/catalog_flags.h"
 #include "services/catalog/catalog_replica.h"
 #include "services/catalog/catalog_service_impl.h"
@@ -174,6 +175,8 @@ int main(int argc, char** argv) {
   } else {
     gpuadvisor::catalog::CatalogReplica::Options replica_options;
     replica_options.cache_path = absl::GetFlag(FLAGS_catalog_cache_file);
+    replica_options.on_cache_write_failed =
+        gpuadvisor::WriteFailureCounter(metrics.registry(), "catalog", "catalog_cache");
     replica_options.on_snapshot =
         [&](const std::shared_ptr<const gpuadvisor::catalog::Catalog>& latest) {
           store.Install(latest);

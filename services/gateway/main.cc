@@ -34,6 +34,7 @@
 #include "common/grpc/channel.h"
 #include "common/grpc/client_address.h"
 #include "common/grpc/service_main.h"
+#include "common/metrics/write_failures.h"
 #include "services/gateway/gateway_service_impl.h"
 #include "services/gateway/http/http_server.h"
 #include "services/pricing/price_follower.h"
@@ -194,6 +195,8 @@ int main(int argc, char** argv) {
     metrics.DataLoaded(true, absl::ToDoubleSeconds(absl::Now() - absl::UnixEpoch()));
   };
   replica_options.on_rejected = [&metrics](const absl::Status&) { metrics.DataLoaded(false, 0); };
+  replica_options.on_cache_write_failed =
+      gpuadvisor::WriteFailureCounter(metrics.registry(), "gateway", "catalog_cache");
   gpuadvisor::catalog::CatalogReplica replica(
       gpuadvisor::catalog::v1::CatalogService::NewStub(
           gpuadvisor::BackendChannel(absl::GetFlag(FLAGS_catalog_address))),

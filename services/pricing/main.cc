@@ -40,6 +40,7 @@
 #include "common/io/durable_file.h"
 #include "common/io/text_proto.h"
 #include "common/metrics/function_metric.h"
+#include "common/metrics/write_failures.h"
 #include "google/protobuf/text_format.h"
 #include "services/catalog/catalog_replica.h"
 #include "services/pricing/price_follower.h"
@@ -105,12 +106,16 @@ int main(int argc, char** argv) {
                    "pricing: %d saved price updates from %s, applied with the first catalog\n",
                    saved.prices_size(), updates_path.c_str());
     }
-    persist = [updates_path](const gpuadvisor::pricing::v1::UpdatePricesRequest& all) {
+    persist = [updates_path, failed = gpuadvisor::WriteFailureCounter(metrics.registry(), "pricing",
+                                                                      "price_updates")](
+                  const gpuadvisor::pricing::v1::UpdatePricesRequest& all) {
       std::string text;
       google::protobuf::TextFormat::PrintToString(all, &text);
-      return gpuadvisor::WriteFileDurably(
+      absl::Status written = gpuadvisor::WriteFileDurably(
           updates_path,
           "# Accepted UpdatePrices, newest per offer (written by pricing_server).\n" + text);
+      if (!written.ok()) failed(written);
+      return written;
     };
   }
   const std::string writer_address = absl::GetFlag(FLAGS_writer_address);

@@ -16,6 +16,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <fstream>
+#include <mutex>
 #include <thread>
 
 #include "absl/strings/match.h"
@@ -41,11 +42,18 @@ double Seconds(Clock::duration d) { return std::chrono::duration<double>(d).coun
 
 class QuickGateway final : public v1::GatewayService::Service {
  public:
-  grpc::Status Recommend(grpc::ServerContext*, const v1::RecommendRequest*,
+  grpc::Status Recommend(grpc::ServerContext* context, const v1::RecommendRequest*,
                          v1::RecommendResponse* response) override {
+    auto key = context->client_metadata().find("x-gpuadvisor-client");
+    if (key != context->client_metadata().end()) {
+      std::lock_guard<std::mutex> lock(mu);
+      client_key.assign(key->second.data(), key->second.size());
+    }
     response->add_recommendations()->set_rank(1);
     return grpc::Status::OK;
   }
+  std::mutex mu;
+  std::string client_key;  // of the last call
 };
 
 // Resident memory of this process (server and clients), bytes.
@@ -162,9 +170,7 @@ class HostileTest : public ::testing::Test {
       EXPECT_LT(grpc, 0.5) << "gRPC call " << i;
     }
   }
-  std::string MetricsText() {
-    return prometheus::TextSerializer().Serialize(registry_.Collect());
-  }
+  std::string MetricsText() { return prometheus::TextSerializer().Serialize(registry_.Collect()); }
 
   QuickGateway gateway_;
   std::unique_ptr<grpc::Server> grpc_;
@@ -179,8 +185,8 @@ class HostileTest : public ::testing::Test {
 // have renewed a per-read timeout.
 TEST_F(HostileTest, SlowlorisHeadersGet408AtTheTotalDeadline) {
   StartHttp();
-  const std::string request = "POST /v1/recommend HTTP/1.1\r\nHost: x\r\nX-Slow: " +
-                              std::string(200, 'a') + "\r\n\r\n{}";
+  const std::string request =
+      "POST /v1/recommend HTTP/1.1\r\nHost: x\r\nX-Slow: " + std::string(200, 'a') + "\r\n\r\n{}";
   std::vector<int> fds;
   for (int i = 0; i < 200; ++i) {
     fds.push_back(Connect(http_->port()));
@@ -278,8 +284,8 @@ TEST_F(HostileTest, AThousandIdleConnectionsAreClosedAndStarveNobody) {
 TEST_F(HostileTest, EndlessChunkedBodyGets413) {
   StartHttp();
   const int fd = Connect(http_->port());
-  ASSERT_TRUE(SendAll(
-      fd, "POST /v1/recommend HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: chunked\r\n\r\n"));
+  ASSERT_TRUE(
+      SendAll(fd, "POST /v1/recommend HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: chunked\r\n\r\n"));
   const Clock::time_point start = Clock::now();
   std::atomic<bool> stop{false};
   size_t sent = 0;
@@ -415,6 +421,17 @@ std::string* HostileTlsTest::dir_ = nullptr;
 TEST_F(HostileTlsTest, PlaintextAndWrongCaClientsAreClosedAndOthersServed) {
   StartHttp();
   EXPECT_EQ(HttpsGet(File("client.pem"), File("client.key")), 200);
+  {
+    // Under mTLS the certificate's identity is the client's rate-limit key.
+    httplib::SSLClient client("127.0.0.1", http_->port(), File("client.pem"), File("client.key"));
+    client.set_ca_cert_path(File("ca.pem").c_str());
+    client.enable_server_certificate_verification(true);
+    auto res = client.Post("/v1/recommend", "{}", "application/json");
+    ASSERT_TRUE(res);
+    EXPECT_EQ(res->status, 200);
+    std::lock_guard<std::mutex> lock(gateway_.mu);
+    EXPECT_EQ(gateway_.client_key, "cert:CN=admin-ops,SAN=admin-ops");
+  }
   EXPECT_EQ(HttpsGet("", ""), -1);                                // no certificate
   EXPECT_EQ(HttpsGet(File("stray.pem"), File("stray.key")), -1);  // another CA's
 

@@ -4,17 +4,17 @@
 #include <openssl/x509v3.h>
 #include <sys/socket.h>
 
+#include <array>
 #include <boost/asio.hpp>
 #include <boost/asio/ssl.hpp>
 #include <boost/beast/core.hpp>
 #include <boost/beast/http.hpp>
-#include <array>
 #include <chrono>
 #include <cstdio>
+#include <future>
 #include <map>
 #include <optional>
 #include <sstream>
-#include <future>
 #include <thread>
 #include <type_traits>
 
@@ -56,8 +56,8 @@ std::string CertificateIdentity(SSL* ssl) {
         0) {
       names.push_back(absl::StrCat("CN=", cn));
     }
-    auto* sans = static_cast<GENERAL_NAMES*>(
-        X509_get_ext_d2i(cert, NID_subject_alt_name, nullptr, nullptr));
+    auto* sans =
+        static_cast<GENERAL_NAMES*>(X509_get_ext_d2i(cert, NID_subject_alt_name, nullptr, nullptr));
     for (int i = 0; sans != nullptr && i < sk_GENERAL_NAME_num(sans); ++i) {
       const GENERAL_NAME* name = sk_GENERAL_NAME_value(sans, i);
       if (name->type != GEN_DNS) continue;
@@ -143,15 +143,15 @@ class Session : public std::enable_shared_from_this<Session<Stream>> {
     Arm(limits_.header_timeout);  // covers the handshake and the first request's headers
     if constexpr (kTls) {
       phase_ = Phase::kHandshake;
-      stream_.async_handshake(ssl::stream_base::server, [self = this->shared_from_this()](
-                                                            error_code ec) {
-        if (ec) {
-          self->t_->Closed(self->timed_out_ ? "header_timeout" : "tls_handshake");
-          return self->Close();
-        }
-        self->identity_ = CertificateIdentity(self->stream_.native_handle());
-        self->ReadHeader();
-      });
+      stream_.async_handshake(
+          ssl::stream_base::server, [self = this->shared_from_this()](error_code ec) {
+            if (ec) {
+              self->t_->Closed(self->timed_out_ ? "header_timeout" : "tls_handshake");
+              return self->Close();
+            }
+            self->identity_ = CertificateIdentity(self->stream_.native_handle());
+            self->ReadHeader();
+          });
     } else {
       ReadHeader();
     }
@@ -193,8 +193,8 @@ class Session : public std::enable_shared_from_this<Session<Stream>> {
     method_ = std::string(header.method_string());
     target_ = std::string(header.target());
     if (std::distance(header.begin(), header.end()) > limits_.max_header_count) {
-      return Reject(431, absl::StrCat("headers: more than ", limits_.max_header_count,
-                                      " header fields"),
+      return Reject(431,
+                    absl::StrCat("headers: more than ", limits_.max_header_count, " header fields"),
                     "header_too_large");
     }
     phase_ = Phase::kBody;
@@ -256,9 +256,8 @@ class Session : public std::enable_shared_from_this<Session<Stream>> {
   // client going away.
   void Fail(error_code ec) {
     if (timed_out_) {
-      const bool partial =
-          phase_ == Phase::kBody || (parser_.has_value() && parser_->got_some()) ||
-          buffer_.size() > 0;
+      const bool partial = phase_ == Phase::kBody || (parser_.has_value() && parser_->got_some()) ||
+                           buffer_.size() > 0;
       const char* reason = phase_ == Phase::kBody ? "body_timeout" : "header_timeout";
       if (!partial) {
         t_->Closed(phase_ == Phase::kHeader && requests_ > 0 ? "idle_timeout" : reason);
@@ -296,8 +295,8 @@ class Session : public std::enable_shared_from_this<Session<Stream>> {
     if (phase_ == Phase::kClosed) return;
     phase_ = Phase::kWriting;
     ++requests_;
-    const bool keep = keep_alive_ && requests_ < limits_.max_requests_per_connection &&
-                      !t_->stopped.load();
+    const bool keep =
+        keep_alive_ && requests_ < limits_.max_requests_per_connection && !t_->stopped.load();
     response_ = std::make_unique<bhttp::response<bhttp::string_body>>();
     response_->version(11);
     response_->result(static_cast<unsigned>(response.status));
@@ -351,12 +350,12 @@ class Session : public std::enable_shared_from_this<Session<Stream>> {
     DrainSome();
   }
   void DrainSome() {
-    Socket(stream_).async_read_some(
-        asio::buffer(drain_), [self = this->shared_from_this()](error_code ec, size_t n) {
-          self->drained_ += n;
-          if (ec || self->drained_ > (1 << 20)) return self->Close();
-          self->DrainSome();
-        });
+    Socket(stream_).async_read_some(asio::buffer(drain_),
+                                    [self = this->shared_from_this()](error_code ec, size_t n) {
+                                      self->drained_ += n;
+                                      if (ec || self->drained_ > (1 << 20)) return self->Close();
+                                      self->DrainSome();
+                                    });
   }
 
   void Close() {
@@ -445,14 +444,14 @@ void HttpTransport::Impl::OnAccepted(tcp::socket socket) {
 namespace {
 
 absl::StatusOr<std::unique_ptr<ssl::context>> MakeTlsContext(const TlsFiles& files,
-                                                              ClientAuth client_auth) {
+                                                             ClientAuth client_auth) {
   if (files.cert_path.empty() || files.key_path.empty()) {
     return absl::InvalidArgumentError("TLS: HTTPS needs both --tls_cert and --tls_key");
   }
   auto context = std::make_unique<ssl::context>(ssl::context::tls_server);
   context->set_options(ssl::context::default_workarounds | ssl::context::no_sslv2 |
-                       ssl::context::no_sslv3 | ssl::context::no_tlsv1 |
-                       ssl::context::no_tlsv1_1 | ssl::context::single_dh_use);
+                       ssl::context::no_sslv3 | ssl::context::no_tlsv1 | ssl::context::no_tlsv1_1 |
+                       ssl::context::single_dh_use);
   error_code ec;
   context->use_certificate_chain_file(files.cert_path, ec);
   if (ec) return absl::InvalidArgumentError(absl::StrCat(files.cert_path, ": ", ec.message()));
@@ -461,10 +460,10 @@ absl::StatusOr<std::unique_ptr<ssl::context>> MakeTlsContext(const TlsFiles& fil
   if (!files.ca_path.empty() && client_auth != ClientAuth::kNone) {
     context->load_verify_file(files.ca_path, ec);
     if (ec) return absl::InvalidArgumentError(absl::StrCat(files.ca_path, ": ", ec.message()));
-    context->set_verify_mode(ssl::verify_peer | (client_auth == ClientAuth::kRequire
-                                                     ? ssl::verify_fail_if_no_peer_cert
-                                                     : ssl::verify_none),
-                             ec);
+    context->set_verify_mode(
+        ssl::verify_peer | (client_auth == ClientAuth::kRequire ? ssl::verify_fail_if_no_peer_cert
+                                                                : ssl::verify_none),
+        ec);
   } else if (client_auth == ClientAuth::kRequire) {
     return absl::InvalidArgumentError("TLS: requiring client certificates needs --tls_ca");
   }
@@ -532,8 +531,8 @@ absl::StatusOr<std::unique_ptr<HttpTransport>> HttpTransport::Start(Options opti
   if (!ec) t.acceptor.bind(*endpoint, ec);
   if (!ec) t.acceptor.listen(asio::socket_base::max_listen_connections, ec);
   if (ec) {
-    return absl::UnavailableError(
-        absl::StrCat("http: cannot bind ", t.options.host, ":", t.options.port, ": ", ec.message()));
+    return absl::UnavailableError(absl::StrCat("http: cannot bind ", t.options.host, ":",
+                                               t.options.port, ": ", ec.message()));
   }
   t.port = t.acceptor.local_endpoint().port();
   t.busy = Serialize(t.Error(503, absl::StrCat("connections: ", t.options.limits.max_connections,

@@ -61,10 +61,10 @@ struct HttpLimits {
 };
 
 struct HttpRequest {
-  std::string method;  // "GET", "POST", "OPTIONS", ...
-  std::string target;  // "/v1/offers?page_size=3"
-  std::string path;    // target up to '?'
-  std::string query;   // after '?', "" if none
+  std::string method;                                        // "GET", "POST", "OPTIONS", ...
+  std::string target;                                        // "/v1/offers?page_size=3"
+  std::string path;                                          // target up to '?'
+  std::string query;                                         // after '?', "" if none
   std::vector<std::pair<std::string, std::string>> headers;  // as received
   std::string body;
   std::string peer_ip;             // the TCP peer, "127.0.0.1" / "::1"
@@ -85,8 +85,8 @@ class HttpTransport {
  public:
   struct Options {
     std::string host = "127.0.0.1";
-    int port = 0;          // 0 lets the kernel pick a free port
-    int io_threads = 2;    // threads running the event loop (reads, writes, timers)
+    int port = 0;            // 0 lets the kernel pick a free port
+    int io_threads = 2;      // threads running the event loop (reads, writes, timers)
     int worker_threads = 8;  // threads running the handler
     HttpLimits limits;
     TlsFiles tls;  // cert and key: serve HTTPS only
