@@ -20,13 +20,15 @@
 
 namespace gpuadvisor {
 
-inline std::function<void(const absl::Status&)> WriteFailureCounter(
-    prometheus::Registry& registry, const std::string& service, const std::string& what) {
+inline std::function<void(const absl::Status&)> WriteFailureCounter(prometheus::Registry& registry,
+                                                                    const std::string& service,
+                                                                    const std::string& what) {
   prometheus::Counter& counter =
       prometheus::BuildCounter()
           .Name("gpuadvisor_write_failures_total")
-          .Help("Writes the service depends on that failed (catalog_cache: the replica a restart "
-                "starts from; price_updates: durable UpdatePrices), by service and what.")
+          .Help(
+              "Writes the service depends on that failed (catalog_cache: the replica a restart "
+              "starts from; price_updates: durable UpdatePrices), by service and what.")
           .Register(registry)
           .Add({{"service", service}, {"what", what}});
   return [&counter](const absl::Status&) { counter.Increment(); };

@@ -67,7 +67,7 @@ class CatalogReplica {
     std::function<void(const absl::Status&)> on_rejected;
     // Called when the cache file cannot be written (logged, and the replica
     // carries on); may be null. common/metrics/write_failures.h counts it.
-    std::function<void(const absl::Status&)> on_cache_write_failed;
+    std::function<void(const absl::Status&)> on_cache_write_failed = nullptr;
   };
 
   CatalogReplica(std::unique_ptr<v1::CatalogService::StubInterface> stub, Options options);
