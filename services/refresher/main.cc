@@ -28,6 +28,7 @@
 #include "common/grpc/server.h"
 #include "common/io/text_proto.h"
 #include "common/metrics/metrics.h"
+#include "common/metrics/write_failures.h"
 #include "gpuadvisor/catalog/v1/catalog.grpc.pb.h"
 #include "grpcpp/client_context.h"
 #include "services/catalog/catalog_loader.h"
@@ -91,8 +92,11 @@ int Run() {
     std::fprintf(stderr, "refresher: --output is required\n");
     return 2;
   }
+  gpuadvisor::Metrics metrics("refresher");
   gpuadvisor::refresher::RefresherOptions options;
   options.output_path = output;
+  options.on_write_failed =
+      gpuadvisor::WriteFailureCounter(metrics.registry(), "refresher", "refreshed_offers");
   const std::filesystem::path parent = std::filesystem::path(output).parent_path();
   options.scratch_dir = parent.empty() ? std::string(".") : parent.string();
   options.ca_file = absl::GetFlag(FLAGS_ca_file);
@@ -109,8 +113,16 @@ int Run() {
                       ReloadVia(absl::GetFlag(FLAGS_catalog_address), *token));
   std::string states_path = absl::GetFlag(FLAGS_states_json);
   if (states_path.empty()) states_path = absl::StrCat(output, ".sources.json");
+  auto states_failed =
+      gpuadvisor::WriteFailureCounter(metrics.registry(), "refresher", "source_states");
   auto write_states = [&] {
-    (void)gpuadvisor::WriteFileAtomically(states_path, refresher.StatesJson(absl::Now()));
+    absl::Status s =
+        gpuadvisor::WriteFileAtomically(states_path, refresher.StatesJson(absl::Now()));
+    if (!s.ok()) {
+      std::fprintf(stderr, "refresher: cannot write %s: %s\n", states_path.c_str(),
+                   std::string(s.message()).c_str());
+      states_failed(s);
+    }
   };
   if (absl::GetFlag(FLAGS_once)) {
     refresher.RefreshDue(absl::Now());
@@ -123,7 +135,6 @@ int Run() {
     }
     return failed == 0 ? 0 : 1;
   }
-  gpuadvisor::Metrics metrics("refresher");
   metrics.AddCollectable(
       std::make_shared<gpuadvisor::refresher::SourceMetrics>(&refresher, absl::Now()));
   const std::string host = absl::GetFlag(FLAGS_host);

@@ -206,7 +206,10 @@ std::string Refresher::OutputText() const {
 
 absl::Status Refresher::Publish() {
   absl::StatusOr<std::string> before = ReadFile(options_.output_path);
-  if (absl::Status s = WriteFileAtomically(options_.output_path, OutputText()); !s.ok()) return s;
+  if (absl::Status s = WriteFileAtomically(options_.output_path, OutputText()); !s.ok()) {
+    if (options_.on_write_failed) options_.on_write_failed(s);
+    return s;
+  }
   absl::Status published = publish_();
   if (published.ok()) return published;
   // Put the previous file back: a rejected copy must not ride on the next reload.

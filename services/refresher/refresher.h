@@ -60,8 +60,12 @@ using PublishFn = std::function<absl::Status()>;
 struct RefresherOptions {
   std::string output_path;  // the OfferList the catalog reads
   std::string scratch_dir;  // temporary files of the importers
-  std::string ca_file;      // extra CA bundle for every fetch (tests)
-  ImportContext import;     // gpus, known offers, data tables
+  // Called when the output file cannot be written (the publish fails and is
+  // retried on the next refresh); may be null. common/metrics/write_failures.h
+  // counts it.
+  std::function<void(const absl::Status&)> on_write_failed = nullptr;
+  std::string ca_file;   // extra CA bundle for every fetch (tests)
+  ImportContext import;  // gpus, known offers, data tables
   PriceBounds bounds;
 };
 
