@@ -141,6 +141,16 @@ gpuadvisor::gateway::http::HttpServer::Options HttpOptionsFromFlags(
   return http;
 }
 
+// Built here, not inline in the service's designated initialiser: g++ 12
+// reports the nested ProxyRanges vector as maybe-uninitialized there.
+gpuadvisor::PeerRateLimiter::Options RateLimitFromFlags(const gpuadvisor::ProxyRanges& proxies) {
+  gpuadvisor::PeerRateLimiter::Options limit;
+  limit.per_second = absl::GetFlag(FLAGS_rate_limit_per_second);
+  limit.burst = absl::GetFlag(FLAGS_rate_limit_burst);
+  limit.trusted_proxies = proxies;
+  return limit;
+}
+
 void AnnounceHttp(const gpuadvisor::gateway::http::HttpServer::Options& http, int port,
                   bool grpc_tls) {
   if (http.tls.enabled()) {
@@ -257,9 +267,7 @@ int main(int argc, char** argv) {
        .region_groups = &*region_groups,
        .overheads = &*overheads,
 
-       .rate_limit = {.per_second = absl::GetFlag(FLAGS_rate_limit_per_second),
-                      .burst = absl::GetFlag(FLAGS_rate_limit_burst),
-                      .trusted_proxies = *trusted_proxies},
+       .rate_limit = RateLimitFromFlags(*trusted_proxies),
        .sizing_probe_interval = absl::Milliseconds(absl::GetFlag(FLAGS_sizing_probe_ms))});
 
   gpuadvisor::ServiceMainOptions options = gpuadvisor::ServiceMainOptionsFromFlags(
