@@ -53,7 +53,8 @@ void EstimateConfiguration(const Job& job, const GpuSpec& gpu, const v1::GpuConf
   FillIntervals(job, out);
   // Known problems of the task on this GPU's software stack (data).
   if (job.profiles == nullptr) return;
-  for (const v1::Hazard* h : job.profiles->HazardsFor(job.task, gpu.vendor, job.precision)) {
+  for (const v1::Hazard* h :
+       job.profiles->HazardsFor(job.task, gpu.vendor, job.precision, job.framework->name())) {
     v1::Note* note = out->add_structured_notes();
     note->set_code(h->code());
     note->set_severity(h->severity() == v1::NOTE_SEVERITY_UNSPECIFIED ? v1::NOTE_SEVERITY_WARNING

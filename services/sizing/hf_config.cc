@@ -167,6 +167,34 @@ absl::StatusOr<Quantization> ReadQuantization(const Config& q) {
   return out;
 }
 
+// RoPE scaling that extends the context beyond max_position_embeddings
+// (config.json rope_scaling: factor x original_max_position_embeddings).
+// Llama 3.1's llama3 scaling and DeepSeek's YaRN already stay within their
+// max_position_embeddings; a YaRN x4 added to Qwen3's config reaches 131,072.
+struct RopeScaling {
+  double max_context = 0;  // 0 = no extension
+  std::string description;
+};
+
+absl::StatusOr<RopeScaling> ReadRopeScaling(const Config& c, double max_context) {
+  RopeScaling out;
+  const Value* v = c.Get("rope_scaling");
+  if (v == nullptr || v->kind_case() != Value::kStructValue) return out;
+  const Config r(v, c.Field("rope_scaling"));
+  const double factor = r.Number("factor").value_or(0);
+  if (!(factor > 1) || !std::isfinite(factor)) return out;
+  double original;
+  HF_ASSIGN(original, r.Int("original_max_position_embeddings", max_context));
+  std::string type = r.String("rope_type");
+  if (type.empty()) type = r.String("type");
+  if (original > 0 && factor * original > max_context) {
+    out.max_context = std::min(factor * original, 134217728.0);
+    out.description = absl::StrFormat("%s x%g over %.0f positions",
+                                      type.empty() ? std::string("rope") : type, factor, original);
+  }
+  return out;
+}
+
 }  // namespace
 
 absl::StatusOr<Model> ModelFromHfConfig(absl::string_view json, absl::string_view path) {
@@ -214,6 +242,8 @@ absl::StatusOr<Model> ModelFromHfConfig(absl::string_view json, absl::string_vie
   HF_ASSIGN(inter, c.RequiredInt("intermediate_size"));
   double max_context;
   HF_ASSIGN(max_context, c.Int("max_position_embeddings", 0));
+  absl::StatusOr<RopeScaling> rope = ReadRopeScaling(c, max_context);
+  if (!rope.ok()) return rope.status();
 
   // Tied embeddings: the key may sit on the wrapper; Gemma ties by default.
   std::optional<bool> tied = c.Bool("tie_word_embeddings");
@@ -425,6 +455,10 @@ absl::StatusOr<Model> ModelFromHfConfig(absl::string_view json, absl::string_vie
   m.set_intermediate_size(static_cast<int>(dense_inter));
   m.set_vocab_size(static_cast<int>(vocab));
   m.set_max_context_length(static_cast<int>(std::min(max_context, 134217728.0)));
+  if (rope->max_context > 0) {
+    m.set_rope_scaled_max_context_length(static_cast<int>(rope->max_context));
+    m.set_rope_scaling(rope->description);
+  }
   m.set_tied_embeddings(tie);
   if (experts > 0) {
     m.set_experts(static_cast<int>(experts));

@@ -155,8 +155,9 @@ TEST(HfConfig, PresetsAgreeWithTheirConfigs) {
     // Scout's card counts its vision encoder (109B); the others match to 1%.
     EXPECT_NEAR(p.params(), c->params(),
                 (p.preset() == "llama-4-scout" ? 0.02 : 0.01) * p.params());
-    if (p.active_params() > 0)
+    if (p.active_params() > 0) {
       EXPECT_NEAR(p.active_params(), c->active_params(), 0.02 * p.active_params());
+    }
     if (p.checkpoint_weight_bytes() > 0) {
       EXPECT_NEAR(p.checkpoint_weight_bytes(), c->checkpoint_weight_bytes(),
                   0.01 * p.checkpoint_weight_bytes());

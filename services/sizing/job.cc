@@ -1,9 +1,11 @@
 #include "services/sizing/job.h"
 
 #include <algorithm>
+#include <string>
 
 #include "absl/status/status.h"
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
 #include "services/sizing/precision.h"
 #include "services/sizing/profiles.h"
 
@@ -16,6 +18,47 @@ double QuantizedWeightBytes(const ModelSpec& m, v1::Precision p) {
   const double sixteen_bit = std::min(m.embedding_params + m.lm_head_params, n);
   return (n - sixteen_bit) * q + sixteen_bit * 2.0;
 }
+
+namespace {
+
+std::string Tokens(double n) { return absl::StrFormat("%.0f", n); }
+
+// A context (serving: context_length, or prompt + output when it is not
+// given; training: sequence_length) beyond the model's maximum is an error
+// naming the field, unless the model's RoPE scaling extends it: then the
+// estimate says so.
+absl::Status CheckContextLength(const v1::Workload& w, const ModelSpec& m, Job* j) {
+  if (m.max_context <= 0) return absl::OkStatus();
+  std::string field = j->training ? "workload.sequence_length" : "workload.context_length";
+  double asked = j->training ? w.sequence_length() : w.context_length();
+  if (!j->training && asked <= 0) {
+    asked = w.prompt_tokens() + w.output_tokens();
+    field = "workload.prompt_tokens";
+  }
+  if (asked <= m.max_context) return absl::OkStatus();
+  const double scaled = m.resolved.rope_scaled_max_context_length();
+  if (scaled >= asked) {
+    v1::Note& note = j->notes.emplace_back();
+    note.set_code("rope_scaled_context");
+    note.set_severity(v1::NOTE_SEVERITY_INFO);
+    note.set_text(absl::StrCat(
+        "Context of ", Tokens(asked), " tokens is beyond the model's native ",
+        Tokens(m.max_context), " (max_context_length); its RoPE scaling (",
+        m.resolved.rope_scaling().empty() ? "rope_scaled_max_context_length"
+                                          : m.resolved.rope_scaling(),
+        ") extends it to ", Tokens(scaled),
+        " tokens. The engine must enable that scaling; quality at this length is the scaling's."));
+    return absl::OkStatus();
+  }
+  return absl::InvalidArgumentError(
+      absl::StrCat(field, ": ", Tokens(asked), " tokens exceeds the model's maximum context of ",
+                   Tokens(m.max_context), " tokens (workload.model.max_context_length",
+                   scaled > 0 ? absl::StrCat("; its RoPE scaling reaches ", Tokens(scaled)) : "",
+                   "; a rope_scaling in the model's config.json, or "
+                   "workload.model.rope_scaled_max_context_length, extends it)"));
+}
+
+}  // namespace
 
 absl::StatusOr<Job> BuildJob(const v1::Workload& w, const ModelSpec& m, const Profiles& profiles,
                              double vram_margin, bool vram_margin_given,
@@ -74,6 +117,7 @@ absl::StatusOr<Job> BuildJob(const v1::Workload& w, const ModelSpec& m, const Pr
         "workload.parallelism.expert_parallel: the model has no routed experts");
   }
 
+  if (absl::Status c = CheckContextLength(w, m, &j); !c.ok()) return c;
   absl::Status s = j.training ? BuildTrainingJob(w, &j, totals) : BuildServingJob(w, &j, totals);
   if (!s.ok()) return s;
   totals->set_params(m.params);

@@ -63,6 +63,7 @@ absl::StatusOr<ModelSpec> BuildModelSpec(const Model& m, absl::string_view path)
       {"experts", m.experts(), 1 << 16},
       {"active_experts", m.active_experts(), 1 << 16},
       {"max_context_length", m.max_context_length(), 1 << 27},
+      {"rope_scaled_max_context_length", m.rope_scaled_max_context_length(), 1 << 27},
       {"kv_lora_rank", m.kv_lora_rank(), 1 << 20},
       {"qk_rope_head_dim", m.qk_rope_head_dim(), 1 << 16},
       {"sliding_window", m.sliding_window(), 1 << 27},

@@ -191,6 +191,21 @@ absl::StatusOr<Profiles> Profiles::Build(v1::SizingProfiles data) {
     return s;
   }
   if (auto s = CheckErrorIntervals(data); !s.ok()) return s;
+  absl::flat_hash_set<int> batch_tasks;
+  for (int i = 0; i < data.batch_defaults_size(); ++i) {
+    const v1::BatchDefault& d = data.batch_defaults(i);
+    const std::string path = absl::StrCat("batch_defaults[", i, "]");
+    if (auto s = Range(path, "tokens", d.tokens(), 0, 1e9); !s.ok()) return s;
+    if (d.source().empty() || d.tasks().empty()) {
+      return absl::InvalidArgumentError(absl::StrCat(path, ".tasks, .source: must be set"));
+    }
+    for (int t : d.tasks()) {
+      if (!batch_tasks.insert(t).second) {
+        return absl::InvalidArgumentError(
+            absl::StrCat(path, ".tasks: ", v1::Task_Name(t), " already has a default"));
+      }
+    }
+  }
   Profiles p;
   p.data_ = std::move(data);
   p.neutral_training_ = Neutral(v1::JOB_KIND_TRAINING);
@@ -217,7 +232,8 @@ const v1::FrameworkProfile& Profiles::DefaultFor(v1::Task task) const {
 }
 
 std::vector<const v1::Hazard*> Profiles::HazardsFor(v1::Task task, const std::string& vendor,
-                                                    v1::Precision precision) const {
+                                                    v1::Precision precision,
+                                                    const std::string& framework) const {
   std::vector<const v1::Hazard*> out;
   for (const v1::Hazard& h : data_.hazards()) {
     if (!h.tasks().empty() &&
@@ -226,6 +242,11 @@ std::vector<const v1::Hazard*> Profiles::HazardsFor(v1::Task task, const std::st
     if (!h.vendor().empty() && !absl::EqualsIgnoreCase(h.vendor(), vendor)) continue;
     if (!h.precisions().empty() && std::find(h.precisions().begin(), h.precisions().end(),
                                              precision) == h.precisions().end()) {
+      continue;
+    }
+    if (!framework.empty() && !h.frameworks().empty() &&
+        std::none_of(h.frameworks().begin(), h.frameworks().end(),
+                     [&](const std::string& f) { return absl::EqualsIgnoreCase(f, framework); })) {
       continue;
     }
     out.push_back(&h);
@@ -261,6 +282,13 @@ const v1::ErrorInterval* Profiles::ErrorIntervalFor(v1::ErrorQuantity quantity,
     }
   }
   return any;
+}
+
+const v1::BatchDefault* Profiles::BatchDefaultFor(v1::Task task) const {
+  for (const v1::BatchDefault& d : data_.batch_defaults()) {
+    if (std::find(d.tasks().begin(), d.tasks().end(), task) != d.tasks().end()) return &d;
+  }
+  return nullptr;
 }
 
 std::string Profiles::Names(v1::JobKind job) const {

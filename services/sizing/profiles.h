@@ -36,14 +36,19 @@ class Profiles {
                                                            const std::string& architecture) const;
   const gpuadvisor::sizing::v1::GoodputModel& goodput() const { return data_.goodput(); }
   // The hazards (SizingProfiles.hazards) that apply to `task` at `precision`
-  // on a GPU of `vendor` (case-insensitive), in file order.
+  // on a GPU of `vendor` (case-insensitive) with the framework profile
+  // `framework` (empty = any), in file order.
   std::vector<const gpuadvisor::sizing::v1::Hazard*> HazardsFor(
       gpuadvisor::sizing::v1::Task task, const std::string& vendor,
-      gpuadvisor::sizing::v1::Precision precision) const;
+      gpuadvisor::sizing::v1::Precision precision, const std::string& framework = "") const;
   // The measured error of `quantity` for `framework` (its own entry, else
   // the quantity's catch-all entry), or nullptr when the data has none.
   const gpuadvisor::sizing::v1::ErrorInterval* ErrorIntervalFor(
       gpuadvisor::sizing::v1::ErrorQuantity quantity, const std::string& framework) const;
+  // The default global batch of `task` (SizingProfiles.batch_defaults), or
+  // nullptr.
+  const gpuadvisor::sizing::v1::BatchDefault* BatchDefaultFor(
+      gpuadvisor::sizing::v1::Task task) const;
   // Names of the profiles for `job`, for error messages.
   std::string Names(gpuadvisor::sizing::v1::JobKind job) const;
 

@@ -69,11 +69,17 @@ TEST(Profiles, ShippedDataWarnsAboutQloraOnRocm) {
       LoadTextProtoFile(GPUADVISOR_SOURCE_DIR "/data/sizing/profiles.textproto", &data).ok());
   absl::StatusOr<Profiles> p = Profiles::Build(data);
   ASSERT_TRUE(p.ok()) << p.status();
-  const auto hazards = p->HazardsFor(v1::TASK_QLORA, "AMD", v1::PRECISION_BF16);
-  ASSERT_EQ(hazards.size(), 1u);
+  // QLoRA with HF/PEFT on ROCm: the bitsandbytes hazard and the framework's
+  // ROCm support warning; none on NVIDIA.
+  const auto hazards = p->HazardsFor(v1::TASK_QLORA, "AMD", v1::PRECISION_BF16, "hf-trainer");
+  ASSERT_EQ(hazards.size(), 2u);
   EXPECT_EQ(hazards[0]->code(), "qlora_rocm");
   EXPECT_THAT(hazards[0]->text(), HasSubstr("QLoRA on ROCm"));
-  EXPECT_THAT(p->HazardsFor(v1::TASK_QLORA, "NVIDIA", v1::PRECISION_BF16), ::testing::IsEmpty());
+  EXPECT_EQ(hazards[1]->code(), "rocm_pytorch_training");
+  // A hazard for other frameworks does not apply.
+  for (const v1::Hazard* h : hazards) EXPECT_NE(h->code(), "rocm_megatron");
+  EXPECT_THAT(p->HazardsFor(v1::TASK_QLORA, "NVIDIA", v1::PRECISION_BF16, "hf-trainer"),
+              ::testing::IsEmpty());
 }
 
 }  // namespace

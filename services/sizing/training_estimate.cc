@@ -262,9 +262,17 @@ void AddNotes(const TrainContext& c, const Evaluated& e, v1::ConfigurationEstima
     AddNote(v1::NOTE_SEVERITY_INFO, "global_batch_assumed",
             absl::StrCat(
                 "global_batch_size not given: ", static_cast<int64_t>(std::llround(p.global_batch)),
-                " sequences per step assumed (", p.micro_batches, " micro-batch",
-                p.micro_batches == 1 ? "" : "es", " of ", static_cast<int>(j.micro_batch),
-                " per data-parallel rank)."),
+                " sequences per step assumed (",
+                static_cast<int64_t>(std::llround(p.global_batch * j.seq)), " tokens; ",
+                p.micro_batches, " micro-batch", p.micro_batches == 1 ? "" : "es", " of ",
+                static_cast<int>(j.micro_batch), " per data-parallel rank)",
+                j.profiles != nullptr && j.profiles->BatchDefaultFor(j.task) != nullptr
+                    ? absl::StrCat(
+                          ", from the task's default of ",
+                          static_cast<int64_t>(j.profiles->BatchDefaultFor(j.task)->tokens()),
+                          " tokens per step (", j.profiles->BatchDefaultFor(j.task)->source(), ")")
+                    : std::string(),
+                "."),
             out);
   }
   if (j.offload == v1::OFFLOAD_UNSPECIFIED && p.offload != v1::OFFLOAD_NONE) {

@@ -5,6 +5,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "services/sizing/formulas.h"
+#include "services/sizing/profiles.h"
 #include "services/sizing/sizing_model.h"
 
 namespace gpuadvisor::sizing {
@@ -22,8 +23,6 @@ constexpr double kNcclBytes = 0.25 * kGiB;
 // (Links::host_bytes_per_second).
 constexpr double kNvmeBytesPerSecond = 3e9;
 constexpr double kCpuAdamParamsPerSecond = 1e9;
-// Pretraining practice when no global batch is given: ~1M tokens per step.
-constexpr double kPretrainBatchTokens = 1 << 20;
 // Micro-batches per pipeline stage by default, so that the 1F1B bubble
 // (p - 1) / (m + p - 1) stays near 20% (Narayanan et al. 2021 §2.2).
 constexpr int kMicroBatchesPerStage = 4;
@@ -66,6 +65,25 @@ int LargestPowerOfTwoDividing(int limit, int a, int b) {
 
 }  // namespace
 
+double OptimizerStepSeconds(const TrainContext& c, const TrainPlan& p) {
+  const Job& j = *c.job;
+  // Optimizer offloaded: the CPU steps it (host traffic above).
+  if (OffloadsOptimizer(p.offload) || c.bandwidth <= 0) return 0;
+  // The update is elementwise and memory-bound: per trainable parameter
+  // held on this GPU it reads and writes the optimizer state (fp32 master,
+  // moments), reads the gradient and writes the 16-bit weight (fused AdamW:
+  // 12 + 12 + 2 + 2 = 28 B in mixed precision), at the GPU's achieved
+  // bandwidth. ZeRO-1 and up shard the state over the data-parallel ranks.
+  const double stages = static_cast<double>(p.tp) * p.pp;
+  const double shards = p.zero >= 1 ? std::max(1, p.dp) : 1;
+  const double expert_shards = p.zero >= 1 ? std::max(1, p.dp / std::max(1, p.ep)) : 1;
+  const double params = j.trainable_dense / stages / shards +
+                        j.trainable_expert / stages / std::max(1, p.ep) / expert_shards;
+  const double bytes_per_param =
+      2.0 * j.optimizer_bytes_per_param + j.grad_bytes_per_param + j.weight_bytes_per_param;
+  return params * bytes_per_param / c.bandwidth;
+}
+
 bool SetBatch(const Job& j, TrainPlan* p) {
   const double per_pass = static_cast<double>(p->dp) * j.micro_batch;
   if (j.global_batch > 0) {
@@ -76,8 +94,11 @@ bool SetBatch(const Job& j, TrainPlan* p) {
     return true;
   }
   int m = p->pp > 1 ? kMicroBatchesPerStage * p->pp : 1;
-  if (j.task == v1::TASK_PRETRAIN) {
-    m = std::max(m, static_cast<int>(std::ceil(kPretrainBatchTokens / (j.seq * per_pass))));
+  // The task's default tokens per step (data/sizing/profiles.textproto
+  // batch_defaults, from common recipes).
+  const v1::BatchDefault* d = j.profiles != nullptr ? j.profiles->BatchDefaultFor(j.task) : nullptr;
+  if (d != nullptr && j.seq > 0) {
+    m = std::max(m, static_cast<int>(std::ceil(d->tokens() / (j.seq * per_pass))));
   }
   p->micro_batches = m;
   p->global_batch = m * per_pass;
@@ -333,7 +354,9 @@ TrainStep TrainingStep(const TrainContext& c, const TrainPlan& p, const Memory& 
     offload += slots * std::max(0.0, transfer - 0.8 * compute);
   }
 
-  s.seconds = pipeline + dp_exposed + offload;
+  const double optimizer = OptimizerStepSeconds(c, p);
+  s.seconds = pipeline + dp_exposed + offload + optimizer;
+  s.optimizer = optimizer;
   s.stage_compute = compute;
   s.communication = slots * comm_micro + dp_exposed;
   s.offload = offload;

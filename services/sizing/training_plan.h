@@ -32,7 +32,8 @@ struct TrainStep {
   double stage_compute = 0;  // one micro-batch on one stage, incl. recompute and dequantization
   double communication = 0;  // exposed: TP, EP, PP and DP
   double bubble = 0;
-  double offload = 0;  // host-link traffic and CPU optimizer, exposed
+  double offload = 0;    // host-link traffic and CPU optimizer, exposed
+  double optimizer = 0;  // the GPU's optimizer update (memory-bound), per step
   double tokens_per_second = 0;
   double utilization = 0;
   double communication_fraction = 0;
@@ -51,6 +52,12 @@ struct TrainContext {
   double bandwidth = 0;   // achieved memory bandwidth (dequantization)
   double usable = 0;      // bytes per GPU a plan may use
 };
+
+// Seconds of the optimizer update per step on one GPU: the trainable
+// parameters it holds (sharded by TP x PP, and by DP under ZeRO) times the
+// bytes the update reads and writes, at the achieved memory bandwidth; 0
+// when the optimizer is offloaded to the CPU.
+double OptimizerStepSeconds(const TrainContext& c, const TrainPlan& p);
 
 // Sets micro_batches and global_batch from the workload's global_batch_size
 // or the default (docs/sizing.md "Batch"). False when the plan cannot
