@@ -74,9 +74,9 @@ TEST(ContextLimit, RopeScalingGivenWithThePresetAllowsItAndIsStated) {
   ASSERT_TRUE(resp.ok()) << resp.status();
   EXPECT_TRUE(HasNote(resp->estimates(0), "rope_scaled_context"));
   r.mutable_workload()->set_context_length(32768);
-  EXPECT_THAT(ShippedSizingModel().Estimate(r),
-              StatusIs(absl::StatusCode::kInvalidArgument,
-                       HasSubstr("its RoPE scaling reaches 16384")));
+  EXPECT_THAT(
+      ShippedSizingModel().Estimate(r),
+      StatusIs(absl::StatusCode::kInvalidArgument, HasSubstr("its RoPE scaling reaches 16384")));
 }
 
 // Qwen3 8B's config.json (max_position_embeddings 40960) with the YaRN
