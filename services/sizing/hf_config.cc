@@ -4,6 +4,8 @@
 #include <cmath>
 #include <optional>
 #include <string>
+#include <tuple>
+#include <utility>
 #include <vector>
 
 #include "absl/status/status.h"
@@ -167,6 +169,56 @@ absl::StatusOr<Quantization> ReadQuantization(const Config& q) {
   return out;
 }
 
+// Shared experts (count, total width) from the MoE fields any family may
+// use: n_shared_experts / num_shared_experts of moe_intermediate_size each
+// (DeepSeek, Kimi, GLM), shared_expert_intermediate_size (Qwen2-MoE), or
+// enable_moe_block with a dense MLP of intermediate_size beside the experts
+// in every layer (Gemma 4).
+absl::StatusOr<std::pair<double, double>> SharedExperts(const Config& c, double inter,
+                                                        double expert_inter) {
+  double shared = 0, width = 0;
+  HF_ASSIGN(shared, c.Int("n_shared_experts", 0));
+  if (shared == 0) HF_ASSIGN(shared, c.Int("num_shared_experts", 0));
+  HF_ASSIGN(width, c.Int("shared_expert_intermediate_size", 0));
+  if (width == 0) width = shared * expert_inter;
+  if (width > 0 && shared == 0) shared = 1;
+  if (width == 0 && c.Bool("enable_moe_block").value_or(false)) {
+    shared = 1;
+    width = inter;
+  }
+  return std::make_pair(shared, width);
+}
+
+// Which layers hold experts, from the fields any family may use:
+// first_k_dense_replace leading dense layers and moe_layer_freq (DeepSeek),
+// decoder_sparse_step and mlp_only_layers (Qwen MoE), interleave_moe_layer_step
+// (Llama 4: every step-th layer).
+absl::StatusOr<std::vector<bool>> MoeLayers(const Config& c, double layers, bool moe) {
+  std::vector<bool> out(static_cast<size_t>(layers), moe);
+  if (!moe) return out;
+  double first_dense, freq, step, interleave;
+  HF_ASSIGN(first_dense, c.Int("first_k_dense_replace", 0));
+  HF_ASSIGN(freq, c.Int("moe_layer_freq", 1));
+  HF_ASSIGN(step, c.Int("decoder_sparse_step", 1));
+  HF_ASSIGN(interleave, c.Int("interleave_moe_layer_step", 1));
+  const size_t f = static_cast<size_t>(std::max(freq, 1.0));
+  const size_t st = static_cast<size_t>(std::max(step, 1.0));
+  const size_t il = static_cast<size_t>(std::max(interleave, 1.0));
+  std::vector<bool> mlp_only(out.size(), false);
+  if (const Value* list = c.Get("mlp_only_layers");
+      list != nullptr && list->kind_case() == Value::kListValue) {
+    for (const Value& v : list->list_value().values()) {
+      const double i = v.number_value();
+      if (i >= 0 && i < layers) mlp_only[static_cast<size_t>(i)] = true;
+    }
+  }
+  for (size_t i = 0; i < out.size(); ++i) {
+    out[i] =
+        i >= first_dense && i % f == 0 && (i + 1) % st == 0 && (i + 1) % il == 0 && !mlp_only[i];
+  }
+  return out;
+}
+
 // RoPE scaling that extends the context beyond max_position_embeddings
 // (config.json rope_scaling: factor x original_max_position_embeddings).
 // Llama 3.1's llama3 scaling and DeepSeek's YaRN already stay within their
@@ -221,11 +273,24 @@ absl::StatusOr<Model> ModelFromHfConfig(absl::string_view json, absl::string_vie
     type_field = top.Field("model_type");
   }
   if (model_type.empty()) return absl::InvalidArgumentError(absl::StrCat(type_field, ": missing"));
-  const std::string family = Family(model_type);
+  std::string family = Family(model_type);
   if (family.empty()) {
-    return absl::InvalidArgumentError(
-        absl::StrCat(type_field, ": unsupported \"", model_type,
-                     "\" (supported: ", absl::StrJoin(kFamilies, ", "), ")"));
+    // Another family: read it from the standard decoder fields (and the MoE
+    // fields below) when the config has them.
+    bool standard = true;
+    for (const char* key :
+         {"num_hidden_layers", "hidden_size", "num_attention_heads", "vocab_size"}) {
+      standard = standard && c.Number(key).has_value();
+    }
+    standard = standard && (c.Number("intermediate_size") || c.Number("moe_intermediate_size"));
+    if (!standard) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          type_field, ": unsupported \"", model_type,
+          "\" (supported: ", absl::StrJoin(kFamilies, ", "),
+          "; another family needs num_hidden_layers, hidden_size, num_attention_heads, "
+          "vocab_size and intermediate_size)"));
+    }
+    family = "generic";
   }
   const bool mla = family == "deepseek_v2" || family == "deepseek_v3";
   const bool gemma = family == "gemma" || family == "gemma2" || family == "gemma3";
@@ -239,7 +304,9 @@ absl::StatusOr<Model> ModelFromHfConfig(absl::string_view json, absl::string_vie
   if (kv_heads == 0) kv_heads = heads;
   HF_ASSIGN(head_dim, c.Int("head_dim", 0));
   if (head_dim == 0) head_dim = std::floor(h / heads);
-  HF_ASSIGN(inter, c.RequiredInt("intermediate_size"));
+  HF_ASSIGN(inter, c.Number("intermediate_size") || family != "generic"
+                       ? c.RequiredInt("intermediate_size")
+                       : c.RequiredInt("moe_intermediate_size"));
   double max_context;
   HF_ASSIGN(max_context, c.Int("max_position_embeddings", 0));
   absl::StatusOr<RopeScaling> rope = ReadRopeScaling(c, max_context);
@@ -267,51 +334,20 @@ absl::StatusOr<Model> ModelFromHfConfig(absl::string_view json, absl::string_vie
         absl::StrCat(c.Field("num_experts_per_tok"), ": must be <= the number of experts"));
   }
   HF_ASSIGN(expert_inter, c.Int("moe_intermediate_size", inter));
-  if (mla) {
-    HF_ASSIGN(shared, c.Int("n_shared_experts", 0));
-    shared_inter = shared * expert_inter;
-  } else if (family == "qwen2_moe") {
-    HF_ASSIGN(shared_inter, c.Int("shared_expert_intermediate_size", 0));
-  } else if (family == "llama4") {
+  if (family == "llama4") {
     shared_inter = inter;  // one shared expert of intermediate_size
     shared = 1;
+  } else if (experts > 0) {
+    absl::StatusOr<std::pair<double, double>> sh = SharedExperts(c, inter, expert_inter);
+    if (!sh.ok()) return sh.status();
+    std::tie(shared, shared_inter) = *sh;
   }
   double dense_inter = inter;
   if (family == "llama4") HF_ASSIGN(dense_inter, c.Int("intermediate_size_mlp", inter));
   // Which layers are MoE.
-  std::vector<bool> moe_layer(static_cast<size_t>(layers), experts > 0);
-  if (experts > 0) {
-    if (mla) {
-      double first_dense, freq;
-      HF_ASSIGN(first_dense, c.Int("first_k_dense_replace", 0));
-      HF_ASSIGN(freq, c.Int("moe_layer_freq", 1));
-      for (size_t i = 0; i < moe_layer.size(); ++i) {
-        moe_layer[i] = i >= first_dense && (freq <= 1 || i % static_cast<size_t>(freq) == 0);
-      }
-    } else if (family == "llama4") {
-      double step;
-      HF_ASSIGN(step, c.Int("interleave_moe_layer_step", 1));
-      if (step < 1) step = 1;
-      for (size_t i = 0; i < moe_layer.size(); ++i) {
-        moe_layer[i] = (i + 1) % static_cast<size_t>(step) == 0;
-      }
-    } else if (family == "qwen2_moe" || family == "qwen3_moe") {
-      double step;
-      HF_ASSIGN(step, c.Int("decoder_sparse_step", 1));
-      if (step < 1) step = 1;
-      std::vector<bool> mlp_only(moe_layer.size(), false);
-      if (const Value* list = c.Get("mlp_only_layers");
-          list != nullptr && list->kind_case() == Value::kListValue) {
-        for (const Value& v : list->list_value().values()) {
-          const double i = v.number_value();
-          if (i >= 0 && i < layers) mlp_only[static_cast<size_t>(i)] = true;
-        }
-      }
-      for (size_t i = 0; i < moe_layer.size(); ++i) {
-        moe_layer[i] = !mlp_only[i] && (i + 1) % static_cast<size_t>(step) == 0;
-      }
-    }
-  }
+  absl::StatusOr<std::vector<bool>> moe_pattern = MoeLayers(c, layers, experts > 0);
+  if (!moe_pattern.ok()) return moe_pattern.status();
+  const std::vector<bool>& moe_layer = *moe_pattern;
   const double moe_layers =
       static_cast<double>(std::count(moe_layer.begin(), moe_layer.end(), true));
   const double dense_layers = layers - moe_layers;

@@ -95,7 +95,7 @@ TEST(HfConfig, EveryRealConfig) {
     ASSERT_OK(BuildModelSpec(*m, "workload.model"));
   }
   // Every file in the folder is covered: the cases above, and the one family
-  // outside the supported set, which is refused by name.
+  // outside the known set, read from its fields (below).
   DIR* dir = opendir(kConfigs);
   ASSERT_NE(dir, nullptr);
   int files = 0;
@@ -105,13 +105,53 @@ TEST(HfConfig, EveryRealConfig) {
     ++files;
     if (covered.count(name)) continue;
     EXPECT_EQ(name, "google--gemma-4-26B-A4B.config.json");
-    EXPECT_THAT(FromFixture(name),
-                StatusIs(absl::StatusCode::kInvalidArgument,
-                         HasSubstr("workload.model.hf_config_json.text_config.model_type: "
-                                   "unsupported \"gemma4_text\"")));
   }
   closedir(dir);
   EXPECT_EQ(files, 14);
+}
+
+// A MoE family outside the known model_type list (Gemma 4, model_type
+// gemma4_text) is read from its fields: num_experts, top_k_experts,
+// moe_intermediate_size, and enable_moe_block (a dense MLP of
+// intermediate_size beside the experts in every layer). Google's name: 26B
+// total, 4B active ("A4B").
+TEST(HfConfig, MoeFamilyReadFromItsFields) {
+  GPUADVISOR_REQUIRE_FIXTURE(std::string(kConfigs) + "/google--gemma-4-26B-A4B.config.json");
+  absl::StatusOr<Model> m = FromFixture("google--gemma-4-26B-A4B.config.json");
+  ASSERT_OK(m);
+  EXPECT_EQ(m->experts(), 128);
+  EXPECT_EQ(m->active_experts(), 8);
+  EXPECT_EQ(m->expert_intermediate_size(), 704);
+  EXPECT_EQ(m->shared_experts(), 1);
+  EXPECT_EQ(m->layers(), 30);
+  EXPECT_EQ(m->sliding_window(), 1024);
+  EXPECT_EQ(m->sliding_window_layers(), 25);
+  EXPECT_TRUE(m->tied_embeddings());
+  EXPECT_NEAR(m->params(), 26e9, 0.05 * 26e9);
+  EXPECT_NEAR(m->active_params(), 4e9, 0.1 * 4e9);
+  ASSERT_OK(BuildModelSpec(*m, "workload.model"));
+
+  // The same fields under a model_type nobody listed, DeepSeek-style shared
+  // experts and leading dense layers.
+  absl::StatusOr<Model> other = ModelFromHfConfig(R"({"model_type": "new_moe",
+      "num_hidden_layers": 4, "hidden_size": 1024, "num_attention_heads": 8,
+      "num_key_value_heads": 2, "vocab_size": 32000, "intermediate_size": 4096,
+      "moe_intermediate_size": 512, "n_routed_experts": 16, "num_experts_per_tok": 2,
+      "n_shared_experts": 1, "first_k_dense_replace": 1})");
+  ASSERT_OK(other);
+  EXPECT_EQ(other->experts(), 16);
+  EXPECT_EQ(other->shared_experts(), 1);
+  EXPECT_EQ(other->dense_layers(), 1);
+  // Per layer: 3 MoE layers of 16 + 1 shared experts of 3 x 1024 x 512, one
+  // dense MLP of 3 x 1024 x 4096.
+  const double experts = 3 * 17 * 3.0 * 1024 * 512, dense = 3.0 * 1024 * 4096;
+  EXPECT_GT(other->params(), experts + dense);
+  EXPECT_LT(other->params(), experts + dense + 100e6);
+
+  // Without the standard fields it is still refused by name.
+  EXPECT_THAT(ModelFromHfConfig(R"({"model_type": "new_moe", "hidden_size": 1024})"),
+              StatusIs(absl::StatusCode::kInvalidArgument,
+                       HasSubstr("model_type: unsupported \"new_moe\"")));
 }
 
 // The presets of the same models carry the architecture of their published

@@ -84,3 +84,24 @@ TEST(Profiles, ShippedDataWarnsAboutQloraOnRocm) {
 
 }  // namespace
 }  // namespace gpuadvisor::sizing
+
+namespace gpuadvisor::sizing {
+namespace {
+
+// A measured efficiency setting rests on at least two independent sources
+// (separated by ';' in its source); a planning value says it is judgement.
+TEST(Profiles, EveryEfficiencyBaseHasTwoSourcesOrSaysJudgement) {
+  v1::SizingProfiles data;
+  ASSERT_TRUE(
+      LoadTextProtoFile(GPUADVISOR_SOURCE_DIR "/data/sizing/profiles.textproto", &data).ok());
+  ASSERT_GT(data.efficiency_size(), 0);
+  for (const v1::EfficiencyBase& e : data.efficiency()) {
+    const std::string& s = e.source();
+    const bool judgement = s.rfind("judgement", 0) == 0;
+    const bool two = s.find(';') != std::string::npos;
+    EXPECT_TRUE(judgement || two) << e.vendor() << " " << e.architecture() << ": " << s;
+  }
+}
+
+}  // namespace
+}  // namespace gpuadvisor::sizing

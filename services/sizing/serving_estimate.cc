@@ -239,55 +239,55 @@ std::string RunnerUpReason(const Job& j, const Candidate& best, const Candidate&
       ur, ub, 1e3 * r.speed.step_seconds, 1e3 * best.speed.step_seconds, why);
 }
 
-}  // namespace
-
-void EstimateServing(const Job& j, const GpuSpec& gpu, const v1::GpuConfiguration& config,
-                     v1::ConfigurationEstimate* out) {
-  const ModelSpec& m = *j.model;
-  const int gpn = config.gpus_per_node();
-  const int nodes = config.nodes();
-  const int gpus = gpn * nodes;
-  const Links links = ResolveLinks(gpu, config);
-  const double capacity = gpu.memory_bytes;
-  const double margin_usable = capacity * (1.0 - j.vram_margin);
-  out->set_gpu_memory_bytes(static_cast<int64_t>(capacity));
-  for (const v1::Note& note : j.notes)
-    AddNote(note.severity(), note.code().c_str(), note.text(), out);
-  if (!links.unsupported.empty()) return NotFit(links.unsupported, out);
+// Hints that no serving layout of this configuration can follow, or "".
+std::string HintProblem(const Job& j, int gpn, int gpus) {
   if (j.tp_hint > 0 && (gpn % j.tp_hint != 0 && j.tp_hint % gpn != 0)) {
-    return NotFit(absl::StrCat("workload.parallelism.tensor_parallel: ", j.tp_hint,
-                               " does not divide the ", gpn, " GPUs of a node"),
-                  out);
+    return absl::StrCat("workload.parallelism.tensor_parallel: ", j.tp_hint,
+                        " does not divide the ", gpn, " GPUs of a node");
   }
   if (j.tp_hint > gpn) {
-    return NotFit(absl::StrCat("workload.parallelism.tensor_parallel: ", j.tp_hint, " exceeds the ",
-                               gpn, " GPUs of one node"),
-                  out);
+    return absl::StrCat("workload.parallelism.tensor_parallel: ", j.tp_hint, " exceeds the ", gpn,
+                        " GPUs of one node");
   }
   if (j.pp_hint > 0 && gpus % (std::max(1, j.tp_hint) * j.pp_hint) != 0) {
-    return NotFit(absl::StrCat("workload.parallelism.pipeline_parallel: ", j.pp_hint,
-                               " x tensor_parallel does not divide the ", gpus, " GPUs"),
-                  out);
+    return absl::StrCat("workload.parallelism.pipeline_parallel: ", j.pp_hint,
+                        " x tensor_parallel does not divide the ", gpus, " GPUs");
   }
+  return "";
+}
 
-  // Candidates: TP inside a node, PP across nodes, EP over the TP group.
+// What a configuration offers the plan search.
+struct ServingSetup {
+  const GpuSpec* gpu = nullptr;
+  Links links;
+  int gpn = 1;
+  int nodes = 1;
+  double capacity = 0;
+  double usable = 0;  // at the request's VRAM margin
+};
+
+// Candidates: TP inside a node, PP across nodes, EP over the TP group; each
+// evaluated (memory, speed, SLO shortfall). Returns how many.
+int ServingCandidates(const Job& j, const ServingSetup& c,
+                      std::array<Candidate, kMaxCandidates>* cands) {
+  const ModelSpec& m = *j.model;
+  const int gpus = c.gpn * c.nodes;
   int tps[12], n_tp = 0, pps[12], n_pp = 0;
   if (j.tp_hint > 0) {
     tps[n_tp++] = j.tp_hint;
   } else {
-    for (int tp = 1; tp <= gpn && n_tp < 12; tp *= 2) {
-      if (gpn % tp == 0) tps[n_tp++] = tp;
+    for (int tp = 1; tp <= c.gpn && n_tp < 12; tp *= 2) {
+      if (c.gpn % tp == 0) tps[n_tp++] = tp;
     }
   }
   if (j.pp_hint > 0) {
     pps[n_pp++] = j.pp_hint;
   } else {
     pps[n_pp++] = 1;
-    for (int pp = 2; pp <= nodes && pp <= m.layers && n_pp < 12; pp *= 2) {
-      if (nodes % pp == 0) pps[n_pp++] = pp;
+    for (int pp = 2; pp <= c.nodes && pp <= m.layers && n_pp < 12; pp *= 2) {
+      if (c.nodes % pp == 0) pps[n_pp++] = pp;
     }
   }
-  std::array<Candidate, kMaxCandidates> cands;
   int n = 0;
   const int experts = m.resolved.experts();
   for (int ti = 0; ti < n_tp; ++ti) {
@@ -308,80 +308,84 @@ void EstimateServing(const Job& j, const GpuSpec& gpu, const v1::GpuConfiguratio
         p.pp = pp;
         p.ep = eps[ei];
         p.replicas = gpus / (tp * pp);
-        cands[n] = Evaluate(j, gpu, links, gpn, capacity, margin_usable, p);
-        if (cands[n].fits) cands[n].slo_shortfall = SloShortfall(j, cands[n]);
-        ++n;
+        Candidate& cand = (*cands)[n++];
+        cand = Evaluate(j, *c.gpu, c.links, c.gpn, c.capacity, c.usable, p);
+        if (cand.fits) cand.slo_shortfall = SloShortfall(j, cand);
       }
     }
   }
-  if (n == 0) {
-    return NotFit(absl::StrCat("workload.parallelism: no serving layout matches the hints on ",
-                               gpus, " GPUs"),
-                  out);
-  }
+  return n;
+}
 
-  // Among the plans that fit: the fastest that meets the SLOs (Better);
-  // `fastest` ignores them, for the note that says what they changed.
+struct ServingChoice {
   const Candidate* best = nullptr;
   const Candidate* runner = nullptr;
-  const Candidate* fastest = nullptr;
+  const Candidate* fastest = nullptr;  // ignoring the SLOs, for the note on what they changed
+  bool found = false;                  // best fits
+};
+
+// Among the plans that fit: the fastest that meets the SLOs (Better). When
+// none fits, the layout that holds the most sequences (or, if the weights fit
+// nowhere, the most sharded one), to show why.
+ServingChoice ChooseServing(const Job& j, const std::array<Candidate, kMaxCandidates>& cands,
+                            int n) {
+  ServingChoice ch;
   for (int i = 0; i < n; ++i) {
     const Candidate& c = cands[i];
     if (!c.fits) continue;
-    if (best == nullptr || Better(j, c, *best)) {
-      runner = best;
-      best = &c;
-    } else if (runner == nullptr || Better(j, c, *runner)) {
-      runner = &c;
+    if (ch.best == nullptr || Better(j, c, *ch.best)) {
+      ch.runner = ch.best;
+      ch.best = &c;
+    } else if (ch.runner == nullptr || Better(j, c, *ch.runner)) {
+      ch.runner = &c;
     }
-    if (fastest == nullptr || Faster(j, c, *fastest)) fastest = &c;
+    if (ch.fastest == nullptr || Faster(j, c, *ch.fastest)) ch.fastest = &c;
   }
-  const bool found = best != nullptr;
-  if (!found) {
-    // Nothing holds the requested concurrency: show the layout that holds the
-    // most sequences (or, if the weights fit nowhere, the most sharded one).
-    for (int i = 0; i < n; ++i) {
-      const Candidate& c = cands[i];
-      if (best == nullptr || c.max_concurrency > best->max_concurrency ||
-          (c.max_concurrency == best->max_concurrency && c.mem.Total() < best->mem.Total())) {
-        best = &c;
-      }
+  ch.found = ch.best != nullptr;
+  if (ch.found) return ch;
+  for (int i = 0; i < n; ++i) {
+    const Candidate& c = cands[i];
+    if (ch.best == nullptr || c.max_concurrency > ch.best->max_concurrency ||
+        (c.max_concurrency == ch.best->max_concurrency && c.mem.Total() < ch.best->mem.Total())) {
+      ch.best = &c;
     }
   }
-  const Candidate& c = *best;
-  FillPlan(c, out->mutable_plan());
-  SetMemory(c.mem.weights, c.mem.grads, c.mem.optimizer, c.mem.activations, c.mem.kv,
-            c.mem.overhead, out->mutable_memory());
-  out->set_memory_margin(1.0 - c.mem.Total() / capacity);
-  if (found && runner != nullptr) {
-    FillPlan(*runner, out->mutable_runner_up());
-    out->set_runner_up_reason(RunnerUpReason(j, c, *runner));
-  }
+  return ch;
+}
 
+// Why the chosen layout does not fit, or "".
+std::string ServingNotFitReason(const Job& j, const ServingSetup& s, const ServingChoice& ch) {
+  const Candidate& c = *ch.best;
   const v1::FrameworkProfile& e = *j.framework;
-  const int shards = c.plan.tp * c.plan.pp;
-  std::string reason;
   if (!c.weights_fit) {
-    reason = absl::StrCat(
-        "needs ", Gb(c.mem.Total() - c.mem.kv), " per GPU before any KV cache with ", shards,
-        "-way sharding; ", gpu.name, " has ", Gb(capacity), ", of which ", e.display_name(),
-        " claims ", Gb(c.usable), " (gpu_memory_utilization ", e.gpu_memory_utilization(), ")");
-  } else if (!found) {
-    reason = absl::StrCat("KV cache holds only ", static_cast<int64_t>(c.max_concurrency),
-                          " of the ", static_cast<int64_t>(c.target), " concurrent sequences of ",
-                          static_cast<int64_t>(j.context), " tokens per replica (",
-                          Gb(c.usable - (c.mem.Total() - c.mem.kv)), " left for KV cache per GPU)");
-  } else if (c.plan.pp > 1 && !links.fabric) {
-    reason = "pipeline stages across nodes need an inter-node fabric; this configuration has none";
-  } else if (links.max_nodes > 0 && nodes > links.max_nodes) {
-    reason = absl::StrCat("the fabric of this offer spans at most ", links.max_nodes, " nodes");
+    return absl::StrCat("needs ", Gb(c.mem.Total() - c.mem.kv),
+                        " per GPU before any KV cache with ", c.plan.tp * c.plan.pp,
+                        "-way sharding; ", s.gpu->name, " has ", Gb(s.capacity), ", of which ",
+                        e.display_name(), " claims ", Gb(c.usable), " (gpu_memory_utilization ",
+                        e.gpu_memory_utilization(), ")");
   }
-  out->set_fits(reason.empty());
-  if (!reason.empty()) {
-    out->set_not_fit_reason(reason);
-    AddNote(v1::NOTE_SEVERITY_WARNING, "does_not_fit", reason, out);
+  if (!ch.found) {
+    return absl::StrCat("KV cache holds only ", static_cast<int64_t>(c.max_concurrency), " of the ",
+                        static_cast<int64_t>(c.target), " concurrent sequences of ",
+                        static_cast<int64_t>(j.context), " tokens per replica (",
+                        Gb(c.usable - (c.mem.Total() - c.mem.kv)), " left for KV cache per GPU)");
   }
-  if (found && c.slo_shortfall > 0) {
+  if (c.plan.pp > 1 && !s.links.fabric) {
+    return "pipeline stages across nodes need an inter-node fabric; this configuration has none";
+  }
+  if (s.links.max_nodes > 0 && s.nodes > s.links.max_nodes) {
+    return absl::StrCat("the fabric of this offer spans at most ", s.links.max_nodes, " nodes");
+  }
+  return "";
+}
+
+// The notes of the chosen layout: SLOs, KV capacity, TP over PCIe, the
+// precision, the wait for prefill capacity, non-autoregressive models.
+void ServingNotes(const Job& j, const ServingSetup& s, const ServingChoice& ch,
+                  v1::ConfigurationEstimate* out) {
+  const Candidate& c = *ch.best;
+  const v1::FrameworkProfile& e = *j.framework;
+  if (ch.found && c.slo_shortfall > 0) {
     AddNote(
         v1::NOTE_SEVERITY_WARNING, "serving_slo_missed",
         absl::StrCat(
@@ -389,11 +393,11 @@ void EstimateServing(const Job& j, const GpuSpec& gpu, const v1::GpuConfiguratio
             "least: ",
             SloMisses(j, c), "."),
         out);
-  } else if (found && fastest != best && fastest->slo_shortfall > 0) {
+  } else if (ch.found && ch.fastest != ch.best && ch.fastest->slo_shortfall > 0) {
     AddNote(v1::NOTE_SEVERITY_INFO, "serving_slo",
             absl::StrCat("Serving SLOs: layout chosen to meet them; the fastest, ",
-                         Describe(fastest->plan), " (", SpeedAgainst(j, *fastest, c),
-                         "), misses them: ", SloMisses(j, *fastest), "."),
+                         Describe(ch.fastest->plan), " (", SpeedAgainst(j, *ch.fastest, c),
+                         "), misses them: ", SloMisses(j, *ch.fastest), "."),
             out);
   }
   if (c.weights_fit) {
@@ -404,7 +408,7 @@ void EstimateServing(const Job& j, const GpuSpec& gpu, const v1::GpuConfiguratio
                          e.gpu_memory_utilization(), ")."),
             out);
   }
-  if (c.plan.tp > 1 && (links.bridged_or_pcie || c.plan.tp > links.domain_size)) {
+  if (c.plan.tp > 1 && (s.links.bridged_or_pcie || c.plan.tp > s.links.domain_size)) {
     AddNote(v1::NOTE_SEVERITY_WARNING, "tp_over_pcie",
             "TP over a bridged/PCIe domain: per-layer all-reduces are slow; an NVLink/NVSwitch "
             "node serves faster.",
@@ -413,20 +417,36 @@ void EstimateServing(const Job& j, const GpuSpec& gpu, const v1::GpuConfiguratio
   if (!j.precision_note.empty())
     AddNote(v1::NOTE_SEVERITY_INFO, "precision", j.precision_note, out);
   std::string peak_note;
-  PeakFlops(gpu, j.precision, false, &peak_note);
+  PeakFlops(*s.gpu, j.precision, false, &peak_note);
   if (!peak_note.empty())
     AddNote(j.precision == v1::PRECISION_FP8 ? v1::NOTE_SEVERITY_WARNING : v1::NOTE_SEVERITY_INFO,
             PeakNoteCode(j.precision), peak_note, out);
+  if (!j.batch && c.speed.prefill_wait_seconds > 0.1 * c.speed.ttft_seconds) {
+    AddNote(v1::NOTE_SEVERITY_INFO, "prefill_wait",
+            absl::StrFormat("First token at the 90th percentile: %.2f s, of which %.2f s waiting "
+                            "for prefill capacity (the other %d sequences' prompts keep each "
+                            "replica %.0f%% busy prefilling).",
+                            c.speed.ttft_seconds, c.speed.prefill_wait_seconds,
+                            static_cast<int>(c.plan.batch) - 1, 100 * c.speed.prefill_fraction),
+            out);
+  }
+  const ModelSpec& m = *j.model;
   if (m.kind == v1::MODEL_KIND_DIFFUSION || m.kind == v1::MODEL_KIND_ENCODER) {
     AddNote(v1::NOTE_SEVERITY_WARNING, "not_autoregressive",
             "Not an autoregressive model: token rates are indicative only.", out);
   }
+}
 
-  // Outputs: per replica at its concurrency, and for the cluster.
+// Outputs: per replica at its concurrency, and for the configuration.
+void FillServing(const Job& j, const ServingSetup& setup, const Candidate& c,
+                 v1::ConfigurationEstimate* out) {
   const ServeSpeed& s = c.speed;
   const int replicas = c.plan.replicas;
   v1::ServingEstimate* se = out->mutable_serving();
   se->set_time_to_first_token_seconds(s.ttft_seconds);
+  se->set_unloaded_time_to_first_token_seconds(s.ttft_unloaded_seconds);
+  se->set_prefill_wait_seconds(s.prefill_wait_seconds);
+  se->set_time_to_first_token_percentile(kTtftPercentile);
   se->set_inter_token_latency_seconds(s.step_seconds);
   se->set_tokens_per_second_per_user(s.user_tokens_per_second);
   se->set_decode_tokens_per_second_per_user(s.step_seconds > 0 ? 1.0 / s.step_seconds : 0.0);
@@ -444,7 +464,7 @@ void EstimateServing(const Job& j, const GpuSpec& gpu, const v1::GpuConfiguratio
   se->set_concurrency_per_replica(static_cast<int>(c.plan.batch));
   se->set_max_concurrency_per_replica(static_cast<int>(c.max_concurrency));
   se->set_kv_cache_capacity_tokens_per_replica(static_cast<int64_t>(c.kv_tokens));
-  se->set_gpu_memory_utilization(c.usable / capacity);
+  se->set_gpu_memory_utilization(c.usable / setup.capacity);
   se->set_prefill_tokens_per_second_per_replica(s.prefill_tokens_per_second);
 
   // tokens_per_second: output tokens/s of the whole configuration, so that
@@ -452,21 +472,67 @@ void EstimateServing(const Job& j, const GpuSpec& gpu, const v1::GpuConfiguratio
   out->set_tokens_per_second(se->output_tokens_per_second());
   out->set_prefill_tokens_per_second(replicas * s.prefill_tokens_per_second);
   std::string ignored;
-  const double peak = PeakFlops(gpu, j.precision, false, &ignored);
-  out->set_utilization(
-      peak > 0 ? se->output_tokens_per_second() * 2.0 * m.compute_params / (gpus * peak) : 0.0);
+  const double peak = PeakFlops(*setup.gpu, j.precision, false, &ignored);
+  const int gpus = setup.gpn * setup.nodes;
+  out->set_utilization(peak > 0 ? se->output_tokens_per_second() * 2.0 * j.model->compute_params /
+                                      (gpus * peak)
+                                : 0.0);
   out->set_communication_fraction(s.communication_fraction);
   out->set_goodput(1.0);
-  if (j.batch) {
-    if (j.requests > 0 && se->requests_per_second() > 0) {
-      out->set_estimated_hours(j.requests / se->requests_per_second() / 3600.0);
-    } else {
-      AddNote(v1::NOTE_SEVERITY_WARNING, "no_requests", "No requests given: estimated_hours is 0.",
-              out);
-    }
-  } else {
+  if (!j.batch) {
     out->set_estimated_hours(j.serving_hours);
+  } else if (j.requests > 0 && se->requests_per_second() > 0) {
+    out->set_estimated_hours(j.requests / se->requests_per_second() / 3600.0);
+  } else {
+    AddNote(v1::NOTE_SEVERITY_WARNING, "no_requests", "No requests given: estimated_hours is 0.",
+            out);
   }
+}
+
+}  // namespace
+
+// Serving follows training's shape: candidates -> choose -> fill.
+void EstimateServing(const Job& j, const GpuSpec& gpu, const v1::GpuConfiguration& config,
+                     v1::ConfigurationEstimate* out) {
+  ServingSetup setup;
+  setup.gpu = &gpu;
+  setup.gpn = config.gpus_per_node();
+  setup.nodes = config.nodes();
+  setup.links = ResolveLinks(gpu, config);
+  setup.capacity = gpu.memory_bytes;
+  setup.usable = setup.capacity * (1.0 - j.vram_margin);
+  out->set_gpu_memory_bytes(static_cast<int64_t>(setup.capacity));
+  for (const v1::Note& note : j.notes)
+    AddNote(note.severity(), note.code().c_str(), note.text(), out);
+  if (!setup.links.unsupported.empty()) return NotFit(setup.links.unsupported, out);
+  const int gpus = setup.gpn * setup.nodes;
+  if (std::string hint = HintProblem(j, setup.gpn, gpus); !hint.empty()) return NotFit(hint, out);
+
+  std::array<Candidate, kMaxCandidates> cands;
+  const int n = ServingCandidates(j, setup, &cands);
+  if (n == 0) {
+    return NotFit(absl::StrCat("workload.parallelism: no serving layout matches the hints on ",
+                               gpus, " GPUs"),
+                  out);
+  }
+  const ServingChoice choice = ChooseServing(j, cands, n);
+  const Candidate& c = *choice.best;
+  FillPlan(c, out->mutable_plan());
+  SetMemory(c.mem.weights, c.mem.grads, c.mem.optimizer, c.mem.activations, c.mem.kv,
+            c.mem.overhead, out->mutable_memory());
+  out->set_memory_margin(1.0 - c.mem.Total() / setup.capacity);
+  if (choice.found && choice.runner != nullptr) {
+    FillPlan(*choice.runner, out->mutable_runner_up());
+    out->set_runner_up_reason(RunnerUpReason(j, c, *choice.runner));
+  }
+  const std::string reason = ServingNotFitReason(j, setup, choice);
+  out->set_fits(reason.empty());
+  if (!reason.empty()) {
+    out->set_not_fit_reason(reason);
+    AddNote(v1::NOTE_SEVERITY_WARNING, "does_not_fit", reason, out);
+  }
+  ServingNotes(j, setup, choice, out);
+  FillServing(j, setup, c, out);
 }
 
 }  // namespace gpuadvisor::sizing

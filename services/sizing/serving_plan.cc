@@ -54,6 +54,14 @@ Memory ServingMemory(const Job& j, const ServePlan& p) {
   return mem;
 }
 
+double PrefillWaitSeconds(double prefill_fraction, double batch, double prefill_seconds, double q) {
+  if (batch <= 1 || prefill_seconds <= 0) return 0;
+  const double rho = std::clamp(prefill_fraction * (batch - 1) / batch, 0.0, 0.999);
+  if (rho <= 1 - q) return 0;
+  const double tau = prefill_seconds / (2 * (1 - rho));
+  return std::min(tau * std::log(rho / (1 - q)), (batch - 1) * prefill_seconds);
+}
+
 ServeSpeed ServingSpeed(const Job& j, const GpuSpec& gpu, const Links& links, int gpus_per_node,
                         const ServePlan& p) {
   const ModelSpec& m = *j.model;
@@ -134,7 +142,7 @@ ServeSpeed ServingSpeed(const Job& j, const GpuSpec& gpu, const Links& links, in
     }
     return t;
   };
-  s.ttft_seconds = prefill_seconds(j.prompt);
+  s.ttft_unloaded_seconds = prefill_seconds(j.prompt);
   // Prefill throughput under load: the engine batches prompts into chunks
   // of up to max_batched_tokens; stages of a pipeline work on different
   // chunks at once.
@@ -147,12 +155,16 @@ ServeSpeed ServingSpeed(const Job& j, const GpuSpec& gpu, const Links& links, in
   s.requests_per_second = 1.0 / per_request;
   s.output_tokens_per_second = s.requests_per_second * j.output;
   s.prefill_fraction = prefill_per_request / per_request;
+  s.prefill_wait_seconds =
+      PrefillWaitSeconds(s.prefill_fraction, b, prefill_per_request, kTtftPercentile);
+  s.ttft_seconds = s.ttft_unloaded_seconds + s.prefill_wait_seconds;
   // At full load the b sequences in flight each complete one request per
   // b x per_request seconds (Little's law); a sequence streams its output in
   // that cycle after its first token, its decode steps stalled by the other
   // sequences' prefills. So the per-user speed times the concurrency is the
   // replica's output rate, not b / step_seconds.
-  const double streaming = std::max(b * per_request - s.ttft_seconds, j.output * s.step_seconds);
+  const double streaming =
+      std::max(b * per_request - s.ttft_unloaded_seconds, j.output * s.step_seconds);
   s.user_tokens_per_second = streaming > 0 ? j.output / streaming : 0.0;
   return s;
 }

@@ -27,8 +27,12 @@ double KvBytesPerTokenPerGpu(const Job& j, const ServePlan& p);
 double KvBytesPerSequencePerGpu(const Job& j, const ServePlan& p);
 
 struct ServeSpeed {
-  double step_seconds = 0;               // one decode step (inter-token latency)
-  double ttft_seconds = 0;               // one prompt's prefill + one decode step
+  double step_seconds = 0;  // one decode step (inter-token latency)
+  // Time to first token at the replica's load: the unloaded prefill plus
+  // the wait for prefill capacity at kTtftPercentile (PrefillWaitSeconds).
+  double ttft_seconds = 0;
+  double ttft_unloaded_seconds = 0;      // one prompt's prefill, nothing ahead of it
+  double prefill_wait_seconds = 0;       // the wait at kTtftPercentile
   double prefill_tokens_per_second = 0;  // per replica, prompts pipelined
   double requests_per_second = 0;        // per replica
   double output_tokens_per_second = 0;   // per replica
@@ -42,6 +46,20 @@ struct ServeSpeed {
   // 1 / step_seconds (reached when prefill is negligible).
   double user_tokens_per_second = 0;
 };
+
+// The percentile the reported time to first token is at.
+inline constexpr double kTtftPercentile = 0.9;
+
+// Wait of a new prompt for prefill capacity on a replica serving `batch`
+// closed-loop sequences whose prefills keep it `prefill_fraction` busy, each
+// prompt taking `prefill_seconds` of it, at percentile `q`. Queue model
+// (docs/sizing.md "Serving under load"): the prefill work is an M/D/1 queue
+// fed by the other batch - 1 sequences (utilization rho = prefill_fraction x
+// (batch - 1) / batch), its mean wait rho S / (2 (1 - rho)) and an
+// exponential tail P(W > t) = rho exp(-t / tau) with the same mean (tau =
+// S / (2 (1 - rho))), so the q-th percentile is tau ln(rho / (1 - q)) when
+// rho > 1 - q, else 0; never more than the other sequences' prefills.
+double PrefillWaitSeconds(double prefill_fraction, double batch, double prefill_seconds, double q);
 
 ServeSpeed ServingSpeed(const Job& j, const GpuSpec& gpu, const Links& links, int gpus_per_node,
                         const ServePlan& p);
