@@ -47,7 +47,7 @@ TEST(ServingLoad, PrefillWaitHandComputed) {
   // rho = 0.6 x 10 / 11; tau = 0.1 / (2 (1 - rho)); P90 = tau ln(rho / 0.1).
   const double rho = 0.6 * 10 / 11, tau = 0.1 / (2 * (1 - rho));
   EXPECT_NEAR(PrefillWaitSeconds(0.6, 11, 0.1, 0.9), tau * std::log(rho / 0.1), 1e-12);
-  EXPECT_EQ(PrefillWaitSeconds(0.6, 1, 0.1, 0.9), 0.0);   // nobody else
+  EXPECT_EQ(PrefillWaitSeconds(0.6, 1, 0.1, 0.9), 0.0);    // nobody else
   EXPECT_EQ(PrefillWaitSeconds(0.05, 32, 0.1, 0.9), 0.0);  // rho below 1 - q
   // Never more than every other sequence's prefill.
   EXPECT_NEAR(PrefillWaitSeconds(1.0, 4, 0.1, 0.9), 0.3, 1e-12);
