@@ -643,7 +643,10 @@ TEST_F(Answers, EndpointSlosChooseTheLayoutSoAnOfferThatCanMeetThemIsKept) {
   ASSERT_NE(met, nullptr) << "8x L40S excluded with a " << cap
                           << " s first-token cap; excluded: " << kept.excluded_size();
   EXPECT_LE(met->serving().time_to_first_token_seconds(), cap);
-  EXPECT_GT(met->parallel_plan().tensor_parallel(), top->parallel_plan().tensor_parallel());
+  // The first token is the P90 under load (sizing's prefill queue): the quicker
+  // layout is a different one, more replicas with fewer prompts queued on each
+  // as often as more tensor parallelism.
+  EXPECT_NE(met->parallel_plan().description(), top->parallel_plan().description());
   EXPECT_THAT(met->notes(),
               ::testing::Contains(HasSubstr("Serving SLOs: layout chosen to meet them")));
   for (const auto& r : kept.recommendations()) {
