@@ -20,9 +20,7 @@ absl::StatusOr<OverheadModel> OverheadModel::FromProto(const v1::OverheadRules& 
     for (const auto& [name, value, positive] :
          {std::tuple<const char*, double, bool>{"startup_minutes", r.startup_minutes(), false},
           {"image_gb", r.image_gb(), false},
-          {"download_gbps", r.download_gbps(), true},
-          {"checkpoint_write_gb_per_second", r.checkpoint_write_gb_per_second(), true},
-          {"checkpoint_interval_minutes", r.checkpoint_interval_minutes(), true}}) {
+          {"download_gbps", r.download_gbps(), true}}) {
       if (!std::isfinite(value) || value < 0 || (positive && value == 0)) {
         return absl::InvalidArgumentError(
             absl::StrCat("rules[", i, "].", name,
@@ -87,15 +85,9 @@ OverheadModel::Hours OverheadModel::Compute(const v1::OverheadRule& rule, const 
   h.startup = rule.startup_minutes() / 60.0;
   h.image_pull = rule.image_gb() / gb_per_hour;
   h.download = (run.weights_gb + run.dataset_gb) / gb_per_hour;
-  if (run.checkpoint_gb > 0 && !run.checkpoints_priced_elsewhere && run.run_hours > 0) {
-    const double interval_hours =
-        (run.checkpoint_interval_minutes > 0 ? run.checkpoint_interval_minutes
-                                             : rule.checkpoint_interval_minutes()) /
-        60.0;
-    const double writes = std::floor(run.run_hours / interval_hours);
-    h.checkpoint = writes * run.checkpoint_gb / rule.checkpoint_write_gb_per_second() / 3600.0;
-  }
-  h.total = h.startup + h.image_pull + h.download + h.checkpoint;
+  // Checkpoint writes are pricing's (Quote.checkpoint_hours, the same rule
+  // for every purchase option): not counted here, so never twice.
+  h.total = h.startup + h.image_pull + h.download;
   return h;
 }
 

@@ -1,10 +1,13 @@
 #ifndef GPUADVISOR_SERVICES_GATEWAY_OVERHEADS_H_
 #define GPUADVISOR_SERVICES_GATEWAY_OVERHEADS_H_
 
-// Start-up, image pull, model and dataset download and checkpoint writes, from
+// Start-up, image pull and model and dataset download, from
 // data/gateway/overheads.textproto (gpuadvisor.gateway.v1.OverheadRules): the
 // hours a run spends outside the model's own computation, added to every
-// candidate's hours before pricing.
+// candidate's hours before pricing. Checkpoint writes are not counted here:
+// pricing's Quote counts them for every purchase option
+// (Quote.checkpoint_hours, per node in parallel at the provider's storage
+// bandwidth; docs/pricing.md), so checkpoint_hours is 0.
 //
 //   absl::StatusOr<OverheadModel> model =
 //   OverheadModel::FromFile("data/gateway/overheads.textproto"); v1::Overheads o =
@@ -28,9 +31,11 @@ struct RunData {
   // The offer's published instance network (catalog Offer.network.gbps); 0 =
   // not published. Downloads run at the rule's download_gbps, capped by it.
   double network_gbps = 0;
-  double checkpoint_gb = 0;                   // one checkpoint; 0 = none written
-  double checkpoint_interval_minutes = 0;     // 0 = the rule's default
-  bool checkpoints_priced_elsewhere = false;  // spot: pricing's preemption model counts them
+  // Ignored since pricing counts checkpoint writes (quote rules 2); kept until
+  // the recommender stops setting them.
+  double checkpoint_gb = 0;
+  double checkpoint_interval_minutes = 0;
+  bool checkpoints_priced_elsewhere = false;
 };
 
 class OverheadModel {
@@ -38,7 +43,7 @@ class OverheadModel {
   OverheadModel() = default;  // no overheads
 
   // kInvalidArgument naming the field for a negative or non-finite value, a
-  // zero bandwidth, a duplicate provider, no default rule (provider "") or a
+  // zero download bandwidth, a duplicate provider, no default rule (provider "") or a
   // serving default without its source.
   static absl::StatusOr<OverheadModel> FromProto(const v1::OverheadRules& rules);
   static absl::StatusOr<OverheadModel> FromFile(const std::string& path);

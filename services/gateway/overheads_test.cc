@@ -16,20 +16,18 @@ TEST(Overheads, DataFileLoadsAndComputesEachPart) {
       OverheadModel::FromFile(GPUADVISOR_SOURCE_DIR "/data/gateway/overheads.textproto");
   ASSERT_OK(model);
   ASSERT_FALSE(model->empty());
-  // Default rule: 5 min start-up, 10 GB image at 10 Gbps (8 s), hourly
-  // checkpoints at 2 GB/s.
+  // Default rule: 5 min start-up, 10 GB image at 10 Gbps (8 s); checkpoint
+  // writes are pricing's (Quote.checkpoint_hours), never counted here.
   RunData run{.run_hours = 10.5, .weights_gb = 16, .dataset_gb = 9, .checkpoint_gb = 100};
   const v1::Overheads o = model->For("aws", run);
   EXPECT_DOUBLE_EQ(o.startup_hours(), 5.0 / 60);
   EXPECT_DOUBLE_EQ(o.image_pull_hours(), 10.0 / (10.0 / 8 * 3600));
   EXPECT_DOUBLE_EQ(o.download_hours(), 25.0 / (10.0 / 8 * 3600));
-  EXPECT_DOUBLE_EQ(o.checkpoint_hours(), 10 * 100.0 / 2 / 3600);  // 10 writes
+  EXPECT_EQ(o.checkpoint_hours(), 0);
   EXPECT_DOUBLE_EQ(o.total_hours(), o.startup_hours() + o.image_pull_hours() + o.download_hours() +
                                         o.checkpoint_hours());
   EXPECT_FALSE(o.source().empty());
-  // A provider with its own rule, matched ignoring case; spot leaves the
-  // checkpoint writes to pricing.
-  run.checkpoints_priced_elsewhere = true;
+  // A provider with its own rule, matched ignoring case.
   const v1::Overheads vast = model->For("Vast", run);
   EXPECT_GT(vast.download_hours(), o.download_hours());
   EXPECT_EQ(vast.checkpoint_hours(), 0);

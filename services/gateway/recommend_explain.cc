@@ -153,6 +153,9 @@ void RunState::Explain(const Candidate& candidate, const pricing::v1::Quote& quo
   r.set_gpu_memory_bytes(e.gpu_memory_bytes());
   r.set_optimal_checkpoint_interval_minutes(quote.optimal_checkpoint_interval_minutes());
   *r.mutable_overheads() = OverheadsOf(candidate);
+  // Checkpoint writes are pricing's, the same rule on every purchase option.
+  r.mutable_overheads()->set_checkpoint_hours(quote.checkpoint_hours());
+  r.mutable_overheads()->set_total_hours(r.overheads().total_hours() + quote.checkpoint_hours());
   r.mutable_overheads()->set_usd(r.overheads().total_hours() * quote.cost().usd_per_hour());
   ExplainReasons(candidate, quote, r);
   ExplainWarnings(candidate, quote, r);

@@ -40,6 +40,10 @@ absl::Status ValidateConstraints(const v1::RecommendRequest& request) {
   }
   if (request.workload().has_egress_gb()) {
     RETURN_IF_ERROR(NonNegative(request.workload().egress_gb(), "workload.egress_gb"));
+    if (request.workload().egress_gb() > pricing::kMaxJobGb) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("workload.egress_gb: must be <= ", pricing::kMaxJobGb, " (GB)"));
+    }
   }
   if (c.has_vram_margin() && !(c.vram_margin() >= 0 && c.vram_margin() <= 0.9)) {
     return absl::InvalidArgumentError("constraints.vram_margin: must be between 0 and 0.9");

@@ -1,6 +1,7 @@
 // Checks the shipped data/pricing/billing.textproto (and, when present, the
 // catalog's offers file) through the real loader.
 
+#include <algorithm>
 #include <cmath>
 #include <fstream>
 #include <map>
@@ -41,6 +42,8 @@ TEST(BillingData, LoadsAndCoversEveryProvider) {
   const v1::PriceBook& data = (*book)->data();
   EXPECT_EQ(data.prices_as_of(), "2026-11-29");
   EXPECT_THAT(data.prices(), IsEmpty());
+  ASSERT_GT(data.billing_size(), 0);
+  ASSERT_GT(data.spot_risks_size(), 0);
   std::set<std::string> providers;
   for (const v1::BillingRule& rule : data.billing()) {
     providers.insert(rule.provider());
@@ -108,7 +111,37 @@ TEST(BillingData, AwsSpotRatesAreTheDocumentedConversion) {
   EXPECT_TRUE(any.at("runpod")->has_notice_seconds());
   EXPECT_EQ(any.at("runpod")->notice_seconds(), 0);
   EXPECT_FALSE(any.at("nebius")->has_notice_seconds());
-  EXPECT_FALSE(any.at("crusoe")->has_notice_seconds());
+  EXPECT_FALSE(any.at("*")->has_notice_seconds());
+}
+
+// Providers without published interruption data get a conservative stated
+// default: no rate given directly (a judgement) is below the highest rate
+// derived from a provider's published statistic, and the catch-all entry
+// exists, so spot on an unmeasured provider never looks safer than on a
+// measured one.
+TEST(BillingData, NoJudgementRateIsBelowThePublishedOnes) {
+  auto book = LoadPriceBook(kBillingPath, catalog::v1::CatalogSnapshot());
+  ASSERT_OK(book);
+  double highest_published = 0;
+  int judged = 0;
+  for (const v1::SpotRisk& risk : (*book)->data().spot_risks()) {
+    if (risk.interruption_frequency() > 0) {
+      highest_published = std::max(
+          highest_published, InterruptionFractionToRatePerHour(risk.interruption_frequency(),
+                                                               risk.instance_lifetime_hours()));
+    }
+  }
+  ASSERT_GT(highest_published, 0.018);  // AWS p5: -ln(0.8) / 12 h
+  bool catch_all = false;
+  for (const v1::SpotRisk& risk : (*book)->data().spot_risks()) {
+    if (risk.interruption_frequency() > 0) continue;
+    ++judged;
+    catch_all |= risk.provider() == "*" && risk.gpu_model() == "*";
+    EXPECT_GE(risk.interruptions_per_hour(), highest_published)
+        << risk.provider() << " " << risk.gpu_model() << ": " << risk.source();
+  }
+  EXPECT_GT(judged, 0);
+  EXPECT_TRUE(catch_all);
 }
 
 // The shipped rules resolve as documented for offers named like the catalog's.

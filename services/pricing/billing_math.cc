@@ -38,6 +38,28 @@ double InterruptionFractionToRatePerHour(double fraction, double lifetime_hours)
   return -std::log1p(-fraction) / lifetime_hours;
 }
 
+double CheckpointWriteHours(double checkpoint_gb, int nodes, double gb_per_second) {
+  if (!(checkpoint_gb > 0) || nodes < 1 || !(gb_per_second > 0)) return 0.0;
+  return checkpoint_gb / nodes / gb_per_second / 3600.0;
+}
+
+double ExpectedRestarts(double rate, double segment_hours) {
+  if (!(rate > 0) || !(segment_hours > 0)) return 0.0;
+  return std::expm1(rate * segment_hours);
+}
+
+double ExpectedSegmentHours(double rate, double segment_hours, double restart_hours) {
+  if (!(segment_hours > 0)) return 0.0;
+  if (!(rate > 0)) return segment_hours;
+  return ExpectedRestarts(rate, segment_hours) * (1.0 / rate + std::max(0.0, restart_hours));
+}
+
+double BilledSecondsOverLaunches(double run_seconds, double launches, int granularity_seconds,
+                                 int minimum_seconds) {
+  if (!(launches > 1)) return BilledSeconds(run_seconds, granularity_seconds, minimum_seconds);
+  return launches * BilledSeconds(run_seconds / launches, granularity_seconds, minimum_seconds);
+}
+
 double MonthlyInterruptionFractionToRatePerHour(double fraction) {
   return InterruptionFractionToRatePerHour(fraction, kHoursPerMonth);
 }

@@ -47,6 +47,39 @@ double InterruptionFractionToRatePerHour(double fraction, double lifetime_hours)
 // comparison. -ln(1 - fraction) / 730.
 double MonthlyInterruptionFractionToRatePerHour(double fraction);
 
+// Time for one checkpoint write, hours: each of `nodes` nodes writes its
+// share of a `checkpoint_gb` checkpoint (the whole job's state) in parallel,
+// at `gb_per_second` per node (the storage path's bandwidth). 0 when any
+// argument is <= 0 (nothing to write, or no bandwidth stated).
+//   CheckpointWriteHours(720, 1, 2) == 0.1    // 720 GB at 2 GB/s
+//   CheckpointWriteHours(720, 4, 2) == 0.025  // four nodes write 180 GB each
+double CheckpointWriteHours(double checkpoint_gb, int nodes, double gb_per_second);
+
+// Expected interruptions before `segment_hours` of work complete without
+// one, when each interruption loses the segment and it starts over, at a
+// Poisson rate of `rate` per hour: e^{rate x segment} - 1. 0 for a rate or
+// segment <= 0.
+double ExpectedRestarts(double rate, double segment_hours);
+
+// Expected wall-clock hours until such a segment completes, when each
+// interruption also costs `restart_hours` before the segment starts again:
+//   (e^{rate x segment} - 1) x (1 / rate + restart_hours)
+// and `segment_hours` at rate 0. A job that cannot restart from a checkpoint
+// is one segment of its whole length H: (e^{lambda H} - 1) / lambda with no
+// restart time.
+//   ExpectedSegmentHours(0.02, 50, 0) == (e - 1) / 0.02 == 85.914...
+double ExpectedSegmentHours(double rate, double segment_hours, double restart_hours);
+
+// Seconds a provider bills for `run_seconds` of node time spread over
+// `launches` launches of equal length (the first one plus one per
+// interruption; a fraction of a launch counts pro rata): launches x
+// BilledSeconds(run_seconds / launches), so every relaunch pays the
+// granularity rounding and the minimum charge again. BilledSeconds for
+// launches <= 1.
+//   BilledSecondsOverLaunches(3600, 2, 60, 3600) == 7200  // two 30-min runs, 1 h minimum each
+double BilledSecondsOverLaunches(double run_seconds, double launches, int granularity_seconds,
+                                 int minimum_seconds);
+
 // Hours in the average month used for GB-month prices and the conversion above.
 inline constexpr double kHoursPerMonth = 730.0;
 

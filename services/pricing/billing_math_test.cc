@@ -1,6 +1,7 @@
 #include "services/pricing/billing_math.h"
 
 #include <cmath>
+#include <iterator>
 #include <limits>
 
 #include "gtest/gtest.h"
@@ -98,6 +99,50 @@ TEST(InterruptionFraction, OverARealisticLifetime) {
               1e-12);
   EXPECT_EQ(InterruptionFractionToRatePerHour(0.2, 0), 0);
   EXPECT_EQ(InterruptionFractionToRatePerHour(0, 12), 0);
+}
+
+// Issue 21 item 3: each spot and checkpoint formula against a value computed
+// by hand (the comment shows the arithmetic).
+TEST(SpotAndCheckpointFormulas, HandComputedTable) {
+  struct Case {
+    const char* formula;
+    double got;
+    double want;
+  } cases[] = {
+      // Checkpoint writes are per node, in parallel: 720 GB at 2 GB/s = 360 s.
+      {"CheckpointWriteHours(720 GB, 1 node, 2 GB/s)", CheckpointWriteHours(720, 1, 2), 0.1},
+      // Four nodes write 180 GB each at once: 90 s.
+      {"CheckpointWriteHours(720 GB, 4 nodes, 2 GB/s)", CheckpointWriteHours(720, 4, 2), 0.025},
+      // 2048 GB over 32 nodes at 2 GB/s: 32 s, not 1024 s through one pipe.
+      {"CheckpointWriteHours(2048 GB, 32 nodes, 2 GB/s)", CheckpointWriteHours(2048, 32, 2),
+       32.0 / 3600},
+      {"CheckpointWriteHours(no bandwidth)", CheckpointWriteHours(720, 1, 0), 0},
+      // e^{0.02 x 50} - 1 = e - 1.
+      {"ExpectedRestarts(0.02/h, 50 h)", ExpectedRestarts(0.02, 50), 1.718281828459045},
+      // Non-restartable: (e^{lambda H} - 1) / lambda = (e - 1) / 0.02.
+      {"ExpectedSegmentHours(0.02/h, 50 h, R 0)", ExpectedSegmentHours(0.02, 50, 0),
+       85.91409142295225},
+      // With 30 min per restart: (e - 1) x (50 + 0.5).
+      {"ExpectedSegmentHours(0.02/h, 50 h, R 0.5 h)", ExpectedSegmentHours(0.02, 50, 0.5),
+       86.77323233718178},
+      // 48 h on 4 nodes at 0.005/h per node: (e^{0.96} - 1) / 0.02, not 48 x (1 + P).
+      {"ExpectedSegmentHours(0.02/h, 48 h, R 0)", ExpectedSegmentHours(0.02, 48, 0),
+       80.58482367115589},
+      {"ExpectedSegmentHours(rate 0)", ExpectedSegmentHours(0, 50, 1), 50},
+      // Two 30-minute launches, each billed its one-hour minimum.
+      {"BilledSecondsOverLaunches(3600 s, 2, 60 s, 3600 s)",
+       BilledSecondsOverLaunches(3600, 2, 60, 3600), 7200},
+      // 1.1 launches of 3305.5 s, each rounded to a started hour: 1.1 x 3600.
+      {"BilledSecondsOverLaunches(3636 s, 1.1, 3600 s, 3600 s)",
+       BilledSecondsOverLaunches(3636, 1.1, 3600, 3600), 3960},
+      // Per-second billing without a minimum: the launches cost nothing extra.
+      {"BilledSecondsOverLaunches(5400 s, 1.5, 1 s, 0)", BilledSecondsOverLaunches(5400, 1.5, 1, 0),
+       5400},
+      {"BilledSecondsOverLaunches(one launch)", BilledSecondsOverLaunches(3601, 1, 3600, 3600),
+       7200},
+  };
+  ASSERT_GT(std::size(cases), 0u);
+  for (const Case& c : cases) EXPECT_NEAR(c.got, c.want, 1e-9 * (1 + c.want)) << c.formula;
 }
 
 }  // namespace

@@ -24,16 +24,13 @@ namespace {
 
 namespace v1 = ::gpuadvisor::pricing::v1;
 using ::gpuadvisor::catalog::v1::PurchaseOption;
+using OfferEntry = ::gpuadvisor::pricing::quote_internal::OfferEntry;
 
-// Checkpoints are assumed to be written at 2 GB/s when the job does not say
-// how long a write takes (a conservative figure for a node's NVMe or a
-// parallel file system).
-constexpr double kDefaultCheckpointWriteGbPerSecond = 2.0;
 // Longest run a quote accepts; far above any real job, it keeps every
 // product finite.
 constexpr double kMaxHours = 1e6;
-// Above this expected loss per hour of work the first-order rework estimate
-// is too optimistic to be trusted without saying so.
+// Above this expected loss per hour of work (interruptions add more than a
+// quarter to the run) a spot quote says so.
 constexpr double kHighRiskReworkFraction = 0.25;
 
 constexpr char kNonRestartableWarning[] =
@@ -104,14 +101,252 @@ bool GpuFamilyMatches(absl::string_view pattern, absl::string_view gpu_model) {
 }
 
 // What Quote derives once per request from the JobProfile.
-struct JobConstants {
+struct JobTerms {
   double storage_gb = 0;
-  double checkpoint_write_hours = 0;
-  double interval_hours = 0;  // 0: use the optimal interval
+  double checkpoint_gb = 0;
+  double write_hours = 0;     // the job's checkpoint_write_minutes; 0: derived per offer
+  double interval_hours = 0;  // the job's; 0: the provider's default or the optimum
   double egress_gb = 0;
   bool restartable = false;
   bool always_on = false;
 };
+
+// The physical range of every number of a quote request, checked before
+// any arithmetic so no answer can overflow to inf or NaN (an exabyte of
+// data, a million hours, a hundred thousand nodes).
+struct JobRange {
+  const char* name;
+  double (v1::JobProfile::*get)() const;
+  double max;
+};
+constexpr JobRange kJobRanges[] = {
+    {"dataset_gb", &v1::JobProfile::dataset_gb, kMaxJobGb},
+    {"checkpoint_gb", &v1::JobProfile::checkpoint_gb, kMaxJobGb},
+    {"egress_gb", &v1::JobProfile::egress_gb, kMaxJobGb},
+    {"checkpoint_interval_minutes", &v1::JobProfile::checkpoint_interval_minutes, 6e7},
+    {"checkpoint_write_minutes", &v1::JobProfile::checkpoint_write_minutes, 6e7},
+};
+constexpr int32_t kMaxNodes = 100'000;
+
+absl::StatusOr<JobTerms> TermsOf(const v1::JobProfile& job) {
+  for (const JobRange& range : kJobRanges) {
+    const double value = (job.*range.get)();
+    if (!FiniteNonNegative(value) || value > range.max) {
+      return absl::InvalidArgumentError(absl::StrCat("job.", range.name,
+                                                     ": must be finite, >= 0 and <= ", range.max,
+                                                     " (got ", value, ")"));
+    }
+  }
+  JobTerms jt;
+  jt.storage_gb = job.dataset_gb() + 2.0 * job.checkpoint_gb();
+  jt.checkpoint_gb = job.checkpoint_gb();
+  jt.write_hours = job.checkpoint_write_minutes() / 60.0;
+  jt.interval_hours = job.checkpoint_interval_minutes() / 60.0;
+  jt.egress_gb = job.egress_gb();
+  jt.restartable = job.restartable();
+  jt.always_on = job.always_on();
+  return jt;
+}
+
+absl::Status CheckItem(int i, int32_t nodes, double hours, PurchaseOption option) {
+  if (nodes < 1 || nodes > kMaxNodes) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("items[", i, "].nodes: must be >= 1 and <= ", kMaxNodes, " (got ", nodes, ")"));
+  }
+  if (!std::isfinite(hours) || hours < 0 || hours > kMaxHours) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("items[", i, "].hours: must be finite, >= 0 and <= 1e6"));
+  }
+  if (!catalog::v1::PurchaseOption_IsValid(option)) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("items[", i, "].purchase_option: unknown value ", option));
+  }
+  return absl::OkStatus();
+}
+
+// The spot warnings of one cluster size and rate repeat on every regional
+// copy of an offer: each text is formatted once per request.
+class WarningTexts {
+ public:
+  template <typename Format>
+  const std::string& Once(int which, int32_t nodes, double value, const Format& format) {
+    auto [it, inserted] = texts_[which].try_emplace({nodes, value});
+    if (inserted) it->second = format();
+    return it->second;
+  }
+
+ private:
+  absl::flat_hash_map<std::pair<int32_t, double>, std::string> texts_[2];
+};
+constexpr int kCapacityWarning = 0;
+constexpr int kFrequentWarning = 1;
+
+// The compute part of one item's quote.
+struct ItemCost {
+  double checkpoint_hours = 0;  // writes, included in work_hours
+  double interval_hours = 0;    // between checkpoints; 0 or inf: none written
+  double work_hours = 0;        // W = H + checkpoint writes
+  double expected_hours = 0;    // wall clock with the expected interruptions
+  double billed_seconds = 0;    // per node, of W
+  double interruptions = 0;     // expected, spot only
+  double compute_usd = 0;
+  double preemption_usd = 0;
+};
+
+// Checkpoint writes: C per write, every `interval` hours of work; the same
+// rule for every purchase option, so the same box costs the same writes
+// on demand and on spot. `optimum` is the Young/Daly interval on spot
+// (+inf otherwise).
+void AddCheckpoints(const JobTerms& jt, double write_hours, double default_interval_hours,
+                    double optimum, double hours, ItemCost* c) {
+  double interval = jt.interval_hours;
+  if (!(interval > 0)) {
+    interval = default_interval_hours > 0 ? std::min(default_interval_hours, optimum) : optimum;
+  }
+  c->interval_hours = interval;
+  c->checkpoint_hours = write_hours > 0 && interval > 0 && std::isfinite(interval)
+                            ? hours / interval * write_hours
+                            : 0.0;
+  c->work_hours = hours + c->checkpoint_hours;
+  c->expected_hours = c->work_hours;
+}
+
+// Expected interruptions and wall-clock hours of W hours of work on spot
+// (see the top of price_book.h): `rate` for the cluster, C per checkpoint
+// write, R per restart.
+// False when a segment is so long for the rate that more than
+// kMaxRestartsPerSegment restarts are expected: the job is not expected to
+// finish on spot, and the item is left unpriced.
+constexpr double kMaxRestartsPerSegment = 1000;
+bool ExpectSpot(bool restartable, bool saved_on_notice, double rate, double write_hours,
+                double restart_hours, double hours, ItemCost* c) {
+  const double w = c->work_hours;
+  if (!(rate > 0)) return true;
+  const double interval = c->interval_hours;
+  if (restartable && (saved_on_notice || !(interval > 0))) {
+    // Nothing but the save and the restart is lost per interruption.
+    c->interruptions = rate * w;
+    c->expected_hours = w + c->interruptions * ((saved_on_notice ? write_hours : 0) + restart_hours);
+    return true;
+  }
+  // Segments that start over when interrupted: the whole run when the job
+  // cannot restart or writes no checkpoints, else one per interval.
+  double segments = 1;
+  if (restartable && std::isfinite(interval)) segments = std::max(1.0, hours / interval);
+  const double segment = w / segments;
+  if (rate * segment > std::log1p(kMaxRestartsPerSegment)) return false;
+  c->interruptions = segments * ExpectedRestarts(rate, segment);
+  c->expected_hours = segments * ExpectedSegmentHours(rate, segment, restart_hours);
+  return true;
+}
+
+// C: the job's write time, else its checkpoint written by every node in
+// parallel at the provider's storage bandwidth.
+double WriteHours(const OfferEntry& entry, const JobTerms& jt, int32_t nodes) {
+  if (jt.write_hours > 0) return jt.write_hours;
+  return CheckpointWriteHours(jt.checkpoint_gb, nodes, entry.checkpoint_write_gb_per_second);
+}
+
+// The price per node-hour at `option`; 0 with the reason when not sold so.
+double UnitPrice(const OfferEntry& entry, PurchaseOption option, v1::Quote* quote) {
+  const v1::OfferPrice& price = *entry.price;
+  double unit_price = 0;
+  switch (option) {
+    case catalog::v1::PURCHASE_OPTION_SPOT:
+      unit_price = price.spot_usd_per_hour();
+      if (unit_price <= 0) quote->set_unpriced_reason("not sold as spot");
+      break;
+    case catalog::v1::PURCHASE_OPTION_RESERVED:
+      unit_price = price.reserved_usd_per_hour();
+      if (unit_price <= 0 && entry.billing->reserved_discount() > 0) {
+        unit_price = price.on_demand_usd_per_hour() * (1.0 - entry.billing->reserved_discount());
+      }
+      if (unit_price <= 0) {
+        quote->set_unpriced_reason("no reserved price published and no commitment discount stated");
+      }
+      break;
+    default:
+      unit_price = price.on_demand_usd_per_hour();
+      if (unit_price <= 0) quote->set_unpriced_reason("not sold on demand");
+      break;
+  }
+  return unit_price;
+}
+
+// On demand and reserved: the run and its checkpoint writes, billed once.
+void PlainCost(const OfferEntry& entry, const JobTerms& jt, int32_t nodes, double hours,
+               double unit_price, ItemCost* c) {
+  const v1::BillingRule& rule = *entry.billing;
+  AddCheckpoints(jt, WriteHours(entry, jt, nodes), entry.default_interval_hours,
+                 std::numeric_limits<double>::infinity(), hours, c);
+  c->billed_seconds =
+      BilledSeconds(c->work_hours * 3600.0, rule.granularity_seconds(), rule.minimum_seconds());
+  c->compute_usd = nodes * unit_price * c->billed_seconds / 3600.0;
+}
+
+// Spot: the same writes, then the expected interruptions, each a restart
+// and a relaunch billed again (see the top of price_book.h). False when the
+// job is not expected to finish (the quote says why).
+bool SpotCost(const OfferEntry& entry, const JobTerms& jt, int32_t nodes, double hours,
+              double unit_price, WarningTexts& texts, v1::Quote* quote, ItemCost* c) {
+  const v1::BillingRule& rule = *entry.billing;
+  const double rate = nodes * entry.interruptions_per_hour;  // cluster
+  const double write_hours = WriteHours(entry, jt, nodes);
+  const double optimal = rate > 0 ? YoungDalyIntervalHours(write_hours, 1.0 / rate) : 0.0;
+  quote->set_interruptions_per_hour(rate);
+  quote->set_optimal_checkpoint_interval_minutes(optimal * 60.0);
+  if (entry.has_notice) quote->set_notice_seconds(entry.notice_seconds);
+  // Capacity risk: after a preemption every node of the cluster must be
+  // obtained again at once, which takes longer the more nodes there are.
+  const double restart_hours =
+      rule.restart_minutes() / 60.0 * (1.0 + entry.capacity_restart_factor * (nodes - 1));
+  quote->set_restart_minutes(restart_hours * 60.0);
+  if (nodes > 1 && entry.capacity_restart_factor > 0) {
+    quote->add_warnings(texts.Once(kCapacityWarning, nodes, restart_hours, [&] {
+      return absl::StrFormat(
+          "spot on %d nodes: each preemption stops the whole job until %d spot nodes are "
+          "available again at once (restart %.0f min assumed)",
+          nodes, nodes, restart_hours * 60.0);
+    }));
+  }
+  if (!entry.has_spot_risk) {
+    quote->add_warnings(absl::StrCat("no spot interruption rate for ", entry.price->provider(), " ",
+                                     entry.price->gpu_model(), ": preemption cost not estimated"));
+  }
+  AddCheckpoints(jt, write_hours, entry.default_interval_hours,
+                 rate > 0 ? optimal : std::numeric_limits<double>::infinity(), hours, c);
+  // A notice long enough to write a checkpoint saves the work since the last
+  // one: only the save and the restart are lost.
+  const bool saved_on_notice =
+      entry.has_notice && write_hours > 0 && entry.notice_seconds >= write_hours * 3600.0;
+  if (!ExpectSpot(jt.restartable, saved_on_notice, rate, write_hours, restart_hours, hours, c)) {
+    quote->set_unpriced_reason(absl::StrFormat(
+        "spot: at %.3g interruptions per hour on %d nodes the job is not expected to finish "
+        "(over %.0f restarts expected between checkpoints)",
+        rate, nodes, kMaxRestartsPerSegment));
+    return false;
+  }
+  c->billed_seconds =
+      BilledSeconds(c->work_hours * 3600.0, rule.granularity_seconds(), rule.minimum_seconds());
+  c->compute_usd = nodes * unit_price * c->billed_seconds / 3600.0;
+  const double billed_all =
+      BilledSecondsOverLaunches(c->expected_hours * 3600.0, 1.0 + c->interruptions,
+                                rule.granularity_seconds(), rule.minimum_seconds());
+  c->preemption_usd = std::max(0.0, nodes * unit_price * billed_all / 3600.0 - c->compute_usd);
+  quote->set_expected_interruptions(c->interruptions);
+  if (c->expected_hours - c->work_hours > kHighRiskReworkFraction * c->work_hours) {
+    quote->add_warnings(texts.Once(kFrequentWarning, nodes, rate, [&] {
+      return absl::StrFormat(
+          "frequent spot interruptions (every %.1f h on %d nodes): %.1f expected, adding %.0f%% "
+          "to the run",
+          1.0 / rate, nodes, c->interruptions,
+          100.0 * (c->expected_hours - c->work_hours) / c->work_hours);
+    }));
+  }
+  if (!jt.restartable) quote->add_warnings(kNonRestartableWarning);
+  if (jt.always_on) quote->add_warnings(kAlwaysOnWarning);
+  return true;
+}
 
 }  // namespace
 
@@ -185,6 +420,14 @@ absl::Status PriceBook::Index() {
       auto it = by_provider.find(provider);
       entry.billing = it != by_provider.end() ? it->second : &data_.default_billing();
     }
+    const v1::BillingRule& fallback = data_.default_billing();
+    entry.checkpoint_write_gb_per_second = entry.billing->checkpoint_write_gb_per_second() > 0
+                                               ? entry.billing->checkpoint_write_gb_per_second()
+                                               : fallback.checkpoint_write_gb_per_second();
+    entry.default_interval_hours = (entry.billing->checkpoint_interval_minutes() > 0
+                                        ? entry.billing->checkpoint_interval_minutes()
+                                        : fallback.checkpoint_interval_minutes()) /
+                                   60.0;
     const v1::SpotRisk* risk = find_risk(provider, price.gpu_model());
     if (risk == nullptr) risk = find_risk("*", price.gpu_model());
     if (risk != nullptr) {
@@ -235,30 +478,7 @@ absl::Status PriceBook::QuoteItems(int count, absl::FunctionRef<Item(int)> items
                                    v1::QuoteResponse* response_out) const {
   v1::QuoteResponse& response = *response_out;
   response.Clear();
-  // Job-wide values, validated and derived once.
-  const std::pair<const char*, double> job_fields[] = {
-      {"dataset_gb", job.dataset_gb()},
-      {"checkpoint_gb", job.checkpoint_gb()},
-      {"egress_gb", job.egress_gb()},
-      {"checkpoint_interval_minutes", job.checkpoint_interval_minutes()},
-      {"checkpoint_write_minutes", job.checkpoint_write_minutes()},
-  };
-  for (const auto& [name, value] : job_fields) {
-    if (!FiniteNonNegative(value)) {
-      return absl::InvalidArgumentError(absl::StrCat("job.", name, ": must be finite and >= 0"));
-    }
-  }
-  JobConstants jc;
-  jc.storage_gb = job.dataset_gb() + 2.0 * job.checkpoint_gb();
-  jc.checkpoint_write_hours =
-      job.checkpoint_write_minutes() > 0
-          ? job.checkpoint_write_minutes() / 60.0
-          : job.checkpoint_gb() / kDefaultCheckpointWriteGbPerSecond / 3600.0;
-  jc.interval_hours = job.checkpoint_interval_minutes() / 60.0;
-  jc.egress_gb = job.egress_gb();
-  jc.restartable = job.restartable();
-  jc.always_on = job.always_on();
-
+  ASSIGN_OR_RETURN(const JobTerms jt, TermsOf(job));
   response.set_price_book_version(data_.version());
   response.set_catalog_version(data_.catalog_version());
   response.set_quote_rules_version(kQuoteRulesVersion);
@@ -267,161 +487,50 @@ absl::Status PriceBook::QuoteItems(int count, absl::FunctionRef<Item(int)> items
     response.set_price_book_age_seconds(absl::ToInt64Seconds(now - prices_as_of_));
   }
   response.mutable_quotes()->Reserve(count);
-  // The spot warnings of one cluster size and rate repeat on every regional
-  // copy of an offer: each text is formatted once per request.
-  absl::flat_hash_map<std::pair<int32_t, double>, std::string> capacity_warnings, frequent_warnings;
-  auto once = [](absl::flat_hash_map<std::pair<int32_t, double>, std::string>& texts, int32_t nodes,
-                 double value, const auto& format) -> const std::string& {
-    auto [it, inserted] = texts.try_emplace({nodes, value});
-    if (inserted) it->second = format();
-    return it->second;
-  };
-
+  WarningTexts texts;
   for (int i = 0; i < count; ++i) {
     const Item item = items(i);
-    if (item.nodes < 1) {
-      return absl::InvalidArgumentError(absl::StrCat("items[", i, "].nodes: must be >= 1"));
-    }
-    if (!std::isfinite(item.hours) || item.hours < 0 || item.hours > kMaxHours) {
-      return absl::InvalidArgumentError(
-          absl::StrCat("items[", i, "].hours: must be finite, >= 0 and <= 1e6"));
-    }
-    if (!catalog::v1::PurchaseOption_IsValid(item.purchase_option)) {
-      return absl::InvalidArgumentError(
-          absl::StrCat("items[", i, "].purchase_option: unknown value ", item.purchase_option));
-    }
+    RETURN_IF_ERROR(CheckItem(i, item.nodes, item.hours, item.purchase_option));
     const PurchaseOption option = item.purchase_option == catalog::v1::PURCHASE_OPTION_UNSPECIFIED
                                       ? catalog::v1::PURCHASE_OPTION_ON_DEMAND
                                       : item.purchase_option;
-
     v1::Quote* quote = response.add_quotes();
     if (echo_offer_ids) quote->set_offer_id(item.offer_id.data(), item.offer_id.size());
     quote->set_purchase_option(option);
-
     auto found = offers_.find(item.offer_id);
     if (found == offers_.end()) {
       quote->set_unpriced_reason("unknown offer id");
       continue;
     }
     const OfferEntry& entry = found->second;
-    const v1::OfferPrice& price = *entry.price;
-    const v1::BillingRule& rule = *entry.billing;
-
-    double unit_price = 0;  // USD per node-hour
-    switch (option) {
-      case catalog::v1::PURCHASE_OPTION_SPOT:
-        unit_price = price.spot_usd_per_hour();
-        if (unit_price <= 0) quote->set_unpriced_reason("not sold as spot");
-        break;
-      case catalog::v1::PURCHASE_OPTION_RESERVED:
-        unit_price = price.reserved_usd_per_hour();
-        if (unit_price <= 0 && rule.reserved_discount() > 0) {
-          unit_price = price.on_demand_usd_per_hour() * (1.0 - rule.reserved_discount());
-        }
-        if (unit_price <= 0) {
-          quote->set_unpriced_reason(
-              "no reserved price published and no commitment discount stated");
-        }
-        break;
-      default:
-        unit_price = price.on_demand_usd_per_hour();
-        if (unit_price <= 0) quote->set_unpriced_reason("not sold on demand");
-        break;
-    }
+    const double unit_price = UnitPrice(entry, option, quote);  // USD per node-hour
     if (unit_price <= 0) continue;
-
-    const double nodes = item.nodes;
-    const double hours = item.hours;
-    double work_hours = hours;  // W: billed as compute
-    double rework_hours = 0;    // restartable spot: lost work + restarts
-    double expected_hours = hours;
-    double preemption_usd = 0;
-    double compute_usd = 0;
-    double billed_seconds = 0;
-
+    ItemCost c;
     if (option == catalog::v1::PURCHASE_OPTION_SPOT) {
-      const double rate = nodes * entry.interruptions_per_hour;  // cluster
-      const double optimal =
-          rate > 0 ? YoungDalyIntervalHours(jc.checkpoint_write_hours, 1.0 / rate) : 0.0;
-      quote->set_interruptions_per_hour(rate);
-      quote->set_optimal_checkpoint_interval_minutes(optimal * 60.0);
-      if (entry.has_notice) quote->set_notice_seconds(entry.notice_seconds);
-      // Capacity risk: after a preemption every node of the cluster must be
-      // obtained again at once, which takes longer the more nodes there are.
-      const double restart_hours =
-          rule.restart_minutes() / 60.0 * (1.0 + entry.capacity_restart_factor * (nodes - 1));
-      quote->set_restart_minutes(restart_hours * 60.0);
-      if (item.nodes > 1 && entry.capacity_restart_factor > 0) {
-        quote->add_warnings(once(capacity_warnings, item.nodes, restart_hours, [&] {
-          return absl::StrFormat(
-              "spot on %d nodes: each preemption stops the whole job until %d spot nodes are "
-              "available again at once (restart %.0f min assumed)",
-              item.nodes, item.nodes, restart_hours * 60.0);
-        }));
+      if (!SpotCost(entry, jt, item.nodes, item.hours, unit_price, texts, quote, &c)) {
+        quote->clear_warnings();
+        continue;
       }
-      if (!entry.has_spot_risk) {
-        quote->add_warnings(absl::StrCat("no spot interruption rate for ", price.provider(), " ",
-                                         price.gpu_model(), ": preemption cost not estimated"));
-      }
-      if (jc.restartable) {
-        const double interval = jc.interval_hours > 0 ? jc.interval_hours : optimal;
-        if (interval > 0 && std::isfinite(interval)) {
-          work_hours = hours + hours / interval * jc.checkpoint_write_hours;
-        }
-        // A notice long enough to write a checkpoint saves the work since the
-        // last one: only the save and the restart are lost. Otherwise half a
-        // checkpoint interval is lost on average.
-        const bool saved_on_notice = entry.has_notice && jc.checkpoint_write_hours > 0 &&
-                                     entry.notice_seconds >= jc.checkpoint_write_hours * 3600.0;
-        const double lost_work =
-            saved_on_notice ? jc.checkpoint_write_hours : std::min(interval, work_hours) / 2.0;
-        const double loss_per_interruption = lost_work + restart_hours;
-        rework_hours = rate * work_hours * loss_per_interruption;
-        expected_hours = work_hours + rework_hours;
-        billed_seconds =
-            BilledSeconds(work_hours * 3600.0, rule.granularity_seconds(), rule.minimum_seconds());
-        compute_usd = nodes * unit_price * billed_seconds / 3600.0;
-        const double billed_with_rework = BilledSeconds(
-            expected_hours * 3600.0, rule.granularity_seconds(), rule.minimum_seconds());
-        preemption_usd = nodes * unit_price * (billed_with_rework - billed_seconds) / 3600.0;
-        if (rate * loss_per_interruption > kHighRiskReworkFraction) {
-          quote->add_warnings(once(frequent_warnings, item.nodes, rate, [&] {
-            return absl::StrFormat(
-                "frequent spot interruptions (every %.1f h on %d nodes): the preemption "
-                "estimate is optimistic",
-                1.0 / rate, item.nodes);
-          }));
-        }
-      } else {
-        billed_seconds =
-            BilledSeconds(hours * 3600.0, rule.granularity_seconds(), rule.minimum_seconds());
-        compute_usd = nodes * unit_price * billed_seconds / 3600.0;
-        const double p_lost = ProbabilityOfInterruption(rate, hours);
-        preemption_usd = p_lost * compute_usd;
-        expected_hours = hours * (1.0 + p_lost);
-        quote->add_warnings(kNonRestartableWarning);
-      }
-      if (jc.always_on) quote->add_warnings(kAlwaysOnWarning);
     } else {
-      billed_seconds =
-          BilledSeconds(hours * 3600.0, rule.granularity_seconds(), rule.minimum_seconds());
-      compute_usd = nodes * unit_price * billed_seconds / 3600.0;
+      PlainCost(entry, jt, item.nodes, item.hours, unit_price, &c);
     }
-
+    const v1::BillingRule& rule = *entry.billing;
     const double storage_usd =
-        jc.storage_gb * rule.storage_usd_per_gb_month() * expected_hours / kHoursPerMonth;
-    const double egress_usd = EgressUsd(rule, jc.egress_gb, expected_hours);
-
+        jt.storage_gb * rule.storage_usd_per_gb_month() * c.expected_hours / kHoursPerMonth;
+    const double egress_usd = EgressUsd(rule, jt.egress_gb, c.expected_hours);
     quote->set_priced(true);
+    quote->set_checkpoint_hours(c.checkpoint_hours);
+    quote->set_checkpoint_interval_minutes(
+        c.checkpoint_hours > 0 ? c.interval_hours * 60.0 : 0.0);
     v1::CostBreakdown* cost = quote->mutable_cost();
-    cost->set_compute_usd(compute_usd);
+    cost->set_compute_usd(c.compute_usd);
     cost->set_storage_usd(storage_usd);
     cost->set_egress_usd(egress_usd);
-    cost->set_preemption_usd(preemption_usd);
-    cost->set_total_usd(compute_usd + storage_usd + egress_usd + preemption_usd);
-    cost->set_usd_per_hour(nodes * unit_price);
-    cost->set_billed_hours(billed_seconds / 3600.0);
-    cost->set_expected_hours(expected_hours);
+    cost->set_preemption_usd(c.preemption_usd);
+    cost->set_total_usd(c.compute_usd + storage_usd + egress_usd + c.preemption_usd);
+    cost->set_usd_per_hour(item.nodes * unit_price);
+    cost->set_billed_hours(c.billed_seconds / 3600.0);
+    cost->set_expected_hours(c.expected_hours);
   }
   return absl::OkStatus();
 }

@@ -36,35 +36,48 @@
 //    PURCHASE_OPTION_UNSPECIFIED means on-demand. An offer not sold at the
 //    option (price 0) or an unknown offer id gives priced=false with
 //    unpriced_reason; that is not an error.
-//  * On-demand and reserved: W = H; expected_hours = H.
-//  * Spot, restartable job (JobProfile.restartable = true):
-//      lambda  = N x per-node interruptions_per_hour (the cluster rate,
-//                reported as Quote.interruptions_per_hour)
-//      C       = checkpoint_write_minutes / 60, or checkpoint_gb / 2 GB/s
-//      tau*    = sqrt(2 C / lambda) (Young/Daly), reported in minutes as
-//                optimal_checkpoint_interval_minutes on every spot quote
-//                (0 when lambda or C is 0, and on non-spot quotes)
-//      tau     = checkpoint_interval_minutes / 60 if given, else tau*
-//      W       = H + (H / tau) x C               (checkpoint write overhead)
+//  * Checkpoint writes, the same for every purchase option (quote rules 2):
+//      C       = checkpoint_write_minutes / 60 if given, else checkpoint_gb /
+//                N / bw / 3600: every node writes its shard in parallel at
+//                bw = the rule's checkpoint_write_gb_per_second (else
+//                default_billing's; not stated: C = 0)
+//      tau*    = sqrt(2 C / lambda) (Young/Daly) on spot, reported in minutes
+//                as optimal_checkpoint_interval_minutes (0 when lambda or C
+//                is 0, and on non-spot quotes); +infinity elsewhere
+//      tau     = checkpoint_interval_minutes / 60 if given, else min(D, tau*)
+//                with D = the rule's checkpoint_interval_minutes (else
+//                default_billing's), else tau* when no D is stated
+//      W       = H + (H / tau) x C   (Quote.checkpoint_hours = (H / tau) x C;
+//                none when tau is 0 or infinite)
+//  * On-demand and reserved: expected_hours = W.
+//  * Spot: lambda = N x per-node interruptions_per_hour (the cluster rate,
+//    reported as Quote.interruptions_per_hour);
 //      R       = restart_minutes / 60 x (1 + capacity_restart_factor x (N-1))
 //                (multi-node capacity risk; reported as Quote.restart_minutes,
 //                with a warning when N > 1)
-//      loss    = C + R when the provider's notice_seconds >= C (the work is
-//                saved at the notice), else min(tau, W) / 2 + R
-//                (per interruption)
-//      rework  = lambda x W x loss               (first order in lambda)
-//      expected_hours = W + rework
-//  * Spot, not restartable (the proto3 default: a job must opt in with
-//    restartable = true): P = 1 - exp(-lambda H); preemption_usd = P x
-//    compute_usd (the whole run is lost and paid again); expected_hours =
-//    H (1 + P); warning "spot for a non-restartable job: a preemption loses
-//    the whole run".
-//  * always_on jobs on spot get a warning too.
+//    Work between two checkpoints starts over when interrupted. With
+//    segments of s hours, each interruption costing R before it starts
+//    again, a segment takes (e^{lambda s} - 1)(1/lambda + R) hours expected,
+//    with e^{lambda s} - 1 interruptions (ExpectedSegmentHours):
+//      - restartable (JobProfile.restartable = true), checkpoints written:
+//        n = max(1, H / tau) segments of s = W / n
+//      - not restartable (the proto3 default), or restartable without
+//        checkpoints: one segment s = W, i.e. (e^{lambda W} - 1) / lambda
+//        with R = 0; warning "spot for a non-restartable job: a preemption
+//        loses the whole run"
+//      - restartable with the provider's notice_seconds >= C (the work is
+//        saved at the notice) or free checkpoints (tau = 0): K = lambda W
+//        interruptions, each losing only C (notice) and R
+//    expected_hours = the sum over segments; Quote.expected_interruptions = K.
+//    More than 1000 restarts expected per segment: priced=false ("not
+//    expected to finish"). A warning when the interruptions add more than a
+//    quarter to W. always_on jobs on spot get a warning too.
 //  * billed_hours   = BilledSeconds(W h, granularity, minimum) / 3600, per node
 //    compute_usd    = N x billed_hours x p
-//    preemption_usd = N x p x (BilledSeconds(W + rework) - BilledSeconds(W))
-//                     / 3600 for restartable spot (see above for the rest;
-//                     0 for on-demand and reserved)
+//    preemption_usd = N x p x (BilledSecondsOverLaunches(expected_hours,
+//                     1 + K) - BilledSeconds(W)) / 3600 on spot: every
+//                     relaunch pays the granularity and the minimum charge
+//                     again (0 for on-demand and reserved)
 //    storage_usd    = (dataset_gb + 2 x checkpoint_gb) x storage_usd_per_gb_month
 //                     x expected_hours / 730 (shared storage, not per node)
 //    egress_usd     = per month of use: egress_gb spread evenly over
@@ -100,12 +113,34 @@ namespace gpuadvisor::pricing {
 // bound on operator input, not a fact about the market.
 inline constexpr double kMaxUsdPerHour = 10'000;
 
+// The largest dataset, checkpoint or egress a quote accepts, GB (an exabyte):
+// the physical range of JobProfile's sizes, which callers that fill a
+// JobProfile from their own input check too (the gateway's workload.egress_gb).
+inline constexpr double kMaxJobGb = 1e9;
+
 // The version of the quote rules below (the formulas of Quote and the
 // meaning of the book's fields for them). Bump it with every change that can
 // make Quote price the same book differently: a process quoting in place from
 // a copy of the writer's book (the gateway) does so only while the book's
 // quote_rules_version equals this, and calls the writer's Quote otherwise.
-inline constexpr char kQuoteRulesVersion[] = "1";
+inline constexpr char kQuoteRulesVersion[] = "2";
+
+namespace quote_internal {
+// Everything Quote needs about one offer, resolved once in PriceBook::Create.
+struct OfferEntry {
+  const gpuadvisor::pricing::v1::OfferPrice* price = nullptr;
+  int index = 0;  // position in data().prices()
+  const gpuadvisor::pricing::v1::BillingRule* billing = nullptr;
+  double interruptions_per_hour = 0;  // per node
+  bool has_spot_risk = false;
+  bool has_notice = false;
+  double notice_seconds = 0;
+  double capacity_restart_factor = 0;
+  // The rule's, else default_billing's (0: not stated).
+  double checkpoint_write_gb_per_second = 0;
+  double default_interval_hours = 0;
+};
+}  // namespace quote_internal
 
 // An immutable, validated price book. All methods are const and thread-safe;
 // share it through std::shared_ptr<const PriceBook>.
@@ -182,17 +217,7 @@ class PriceBook {
   bool QuotesLikeThisBuild() const { return quote_rules_version() == kQuoteRulesVersion; }
 
  private:
-  // Everything Quote needs about one offer, resolved once in Create.
-  struct OfferEntry {
-    const gpuadvisor::pricing::v1::OfferPrice* price = nullptr;
-    int index = 0;  // position in data_.prices()
-    const gpuadvisor::pricing::v1::BillingRule* billing = nullptr;
-    double interruptions_per_hour = 0;  // per node
-    bool has_spot_risk = false;
-    bool has_notice = false;
-    double notice_seconds = 0;
-    double capacity_restart_factor = 0;
-  };
+  using OfferEntry = quote_internal::OfferEntry;
 
   explicit PriceBook(gpuadvisor::pricing::v1::PriceBook data);
   absl::Status Index();

@@ -95,6 +95,14 @@ std::optional<FieldError> ValidateRule(const v1::BillingRule& rule,
     }
   }
   if (auto e = CheckAmount(base, "restart_minutes", rule.restart_minutes())) return e;
+  if (auto e = CheckAmount(base, "checkpoint_write_gb_per_second",
+                           rule.checkpoint_write_gb_per_second())) {
+    return e;
+  }
+  if (auto e =
+          CheckAmount(base, "checkpoint_interval_minutes", rule.checkpoint_interval_minutes())) {
+    return e;
+  }
   if (!FiniteNonNegative(rule.reserved_discount()) || rule.reserved_discount() >= 1) {
     return FieldError{Join(base, "reserved_discount"), "must be finite, >= 0 and < 1"};
   }

@@ -7,6 +7,7 @@
 #include <cmath>
 #include <cstdio>
 #include <fstream>
+#include <iterator>
 #include <limits>
 #include <string>
 
@@ -51,6 +52,7 @@ constexpr char kTestBook[] = R"pb(
     storage_usd_per_gb_month: 0.10
     egress_usd_per_gb: 0.09
     restart_minutes: 10
+    checkpoint_write_gb_per_second: 2
   }
   billing {
     provider: "aws"
@@ -284,6 +286,100 @@ TEST(PriceBookQuote, UnspecifiedPurchaseOptionIsOnDemand) {
 
 // --- Spot -------------------------------------------------------------------
 
+// Issue 21 item 3 through Quote: exact spot and checkpoint accounting against
+// hand-computed values. The book bills per second with no minimum (provider
+// "p") or per started hour with a one-hour minimum ("hourly").
+TEST(PriceBookQuote, SpotAndCheckpointAccountingTable) {
+  absl::StatusOr<std::shared_ptr<const PriceBook>> book =
+      PriceBook::Create(Parse<v1::PriceBook>(R"pb(
+        default_billing {
+          granularity_seconds: 1
+          checkpoint_write_gb_per_second: 2
+          checkpoint_interval_minutes: 60
+        }
+        billing {
+          provider: "hourly"
+          granularity_seconds: 3600
+          minimum_seconds: 3600
+          restart_minutes: 6
+        }
+        spot_risks { provider: "*" gpu_model: "*" interruptions_per_hour: 0.005 }
+        spot_risks { provider: "hourly" gpu_model: "*" interruptions_per_hour: 0.1 }
+        prices { offer_id: "p/x/r" on_demand_usd_per_hour: 10 spot_usd_per_hour: 4 }
+        prices { offer_id: "hourly/x/r" on_demand_usd_per_hour: 10 spot_usd_per_hour: 4 }
+      )pb"));
+  ASSERT_OK(book);
+  struct Case {
+    const char* what;
+    v1::QuoteItem item;
+    v1::JobProfile job;
+    double checkpoint_hours, expected_hours, expected_interruptions, compute_usd, preemption_usd;
+    double tolerance_usd;  // per-second rounding of each launch
+  };
+  auto job = [](const char* text) { return Parse<v1::JobProfile>(text); };
+  const Case cases[] = {
+      // Not restartable, 4 nodes x 0.005/h = 0.02/h over 48 h: (e^{0.96} - 1)
+      // / 0.02 = 80.585 h expected, e^{0.96} - 1 = 1.612 interruptions;
+      // compute 4 x $4 x 48 = $768, preemption 16 x (80.585 - 48) = $521.36.
+      {"non-restartable", Item("p/x/r", 4, 48, PURCHASE_OPTION_SPOT), job(""), 0,
+       80.58482367115589, 1.6116964734231178, 768, 521.3571787384942, 0.02},
+      // Checkpoints per node in parallel: 2048 GB over 32 nodes at 2 GB/s is
+      // 32 s a write, hourly by default: 100 writes = 0.889 h, on demand.
+      {"on-demand writes", Item("p/x/r", 32, 100), job("checkpoint_gb: 2048"), 100 * 32.0 / 3600,
+       100 + 100 * 32.0 / 3600, 0, 32 * 10 * (100 + 100 * 32.0 / 3600), 0, 1e-6},
+      // The same writes on spot at the same (the job's) interval count the
+      // same: 8 nodes write 2048 / 8 / 2 = 128 s every hour for 10 h.
+      {"spot writes", Item("p/x/r", 8, 10, PURCHASE_OPTION_SPOT),
+       job("checkpoint_gb: 2048 checkpoint_interval_minutes: 60 restartable: true"),
+       10 * 128.0 / 3600, -1, -1, 8 * 4 * (10 + 10 * 128.0 / 3600), -1, 0},
+      {"on-demand writes, same box", Item("p/x/r", 8, 10),
+       job("checkpoint_gb: 2048 checkpoint_interval_minutes: 60 restartable: true"),
+       10 * 128.0 / 3600, 10 + 10 * 128.0 / 3600, 0, 8 * 10 * (10 + 10 * 128.0 / 3600), 0, 1e-6},
+      // Restartable, 1 node at 0.005/h, C = 6 min every 2 h over 10 h: W =
+      // 10.5 h in 5 segments of 2.1 h; each takes (e^{0.0105} - 1) x 200 h
+      // expected: K = 5 x 0.010555 = 0.05278, E = 10.5553 h; preemption $4 x
+      // (10.5553 - 10.5).
+      {"restartable segments", Item("p/x/r", 1, 10, PURCHASE_OPTION_SPOT),
+       job("checkpoint_write_minutes: 6 checkpoint_interval_minutes: 120 restartable: true"), 0.5,
+       10.555318445026371, 0.052776592225131855, 42, 4 * (10.555318445026371 - 10.5), 0.01},
+      // The minimum charge per relaunch: 1 h at 0.1/h with free checkpoints,
+      // K = 0.1, E = 1 + 0.1 x 6 min = 1.01 h; 1.1 launches each billed a
+      // started hour = 1.1 h, so preemption $4 x 0.1 h = $0.40 (at per-second
+      // billing it would be $0.04).
+      {"minimum per relaunch", Item("hourly/x/r", 1, 1, PURCHASE_OPTION_SPOT),
+       job("restartable: true"), 0, 1.01, 0.1, 4, 0.4, 1e-6},
+  };
+  ASSERT_GT(std::size(cases), 0u);
+  for (const Case& c : cases) {
+    SCOPED_TRACE(c.what);
+    const v1::Quote q = QuoteOne(**book, c.item, c.job);
+    ASSERT_TRUE(q.priced()) << q.unpriced_reason();
+    EXPECT_NEAR(q.checkpoint_hours(), c.checkpoint_hours, 1e-9);
+    if (c.expected_hours >= 0) {
+      EXPECT_NEAR(q.cost().expected_hours(), c.expected_hours, 1e-9);
+    }
+    if (c.expected_interruptions >= 0) {
+      EXPECT_NEAR(q.expected_interruptions(), c.expected_interruptions, 1e-9);
+    }
+    EXPECT_NEAR(q.cost().compute_usd(), c.compute_usd, 1e-6);
+    if (c.preemption_usd >= 0) {
+      EXPECT_NEAR(q.cost().preemption_usd(), c.preemption_usd, c.tolerance_usd + 1e-6);
+    }
+  }
+}
+
+// A run so long between checkpoints that more than a thousand restarts are
+// expected is not priced as if it finished.
+TEST(PriceBookQuote, SpotThatIsNotExpectedToFinishIsUnpriced) {
+  auto book = TestBook();
+  ASSERT_NE(book, nullptr);
+  // p4d: 20 nodes x 0.05/h = 1/h over 100 h without restarts: e^{100}.
+  const v1::Quote q = QuoteOne(*book, Item(kP4d, 20, 100, PURCHASE_OPTION_SPOT), v1::JobProfile());
+  EXPECT_FALSE(q.priced());
+  EXPECT_THAT(q.unpriced_reason(), HasSubstr("not expected to finish"));
+  EXPECT_FALSE(q.has_cost());
+}
+
 TEST(PriceBookQuote, SpotRestartableWithOptimalInterval) {
   auto book = TestBook();
   ASSERT_NE(book, nullptr);
@@ -292,22 +388,27 @@ TEST(PriceBookQuote, SpotRestartableWithOptimalInterval) {
   job.set_checkpoint_gb(10);
   job.set_checkpoint_write_minutes(15);  // C = 0.25 h
   // 2 nodes x 0.01/h = 0.02/h, MTBI 50 h; Young/Daly sqrt(2 x 0.25 x 50) = 5 h.
-  // Checkpoint overhead 100 h / 5 h x 0.25 h = 5 h -> W = 105 h.
-  // Loss per interruption 5/2 + 6/60 = 2.6 h; 0.02 x 105 = 2.1 interruptions;
-  // rework 5.46 h; expected 110.46 h.
-  // compute 2 x $10 x 105 h = $2100; preemption 2 x $10 x 5.46 h = $109.20;
-  // storage (2 x 10 GB) x $0.08 x 110.46 / 730.
+  // Checkpoint overhead 100 h / 5 h x 0.25 h = 5 h -> W = 105 h, in 20
+  // segments of 5.25 h; R = 6 min. Each segment takes (e^{0.105} - 1) x
+  // (50 + 0.1) h expected: K = 20 x 0.110711 = 2.2142 interruptions,
+  // expected 110.932 h. compute 2 x $10 x 105 h = $2100; preemption 2 x $10
+  // x 5.932 h = $118.64 (+ at most a second per relaunch); storage (2 x 10
+  // GB) x $0.08 x 110.932 / 730.
+  const double expected = 110.93203157641663;
   const v1::Quote q = QuoteOne(*book, Item(kP5, 2, 100, PURCHASE_OPTION_SPOT), job);
   ASSERT_TRUE(q.priced()) << q.unpriced_reason();
   EXPECT_NEAR(q.interruptions_per_hour(), 0.02, 1e-12);
   EXPECT_NEAR(q.optimal_checkpoint_interval_minutes(), 300.0, 1e-9);
+  EXPECT_NEAR(q.checkpoint_interval_minutes(), 300.0, 1e-9);
+  EXPECT_NEAR(q.checkpoint_hours(), 5.0, 1e-9);
+  EXPECT_NEAR(q.expected_interruptions(), 2.2142122071141044, 1e-9);
   EXPECT_NEAR(q.cost().billed_hours(), 105.0, 1e-9);
   EXPECT_NEAR(q.cost().compute_usd(), 2100.0, 1e-6);
-  EXPECT_NEAR(q.cost().expected_hours(), 110.46, 1e-9);
-  EXPECT_NEAR(q.cost().preemption_usd(), 109.20, 1e-6);
-  const double storage = 20 * 0.08 * 110.46 / 730;
+  EXPECT_NEAR(q.cost().expected_hours(), expected, 1e-9);
+  EXPECT_NEAR(q.cost().preemption_usd(), 118.64063152833268, 0.02);
+  const double storage = 20 * 0.08 * expected / 730;
   EXPECT_NEAR(q.cost().storage_usd(), storage, 1e-9);
-  EXPECT_NEAR(q.cost().total_usd(), 2100.0 + 109.20 + storage, 1e-6);
+  EXPECT_NEAR(q.cost().total_usd(), 2100.0 + q.cost().preemption_usd() + storage, 1e-6);
   EXPECT_DOUBLE_EQ(q.cost().usd_per_hour(), 20.0);
   EXPECT_THAT(q.warnings(), IsEmpty());
 }
@@ -319,14 +420,15 @@ TEST(PriceBookQuote, SpotRestartableWithJobInterval) {
   job.set_restartable(true);
   job.set_checkpoint_write_minutes(15);
   job.set_checkpoint_interval_minutes(60);  // tau = 1 h
-  // Overhead 100 x 0.25 = 25 h -> W = 125 h; loss 0.5 + 0.1 = 0.6 h;
-  // 0.02 x 125 = 2.5 interruptions -> rework 1.5 h; expected 126.5 h.
+  // Overhead 100 x 0.25 = 25 h -> W = 125 h in 100 segments of 1.25 h:
+  // K = 100 x (e^{0.025} - 1) = 2.5315, expected 2.5315 x 50.1 = 126.829 h.
   const v1::Quote q = QuoteOne(*book, Item(kP5, 2, 100, PURCHASE_OPTION_SPOT), job);
   ASSERT_TRUE(q.priced());
   EXPECT_NEAR(q.optimal_checkpoint_interval_minutes(), 300.0, 1e-9);  // still reported
+  EXPECT_NEAR(q.checkpoint_interval_minutes(), 60.0, 1e-9);
   EXPECT_NEAR(q.cost().compute_usd(), 2500.0, 1e-6);
-  EXPECT_NEAR(q.cost().preemption_usd(), 30.0, 1e-6);
-  EXPECT_NEAR(q.cost().expected_hours(), 126.5, 1e-9);
+  EXPECT_NEAR(q.cost().preemption_usd(), 36.575076547769925, 0.02);
+  EXPECT_NEAR(q.cost().expected_hours(), 126.8287538273885, 1e-9);
 }
 
 TEST(PriceBookQuote, SpotDerivesCheckpointWriteTimeAt2GBps) {
@@ -336,32 +438,42 @@ TEST(PriceBookQuote, SpotDerivesCheckpointWriteTimeAt2GBps) {
   job.set_restartable(true);
   job.set_checkpoint_gb(720);  // 720 GB / 2 GB/s = 360 s = 0.1 h
   // p4d A100: 0.05/h, MTBI 20 h; sqrt(2 x 0.1 x 20) = 2 h = 120 min.
-  // W = 10 + 10/2 x 0.1 = 10.5 h; loss 1 + 0.1 = 1.1 h; rework 0.05 x 10.5 x
-  // 1.1 = 0.5775 h; compute $10 x 10.5 = $105; preemption $5.775.
+  // W = 10 + 10/2 x 0.1 = 10.5 h in 5 segments of 2.1 h: K = 5 x (e^{0.105}
+  // - 1) = 0.55355, expected 0.55355 x (20 + 0.1) = 11.1264 h; compute $10 x
+  // 10.5 = $105; preemption $10 x 0.6264 h = $6.264.
   const v1::Quote q = QuoteOne(*book, Item(kP4d, 1, 10, PURCHASE_OPTION_SPOT), job);
   ASSERT_TRUE(q.priced());
   EXPECT_NEAR(q.interruptions_per_hour(), 0.05, 1e-12);
   EXPECT_NEAR(q.optimal_checkpoint_interval_minutes(), 120.0, 1e-9);
+  EXPECT_NEAR(q.checkpoint_hours(), 0.5, 1e-9);
   EXPECT_NEAR(q.cost().compute_usd(), 105.0, 1e-6);
-  EXPECT_NEAR(q.cost().expected_hours(), 11.0775, 1e-9);
-  EXPECT_NEAR(q.cost().preemption_usd(), 5.775, 1e-6);
+  EXPECT_NEAR(q.cost().expected_hours(), 11.126416340748376, 1e-9);
+  EXPECT_NEAR(q.cost().preemption_usd(), 6.26416340748376, 0.01);
+  // Two nodes write their halves at once: C = 0.05 h.
+  const v1::Quote two = QuoteOne(*book, Item(kP4d, 2, 10, PURCHASE_OPTION_SPOT), job);
+  ASSERT_TRUE(two.priced());
+  EXPECT_NEAR(two.optimal_checkpoint_interval_minutes(), 60.0, 1e-9);  // sqrt(2 x 0.05 x 10)
 }
 
 TEST(PriceBookQuote, SpotNonRestartableLosesWholeRunWithWarning) {
   auto book = TestBook();
   ASSERT_NE(book, nullptr);
   v1::JobProfile job;  // restartable defaults to false
-  // Cluster rate 0.02/h over 50 h: P = 1 - e^-1 = 0.63212; compute 2 x $10 x
-  // 50 = $1000; expected loss $632.12; expected hours 50 x 1.63212.
+  // Cluster rate 0.02/h over 50 h, starting over after each interruption:
+  // (e^{0.02 x 50} - 1) / 0.02 = 85.914 h expected (not 50 x (1 + P) =
+  // 81.6 h), e - 1 = 1.718 interruptions, plus 6 min each: 85.914 + 1.718 x
+  // 0.1; compute 2 x $10 x 50 = $1000; preemption 2 x $10 x (86.086 - 50).
   const v1::Quote q = QuoteOne(*book, Item(kP5, 2, 50, PURCHASE_OPTION_SPOT), job);
   ASSERT_TRUE(q.priced());
-  const double p = 1 - std::exp(-1.0);
+  const double expected = std::expm1(1.0) * (1 / 0.02 + 0.1);
   EXPECT_NEAR(q.cost().compute_usd(), 1000.0, 1e-6);
-  EXPECT_NEAR(q.cost().preemption_usd(), 1000.0 * p, 1e-6);
-  EXPECT_NEAR(q.cost().expected_hours(), 50 * (1 + p), 1e-9);
-  EXPECT_NEAR(q.cost().total_usd(), 1000.0 * (1 + p), 1e-6);
-  EXPECT_THAT(q.warnings(), ElementsAre("spot for a non-restartable job: a preemption loses "
-                                        "the whole run"));
+  EXPECT_NEAR(q.cost().preemption_usd(), 20 * (expected - 50), 0.02);
+  EXPECT_NEAR(q.cost().expected_hours(), expected, 1e-9);
+  EXPECT_NEAR(q.expected_interruptions(), std::expm1(1.0), 1e-12);
+  EXPECT_NEAR(q.cost().total_usd(), 1000.0 + q.cost().preemption_usd(), 1e-6);
+  EXPECT_THAT(q.warnings(),
+              ElementsAre(HasSubstr("frequent spot interruptions"),
+                          "spot for a non-restartable job: a preemption loses the whole run"));
   // The same job on demand: no warning, no preemption cost.
   const v1::Quote od = QuoteOne(*book, Item(kP5, 2, 50), job);
   EXPECT_THAT(od.warnings(), IsEmpty());
@@ -411,8 +523,8 @@ TEST(PriceBookQuote, FrequentInterruptionsWarn) {
   ASSERT_NE(book, nullptr);
   v1::JobProfile job;
   job.set_restartable(true);
-  job.set_checkpoint_interval_minutes(600);  // 10 h between checkpoints
-  // 20 nodes x 0.05/h = 1/h: loss 5.1 h per interruption -> far above 0.25.
+  job.set_checkpoint_interval_minutes(60);  // hourly checkpoints
+  // 20 nodes x 0.05/h = 1/h: each hour takes (e - 1) x 1.1 h expected.
   const v1::Quote q = QuoteOne(*book, Item(kP4d, 20, 100, PURCHASE_OPTION_SPOT), job);
   ASSERT_TRUE(q.priced());
   EXPECT_THAT(q.warnings(), ElementsAre(HasSubstr("frequent spot interruptions")));
@@ -526,8 +638,22 @@ TEST(PriceBookQuote, InvalidRequestsNameTheField) {
   v1::QuoteRequest request;
   *request.add_items() = Item(kP5, 1, 1);
   request.mutable_job()->set_checkpoint_gb(-1);
-  EXPECT_THAT(book->Quote(request, kNow), StatusIs(absl::StatusCode::kInvalidArgument,
-                                                   "job.checkpoint_gb: must be finite and >= 0"));
+  EXPECT_THAT(book->Quote(request, kNow),
+              StatusIs(absl::StatusCode::kInvalidArgument,
+                       HasSubstr("job.checkpoint_gb: must be finite, >= 0 and <= 1e+09")));
+  // Physical ranges, so no total overflows: a dataset of 1.7e308 GB.
+  request.mutable_job()->set_checkpoint_gb(1);
+  request.mutable_job()->set_dataset_gb(1.7e308);
+  EXPECT_THAT(book->Quote(request, kNow),
+              StatusIs(absl::StatusCode::kInvalidArgument, HasSubstr("job.dataset_gb")));
+  request.mutable_job()->set_dataset_gb(1e9);  // an exabyte: the largest accepted
+  ASSERT_OK(book->Quote(request, kNow));
+  EXPECT_TRUE(std::isfinite(book->Quote(request, kNow)->quotes(0).cost().total_usd()));
+  request.clear_items();
+  *request.add_items() = Item(kP5, 100'001, 1);
+  EXPECT_THAT(book->Quote(request, kNow),
+              StatusIs(absl::StatusCode::kInvalidArgument, HasSubstr("items[0].nodes")));
+  *request.mutable_items(0) = Item(kP5, 1, 1);
   request.mutable_job()->set_checkpoint_gb(1);
   request.mutable_job()->set_egress_gb(nan);
   EXPECT_THAT(book->Quote(request, kNow),
@@ -620,7 +746,7 @@ TEST(PriceBookQuote, RepeatedSpotWarningsMatchQuotingEachItemAlone) {
   ASSERT_TRUE(book.ok()) << book.status();
   v1::QuoteRequest request;
   request.mutable_job()->set_restartable(true);
-  request.mutable_job()->set_checkpoint_interval_minutes(600);
+  request.mutable_job()->set_checkpoint_interval_minutes(300);
   for (int nodes : {2, 20, 2, 4, 20, 1}) {
     for (const char* id : {"p/x/r1", "p/x/r2"})
       *request.add_items() = Item(id, nodes, 100, PURCHASE_OPTION_SPOT);
@@ -639,6 +765,8 @@ TEST(PriceBookQuote, RepeatedSpotWarningsMatchQuotingEachItemAlone) {
               ElementsAre(HasSubstr("spot on 20 nodes"), HasSubstr("frequent")));
   EXPECT_THAT(all->quotes(0).warnings(),
               ElementsAre(HasSubstr("spot on 2 nodes"), HasSubstr("every 10.0 h on 2")));
+  // 20 segments of 5 h at 0.1/h, 9 min a restart: 20 x (e^{0.5} - 1) x 10.15 h.
+  EXPECT_NEAR(all->quotes(0).cost().expected_hours(), 20 * std::expm1(0.5) * 10.15, 1e-9);
   EXPECT_GT(warnings, 10);
 }
 
@@ -687,15 +815,17 @@ TEST(PriceBookQuote, SpotNoticeSavesTheWorkAndCapacityRiskGrowsTheRestart) {
   const double w = 10 + 10 / tau * c;
   const double rework = rate * w * (c + 12.0 / 60);
   EXPECT_NEAR(p.cost().expected_hours(), w + rework, 1e-6);
-  EXPECT_NEAR(p.cost().preemption_usd(), 3 * 10 * rework, 0.01);  // whole billed seconds
-  // No documented notice, no capacity factor: half an interval is lost.
+  EXPECT_NEAR(p.cost().preemption_usd(), 3 * 10 * rework, 0.02);  // whole seconds a launch
+  // No documented notice, no capacity factor: an interrupted interval starts
+  // over; 10 / tau segments of tau + C, each (e^{rate (tau + C)} - 1) x
+  // (1 / rate + R) expected.
   const v1::Quote& q = response->quotes(1);
   EXPECT_FALSE(q.has_notice_seconds());
   EXPECT_NEAR(q.restart_minutes(), 10, 1e-9);  // the default rule's restart
   const double rate_q = 0.03, tau_q = std::sqrt(2 * c / rate_q);
-  const double w_q = 10 + 10 / tau_q * c;
+  const double segments = 10 / tau_q;
   EXPECT_NEAR(q.cost().expected_hours(),
-              w_q + rate_q * w_q * (std::min(tau_q, w_q) / 2 + 10.0 / 60), 1e-6);
+              segments * std::expm1(rate_q * (tau_q + c)) * (1 / rate_q + 10.0 / 60), 1e-6);
 }
 
 TEST(PriceBookCreate, VersionIsAStableContentHash) {

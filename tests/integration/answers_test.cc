@@ -555,6 +555,7 @@ TEST_F(Answers, ServingNumbersAreSizingsAndSloFiltersUseThem) {
   floor.mutable_constraints()->set_min_user_tokens_per_second(got.tokens_per_second_per_user() *
                                                               1.001);
   const RecommendResponse faster = MustRecommend(floor);
+  ASSERT_FALSE(faster.recommendations().empty()) << "a loop over no answers proves nothing";
   for (const auto& r : faster.recommendations()) {
     EXPECT_NE(r.offer().id(), top.offer().id());
     EXPECT_GE(r.serving().tokens_per_second_per_user(),
@@ -564,6 +565,7 @@ TEST_F(Answers, ServingNumbersAreSizingsAndSloFiltersUseThem) {
   ttft.mutable_constraints()->set_max_time_to_first_token_seconds(
       got.time_to_first_token_seconds() * 0.999);
   const RecommendResponse quicker = MustRecommend(ttft);
+  ASSERT_FALSE(quicker.recommendations().empty());
   for (const auto& r : quicker.recommendations()) {
     EXPECT_LE(r.serving().time_to_first_token_seconds(),
               ttft.constraints().max_time_to_first_token_seconds());
