@@ -132,9 +132,8 @@ absl::StatusOr<JobTerms> TermsOf(const v1::JobProfile& job) {
   for (const JobRange& range : kJobRanges) {
     const double value = (job.*range.get)();
     if (!FiniteNonNegative(value) || value > range.max) {
-      return absl::InvalidArgumentError(absl::StrCat("job.", range.name,
-                                                     ": must be finite, >= 0 and <= ", range.max,
-                                                     " (got ", value, ")"));
+      return absl::InvalidArgumentError(absl::StrCat(
+          "job.", range.name, ": must be finite, >= 0 and <= ", range.max, " (got ", value, ")"));
     }
   }
   JobTerms jt;
@@ -150,8 +149,8 @@ absl::StatusOr<JobTerms> TermsOf(const v1::JobProfile& job) {
 
 absl::Status CheckItem(int i, int32_t nodes, double hours, PurchaseOption option) {
   if (nodes < 1 || nodes > kMaxNodes) {
-    return absl::InvalidArgumentError(
-        absl::StrCat("items[", i, "].nodes: must be >= 1 and <= ", kMaxNodes, " (got ", nodes, ")"));
+    return absl::InvalidArgumentError(absl::StrCat(
+        "items[", i, "].nodes: must be >= 1 and <= ", kMaxNodes, " (got ", nodes, ")"));
   }
   if (!std::isfinite(hours) || hours < 0 || hours > kMaxHours) {
     return absl::InvalidArgumentError(
@@ -226,7 +225,8 @@ bool ExpectSpot(bool restartable, bool saved_on_notice, double rate, double writ
   if (restartable && (saved_on_notice || !(interval > 0))) {
     // Nothing but the save and the restart is lost per interruption.
     c->interruptions = rate * w;
-    c->expected_hours = w + c->interruptions * ((saved_on_notice ? write_hours : 0) + restart_hours);
+    c->expected_hours =
+        w + c->interruptions * ((saved_on_notice ? write_hours : 0) + restart_hours);
     return true;
   }
   // Segments that start over when interrupted: the whole run when the job
@@ -520,8 +520,7 @@ absl::Status PriceBook::QuoteItems(int count, absl::FunctionRef<Item(int)> items
     const double egress_usd = EgressUsd(rule, jt.egress_gb, c.expected_hours);
     quote->set_priced(true);
     quote->set_checkpoint_hours(c.checkpoint_hours);
-    quote->set_checkpoint_interval_minutes(
-        c.checkpoint_hours > 0 ? c.interval_hours * 60.0 : 0.0);
+    quote->set_checkpoint_interval_minutes(c.checkpoint_hours > 0 ? c.interval_hours * 60.0 : 0.0);
     v1::CostBreakdown* cost = quote->mutable_cost();
     cost->set_compute_usd(c.compute_usd);
     cost->set_storage_usd(storage_usd);

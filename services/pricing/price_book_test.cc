@@ -321,8 +321,8 @@ TEST(PriceBookQuote, SpotAndCheckpointAccountingTable) {
       // Not restartable, 4 nodes x 0.005/h = 0.02/h over 48 h: (e^{0.96} - 1)
       // / 0.02 = 80.585 h expected, e^{0.96} - 1 = 1.612 interruptions;
       // compute 4 x $4 x 48 = $768, preemption 16 x (80.585 - 48) = $521.36.
-      {"non-restartable", Item("p/x/r", 4, 48, PURCHASE_OPTION_SPOT), job(""), 0,
-       80.58482367115589, 1.6116964734231178, 768, 521.3571787384942, 0.02},
+      {"non-restartable", Item("p/x/r", 4, 48, PURCHASE_OPTION_SPOT), job(""), 0, 80.58482367115589,
+       1.6116964734231178, 768, 521.3571787384942, 0.02},
       // Checkpoints per node in parallel: 2048 GB over 32 nodes at 2 GB/s is
       // 32 s a write, hourly by default: 100 writes = 0.889 h, on demand.
       {"on-demand writes", Item("p/x/r", 32, 100), job("checkpoint_gb: 2048"), 100 * 32.0 / 3600,

@@ -148,8 +148,8 @@ T Parse(const std::string& text) {
 }
 
 constexpr double kInf = std::numeric_limits<double>::infinity();
-const double kExtremes[] = {std::numeric_limits<double>::quiet_NaN(), kInf, -kInf, 1.7e308,
-                            -1.7e308, -1};
+const double kExtremes[] = {
+    std::numeric_limits<double>::quiet_NaN(), kInf, -kInf, 1.7e308, -1.7e308, -1};
 
 // Feeds every extreme value to every numeric field of `base` through `call`
 // and checks the outcome; returns the number of calls made.
@@ -193,8 +193,7 @@ class FiniteEverywhere : public ::testing::Test {
  protected:
   static void SetUpTestSuite() {
     // Many calls from one client in a burst: no per-client rate limit.
-    absl::StatusOr<Stack> started =
-        Stack::Start("test-token", {}, {"--rate_limit_per_second=0"});
+    absl::StatusOr<Stack> started = Stack::Start("test-token", {}, {"--rate_limit_per_second=0"});
     ASSERT_TRUE(started.ok()) << started.status();
     stack_ = new Stack(*std::move(started));
   }
