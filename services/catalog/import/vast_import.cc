@@ -3,6 +3,7 @@
 #include <cmath>
 #include <optional>
 #include <utility>
+#include <variant>
 #include <vector>
 
 #include "absl/strings/ascii.h"
@@ -66,108 +67,133 @@ absl::StatusOr<ContinentTable> ParseContinentTable(absl::string_view text,
   return table;
 }
 
+namespace {
+
+// One listing that passed the row checks.
+struct VastRow {
+  const json::Value* json = nullptr;
+  std::string gpu_name;
+  std::string model;  // canonical
+  int count = 0;
+  double machine = 0;
+  double base = 0;  // dph_base
+  std::string verification;
+};
+
+// The listing's fields, or the reason it is rejected.
+std::variant<VastRow, std::string> ReadVastRow(const json::Value& o, const GpuNameResolver& gpus,
+                                               const VastImportOptions& options) {
+  if (o.kind_case() != json::Value::kStructValue) return std::string("not an object");
+  if (json::Bool(o, "rentable") == false) return std::string("not rentable");
+  if (json::Bool(o, "rented") == true) return std::string("already rented");
+  VastRow row;
+  row.json = &o;
+  row.verification = json::String(o, "verification");
+  if (row.verification == "deverified" && !options.keep_deverified) {
+    return std::string("deverified host");
+  }
+  const std::optional<double> num_gpus = json::Number(o, "num_gpus");
+  const std::optional<double> machine = json::Number(o, "machine_id");
+  const std::optional<double> base = json::Number(o, "dph_base");
+  row.gpu_name = std::string(absl::StripAsciiWhitespace(json::String(o, "gpu_name")));
+  if (!num_gpus || !machine || row.gpu_name.empty()) {
+    return std::string("missing gpu_name, num_gpus or machine_id");
+  }
+  if (*num_gpus < 1 || *num_gpus != std::floor(*num_gpus)) {
+    return std::string("fractional GPU count");
+  }
+  if (!base || *base <= 0) return std::string("no price");
+  const int64_t memory_per_gpu =
+      static_cast<int64_t>(json::Number(o, "gpu_ram").value_or(0) * kMiB);
+  const std::optional<std::string> matched = MatchGpu(gpus, row.gpu_name, memory_per_gpu);
+  if (!matched) return absl::StrCat("unknown GPU \"", row.gpu_name, "\"");
+  row.model = *matched;
+  row.count = static_cast<int>(*num_gpus);
+  row.machine = *machine;
+  row.base = *base;
+  return row;
+}
+
+// The offer of one slice (machine, GPU count) from its cheapest listing.
+void FillVastOffer(const VastRow& row, absl::string_view file_name, const GpuNameResolver& gpus,
+                   const VastImportOptions& options, Offer& offer) {
+  const json::Value& o = *row.json;
+  const std::string region = NormalizeRegion(json::String(o, "geolocation"), options.continents);
+  const std::string instance_type = absl::StrFormat(
+      "%dx-%s-m%.0f", row.count, absl::StrReplaceAll(row.gpu_name, {{" ", "_"}}), row.machine);
+  offer.set_id(absl::StrCat("vast/", instance_type, "/", region));
+  offer.set_provider("vast");
+  offer.set_instance_type(instance_type);
+  offer.set_region(region);
+  offer.set_gpu_model(row.model);
+  offer.set_gpus_per_node(row.count);
+  offer.set_nodes(1);
+  offer.set_max_nodes(1);
+  offer.set_fabric(v1::FABRIC_TYPE_NONE);
+  offer.set_vcpus(static_cast<int32_t>(json::Number(o, "cpu_cores_effective").value_or(0)));
+  offer.set_ram_bytes(static_cast<int64_t>(json::Number(o, "cpu_ram").value_or(0) * 1e6));
+  offer.set_local_disk_bytes(static_cast<int64_t>(json::Number(o, "disk_space").value_or(0) * 1e9));
+  if (const GpuNameResolver::Facts* facts = gpus.FactsOf(row.model)) {
+    SetIntraNodeLink(*facts, row.count, row.gpu_name, offer);
+  }
+  offer.set_availability(v1::AVAILABILITY_LIMITED);
+  offer.set_on_demand_usd_per_hour(row.base);
+  const double min_bid = json::Number(o, "min_bid").value_or(0);
+  // A floor within 0.1% of the price (11.2 vs 11.200000000000001) is no discount.
+  offer.set_spot_usd_per_hour(min_bid > 0 && min_bid < row.base * 0.999 ? min_bid : 0);
+  offer.set_source(absl::StrFormat(
+      "vast:%s: offer %.0f, %s host; storage $%.3f/GB-month not included", file_name,
+      json::Number(o, "id").value_or(0), row.verification.empty() ? "unknown" : row.verification,
+      json::Number(o, "storage_cost").value_or(0)));
+}
+
+// The list of listings: the document itself or its "offers".
+absl::StatusOr<const json::Value*> VastList(const json::Value& root, absl::string_view file_name) {
+  const json::Value* list = &root;
+  if (const json::Value* offers = json::Get(root, "offers")) list = offers;
+  if (list->kind_case() != json::Value::kListValue) {
+    return absl::InvalidArgumentError(
+        absl::StrCat(file_name, ": expected a list of offers or {\"offers\": [...]}"));
+  }
+  return list;
+}
+
+}  // namespace
+
 absl::StatusOr<ImportedOffers> ImportVastOffers(absl::string_view json_text,
                                                 absl::string_view file_name,
                                                 const GpuNameResolver& gpus,
                                                 const VastImportOptions& options) {
   absl::StatusOr<json::Value> root = json::Parse(json_text, file_name);
   if (!root.ok()) return root.status();
-  const json::Value* list = &*root;
-  if (const json::Value* offers = json::Get(*root, "offers")) list = offers;
-  if (list->kind_case() != json::Value::kListValue) {
-    return absl::InvalidArgumentError(
-        absl::StrCat(file_name, ": expected a list of offers or {\"offers\": [...]}"));
-  }
+  absl::StatusOr<const json::Value*> list = VastList(*root, file_name);
+  if (!list.ok()) return list.status();
 
   ImportedOffers out;
   out.report.format = "vast";
   out.report.file = std::string(file_name);
   // (machine, gpus) -> index into out.offers, for the duplicate slices.
   absl::flat_hash_map<std::string, size_t> slice_index;
-  for (const json::Value& o : list->list_value().values()) {
+  for (const json::Value& o : (*list)->list_value().values()) {
     ++out.report.rows_read;
-    if (o.kind_case() != json::Value::kStructValue) {
-      out.report.Reject("not an object");
+    std::variant<VastRow, std::string> read = ReadVastRow(o, gpus, options);
+    if (const std::string* reason = std::get_if<std::string>(&read)) {
+      out.report.Reject(*reason);
       continue;
     }
-    if (json::Bool(o, "rentable") == false) {
-      out.report.Reject("not rentable");
-      continue;
-    }
-    if (json::Bool(o, "rented") == true) {
-      out.report.Reject("already rented");
-      continue;
-    }
-    const std::string verification = json::String(o, "verification");
-    if (verification == "deverified" && !options.keep_deverified) {
-      out.report.Reject("deverified host");
-      continue;
-    }
-    const std::optional<double> num_gpus = json::Number(o, "num_gpus");
-    const std::optional<double> machine = json::Number(o, "machine_id");
-    const std::optional<double> base = json::Number(o, "dph_base");
-    const std::string gpu_name(absl::StripAsciiWhitespace(json::String(o, "gpu_name")));
-    if (!num_gpus || !machine || gpu_name.empty()) {
-      out.report.Reject("missing gpu_name, num_gpus or machine_id");
-      continue;
-    }
-    if (*num_gpus < 1 || *num_gpus != std::floor(*num_gpus)) {
-      out.report.Reject("fractional GPU count");
-      continue;
-    }
-    if (!base || *base <= 0) {
-      out.report.Reject("no price");
-      continue;
-    }
-    const int64_t memory_per_gpu =
-        static_cast<int64_t>(json::Number(o, "gpu_ram").value_or(0) * kMiB);
-    const std::optional<std::string> matched = MatchGpu(gpus, gpu_name, memory_per_gpu);
-    if (!matched) {
-      out.report.Reject(absl::StrCat("unknown GPU \"", gpu_name, "\""));
-      continue;
-    }
-    const std::string& model = *matched;
-    const int count = static_cast<int>(*num_gpus);
-
-    const std::string machine_key = absl::StrFormat("%.0f|%d", *machine, count);
+    const VastRow& row = std::get<VastRow>(read);
+    const std::string machine_key = absl::StrFormat("%.0f|%d", row.machine, row.count);
     auto [it, inserted] = slice_index.emplace(machine_key, out.offers.size());
     if (!inserted) {
       out.report.Reject("duplicate slice of machine");
       Offer& kept = out.offers[it->second];
-      if (*base >= kept.on_demand_usd_per_hour()) continue;
+      if (row.base >= kept.on_demand_usd_per_hour()) continue;
       // The cheaper listing of the same slice replaces the kept one; the
       // replaced one is the rejected duplicate.
       out.offers[it->second] = Offer();
     }
     Offer& offer = inserted ? out.offers.emplace_back() : out.offers[it->second];
-    const std::string region = NormalizeRegion(json::String(o, "geolocation"), options.continents);
-    const std::string instance_type = absl::StrFormat(
-        "%dx-%s-m%.0f", count, absl::StrReplaceAll(gpu_name, {{" ", "_"}}), *machine);
-    offer.set_id(absl::StrCat("vast/", instance_type, "/", region));
-    offer.set_provider("vast");
-    offer.set_instance_type(instance_type);
-    offer.set_region(region);
-    offer.set_gpu_model(model);
-    offer.set_gpus_per_node(count);
-    offer.set_nodes(1);
-    offer.set_max_nodes(1);
-    offer.set_fabric(v1::FABRIC_TYPE_NONE);
-    offer.set_vcpus(static_cast<int32_t>(json::Number(o, "cpu_cores_effective").value_or(0)));
-    offer.set_ram_bytes(static_cast<int64_t>(json::Number(o, "cpu_ram").value_or(0) * 1e6));
-    offer.set_local_disk_bytes(
-        static_cast<int64_t>(json::Number(o, "disk_space").value_or(0) * 1e9));
-    if (const GpuNameResolver::Facts* facts = gpus.FactsOf(model)) {
-      SetIntraNodeLink(*facts, count, gpu_name, offer);
-    }
-    offer.set_availability(v1::AVAILABILITY_LIMITED);
-    offer.set_on_demand_usd_per_hour(*base);
-    const double min_bid = json::Number(o, "min_bid").value_or(0);
-    // A floor within 0.1% of the price (11.2 vs 11.200000000000001) is no discount.
-    offer.set_spot_usd_per_hour(min_bid > 0 && min_bid < *base * 0.999 ? min_bid : 0);
-    offer.set_source(absl::StrFormat(
-        "vast:%s: offer %.0f, %s host; storage $%.3f/GB-month not included", file_name,
-        json::Number(o, "id").value_or(0), verification.empty() ? "unknown" : verification,
-        json::Number(o, "storage_cost").value_or(0)));
+    FillVastOffer(row, file_name, gpus, options, offer);
   }
   out.report.rows_kept = static_cast<int>(out.offers.size());
   SortById(out.offers);
