@@ -34,88 +34,71 @@ v1::Assumption MakeAssumption(std::string field, std::string value, std::string 
   return a;
 }
 
-absl::Status ApplyWorkloadDefaults(sizing::v1::Workload& w, std::vector<v1::Assumption>& out,
-                                   WorkloadUse use) {
+namespace {
+
+// Training: the job's length, epochs, sequence, batch, optimizer, rank.
+absl::Status TrainingDefaults(sizing::v1::Workload& w, std::vector<v1::Assumption>& out,
+                              WorkloadUse use) {
   const Task task = w.task();
-  if (task == sizing::v1::TASK_UNSPECIFIED)
-    return absl::InvalidArgumentError("workload.task: required");
-  if (!sizing::v1::Task_IsValid(task))
-    return absl::InvalidArgumentError("workload.task: unknown value");
   const std::string task_name = sizing::v1::Task_Name(task);
-  if (w.precision() == sizing::v1::PRECISION_UNSPECIFIED) {
-    w.set_precision(sizing::v1::PRECISION_BF16);
-    out.push_back(MakeAssumption("workload.precision", "PRECISION_BF16", "default precision"));
+  // A negative amount is a wrong value, not a missing one.
+  for (const auto& [field, value] :
+       {std::pair<const char*, double>{"workload.train_tokens", w.train_tokens()},
+        {"workload.dataset_tokens", w.dataset_tokens()},
+        {"workload.dataset_gb", w.dataset_gb()}}) {
+    if (!(value >= 0))
+      return absl::InvalidArgumentError(absl::StrCat(field, ": must be finite and >= 0"));
   }
-
-  if (IsTraining(task)) {
-    // A negative amount is a wrong value, not a missing one.
-    for (const auto& [field, value] :
-         {std::pair<const char*, double>{"workload.train_tokens", w.train_tokens()},
-          {"workload.dataset_tokens", w.dataset_tokens()},
-          {"workload.dataset_gb", w.dataset_gb()}}) {
-      if (!(value >= 0))
-        return absl::InvalidArgumentError(absl::StrCat(field, ": must be finite and >= 0"));
-    }
-    // The job's length: without it a training job costs nothing. Pretraining
-    // alone has a recognised default (compute-optimal tokens, stated after
-    // sizing); dataset_gb is converted by sizing (stated after sizing).
-    if (w.train_tokens() <= 0 && w.dataset_tokens() <= 0 && w.dataset_gb() <= 0 &&
-        task != sizing::v1::TASK_PRETRAIN) {
-      if (use == WorkloadUse::kPrice) {
-        return absl::InvalidArgumentError(absl::StrCat(
-            "workload.train_tokens: required for ", task_name,
-            " (or workload.dataset_tokens with workload.epochs, or workload.dataset_gb): "
-            "without a token count the job has no length"));
-      }
-      out.push_back(MakeAssumption(
-          "workload.train_tokens", "none",
-          "no token count: estimated_hours is 0; memory and plan do not depend on it"));
-    }
-    if (w.train_tokens() <= 0 && (w.dataset_tokens() > 0 || w.dataset_gb() > 0) &&
-        w.epochs() <= 0) {
-      w.set_epochs(1);
-      out.push_back(MakeAssumption("workload.epochs", "1", "one pass over the dataset"));
-    }
-    if (w.sequence_length() == 0) {
-      w.set_sequence_length(kDefaultTrainSequenceLength);
-      out.push_back(MakeAssumption("workload.sequence_length",
-                                   absl::StrCat(kDefaultTrainSequenceLength),
-                                   "default training sequence length (tokens per sample)"));
-    }
-    if (w.micro_batch_size() == 0) {
-      w.set_micro_batch_size(1);
-      out.push_back(MakeAssumption("workload.micro_batch_size", "1", "sequences per GPU per step"));
-    }
-    if (w.optimizer() == sizing::v1::OPTIMIZER_UNSPECIFIED) {
-      w.set_optimizer(sizing::v1::OPTIMIZER_ADAMW);
-      out.push_back(MakeAssumption("workload.optimizer", "OPTIMIZER_ADAMW", "default optimizer"));
-    }
-    const bool lora = task == sizing::v1::TASK_LORA || task == sizing::v1::TASK_QLORA;
-    if (lora && w.lora_rank() == 0) {
-      const int rank = task == sizing::v1::TASK_QLORA ? kDefaultQloraRank : kDefaultLoraRank;
-      w.set_lora_rank(rank);
-      out.push_back(MakeAssumption(
-          "workload.lora_rank", absl::StrCat(rank),
-          task == sizing::v1::TASK_QLORA ? "QLoRA paper's rank" : "common LoRA rank"));
-    }
-    if (!w.has_restartable()) {
-      out.push_back(MakeAssumption("workload.restartable", "true",
-                                   "training resumes from its last checkpoint after a preemption"));
-    }
-    return absl::OkStatus();
-  }
-
-  // Serving.
-  if (task == sizing::v1::TASK_BATCH_INFERENCE && w.requests() <= 0) {
+  // The job's length: without it a training job costs nothing. Pretraining
+  // alone has a recognised default (compute-optimal tokens, stated after
+  // sizing); dataset_gb is converted by sizing (stated after sizing).
+  if (w.train_tokens() <= 0 && w.dataset_tokens() <= 0 && w.dataset_gb() <= 0 &&
+      task != sizing::v1::TASK_PRETRAIN) {
     if (use == WorkloadUse::kPrice) {
-      return absl::InvalidArgumentError(
-          "workload.requests: required (> 0) for TASK_BATCH_INFERENCE: without it the job has no "
-          "length");
+      return absl::InvalidArgumentError(absl::StrCat(
+          "workload.train_tokens: required for ", task_name,
+          " (or workload.dataset_tokens with workload.epochs, or workload.dataset_gb): "
+          "without a token count the job has no length"));
     }
     out.push_back(MakeAssumption(
-        "workload.requests", "none",
-        "no request count: estimated_hours is 0; memory and plan do not depend on it"));
+        "workload.train_tokens", "none",
+        "no token count: estimated_hours is 0; memory and plan do not depend on it"));
   }
+  if (w.train_tokens() <= 0 && (w.dataset_tokens() > 0 || w.dataset_gb() > 0) && w.epochs() <= 0) {
+    w.set_epochs(1);
+    out.push_back(MakeAssumption("workload.epochs", "1", "one pass over the dataset"));
+  }
+  if (w.sequence_length() == 0) {
+    w.set_sequence_length(kDefaultTrainSequenceLength);
+    out.push_back(MakeAssumption("workload.sequence_length",
+                                 absl::StrCat(kDefaultTrainSequenceLength),
+                                 "default training sequence length (tokens per sample)"));
+  }
+  if (w.micro_batch_size() == 0) {
+    w.set_micro_batch_size(1);
+    out.push_back(MakeAssumption("workload.micro_batch_size", "1", "sequences per GPU per step"));
+  }
+  if (w.optimizer() == sizing::v1::OPTIMIZER_UNSPECIFIED) {
+    w.set_optimizer(sizing::v1::OPTIMIZER_ADAMW);
+    out.push_back(MakeAssumption("workload.optimizer", "OPTIMIZER_ADAMW", "default optimizer"));
+  }
+  const bool lora = task == sizing::v1::TASK_LORA || task == sizing::v1::TASK_QLORA;
+  if (lora && w.lora_rank() == 0) {
+    const int rank = task == sizing::v1::TASK_QLORA ? kDefaultQloraRank : kDefaultLoraRank;
+    w.set_lora_rank(rank);
+    out.push_back(
+        MakeAssumption("workload.lora_rank", absl::StrCat(rank),
+                       task == sizing::v1::TASK_QLORA ? "QLoRA paper's rank" : "common LoRA rank"));
+  }
+  if (!w.has_restartable()) {
+    out.push_back(MakeAssumption("workload.restartable", "true",
+                                 "training resumes from its last checkpoint after a preemption"));
+  }
+  return absl::OkStatus();
+}
+
+// Serving: context, output and prompt lengths.
+void SequenceDefaults(sizing::v1::Workload& w, std::vector<v1::Assumption>& out) {
   if (w.context_length() == 0) {
     int context = kDefaultContextLength;
     // Keep the caller's own prompt/output lengths consistent with the default.
@@ -137,6 +120,23 @@ absl::Status ApplyWorkloadDefaults(sizing::v1::Workload& w, std::vector<v1::Assu
                                  absl::StrCat(w.context_length() - w.output_tokens()),
                                  "context_length - output_tokens"));
   }
+}
+
+// Serving: the job's length, sequences, concurrency, hours, restarts.
+absl::Status ServingDefaults(sizing::v1::Workload& w, std::vector<v1::Assumption>& out,
+                             WorkloadUse use) {
+  const Task task = w.task();
+  if (task == sizing::v1::TASK_BATCH_INFERENCE && w.requests() <= 0) {
+    if (use == WorkloadUse::kPrice) {
+      return absl::InvalidArgumentError(
+          "workload.requests: required (> 0) for TASK_BATCH_INFERENCE: without it the job has no "
+          "length");
+    }
+    out.push_back(MakeAssumption(
+        "workload.requests", "none",
+        "no request count: estimated_hours is 0; memory and plan do not depend on it"));
+  }
+  SequenceDefaults(w, out);
   if (task == sizing::v1::TASK_INFERENCE) {
     if (w.concurrent_sequences() == 0) {
       w.set_concurrent_sequences(1);
@@ -152,17 +152,33 @@ absl::Status ApplyWorkloadDefaults(sizing::v1::Workload& w, std::vector<v1::Assu
       out.push_back(MakeAssumption("workload.restartable", "false",
                                    "an endpoint cannot pause: a preemption drops its traffic"));
     }
-  } else {
-    if (w.concurrent_sequences() == 0) {
-      out.push_back(MakeAssumption("workload.concurrent_sequences", "as many as fit",
-                                   "batch size chosen per GPU configuration from the free memory"));
-    }
-    if (!w.has_restartable()) {
-      out.push_back(MakeAssumption("workload.restartable", "true",
-                                   "a batch job resumes with the requests not yet done"));
-    }
+    return absl::OkStatus();
+  }
+  if (w.concurrent_sequences() == 0) {
+    out.push_back(MakeAssumption("workload.concurrent_sequences", "as many as fit",
+                                 "batch size chosen per GPU configuration from the free memory"));
+  }
+  if (!w.has_restartable()) {
+    out.push_back(MakeAssumption("workload.restartable", "true",
+                                 "a batch job resumes with the requests not yet done"));
   }
   return absl::OkStatus();
+}
+
+}  // namespace
+
+absl::Status ApplyWorkloadDefaults(sizing::v1::Workload& w, std::vector<v1::Assumption>& out,
+                                   WorkloadUse use) {
+  const Task task = w.task();
+  if (task == sizing::v1::TASK_UNSPECIFIED)
+    return absl::InvalidArgumentError("workload.task: required");
+  if (!sizing::v1::Task_IsValid(task))
+    return absl::InvalidArgumentError("workload.task: unknown value");
+  if (w.precision() == sizing::v1::PRECISION_UNSPECIFIED) {
+    w.set_precision(sizing::v1::PRECISION_BF16);
+    out.push_back(MakeAssumption("workload.precision", "PRECISION_BF16", "default precision"));
+  }
+  return IsTraining(task) ? TrainingDefaults(w, out, use) : ServingDefaults(w, out, use);
 }
 
 void AddSizedAssumptions(const sizing::v1::Workload& w, const sizing::v1::EstimateResponse& sized,

@@ -12,7 +12,8 @@
 // yet) are listed with their reason and not run.
 //
 // Reproduce: build/services/sizing/sizing_calibration_test (with
-// CALIBRATION_SUMMARY_MD=<file> it also writes the summary as Markdown).
+// CALIBRATION_SUMMARY_MD=<file> it also writes the summary as Markdown, with
+// CALIBRATION_DUMP=<file> every case's whole answer).
 
 #include <algorithm>
 #include <cmath>
@@ -454,6 +455,10 @@ TEST(Calibration, PublishedMeasurementsThroughEstimate) {
   std::set<std::string> ids;
   std::vector<Result> results;
   std::vector<std::pair<const cal::Case*, std::string>> pending;
+  // CALIBRATION_DUMP=<file>: every case's whole EstimateResponse, to show
+  // that a refactor or a move of constants into data changes no answer.
+  std::ofstream dump;
+  if (const char* path = std::getenv("CALIBRATION_DUMP")) dump.open(path);
   for (const cal::Case& c : cases.cases()) {
     const std::string problem = DataProblem(c);
     EXPECT_EQ(problem, "") << c.id();
@@ -466,6 +471,12 @@ TEST(Calibration, PublishedMeasurementsThroughEstimate) {
       continue;
     }
     auto resp = ShippedSizingModel().Estimate(c.request());
+    if (dump.is_open()) {
+      // Every answer in full (text format round-trips doubles): two builds
+      // that answer alike write the same file.
+      dump << "# " << c.id() << "\n"
+           << (resp.ok() ? resp->DebugString() : resp.status().ToString()) << "\n";
+    }
     if (!resp.ok()) {
       ADD_FAILURE() << c.id() << ": Estimate failed: " << resp.status();
       continue;

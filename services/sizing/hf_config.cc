@@ -247,9 +247,33 @@ absl::StatusOr<RopeScaling> ReadRopeScaling(const Config& c, double max_context)
   return out;
 }
 
-}  // namespace
+// The architecture read from a config.json, step by step.
+struct HfArch {
+  std::string model_type;
+  std::string family;   // a kFamilies entry or "generic"
+  bool nested = false;  // read from text_config
+  bool mla = false;
+  bool gemma = false;
+  double layers = 0, h = 0, heads = 0, vocab = 0, kv_heads = 0, head_dim = 0, inter = 0;
+  double max_context = 0;
+  RopeScaling rope;
+  bool tie = false;
+  // MoE.
+  double experts = 0, active = 0, expert_inter = 0, shared = 0, shared_inter = 0;
+  double dense_inter = 0, moe_layers = 0, dense_layers = 0;
+  // MLA and sliding windows.
+  double kv_lora = 0, rope_dim = 0, q_lora = 0, nope_dim = 0, v_dim = 0;
+  double window = 0, window_layers = 0;
+  // Parameter counts.
+  double params = 0, active_params = 0, body_attn = 0, norms = 0, other_mlp = 0;
+  double experts_total = 0;
+  // Checkpoint.
+  std::string dtype;
+  Quantization quant;
+  double weight_bytes = 0;
+};
 
-absl::StatusOr<Model> ModelFromHfConfig(absl::string_view json, absl::string_view path) {
+absl::StatusOr<Value> ParseRoot(absl::string_view json, absl::string_view path) {
   Value root;
   google::protobuf::util::JsonParseOptions options;
   const auto parsed = google::protobuf::util::JsonStringToMessage(
@@ -261,20 +285,22 @@ absl::StatusOr<Model> ModelFromHfConfig(absl::string_view json, absl::string_vie
   if (root.kind_case() != Value::kStructValue) {
     return absl::InvalidArgumentError(absl::StrCat(path, ": must be a JSON object"));
   }
-  const Config top(&root, std::string(path));
-  const Value* text = top.Get("text_config");
-  const bool nested = text != nullptr && text->kind_case() == Value::kStructValue;
-  const Config c = nested ? Config(text, top.Field("text_config")) : top;
+  return root;
+}
 
-  std::string model_type = c.String("model_type");
+// model_type (from text_config first) and the family it is read as.
+absl::Status ReadFamily(const Config& top, const Config& c, HfArch* a) {
+  a->model_type = c.String("model_type");
   std::string type_field = c.Field("model_type");
-  if (model_type.empty()) {
-    model_type = top.String("model_type");
+  if (a->model_type.empty()) {
+    a->model_type = top.String("model_type");
     type_field = top.Field("model_type");
   }
-  if (model_type.empty()) return absl::InvalidArgumentError(absl::StrCat(type_field, ": missing"));
-  std::string family = Family(model_type);
-  if (family.empty()) {
+  if (a->model_type.empty()) {
+    return absl::InvalidArgumentError(absl::StrCat(type_field, ": missing"));
+  }
+  a->family = Family(a->model_type);
+  if (a->family.empty()) {
     // Another family: read it from the standard decoder fields (and the MoE
     // fields below) when the config has them.
     bool standard = true;
@@ -285,170 +311,191 @@ absl::StatusOr<Model> ModelFromHfConfig(absl::string_view json, absl::string_vie
     standard = standard && (c.Number("intermediate_size") || c.Number("moe_intermediate_size"));
     if (!standard) {
       return absl::InvalidArgumentError(absl::StrCat(
-          type_field, ": unsupported \"", model_type,
+          type_field, ": unsupported \"", a->model_type,
           "\" (supported: ", absl::StrJoin(kFamilies, ", "),
           "; another family needs num_hidden_layers, hidden_size, num_attention_heads, "
           "vocab_size and intermediate_size)"));
     }
-    family = "generic";
+    a->family = "generic";
   }
-  const bool mla = family == "deepseek_v2" || family == "deepseek_v3";
-  const bool gemma = family == "gemma" || family == "gemma2" || family == "gemma3";
+  a->mla = a->family == "deepseek_v2" || a->family == "deepseek_v3";
+  a->gemma = a->family == "gemma" || a->family == "gemma2" || a->family == "gemma3";
+  return absl::OkStatus();
+}
 
-  double layers, h, heads, vocab, kv_heads, head_dim, inter;
-  HF_ASSIGN(layers, c.RequiredInt("num_hidden_layers"));
-  HF_ASSIGN(h, c.RequiredInt("hidden_size"));
-  HF_ASSIGN(heads, c.RequiredInt("num_attention_heads"));
-  HF_ASSIGN(vocab, c.RequiredInt("vocab_size"));
-  HF_ASSIGN(kv_heads, c.Int("num_key_value_heads", heads));
-  if (kv_heads == 0) kv_heads = heads;
-  HF_ASSIGN(head_dim, c.Int("head_dim", 0));
-  if (head_dim == 0) head_dim = std::floor(h / heads);
-  HF_ASSIGN(inter, c.Number("intermediate_size") || family != "generic"
-                       ? c.RequiredInt("intermediate_size")
-                       : c.RequiredInt("moe_intermediate_size"));
-  double max_context;
-  HF_ASSIGN(max_context, c.Int("max_position_embeddings", 0));
-  absl::StatusOr<RopeScaling> rope = ReadRopeScaling(c, max_context);
+// Layers, widths, heads, vocabulary, context and tied embeddings.
+absl::Status ReadShape(const Config& top, const Config& c, HfArch* a) {
+  HF_ASSIGN(a->layers, c.RequiredInt("num_hidden_layers"));
+  HF_ASSIGN(a->h, c.RequiredInt("hidden_size"));
+  HF_ASSIGN(a->heads, c.RequiredInt("num_attention_heads"));
+  HF_ASSIGN(a->vocab, c.RequiredInt("vocab_size"));
+  HF_ASSIGN(a->kv_heads, c.Int("num_key_value_heads", a->heads));
+  if (a->kv_heads == 0) a->kv_heads = a->heads;
+  HF_ASSIGN(a->head_dim, c.Int("head_dim", 0));
+  if (a->head_dim == 0) a->head_dim = std::floor(a->h / a->heads);
+  HF_ASSIGN(a->inter, c.Number("intermediate_size") || a->family != "generic"
+                          ? c.RequiredInt("intermediate_size")
+                          : c.RequiredInt("moe_intermediate_size"));
+  HF_ASSIGN(a->max_context, c.Int("max_position_embeddings", 0));
+  absl::StatusOr<RopeScaling> rope = ReadRopeScaling(c, a->max_context);
   if (!rope.ok()) return rope.status();
-
+  a->rope = *rope;
   // Tied embeddings: the key may sit on the wrapper; Gemma ties by default.
   std::optional<bool> tied = c.Bool("tie_word_embeddings");
   if (!tied) tied = top.Bool("tie_word_embeddings");
-  const bool tie = tied.value_or(gemma);
+  a->tie = tied.value_or(a->gemma);
+  return absl::OkStatus();
+}
 
-  // --- MoE -----------------------------------------------------------------
-  double experts = 0, active = 0, expert_inter = 0, shared = 0, shared_inter = 0;
+// Experts, experts per token, expert width, shared experts and MoE layers.
+absl::Status ReadMoe(const Config& c, HfArch* a) {
   for (const char* key : {"num_local_experts", "num_experts", "n_routed_experts"}) {
-    if (experts == 0) HF_ASSIGN(experts, c.Int(key, 0));
+    if (a->experts == 0) HF_ASSIGN(a->experts, c.Int(key, 0));
   }
   for (const char* key : {"num_experts_per_tok", "experts_per_token", "top_k_experts"}) {
-    if (active == 0) HF_ASSIGN(active, c.Int(key, 0));
+    if (a->active == 0) HF_ASSIGN(a->active, c.Int(key, 0));
   }
-  if (experts > 0 && active == 0) {
+  if (a->experts > 0 && a->active == 0) {
     return absl::InvalidArgumentError(
         absl::StrCat(c.Field("num_experts_per_tok"), ": missing for an MoE model"));
   }
-  if (active > experts) {
+  if (a->active > a->experts) {
     return absl::InvalidArgumentError(
         absl::StrCat(c.Field("num_experts_per_tok"), ": must be <= the number of experts"));
   }
-  HF_ASSIGN(expert_inter, c.Int("moe_intermediate_size", inter));
-  if (family == "llama4") {
-    shared_inter = inter;  // one shared expert of intermediate_size
-    shared = 1;
-  } else if (experts > 0) {
-    absl::StatusOr<std::pair<double, double>> sh = SharedExperts(c, inter, expert_inter);
+  HF_ASSIGN(a->expert_inter, c.Int("moe_intermediate_size", a->inter));
+  if (a->family == "llama4") {
+    a->shared_inter = a->inter;  // one shared expert of intermediate_size
+    a->shared = 1;
+  } else if (a->experts > 0) {
+    absl::StatusOr<std::pair<double, double>> sh = SharedExperts(c, a->inter, a->expert_inter);
     if (!sh.ok()) return sh.status();
-    std::tie(shared, shared_inter) = *sh;
+    std::tie(a->shared, a->shared_inter) = *sh;
   }
-  double dense_inter = inter;
-  if (family == "llama4") HF_ASSIGN(dense_inter, c.Int("intermediate_size_mlp", inter));
-  // Which layers are MoE.
-  absl::StatusOr<std::vector<bool>> moe_pattern = MoeLayers(c, layers, experts > 0);
+  a->dense_inter = a->inter;
+  if (a->family == "llama4") HF_ASSIGN(a->dense_inter, c.Int("intermediate_size_mlp", a->inter));
+  absl::StatusOr<std::vector<bool>> moe_pattern = MoeLayers(c, a->layers, a->experts > 0);
   if (!moe_pattern.ok()) return moe_pattern.status();
-  const std::vector<bool>& moe_layer = *moe_pattern;
-  const double moe_layers =
-      static_cast<double>(std::count(moe_layer.begin(), moe_layer.end(), true));
-  const double dense_layers = layers - moe_layers;
+  a->moe_layers = static_cast<double>(std::count(moe_pattern->begin(), moe_pattern->end(), true));
+  a->dense_layers = a->layers - a->moe_layers;
+  return absl::OkStatus();
+}
 
-  // --- Attention and sliding windows ------------------------------------------
-  double kv_lora = 0, rope_dim = 0, q_lora = 0, nope_dim = 0, v_dim = 0;
-  if (mla) {
-    HF_ASSIGN(kv_lora, c.RequiredInt("kv_lora_rank"));
-    HF_ASSIGN(rope_dim, c.RequiredInt("qk_rope_head_dim"));
-    HF_ASSIGN(q_lora, c.Int("q_lora_rank", 0));
-    HF_ASSIGN(nope_dim, c.Int("qk_nope_head_dim", head_dim));
-    HF_ASSIGN(v_dim, c.Int("v_head_dim", nope_dim));
-    head_dim = nope_dim + rope_dim;
+// Multi-head latent attention (DeepSeek V2/V3).
+absl::Status ReadMla(const Config& c, HfArch* a) {
+  if (!a->mla) return absl::OkStatus();
+  HF_ASSIGN(a->kv_lora, c.RequiredInt("kv_lora_rank"));
+  HF_ASSIGN(a->rope_dim, c.RequiredInt("qk_rope_head_dim"));
+  HF_ASSIGN(a->q_lora, c.Int("q_lora_rank", 0));
+  HF_ASSIGN(a->nope_dim, c.Int("qk_nope_head_dim", a->head_dim));
+  HF_ASSIGN(a->v_dim, c.Int("v_head_dim", a->nope_dim));
+  a->head_dim = a->nope_dim + a->rope_dim;
+  return absl::OkStatus();
+}
+
+// Llama 4's chunked attention on the RoPE layers; every 4th layer is global
+// (NoPE).
+absl::Status ReadChunkedAttention(const Config& c, HfArch* a) {
+  HF_ASSIGN(a->window, c.Int("attention_chunk_size", 0));
+  if (a->window <= 0) return absl::OkStatus();
+  a->window_layers = 0;
+  if (const Value* no_rope = c.Get("no_rope_layers");
+      no_rope != nullptr && no_rope->kind_case() == Value::kListValue &&
+      no_rope->list_value().values_size() == static_cast<int>(a->layers)) {
+    for (const Value& v : no_rope->list_value().values()) a->window_layers += v.number_value() != 0;
+    return absl::OkStatus();
   }
-  double window = 0, window_layers = 0;
-  HF_ASSIGN(window, c.Int("sliding_window", 0));
+  a->window_layers = a->layers - std::floor(a->layers / 4.0);
+  return absl::OkStatus();
+}
+
+// Sliding windows and the layers that use them.
+absl::Status ReadWindows(const Config& c, HfArch* a) {
+  const std::string& family = a->family;
+  HF_ASSIGN(a->window, c.Int("sliding_window", 0));
   if (const Value* types = c.Get("layer_types");
       types != nullptr && types->kind_case() == Value::kListValue) {
     for (const Value& t : types->list_value().values()) {
       if (t.string_value() == "sliding_attention" || t.string_value() == "chunked_attention") {
-        ++window_layers;
+        ++a->window_layers;
       }
     }
   } else if (family == "gemma3") {
     double pattern;
     HF_ASSIGN(pattern, c.Int("sliding_window_pattern", 6));
-    if (pattern >= 1) window_layers = layers - std::floor(layers / pattern);
+    if (pattern >= 1) a->window_layers = a->layers - std::floor(a->layers / pattern);
   } else if (family == "gemma2") {
-    window_layers = std::ceil(layers / 2.0);  // even layers are local
+    a->window_layers = std::ceil(a->layers / 2.0);  // even layers are local
   } else if (family == "qwen2" || family == "qwen3" || family == "qwen2_moe" ||
              family == "qwen3_moe") {
-    if (c.Bool("use_sliding_window").value_or(false) && window > 0) {
+    if (c.Bool("use_sliding_window").value_or(false) && a->window > 0) {
       double max_window_layers;
-      HF_ASSIGN(max_window_layers, c.Int("max_window_layers", layers));
-      window_layers = std::max(0.0, layers - max_window_layers);
+      HF_ASSIGN(max_window_layers, c.Int("max_window_layers", a->layers));
+      a->window_layers = std::max(0.0, a->layers - max_window_layers);
     } else {
-      window = 0;
+      a->window = 0;
     }
   } else if (family == "llama4") {
-    // Chunked attention on the RoPE layers; every 4th layer is global (NoPE).
-    HF_ASSIGN(window, c.Int("attention_chunk_size", 0));
-    if (window > 0) {
-      window_layers = 0;
-      bool listed = false;
-      if (const Value* no_rope = c.Get("no_rope_layers");
-          no_rope != nullptr && no_rope->kind_case() == Value::kListValue &&
-          no_rope->list_value().values_size() == static_cast<int>(layers)) {
-        listed = true;
-        for (const Value& v : no_rope->list_value().values())
-          window_layers += v.number_value() != 0;
-      }
-      if (!listed) window_layers = layers - std::floor(layers / 4.0);
-    }
-  } else if (window > 0) {
-    window_layers = layers;  // mistral, phi3, llama: one window on every layer
+    if (absl::Status s = ReadChunkedAttention(c, a); !s.ok()) return s;
+  } else if (a->window > 0) {
+    a->window_layers = a->layers;  // mistral, phi3, llama: one window on every layer
   }
-  if (window == 0) window_layers = 0;
-  if (window_layers == 0) window = 0;
+  if (a->window == 0) a->window_layers = 0;
+  if (a->window_layers == 0) a->window = 0;
+  return absl::OkStatus();
+}
 
-  // --- Parameters ------------------------------------------------------------
-  const bool attention_bias = c.Bool("attention_bias").value_or(false);
-  double attn;
-  if (mla) {
+// Attention parameters of one layer.
+double AttentionParams(const Config& c, const HfArch& a) {
+  const double h = a.h, heads = a.heads, head_dim = a.head_dim;
+  if (a.mla) {
     const double q =
-        q_lora > 0 ? h * q_lora + q_lora + q_lora * heads * head_dim : h * heads * head_dim;
-    attn = q + h * (kv_lora + rope_dim) + kv_lora + kv_lora * heads * (nope_dim + v_dim) +
-           heads * v_dim * h;
-  } else {
-    attn = h * heads * head_dim + 2.0 * h * kv_heads * head_dim + heads * head_dim * h;
-    if (family == "qwen2" || family == "qwen2_moe" || attention_bias) {
-      attn += heads * head_dim + 2.0 * kv_heads * head_dim;  // q, k, v biases
-    }
-    if (attention_bias) attn += h;  // o bias
-    if (family == "qwen3" || family == "qwen3_moe" || family == "gemma3") attn += 2.0 * head_dim;
-    if (family == "gpt_oss") attn += heads;  // attention sinks
+        a.q_lora > 0 ? h * a.q_lora + a.q_lora + a.q_lora * heads * head_dim : h * heads * head_dim;
+    return q + h * (a.kv_lora + a.rope_dim) + a.kv_lora +
+           a.kv_lora * heads * (a.nope_dim + a.v_dim) + heads * a.v_dim * h;
   }
-  const double norms = (family == "gemma2" || family == "gemma3") ? 4.0 * h : 2.0 * h;
-  const double dense_mlp = 3.0 * h * dense_inter;
-  double expert = 3.0 * h * expert_inter;
-  double router = h * experts;
-  if (family == "gpt_oss") {
-    expert += 2.0 * expert_inter + h;  // gate_up and down biases
-    router += experts;
+  const std::string& family = a.family;
+  const bool attention_bias = c.Bool("attention_bias").value_or(false);
+  double attn = h * heads * head_dim + 2.0 * h * a.kv_heads * head_dim + heads * head_dim * h;
+  if (family == "qwen2" || family == "qwen2_moe" || attention_bias) {
+    attn += heads * head_dim + 2.0 * a.kv_heads * head_dim;  // q, k, v biases
   }
-  const double shared_mlp = 3.0 * h * shared_inter + (family == "qwen2_moe" ? h : 0.0);
-  const double embedding = vocab * h;
-  const double head = tie ? 0.0 : vocab * h;
-  const double body_attn = layers * (attn + norms);
-  const double experts_total = moe_layers * experts * expert;
-  const double experts_active = moe_layers * active * expert;
-  const double other_mlp = dense_layers * dense_mlp + moe_layers * (router + shared_mlp);
-  const double params = embedding + head + h + body_attn + other_mlp + experts_total;
-  const double active_params = embedding + head + h + body_attn + other_mlp + experts_active;
+  if (attention_bias) attn += h;  // o bias
+  if (family == "qwen3" || family == "qwen3_moe" || family == "gemma3") attn += 2.0 * head_dim;
+  if (family == "gpt_oss") attn += heads;  // attention sinks
+  return attn;
+}
 
-  // --- Checkpoint bytes ----------------------------------------------------------
-  std::string dtype = c.String("torch_dtype");
-  if (dtype.empty()) dtype = c.String("dtype");
-  if (dtype.empty()) dtype = top.String("torch_dtype");
-  if (dtype.empty()) dtype = top.String("dtype");
-  const double base_bytes = DtypeBytes(dtype);
-  Quantization quant;
+// Total and active parameters, embeddings included.
+void CountParams(const Config& c, HfArch* a) {
+  const double h = a->h;
+  const double attn = AttentionParams(c, *a);
+  a->norms = (a->family == "gemma2" || a->family == "gemma3") ? 4.0 * h : 2.0 * h;
+  const double dense_mlp = 3.0 * h * a->dense_inter;
+  double expert = 3.0 * h * a->expert_inter;
+  double router = h * a->experts;
+  if (a->family == "gpt_oss") {
+    expert += 2.0 * a->expert_inter + h;  // gate_up and down biases
+    router += a->experts;
+  }
+  const double shared_mlp = 3.0 * h * a->shared_inter + (a->family == "qwen2_moe" ? h : 0.0);
+  const double embedding = a->vocab * h;
+  const double head = a->tie ? 0.0 : a->vocab * h;
+  a->body_attn = a->layers * (attn + a->norms);
+  a->experts_total = a->moe_layers * a->experts * expert;
+  const double experts_active = a->moe_layers * a->active * expert;
+  a->other_mlp = a->dense_layers * dense_mlp + a->moe_layers * (router + shared_mlp);
+  a->params = embedding + head + h + a->body_attn + a->other_mlp + a->experts_total;
+  a->active_params = embedding + head + h + a->body_attn + a->other_mlp + experts_active;
+}
+
+// The published weights as stored: dtype and quantization_config.
+absl::Status CheckpointBytes(const Config& top, const Config& c, HfArch* a) {
+  a->dtype = c.String("torch_dtype");
+  if (a->dtype.empty()) a->dtype = c.String("dtype");
+  if (a->dtype.empty()) a->dtype = top.String("torch_dtype");
+  if (a->dtype.empty()) a->dtype = top.String("dtype");
+  const double base_bytes = DtypeBytes(a->dtype);
   const Value* qv = top.Get("quantization_config");
   std::string q_path = top.Field("quantization_config");
   if (qv == nullptr) {
@@ -458,64 +505,90 @@ absl::StatusOr<Model> ModelFromHfConfig(absl::string_view json, absl::string_vie
   if (qv != nullptr) {
     absl::StatusOr<Quantization> q = ReadQuantization(Config(qv, q_path));
     if (!q.ok()) return q.status();
-    quant = *q;
+    a->quant = *q;
   }
-  double weight_bytes = params * base_bytes;
-  if (quant.present) {
+  a->weight_bytes = a->params * base_bytes;
+  if (a->quant.present) {
     // Norms, embeddings and the LM head stay 16-bit; mxfp4 converts only experts.
-    const double linear = body_attn - layers * norms + other_mlp + experts_total;
-    const double quantized = quant.experts_only ? experts_total : linear;
-    weight_bytes = (params - quantized) * base_bytes + quantized * quant.bytes;
+    const double linear = a->body_attn - a->layers * a->norms + a->other_mlp + a->experts_total;
+    const double quantized = a->quant.experts_only ? a->experts_total : linear;
+    a->weight_bytes = (a->params - quantized) * base_bytes + quantized * a->quant.bytes;
   }
+  return absl::OkStatus();
+}
 
+std::string ArchitectureName(const Config& top) {
+  const Value* a = top.Get("architectures");
+  if (a != nullptr && a->kind_case() == Value::kListValue && a->list_value().values_size() > 0) {
+    return a->list_value().values(0).string_value();
+  }
+  return std::string();
+}
+
+Model ToModel(const Config& top, const HfArch& a) {
   Model m;
   m.set_kind(v1::MODEL_KIND_DECODER);
-  const std::string architecture = [&] {
-    const Value* a = top.Get("architectures");
-    if (a != nullptr && a->kind_case() == Value::kListValue && a->list_value().values_size() > 0) {
-      return a->list_value().values(0).string_value();
-    }
-    return std::string();
-  }();
-  m.set_name(architecture.empty() ? model_type : absl::StrCat(architecture, " (", model_type, ")"));
-  m.set_source(absl::StrCat("Hugging Face config.json, model_type ", model_type,
+  const std::string architecture = ArchitectureName(top);
+  m.set_name(architecture.empty() ? a.model_type
+                                  : absl::StrCat(architecture, " (", a.model_type, ")"));
+  m.set_source(absl::StrCat("Hugging Face config.json, model_type ", a.model_type,
                             "; parameters computed from the architecture",
-                            nested ? "; text model only (vision/audio towers not counted)" : ""));
-  m.set_params(std::round(params));
-  if (experts > 0) m.set_active_params(std::round(active_params));
-  m.set_layers(static_cast<int>(layers));
-  m.set_hidden_size(static_cast<int>(h));
-  m.set_attention_heads(static_cast<int>(heads));
-  m.set_kv_heads(static_cast<int>(kv_heads));
-  m.set_head_dim(static_cast<int>(head_dim));
-  m.set_intermediate_size(static_cast<int>(dense_inter));
-  m.set_vocab_size(static_cast<int>(vocab));
-  m.set_max_context_length(static_cast<int>(std::min(max_context, 134217728.0)));
-  if (rope->max_context > 0) {
-    m.set_rope_scaled_max_context_length(static_cast<int>(rope->max_context));
-    m.set_rope_scaling(rope->description);
+                            a.nested ? "; text model only (vision/audio towers not counted)" : ""));
+  m.set_params(std::round(a.params));
+  if (a.experts > 0) m.set_active_params(std::round(a.active_params));
+  m.set_layers(static_cast<int>(a.layers));
+  m.set_hidden_size(static_cast<int>(a.h));
+  m.set_attention_heads(static_cast<int>(a.heads));
+  m.set_kv_heads(static_cast<int>(a.kv_heads));
+  m.set_head_dim(static_cast<int>(a.head_dim));
+  m.set_intermediate_size(static_cast<int>(a.dense_inter));
+  m.set_vocab_size(static_cast<int>(a.vocab));
+  m.set_max_context_length(static_cast<int>(std::min(a.max_context, 134217728.0)));
+  if (a.rope.max_context > 0) {
+    m.set_rope_scaled_max_context_length(static_cast<int>(a.rope.max_context));
+    m.set_rope_scaling(a.rope.description);
   }
-  m.set_tied_embeddings(tie);
-  if (experts > 0) {
-    m.set_experts(static_cast<int>(experts));
-    m.set_active_experts(static_cast<int>(active));
-    m.set_expert_intermediate_size(static_cast<int>(expert_inter));
-    m.set_shared_experts(static_cast<int>(shared));
-    m.set_dense_layers(static_cast<int>(dense_layers));
+  m.set_tied_embeddings(a.tie);
+  if (a.experts > 0) {
+    m.set_experts(static_cast<int>(a.experts));
+    m.set_active_experts(static_cast<int>(a.active));
+    m.set_expert_intermediate_size(static_cast<int>(a.expert_inter));
+    m.set_shared_experts(static_cast<int>(a.shared));
+    m.set_dense_layers(static_cast<int>(a.dense_layers));
   }
-  if (mla) {
-    m.set_kv_lora_rank(static_cast<int>(kv_lora));
-    m.set_qk_rope_head_dim(static_cast<int>(rope_dim));
+  if (a.mla) {
+    m.set_kv_lora_rank(static_cast<int>(a.kv_lora));
+    m.set_qk_rope_head_dim(static_cast<int>(a.rope_dim));
   }
-  if (window > 0) {
-    m.set_sliding_window(static_cast<int>(window));
-    m.set_sliding_window_layers(static_cast<int>(window_layers));
+  if (a.window > 0) {
+    m.set_sliding_window(static_cast<int>(a.window));
+    m.set_sliding_window_layers(static_cast<int>(a.window_layers));
   }
-  m.set_checkpoint_weight_bytes(std::round(weight_bytes));
-  m.set_quantization(quant.present
-                         ? quant.description
-                         : absl::StrCat(dtype.empty() ? "bfloat16" : dtype, " (unquantized)"));
+  m.set_checkpoint_weight_bytes(std::round(a.weight_bytes));
+  m.set_quantization(a.quant.present
+                         ? a.quant.description
+                         : absl::StrCat(a.dtype.empty() ? "bfloat16" : a.dtype, " (unquantized)"));
   return m;
+}
+
+}  // namespace
+
+absl::StatusOr<Model> ModelFromHfConfig(absl::string_view json, absl::string_view path) {
+  absl::StatusOr<Value> root = ParseRoot(json, path);
+  if (!root.ok()) return root.status();
+  const Config top(&*root, std::string(path));
+  const Value* text = top.Get("text_config");
+  HfArch a;
+  a.nested = text != nullptr && text->kind_case() == Value::kStructValue;
+  const Config c = a.nested ? Config(text, top.Field("text_config")) : top;
+  if (absl::Status s = ReadFamily(top, c, &a); !s.ok()) return s;
+  if (absl::Status s = ReadShape(top, c, &a); !s.ok()) return s;
+  if (absl::Status s = ReadMoe(c, &a); !s.ok()) return s;
+  if (absl::Status s = ReadMla(c, &a); !s.ok()) return s;
+  if (absl::Status s = ReadWindows(c, &a); !s.ok()) return s;
+  CountParams(c, &a);
+  if (absl::Status s = CheckpointBytes(top, c, &a); !s.ok()) return s;
+  return ToModel(top, a);
 }
 
 }  // namespace gpuadvisor::sizing

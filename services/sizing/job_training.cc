@@ -88,19 +88,16 @@ double TrainTokens(const v1::Workload& w, const Job& j) {
   return 0;
 }
 
-}  // namespace
-
-absl::Status BuildTrainingJob(const v1::Workload& w, Job* job, v1::WorkloadTotals* totals) {
+// Batch, checkpointing, offload and memory techniques: the workload's, else
+// the framework's defaults.
+void SetTrainingOptions(const v1::Workload& w, Job* job) {
   Job& j = *job;
-  const ModelSpec& m = *j.model;
   const v1::FrameworkProfile& fw = *j.framework;
-  const v1::Parallelism& par = w.parallelism();
-  const double n = m.params;
   j.seq = w.sequence_length();
   j.micro_batch = std::max(1, w.micro_batch_size());
   j.global_batch = w.global_batch_size();
   j.checkpointing = w.gradient_checkpointing();
-  j.offload = par.offload();
+  j.offload = w.parallelism().offload();
   j.paged_optimizer =
       w.has_paged_optimizer() ? w.paged_optimizer() : (j.lora && fw.paged_optimizer());
   j.activation_offload =
@@ -118,7 +115,13 @@ absl::Status BuildTrainingJob(const v1::Workload& w, Job* job, v1::WorkloadTotal
         fw.qlora_checkpointing() == v1::GRADIENT_CHECKPOINTING_FULL ? "on (full)" : "selective",
         " assumed, the framework's default; set gradient_checkpointing to change it."));
   }
+}
 
+// Bytes per trainable parameter (weights, gradients, optimizer state) and
+// per activation element. Returns whether the math runs in fp32.
+bool SetBytesPerParam(const v1::Workload& w, Job* job) {
+  Job& j = *job;
+  const v1::Parallelism& par = w.parallelism();
   // Compute precision of the trainable weights. LoRA/QLoRA bases may be
   // quantized; the adapters and the math stay 16-bit.
   v1::Precision compute = j.precision;
@@ -141,7 +144,7 @@ absl::Status BuildTrainingJob(const v1::Workload& w, Job* job, v1::WorkloadTotal
       states = state_b;  // momentum
       break;
     case v1::OPTIMIZER_ADAFACTOR:
-      states = 8.0 / m.hidden;  // factored second moment, no momentum
+      states = 8.0 / j.model->hidden;  // factored second moment, no momentum
       break;
     default:
       states = 2.0 * state_b;
@@ -153,49 +156,49 @@ absl::Status BuildTrainingJob(const v1::Workload& w, Job* job, v1::WorkloadTotal
   if (j.precision == v1::PRECISION_FP8) {
     j.precision_note = "FP8 training: FP8 GEMMs with 16-bit weights and gradients.";
   }
+  return fp32;
+}
 
-  const double expert_params = m.routed_expert_params;
-  if (j.lora) {
-    const int rank = w.lora_rank() > 0 ? w.lora_rank() : (j.qlora ? 64 : 16);
-    const LoraCount lc = LoraParams(m, rank, w);
-    const double scale = std::min(1.0, n / std::max(lc.dense + lc.expert, 1.0));
-    j.trainable_dense = lc.dense * scale;
-    j.trainable_expert = lc.expert * scale;
-    v1::Precision base = j.precision;
-    if (j.qlora) {
-      if (base != v1::PRECISION_INT4 && base != v1::PRECISION_INT8) base = v1::PRECISION_NF4;
-      if (w.precision() != v1::PRECISION_NF4 && base == v1::PRECISION_NF4 &&
-          w.precision() != v1::PRECISION_UNSPECIFIED) {
-        j.precision_note = "QLoRA: base weights stored in NF4, computed in BF16.";
-      }
-      // Dequantized copy of the largest matrix for the current matmul.
-      j.extra_overhead_bytes = 2.0 * m.hidden * std::max(m.intermediate, m.attention_width) * 2.0;
-      const double frozen_quantized = std::max(n - m.embedding_params - m.lm_head_params, 0.0);
-      j.dequant_bytes_per_pass = frozen_quantized * fw.qlora_dequant_bytes_per_param();
+// LoRA/QLoRA: the adapters are trainable, the base is frozen at its
+// (possibly quantized) precision; QLoRA dequantizes it per pass.
+void SetAdapterParams(const v1::Workload& w, Job* job) {
+  Job& j = *job;
+  const ModelSpec& m = *j.model;
+  const double n = m.params;
+  const double w_b = j.weight_bytes_per_param;
+  const int rank = w.lora_rank() > 0 ? w.lora_rank() : (j.qlora ? 64 : 16);
+  const LoraCount lc = LoraParams(m, rank, w);
+  const double scale = std::min(1.0, n / std::max(lc.dense + lc.expert, 1.0));
+  j.trainable_dense = lc.dense * scale;
+  j.trainable_expert = lc.expert * scale;
+  v1::Precision base = j.precision;
+  if (j.qlora) {
+    if (base != v1::PRECISION_INT4 && base != v1::PRECISION_INT8) base = v1::PRECISION_NF4;
+    if (w.precision() != v1::PRECISION_NF4 && base == v1::PRECISION_NF4 &&
+        w.precision() != v1::PRECISION_UNSPECIFIED) {
+      j.precision_note = "QLoRA: base weights stored in NF4, computed in BF16.";
     }
-    const double base_bytes = QuantizedWeightBytes(m, base);
-    const double expert_base = expert_params * WeightBytesPerParam(base);
-    j.weight_bytes_expert = expert_base + j.trainable_expert * w_b;
-    j.weight_bytes_dense = std::max(base_bytes - expert_base, 0.0) + j.trainable_dense * w_b;
-    if (IsQuantized(j.precision) && j.precision != v1::PRECISION_FP8)
-      j.precision = v1::PRECISION_BF16;
-  } else {
-    j.trainable_expert = expert_params;
-    j.trainable_dense = n - expert_params;
-    j.weight_bytes_dense = j.trainable_dense * w_b;
-    j.weight_bytes_expert = j.trainable_expert * w_b;
+    // Dequantized copy of the largest matrix for the current matmul.
+    j.extra_overhead_bytes = 2.0 * m.hidden * std::max(m.intermediate, m.attention_width) * 2.0;
+    const double frozen_quantized = std::max(n - m.embedding_params - m.lm_head_params, 0.0);
+    j.dequant_bytes_per_pass = frozen_quantized * j.framework->qlora_dequant_bytes_per_param();
   }
-  j.logits_bytes_per_token =
-      m.kind == v1::MODEL_KIND_DIFFUSION
-          ? 0.0
-          : m.vocab * LogitsBytesPerElement(
-                          w.loss() != v1::LOSS_HANDLING_UNSPECIFIED ? w.loss() : fw.loss(),
-                          w.chunked_loss(), fp32, fw);
+  const double base_bytes = QuantizedWeightBytes(m, base);
+  const double expert_base = m.routed_expert_params * WeightBytesPerParam(base);
+  j.weight_bytes_expert = expert_base + j.trainable_expert * w_b;
+  j.weight_bytes_dense = std::max(base_bytes - expert_base, 0.0) + j.trainable_dense * w_b;
+  if (IsQuantized(j.precision) && j.precision != v1::PRECISION_FP8) {
+    j.precision = v1::PRECISION_BF16;
+  }
+}
 
-  // FLOPs per token (PaLM App. B): forward 2N + 4 L H Q T; training 3x
-  // forward = 6N + 12 L H Q T. LoRA skips the frozen weight gradients:
-  // 4N + 12 L H Q T. Full recompute adds one forward; selective about a
-  // quarter of one.
+// FLOPs per token (PaLM App. B): forward 2N + 4 L H Q T; training 3x
+// forward = 6N + 12 L H Q T. LoRA skips the frozen weight gradients:
+// 4N + 12 L H Q T. Full recompute adds one forward; selective about a
+// quarter of one.
+void SetFlops(Job* job) {
+  Job& j = *job;
+  const ModelSpec& m = *j.model;
   const double window = m.sliding_window;
   const double t_eff = window > 0 ? std::min(j.seq, window) : j.seq;
   const double attn_fwd = 4.0 * m.layers * m.attention_width * t_eff;
@@ -207,17 +210,14 @@ absl::Status BuildTrainingJob(const v1::Workload& w, Job* job, v1::WorkloadTotal
   j.hw_flops_per_token[v1::GRADIENT_CHECKPOINTING_NONE] = model_flops;
   j.hw_flops_per_token[v1::GRADIENT_CHECKPOINTING_SELECTIVE] = model_flops + 0.25 * fwd;
   j.hw_flops_per_token[v1::GRADIENT_CHECKPOINTING_FULL] = model_flops + fwd;
+}
 
-  // Efficiency multipliers of the framework (adapter kernels, MoE GEMMs).
-  j.efficiency_factor = fw.training_efficiency();
-  if (j.lora) j.efficiency_factor *= fw.lora_efficiency();
-  if (j.moe) j.efficiency_factor *= fw.moe_efficiency();
-
-  j.total_tokens = TrainTokens(w, j);
-  j.checkpoint_interval_minutes = w.checkpoint_interval_minutes();
+// Totals: FLOPs, checkpoint and weight bytes, and the memory of one GPU
+// without sharding.
+void SetTrainingTotals(const Job& j, v1::WorkloadTotals* totals) {
   totals->set_total_flops(j.total_tokens * j.model_flops_per_token);
-  totals->set_checkpoint_bytes(static_cast<int64_t>(
-      std::llround(j.TrainableParams() * (w_b + j.optimizer_bytes_per_param))));
+  totals->set_checkpoint_bytes(static_cast<int64_t>(std::llround(
+      j.TrainableParams() * (j.weight_bytes_per_param + j.optimizer_bytes_per_param))));
   totals->set_weights_bytes(static_cast<int64_t>(std::llround(j.WeightBytes())));
   TrainPlan single;
   single.ckpt = j.checkpointing == v1::GRADIENT_CHECKPOINTING_UNSPECIFIED
@@ -228,6 +228,38 @@ absl::Status BuildTrainingJob(const v1::Workload& w, Job* job, v1::WorkloadTotal
   solo.activation_offload = false;
   totals->set_min_vram_bytes_single_gpu(
       static_cast<int64_t>(std::llround(TrainingMemory(solo, single).Total())));
+}
+
+}  // namespace
+
+absl::Status BuildTrainingJob(const v1::Workload& w, Job* job, v1::WorkloadTotals* totals) {
+  Job& j = *job;
+  const ModelSpec& m = *j.model;
+  const v1::FrameworkProfile& fw = *j.framework;
+  SetTrainingOptions(w, &j);
+  const bool fp32 = SetBytesPerParam(w, &j);
+  if (j.lora) {
+    SetAdapterParams(w, &j);
+  } else {
+    j.trainable_expert = m.routed_expert_params;
+    j.trainable_dense = m.params - m.routed_expert_params;
+    j.weight_bytes_dense = j.trainable_dense * j.weight_bytes_per_param;
+    j.weight_bytes_expert = j.trainable_expert * j.weight_bytes_per_param;
+  }
+  j.logits_bytes_per_token =
+      m.kind == v1::MODEL_KIND_DIFFUSION
+          ? 0.0
+          : m.vocab * LogitsBytesPerElement(
+                          w.loss() != v1::LOSS_HANDLING_UNSPECIFIED ? w.loss() : fw.loss(),
+                          w.chunked_loss(), fp32, fw);
+  SetFlops(&j);
+  // Efficiency multipliers of the framework (adapter kernels, MoE GEMMs).
+  j.efficiency_factor = fw.training_efficiency();
+  if (j.lora) j.efficiency_factor *= fw.lora_efficiency();
+  if (j.moe) j.efficiency_factor *= fw.moe_efficiency();
+  j.total_tokens = TrainTokens(w, j);
+  j.checkpoint_interval_minutes = w.checkpoint_interval_minutes();
+  SetTrainingTotals(j, totals);
   return absl::OkStatus();
 }
 

@@ -128,9 +128,9 @@ absl::Status CheckErrorIntervals(const v1::SizingProfiles& data) {
   return absl::OkStatus();
 }
 
-}  // namespace
-
-absl::StatusOr<Profiles> Profiles::Build(v1::SizingProfiles data) {
+// Framework names unique (case-insensitive), at most one default per task,
+// each default a task of the profile's job kind.
+absl::Status CheckFrameworks(const v1::SizingProfiles& data) {
   absl::flat_hash_set<std::string> names;
   absl::flat_hash_set<int> defaults;
   for (int i = 0; i < data.frameworks_size(); ++i) {
@@ -152,6 +152,10 @@ absl::StatusOr<Profiles> Profiles::Build(v1::SizingProfiles data) {
       }
     }
   }
+  return absl::OkStatus();
+}
+
+absl::Status CheckEfficiency(const v1::SizingProfiles& data) {
   for (int i = 0; i < data.efficiency_size(); ++i) {
     const v1::EfficiencyBase& e = data.efficiency(i);
     const std::string path = absl::StrCat("efficiency[", i, "]");
@@ -163,6 +167,11 @@ absl::StatusOr<Profiles> Profiles::Build(v1::SizingProfiles data) {
     if (e.source().empty())
       return absl::InvalidArgumentError(absl::StrCat(path, ".source: must be set"));
   }
+  return absl::OkStatus();
+}
+
+// Hazards need a code, a text and a source, and unique codes.
+absl::Status CheckHazards(const v1::SizingProfiles& data) {
   absl::flat_hash_set<std::string> codes;
   for (int i = 0; i < data.hazards_size(); ++i) {
     const v1::Hazard& h = data.hazards(i);
@@ -178,19 +187,21 @@ absl::StatusOr<Profiles> Profiles::Build(v1::SizingProfiles data) {
       return absl::InvalidArgumentError(absl::StrCat(path, ".code: duplicate \"", h.code(), "\""));
     }
   }
-  const v1::GoodputModel& g = data.goodput();
+  return absl::OkStatus();
+}
+
+absl::Status CheckGoodput(const v1::GoodputModel& g) {
   if (auto s = Range("goodput", "interruptions_per_gpu_hour", g.interruptions_per_gpu_hour(), 0, 1,
                      false);
       !s.ok())
     return s;
   if (auto s = Range("goodput", "restart_minutes", g.restart_minutes(), 0, 10000, false); !s.ok())
     return s;
-  if (auto s = Range("goodput", "default_checkpoint_interval_minutes",
-                     g.default_checkpoint_interval_minutes(), 0, 100000, false);
-      !s.ok()) {
-    return s;
-  }
-  if (auto s = CheckErrorIntervals(data); !s.ok()) return s;
+  return Range("goodput", "default_checkpoint_interval_minutes",
+               g.default_checkpoint_interval_minutes(), 0, 100000, false);
+}
+
+absl::Status CheckBatchDefaults(const v1::SizingProfiles& data) {
   absl::flat_hash_set<int> batch_tasks;
   for (int i = 0; i < data.batch_defaults_size(); ++i) {
     const v1::BatchDefault& d = data.batch_defaults(i);
@@ -206,6 +217,18 @@ absl::StatusOr<Profiles> Profiles::Build(v1::SizingProfiles data) {
       }
     }
   }
+  return absl::OkStatus();
+}
+
+}  // namespace
+
+absl::StatusOr<Profiles> Profiles::Build(v1::SizingProfiles data) {
+  if (auto s = CheckFrameworks(data); !s.ok()) return s;
+  if (auto s = CheckEfficiency(data); !s.ok()) return s;
+  if (auto s = CheckHazards(data); !s.ok()) return s;
+  if (auto s = CheckGoodput(data.goodput()); !s.ok()) return s;
+  if (auto s = CheckErrorIntervals(data); !s.ok()) return s;
+  if (auto s = CheckBatchDefaults(data); !s.ok()) return s;
   Profiles p;
   p.data_ = std::move(data);
   p.neutral_training_ = Neutral(v1::JOB_KIND_TRAINING);

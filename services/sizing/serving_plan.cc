@@ -62,44 +62,30 @@ double PrefillWaitSeconds(double prefill_fraction, double batch, double prefill_
   return std::min(tau * std::log(rho / (1 - q)), (batch - 1) * prefill_seconds);
 }
 
-ServeSpeed ServingSpeed(const Job& j, const GpuSpec& gpu, const Links& links, int gpus_per_node,
-                        const ServePlan& p) {
+namespace {
+
+// The replica's decode-step inputs shared by decode and prefill.
+struct SpeedInputs {
+  double peak = 0;  // FLOP/s at the serving precision
+  double bw = 0;    // achieved memory bandwidth
+};
+
+// Routed-expert bytes read when `n` tokens each pick their experts: the
+// experts at least one of them selects.
+double TouchedExpertBytes(const Job& j, double n) {
+  if (j.expert_read_bytes <= 0) return 0;
+  return j.expert_read_bytes * (1.0 - std::pow(1.0 - j.model->active_expert_fraction, n));
+}
+
+// Communication of one decode step: under TP two all-reduces of b x h per
+// layer (attention and MLP outputs); with expert parallelism the MoE layers
+// dispatch and combine tokens with two all-to-alls instead of the MLP
+// all-reduce. Pipeline stages pass the activations on.
+double DecodeCommSeconds(const Job& j, const Links& links, int gpus_per_node, const ServePlan& p,
+                         double b) {
   const ModelSpec& m = *j.model;
-  const v1::FrameworkProfile& e = *j.framework;
-  ServeSpeed s;
-  std::string ignored;
-  const double peak = PeakFlops(gpu, j.precision, false, &ignored);
-  if (peak <= 0) return s;
-  const double b = std::max(p.batch, 1.0);
-  // Weights read per decode step: the dense part plus the routed experts
-  // that at least one of the b tokens selects.
-  double weights = j.dense_read_bytes;
-  if (j.expert_read_bytes > 0) {
-    const double touched = 1.0 - std::pow(1.0 - m.active_expert_fraction, b);
-    weights += j.expert_read_bytes * touched;
-  }
-  // TP splits the KV heads (no further than their count); each pipeline
-  // stage reads its own layers' share, and the stages' times add up.
-  const double kv =
-      b * j.kv_read_bytes_per_sequence / std::min(static_cast<double>(p.tp), m.kv_tp_shards);
-  const double bw =
-      gpu.memory_bandwidth * gpu.decode_bandwidth_efficiency * j.bw_ratio * e.decode_efficiency();
-  // Pipeline stages run one after another for a token: their times add up,
-  // so only TP divides the per-step bytes and FLOPs.
-  // A decode step runs the linear layers (GEMMs: weights read once for the
-  // batch, compute-bound at large batch) and the attention kernels (each
-  // sequence's KV read, memory-bound at any batch: about 2 x heads / kv_heads
-  // FLOPs per cached element) one after the other, so their times add: a
-  // per-operator roofline (HANDBOOK A2.3).
-  const double decode_efficiency = 0.5 * m.hidden / (m.hidden + 512.0);
-  const double t_linear =
-      std::max(weights / p.tp / bw, b * 2.0 * m.compute_params / (p.tp * peak * decode_efficiency));
-  const double t_attention = kv / bw;
   double t_comm = 0;
   if (p.tp > 1) {
-    // Two all-reduces of b x h per layer (attention and MLP outputs); with
-    // expert parallelism the MoE layers dispatch and combine tokens with two
-    // all-to-alls instead of the MLP all-reduce.
     const double bytes = b * m.hidden * 2.0;
     const double ar =
         links.IntraLatency(p.tp) + AllReduceSeconds(bytes, p.tp, links.IntraBus(p.tp));
@@ -113,42 +99,84 @@ ServeSpeed ServingSpeed(const Job& j, const GpuSpec& gpu, const Links& links, in
     const int gpn = std::max(1, gpus_per_node);
     t_comm += (p.pp - 1) * (links.node_latency + b * m.hidden * 2.0 / (links.node_bus / gpn));
   }
-  s.step_seconds = t_linear + t_attention + m.layers * kPerLayerStepSeconds + t_comm;
-  s.communication_fraction = t_comm / s.step_seconds;
+  return t_comm;
+}
 
-  // Prefill of n tokens processed together on one replica: the GEMMs' FLOPs
-  // at the engine's prefill efficiency plus the weights read once per pass.
-  // The two add (a roofline without overlap): a short prompt is as slow as
-  // reading the weights, a long one is compute-bound. Every layer adds kernel
-  // latency and, under TP, two all-reduces of n x h; pipeline stages run one
-  // after another for one prompt.
+// One decode step at b sequences; sets step_seconds and
+// communication_fraction. Pipeline stages run one after another for a
+// token: their times add up, so only TP divides the per-step bytes and
+// FLOPs. A decode step runs the linear layers (GEMMs: weights read once for
+// the batch, compute-bound at large batch) and the attention kernels (each
+// sequence's KV read, memory-bound at any batch: about 2 x heads / kv_heads
+// FLOPs per cached element) one after the other, so their times add: a
+// per-operator roofline (HANDBOOK A2.3).
+void DecodeStep(const Job& j, const Links& links, int gpus_per_node, const ServePlan& p,
+                const SpeedInputs& in, double b, ServeSpeed* s) {
+  const ModelSpec& m = *j.model;
+  // Weights read per decode step: the dense part plus the routed experts
+  // that at least one of the b tokens selects.
+  const double weights = j.dense_read_bytes + TouchedExpertBytes(j, b);
+  // TP splits the KV heads (no further than their count); each pipeline
+  // stage reads its own layers' share, and the stages' times add up.
+  const double kv =
+      b * j.kv_read_bytes_per_sequence / std::min(static_cast<double>(p.tp), m.kv_tp_shards);
+  const double decode_efficiency = 0.5 * m.hidden / (m.hidden + 512.0);
+  const double t_linear = std::max(
+      weights / p.tp / in.bw, b * 2.0 * m.compute_params / (p.tp * in.peak * decode_efficiency));
+  const double t_attention = kv / in.bw;
+  const double t_comm = DecodeCommSeconds(j, links, gpus_per_node, p, b);
+  s->step_seconds = t_linear + t_attention + m.layers * kPerLayerStepSeconds + t_comm;
+  s->communication_fraction = t_comm / s->step_seconds;
+}
+
+// Prefill of n tokens processed together on one replica: the GEMMs' FLOPs
+// at the engine's prefill efficiency plus the weights read once per pass.
+// The two add (a roofline without overlap): a short prompt is as slow as
+// reading the weights, a long one is compute-bound. Every layer adds kernel
+// latency and, under TP, two all-reduces of n x h; pipeline stages run one
+// after another for one prompt.
+double PrefillSeconds(const Job& j, const GpuSpec& gpu, const Links& links, int gpus_per_node,
+                      const ServePlan& p, const SpeedInputs& in, double n) {
+  const ModelSpec& m = *j.model;
   const double prefill_efficiency =
-      gpu.compute_efficiency * m.hidden / (m.hidden + 512.0) * e.prefill_efficiency();
-  auto prefill_seconds = [&](double n) {
-    double w = j.dense_read_bytes;
-    if (j.expert_read_bytes > 0) {
-      w += j.expert_read_bytes * (1.0 - std::pow(1.0 - m.active_expert_fraction, n));
-    }
-    double t = n * j.prefill_flops_per_token / (p.tp * peak * prefill_efficiency) + w / p.tp / bw +
-               m.layers * kPerLayerStepSeconds;
-    if (p.tp > 1) {
-      t += 2.0 * m.layers *
-           (links.IntraLatency(p.tp) +
-            AllReduceSeconds(n * m.hidden * 2.0, p.tp, links.IntraBus(p.tp)));
-    }
-    if (p.pp > 1) {
-      const int gpn = std::max(1, gpus_per_node);
-      t += (p.pp - 1) * (links.node_latency + n * m.hidden * 2.0 / (links.node_bus / gpn));
-    }
-    return t;
-  };
-  s.ttft_unloaded_seconds = prefill_seconds(j.prompt);
+      gpu.compute_efficiency * m.hidden / (m.hidden + 512.0) * j.framework->prefill_efficiency();
+  const double w = j.dense_read_bytes + TouchedExpertBytes(j, n);
+  double t = n * j.prefill_flops_per_token / (p.tp * in.peak * prefill_efficiency) +
+             w / p.tp / in.bw + m.layers * kPerLayerStepSeconds;
+  if (p.tp > 1) {
+    t += 2.0 * m.layers *
+         (links.IntraLatency(p.tp) +
+          AllReduceSeconds(n * m.hidden * 2.0, p.tp, links.IntraBus(p.tp)));
+  }
+  if (p.pp > 1) {
+    const int gpn = std::max(1, gpus_per_node);
+    t += (p.pp - 1) * (links.node_latency + n * m.hidden * 2.0 / (links.node_bus / gpn));
+  }
+  return t;
+}
+
+}  // namespace
+
+ServeSpeed ServingSpeed(const Job& j, const GpuSpec& gpu, const Links& links, int gpus_per_node,
+                        const ServePlan& p) {
+  const v1::FrameworkProfile& e = *j.framework;
+  ServeSpeed s;
+  std::string ignored;
+  SpeedInputs in;
+  in.peak = PeakFlops(gpu, j.precision, false, &ignored);
+  if (in.peak <= 0) return s;
+  in.bw =
+      gpu.memory_bandwidth * gpu.decode_bandwidth_efficiency * j.bw_ratio * e.decode_efficiency();
+  const double b = std::max(p.batch, 1.0);
+  DecodeStep(j, links, gpus_per_node, p, in, b, &s);
+  s.ttft_unloaded_seconds = PrefillSeconds(j, gpu, links, gpus_per_node, p, in, j.prompt);
   // Prefill throughput under load: the engine batches prompts into chunks
   // of up to max_batched_tokens; stages of a pipeline work on different
   // chunks at once.
   const double chunk =
       std::max(j.prompt, std::min(b * j.prompt, static_cast<double>(e.max_batched_tokens())));
-  s.prefill_tokens_per_second = p.pp * chunk / prefill_seconds(chunk);
+  s.prefill_tokens_per_second =
+      p.pp * chunk / PrefillSeconds(j, gpu, links, gpus_per_node, p, in, chunk);
   // A request costs its prefill plus its share of the batched decode steps.
   const double prefill_per_request = j.prompt / s.prefill_tokens_per_second;
   const double per_request = prefill_per_request + j.output * s.step_seconds / b;

@@ -299,6 +299,82 @@ void AddNotes(const TrainContext& c, const Evaluated& e, v1::ConfigurationEstima
   }
 }
 
+// The search over plans without offload, then (only when nothing else fits
+// and the framework offloads) with CPU offload.
+Search Choose(const TrainContext& c) {
+  const Job& j = *c.job;
+  Search s;
+  RunSearch(c, j.offload == v1::OFFLOAD_UNSPECIFIED ? v1::OFFLOAD_NONE : j.offload, &s);
+  if (!s.best.valid && j.offload == v1::OFFLOAD_UNSPECIFIED && j.framework->cpu_offload()) {
+    Search o;
+    RunSearch(c, v1::OFFLOAD_OPTIMIZER_CPU, &o);
+    if (!o.best.valid) RunSearch(c, v1::OFFLOAD_OPTIMIZER_AND_PARAMS_CPU, &o);
+    if (o.best.valid) {
+      o.leanest = s.leanest;
+      s = o;
+    }
+  }
+  return s;
+}
+
+// Why the chosen plan does not fit the configuration, or "".
+std::string NotFitReasonFor(const TrainContext& c, const Evaluated& chosen, bool found) {
+  const Job& j = *c.job;
+  if (!found) {
+    return absl::StrCat("needs ", Gb(chosen.mem.Total()), " per GPU with the leanest plan; ",
+                        c.gpu->name, " has ", Gb(c.gpu->memory_bytes), " (", Gb(c.usable),
+                        " usable at margin ", j.vram_margin, ")");
+  }
+  if (c.nodes > 1 && !c.links.fabric) {
+    return "multi-node training needs an inter-node fabric; this configuration has none";
+  }
+  if (c.links.max_nodes > 0 && c.nodes > c.links.max_nodes) {
+    return absl::StrCat("the fabric of this offer spans at most ", c.links.max_nodes, " nodes");
+  }
+  return "";
+}
+
+void SetFit(const TrainContext& c, const Evaluated& chosen, bool found,
+            v1::ConfigurationEstimate* out) {
+  const std::string reason = NotFitReasonFor(c, chosen, found);
+  out->set_fits(reason.empty());
+  if (reason.empty()) return;
+  out->set_not_fit_reason(reason);
+  AddNote(v1::NOTE_SEVERITY_WARNING, "does_not_fit", reason, out);
+  if (found) return;
+  AddNote(v1::NOTE_SEVERITY_INFO, "does_not_fit_advice",
+          c.job->qlora ? "Consider a GPU with more memory or more GPUs (FSDP-QLoRA)."
+                       : "Consider more GPUs, an 8-bit optimizer, CPU offload (framework "
+                         "\"deepspeed\" or \"torchtune\", or parallelism.offload), LoRA or QLoRA.",
+          out);
+}
+
+// Speed, goodput and the run's hours.
+void FillSpeed(const Job& j, const TrainStep& st, int gpus, v1::ConfigurationEstimate* out) {
+  out->set_tokens_per_second(st.tokens_per_second);
+  out->set_utilization(st.utilization);
+  out->set_communication_fraction(st.communication_fraction);
+  out->set_goodput(1.0);
+  if (st.tokens_per_second > 0 && j.total_tokens > 0) {
+    const double run_hours = j.total_tokens / st.tokens_per_second / 3600.0;
+    const double goodput = Goodput(j, gpus);
+    out->set_goodput(goodput);
+    out->set_estimated_hours(run_hours / goodput);
+    if (goodput < 0.98) {
+      AddNote(
+          v1::NOTE_SEVERITY_INFO, "goodput",
+          absl::StrCat("Expected interruptions on ", gpus, " GPUs cost ", Percent(1.0 - goodput),
+                       " of wall time (restarts and lost progress since the last "
+                       "checkpoint); estimated_hours includes them."),
+          out);
+    }
+  }
+  if (j.total_tokens <= 0) {
+    AddNote(v1::NOTE_SEVERITY_WARNING, "no_train_tokens",
+            "No train_tokens or dataset size given: estimated_hours is 0.", out);
+  }
+}
+
 }  // namespace
 
 void EstimateTraining(const Job& j, const GpuSpec& gpu, const v1::GpuConfiguration& config,
@@ -324,19 +400,7 @@ void EstimateTraining(const Job& j, const GpuSpec& gpu, const v1::GpuConfigurati
   c.efficiency = TrainingEfficiency(j, gpu);
   c.bandwidth = gpu.memory_bandwidth * gpu.decode_bandwidth_efficiency;
 
-  Search s;
-  RunSearch(c, j.offload == v1::OFFLOAD_UNSPECIFIED ? v1::OFFLOAD_NONE : j.offload, &s);
-  if (!s.best.valid && j.offload == v1::OFFLOAD_UNSPECIFIED && j.framework->cpu_offload()) {
-    // CPU offload only when nothing else fits, and only where the framework
-    // offloads.
-    Search o;
-    RunSearch(c, v1::OFFLOAD_OPTIMIZER_CPU, &o);
-    if (!o.best.valid) RunSearch(c, v1::OFFLOAD_OPTIMIZER_AND_PARAMS_CPU, &o);
-    if (o.best.valid) {
-      o.leanest = s.leanest;
-      s = o;
-    }
-  }
+  const Search s = Choose(c);
   const bool found = s.best.valid;
   if (!found && !s.leanest.valid) {
     return NotFit(j.global_batch > 0
@@ -358,58 +422,13 @@ void EstimateTraining(const Job& j, const GpuSpec& gpu, const v1::GpuConfigurati
     FillPlan(s.runner_up, c.nodes, out->mutable_runner_up());
     out->set_runner_up_reason(RunnerUpReason(s.best, s.runner_up));
   }
-
-  std::string reason;
-  if (!found) {
-    reason = absl::StrCat("needs ", Gb(mem.Total()), " per GPU with the leanest plan; ", gpu.name,
-                          " has ", Gb(capacity), " (", Gb(c.usable), " usable at margin ",
-                          j.vram_margin, ")");
-  } else if (c.nodes > 1 && !c.links.fabric) {
-    reason = "multi-node training needs an inter-node fabric; this configuration has none";
-  } else if (c.links.max_nodes > 0 && c.nodes > c.links.max_nodes) {
-    reason = absl::StrCat("the fabric of this offer spans at most ", c.links.max_nodes, " nodes");
-  }
-  out->set_fits(reason.empty());
-  if (!reason.empty()) {
-    out->set_not_fit_reason(reason);
-    AddNote(v1::NOTE_SEVERITY_WARNING, "does_not_fit", reason, out);
-    if (!found) {
-      AddNote(v1::NOTE_SEVERITY_INFO, "does_not_fit_advice",
-              j.qlora ? "Consider a GPU with more memory or more GPUs (FSDP-QLoRA)."
-                      : "Consider more GPUs, an 8-bit optimizer, CPU offload (framework "
-                        "\"deepspeed\" or \"torchtune\", or parallelism.offload), LoRA or QLoRA.",
-              out);
-    }
-  }
+  SetFit(c, chosen, found, out);
   AddNotes(c, chosen, out);
   if (!j.precision_note.empty())
     AddNote(v1::NOTE_SEVERITY_INFO, "precision", j.precision_note, out);
   if (!peak_note.empty())
     AddNote(v1::NOTE_SEVERITY_WARNING, PeakNoteCode(j.precision), peak_note, out);
-
-  const TrainStep& st = chosen.step;
-  out->set_tokens_per_second(st.tokens_per_second);
-  out->set_utilization(st.utilization);
-  out->set_communication_fraction(st.communication_fraction);
-  out->set_goodput(1.0);
-  if (st.tokens_per_second > 0 && j.total_tokens > 0) {
-    const double run_hours = j.total_tokens / st.tokens_per_second / 3600.0;
-    const double goodput = Goodput(j, gpus);
-    out->set_goodput(goodput);
-    out->set_estimated_hours(run_hours / goodput);
-    if (goodput < 0.98) {
-      AddNote(
-          v1::NOTE_SEVERITY_INFO, "goodput",
-          absl::StrCat("Expected interruptions on ", gpus, " GPUs cost ", Percent(1.0 - goodput),
-                       " of wall time (restarts and lost progress since the last "
-                       "checkpoint); estimated_hours includes them."),
-          out);
-    }
-  }
-  if (j.total_tokens <= 0) {
-    AddNote(v1::NOTE_SEVERITY_WARNING, "no_train_tokens",
-            "No train_tokens or dataset size given: estimated_hours is 0.", out);
-  }
+  FillSpeed(j, chosen.step, gpus, out);
 }
 
 }  // namespace gpuadvisor::sizing

@@ -114,55 +114,63 @@ int VirtualStages(const Job& j, const TrainPlan& p) {
   return std::max(1, std::min(kMaxVirtualStages, layers_per_stage));
 }
 
-Memory TrainingMemory(const Job& j, const TrainPlan& p) {
+namespace {
+
+// Weights held per GPU: dense part over TP x PP, experts also over EP;
+// ZeRO-3 shards both over the rest of the data-parallel group and gathers
+// the current and the prefetched layer (DeepSpeed's 4 x largest_layer_params
+// at 16-bit). Returns the gather buffer, a workspace, not model state: it is
+// reported under overhead so that weights + gradients + optimizer stay
+// ZeRO's sharded model states (16 psi / N_d).
+double WeightsMemory(const Job& j, const TrainPlan& p, Memory* mem) {
   const ModelSpec& m = *j.model;
   const double shard = static_cast<double>(p.tp) * p.pp;
   const double dp = p.dp;
   const double ep = p.ep;
   const double edp = std::max(1.0, dp / ep);  // data-parallel group of one expert shard
-  Memory mem;
-
-  // Weights: dense part over TP x PP, experts also over EP; ZeRO-3 shards
-  // both over the rest of the data-parallel group and gathers the current
-  // and the prefetched layer (DeepSpeed's 4 x largest_layer_params at 16-bit).
   const double held_per_param = m.params > 0 ? j.WeightBytes() / m.params : 2.0;
   const double expert_share = m.params > 0 ? m.routed_expert_params / m.params : 0.0;
   const double gather = 2.0 * m.largest_layer_params * held_per_param / p.tp *
                         (1.0 - expert_share + expert_share / ep);
-  // The gather buffer is a workspace, not model state: it is reported
-  // under overhead so that weights + gradients + optimizer stay ZeRO's
-  // sharded model states (16 psi / N_d).
-  double gather_buffer = 0;
   if (OffloadsParams(p.offload) && p.zero >= 3) {
-    mem.weights = 0;
-    gather_buffer = gather;
-  } else if (p.zero >= 3) {
-    mem.weights = j.weight_bytes_dense / shard / dp + j.weight_bytes_expert / shard / ep / edp;
-    gather_buffer = gather;
-  } else {
-    mem.weights = j.weight_bytes_dense / shard + j.weight_bytes_expert / shard / ep;
+    mem->weights = 0;
+    return gather;
   }
+  if (p.zero >= 3) {
+    mem->weights = j.weight_bytes_dense / shard / dp + j.weight_bytes_expert / shard / ep / edp;
+    return gather;
+  }
+  mem->weights = j.weight_bytes_dense / shard + j.weight_bytes_expert / shard / ep;
+  return 0;
+}
 
-  // Gradients and optimizer state of the trainable parameters.
+// Gradients and optimizer state of the trainable parameters.
+void OptimizerStateMemory(const Job& j, const TrainPlan& p, Memory* mem) {
+  if (OffloadsOptimizer(p.offload)) return;
+  const ModelSpec& m = *j.model;
+  const double shard = static_cast<double>(p.tp) * p.pp;
+  const double dp = p.dp;
+  const double edp = std::max(1.0, dp / p.ep);
   const double dense = j.trainable_dense / shard;
-  const double expert = j.trainable_expert / shard / ep;
-  if (!OffloadsOptimizer(p.offload)) {
-    if (j.optimizer_in_backward) {
-      // Each parameter is stepped as soon as its gradient exists: one
-      // layer's gradients at a time (torchtune optimizer_in_bwd).
-      mem.grads = j.TrainableParams() / std::max(1.0, m.layers) / p.tp * j.grad_bytes_per_param;
-    } else {
-      mem.grads = (dense / (p.zero >= 2 ? dp : 1.0) + expert / (p.zero >= 2 ? edp : 1.0)) *
-                  j.grad_bytes_per_param;
-    }
-    mem.optimizer = (dense / (p.zero >= 1 ? dp : 1.0) + expert / (p.zero >= 1 ? edp : 1.0)) *
-                    j.optimizer_bytes_per_param;
-    if (j.paged_optimizer) mem.pageable = mem.optimizer;
+  const double expert = j.trainable_expert / shard / p.ep;
+  if (j.optimizer_in_backward) {
+    // Each parameter is stepped as soon as its gradient exists: one
+    // layer's gradients at a time (torchtune optimizer_in_bwd).
+    mem->grads = j.TrainableParams() / std::max(1.0, m.layers) / p.tp * j.grad_bytes_per_param;
+  } else {
+    mem->grads = (dense / (p.zero >= 2 ? dp : 1.0) + expert / (p.zero >= 2 ? edp : 1.0)) *
+                 j.grad_bytes_per_param;
   }
+  mem->optimizer = (dense / (p.zero >= 1 ? dp : 1.0) + expert / (p.zero >= 1 ? edp : 1.0)) *
+                   j.optimizer_bytes_per_param;
+  if (j.paged_optimizer) mem->pageable = mem->optimizer;
+}
 
-  // Activations of one micro-batch, sequence-parallel under TP. With 1F1B
-  // the first stage holds p micro-batches of L/p layers: L layers' worth
-  // whatever p is (Korthikanti §4.2.3); the last stage also holds logits.
+// Activations of one micro-batch, sequence-parallel under TP. With 1F1B
+// the first stage holds p micro-batches of L/p layers: L layers' worth
+// whatever p is (Korthikanti §4.2.3); the last stage also holds logits.
+void ActivationMemory(const Job& j, const TrainPlan& p, Memory* mem) {
+  const ModelSpec& m = *j.model;
   const double tokens = j.micro_batch * j.seq;
   const double per_layer =
       m.activation_elements_per_token_layer * j.act_bytes_per_element * tokens / p.tp;
@@ -185,107 +193,210 @@ Memory TrainingMemory(const Job& j, const TrainPlan& p) {
     // Saved activations stream to CPU memory; about two layers' worth stay
     // resident (torchtune activation offloading, Unsloth offloaded checkpoints).
     const double resident = 2.0 * stored / std::max(1.0, m.layers);
-    mem.offloaded_activations = stored - resident;
+    mem->offloaded_activations = stored - resident;
     stored = resident;
   }
   const double logits = j.logits_bytes_per_token * tokens / p.tp;
   if (p.pp > 1) {
-    mem.activations = std::max(stored + working, stored / p.pp + working + logits);
+    mem->activations = std::max(stored + working, stored / p.pp + working + logits);
   } else {
-    mem.activations = stored + working + logits;
+    mem->activations = stored + working + logits;
   }
+}
+
+}  // namespace
+
+Memory TrainingMemory(const Job& j, const TrainPlan& p) {
+  Memory mem;
+  const double gather_buffer = WeightsMemory(j, p, &mem);
+  OptimizerStateMemory(j, p, &mem);
+  ActivationMemory(j, p, &mem);
   mem.overhead = gather_buffer + kCudaContextBytes + j.framework->workspace_bytes() +
                  (p.Gpus() > 1 ? kNcclBytes : 0.0) + j.extra_overhead_bytes;
   return mem;
 }
 
-TrainStep TrainingStep(const TrainContext& c, const TrainPlan& p, const Memory& mem) {
+namespace {
+
+// MoE: routed-expert GEMMs are as efficient as the tokens each expert gets
+// per micro-batch (more with expert parallelism) and their width (split by
+// TP unless experts are sharded by EP) allow. The multiplier on the
+// micro-batch's GEMM time.
+double ExpertFlopsFactor(const TrainContext& c, const TrainPlan& p) {
   const Job& j = *c.job;
-  const ModelSpec& m = *j.model;
-  const Links& l = c.links;
-  const int gpn = c.gpus_per_node;
-  TrainStep s;
-  if (c.peak <= 0 || c.efficiency <= 0) return s;
+  if (j.expert_flops_fraction <= 0) return 1.0;
+  const ModelSpec& mm = *j.model;
+  const double tokens_micro = j.micro_batch * j.seq;
+  const double experts = std::max(1, mm.resolved.experts());
+  const double tokens_per_expert =
+      tokens_micro * std::max(1, mm.resolved.active_experts()) * p.ep / experts;
+  const double width = mm.resolved.expert_intermediate_size() / (p.ep > 1 ? 1.0 : p.tp);
+  const double dense_width = mm.intermediate / p.tp;
+  const double e = tokens_per_expert / (tokens_per_expert + kExpertTokensHalf) *
+                   (width / (width + kExpertWidthHalf)) /
+                   (dense_width / (dense_width + kExpertWidthHalf));
+  // The framework's FP8 gain (fused LayerNorm-Linear, cached FP8 weights)
+  // is a dense-layer gain: grouped expert GEMMs quantize their inputs per
+  // expert and keep the generation's FP8 factor.
+  double expert_fp8 = 1.0;
+  if (j.precision == v1::PRECISION_FP8 && c.gpu->fp8_flops > 0 &&
+      j.framework->fp8_efficiency() > 0) {
+    expert_fp8 = j.framework->fp8_efficiency();
+  }
+  return 1.0 - j.expert_flops_fraction + j.expert_flops_fraction * expert_fp8 / std::max(e, 0.05);
+}
+
+// Compute of one micro-batch on one stage, and QLoRA's dequantization of
+// the frozen 4-bit weights: forward, backward (input gradients) and the
+// recomputed forward (memory-bound traffic, not FLOPs).
+double StageComputeSeconds(const TrainContext& c, const TrainPlan& p) {
+  const Job& j = *c.job;
   const double tokens_micro = j.micro_batch * j.seq;
   const double stages = static_cast<double>(p.tp) * p.pp;
-  const bool full = p.ckpt == v1::GRADIENT_CHECKPOINTING_FULL;
-
-  // Compute of one micro-batch on one stage, and QLoRA's dequantization of
-  // the frozen 4-bit weights: forward, backward (input gradients) and the
-  // recomputed forward (memory-bound traffic, not FLOPs).
-  // MoE: routed-expert GEMMs are as efficient as the tokens each expert
-  // gets per micro-batch (more with expert parallelism) and their width
-  // (split by TP unless experts are sharded by EP) allow.
-  double flops_factor = 1.0;
-  if (j.expert_flops_fraction > 0) {
-    const ModelSpec& mm = *j.model;
-    const double experts = std::max(1, mm.resolved.experts());
-    const double tokens_per_expert =
-        tokens_micro * std::max(1, mm.resolved.active_experts()) * p.ep / experts;
-    const double width = mm.resolved.expert_intermediate_size() / (p.ep > 1 ? 1.0 : p.tp);
-    const double dense_width = mm.intermediate / p.tp;
-    const double e = tokens_per_expert / (tokens_per_expert + kExpertTokensHalf) *
-                     (width / (width + kExpertWidthHalf)) /
-                     (dense_width / (dense_width + kExpertWidthHalf));
-    // The framework's FP8 gain (fused LayerNorm-Linear, cached FP8 weights)
-    // is a dense-layer gain: grouped expert GEMMs quantize their inputs per
-    // expert and keep the generation's FP8 factor.
-    double expert_fp8 = 1.0;
-    if (j.precision == v1::PRECISION_FP8 && c.gpu->fp8_flops > 0 &&
-        j.framework->fp8_efficiency() > 0) {
-      expert_fp8 = j.framework->fp8_efficiency();
-    }
-    flops_factor =
-        1.0 - j.expert_flops_fraction + j.expert_flops_fraction * expert_fp8 / std::max(e, 0.05);
-  }
-  double stage =
-      tokens_micro * j.hw_flops_per_token[p.ckpt] * flops_factor / stages / (c.peak * c.efficiency);
+  double stage = tokens_micro * j.hw_flops_per_token[p.ckpt] * ExpertFlopsFactor(c, p) / stages /
+                 (c.peak * c.efficiency);
   if (j.dequant_bytes_per_pass > 0 && c.bandwidth > 0) {
-    const double passes = 2.0 + (full ? 1.0 : 0.0);
+    const double passes = 2.0 + (p.ckpt == v1::GRADIENT_CHECKPOINTING_FULL ? 1.0 : 0.0);
     stage += passes * j.dequant_bytes_per_pass / stages / c.bandwidth;
   }
-  const double compute = stage;
+  return stage;
+}
 
-  // Tensor parallel: 4 all-reduces of s*b*h activations per layer per
-  // micro-batch (Korthikanti §4.2.2), 2 more when recomputing the forward.
-  double comm_micro = 0;
-  if (p.tp > 1) {
-    const double k = full ? 6.0 : 4.0;
-    const double bytes = tokens_micro * m.hidden * j.act_bytes_per_element;
-    const bool cross_node = p.tp > gpn;
-    const double bus = cross_node ? l.InterBus(gpn, gpn, gpn) : l.IntraBus(p.tp);
-    const double lat = cross_node ? l.node_latency : l.IntraLatency(p.tp);
-    comm_micro += m.layers / p.pp * k * (lat + AllReduceSeconds(bytes, p.tp, bus));
+// Tensor parallel: 4 all-reduces of s*b*h activations per layer per
+// micro-batch (Korthikanti §4.2.2), 2 more when recomputing the forward.
+double TensorParallelSeconds(const TrainContext& c, const TrainPlan& p) {
+  if (p.tp <= 1) return 0;
+  const Job& j = *c.job;
+  const Links& l = c.links;
+  const int gpn = c.gpus_per_node;
+  const double k = p.ckpt == v1::GRADIENT_CHECKPOINTING_FULL ? 6.0 : 4.0;
+  const double bytes = j.micro_batch * j.seq * j.model->hidden * j.act_bytes_per_element;
+  const bool cross_node = p.tp > gpn;
+  const double bus = cross_node ? l.InterBus(gpn, gpn, gpn) : l.IntraBus(p.tp);
+  const double lat = cross_node ? l.node_latency : l.IntraLatency(p.tp);
+  return j.model->layers / p.pp * k * (lat + AllReduceSeconds(bytes, p.tp, bus));
+}
+
+// Expert parallel: dispatch and combine all-to-all per MoE layer in the
+// forward, twice that in the backward (+2 when recomputing). Tokens leave
+// the node for the EP ranks outside it, over the GPU's share of the NICs.
+double ExpertParallelSeconds(const TrainContext& c, const TrainPlan& p) {
+  const Job& j = *c.job;
+  if (p.ep <= 1 || j.moe_layers <= 0) return 0;
+  const Links& l = c.links;
+  const int gpn = c.gpus_per_node;
+  const double k = p.ckpt == v1::GRADIENT_CHECKPOINTING_FULL ? 6.0 : 4.0;
+  const double bytes = j.micro_batch * j.seq * j.moe_dispatch_elements_per_token *
+                       j.act_bytes_per_element / p.tp * (p.ep - 1.0) / p.ep;
+  const int in_node = std::max(1, std::min(p.ep, gpn / p.tp));
+  const int span = std::min(gpn, in_node * p.tp);
+  double t = bytes * in_node / p.ep / l.IntraBus(span) + l.IntraLatency(span);
+  if (in_node < p.ep) {
+    const double off_node = bytes * (1.0 - static_cast<double>(in_node) / p.ep);
+    t = std::max(t, off_node / (l.node_bus / gpn) + l.node_latency);
   }
-  // Expert parallel: dispatch and combine all-to-all per MoE layer in the
-  // forward, twice that in the backward (+2 when recomputing). Tokens leave
-  // the node for the EP ranks outside it, over the GPU's share of the NICs.
-  if (p.ep > 1 && j.moe_layers > 0) {
-    const double k = full ? 6.0 : 4.0;
-    const double bytes = tokens_micro * j.moe_dispatch_elements_per_token *
-                         j.act_bytes_per_element / p.tp * (p.ep - 1.0) / p.ep;
-    const int in_node = std::max(1, std::min(p.ep, gpn / p.tp));
-    const int span = std::min(gpn, in_node * p.tp);
-    double t = bytes * in_node / p.ep / l.IntraBus(span) + l.IntraLatency(span);
-    if (in_node < p.ep) {
-      const double off_node = bytes * (1.0 - static_cast<double>(in_node) / p.ep);
-      t = std::max(t, off_node / (l.node_bus / gpn) + l.node_latency);
+  return j.moe_layers / p.pp * k * t;
+}
+
+// Pipeline: activations forward and gradients back per micro-batch (per
+// model chunk when interleaved).
+double PipelineSeconds(const TrainContext& c, const TrainPlan& p, int virtual_stages) {
+  if (p.pp <= 1) return 0;
+  const Job& j = *c.job;
+  const Links& l = c.links;
+  const int gpn = c.gpus_per_node;
+  const double bytes = j.micro_batch * j.seq * j.model->hidden * j.act_bytes_per_element / p.tp;
+  const bool across = p.Gpus() > gpn;
+  return virtual_stages * (across ? 2.0 * (l.node_latency + bytes / (l.node_bus / gpn))
+                                  : 2.0 * (l.IntraLatency(gpn) + bytes / l.IntraBus(gpn)));
+}
+
+// Data parallel, per optimizer step: gradient all-reduce (ZeRO-1/2:
+// reduce-scatter + all-gather, same volume). ZeRO-3 gathers the held
+// weights for forward and backward and reduce-scatters the gradients every
+// micro-batch (ZeRO §7: 1.5x for full training; a frozen 4-bit base moves
+// at its storage size). Experts reduce over their own data-parallel group.
+// Returns the part not hidden behind `pipeline` (ZeRO-3) or the last
+// backward of `compute`.
+double DataParallelExposedSeconds(const TrainContext& c, const TrainPlan& p, double pipeline,
+                                  double compute) {
+  if (p.dp <= 1) return 0;
+  const Job& j = *c.job;
+  const Links& l = c.links;
+  const int gpn = c.gpus_per_node;
+  const double stages = static_cast<double>(p.tp) * p.pp;
+  const bool spans_nodes = static_cast<double>(p.tp) * p.dp > gpn;
+  const int members = std::max(1, std::min(p.dp, gpn / p.tp));
+  const double bus = spans_nodes ? l.InterBus(members, gpn, gpn) : l.IntraBus(p.tp * p.dp);
+  const double lat = spans_nodes ? l.node_latency : l.IntraLatency(p.tp * p.dp);
+  const int edp = std::max(1, p.dp / p.ep);
+  const double g_dense = j.trainable_dense * j.grad_bytes_per_param / stages;
+  const double g_expert = j.trainable_expert * j.grad_bytes_per_param / stages / p.ep;
+  double dp_time = 0;
+  if (p.zero >= 3) {
+    const double w_dense = j.weight_bytes_dense / stages;
+    const double w_expert = j.weight_bytes_expert / stages / p.ep;
+    const double per_micro =
+        2.0 * (AllGatherSeconds(w_dense, p.dp, bus) + AllGatherSeconds(w_expert, edp, bus)) +
+        AllGatherSeconds(g_dense, p.dp, bus) + AllGatherSeconds(g_expert, edp, bus) +
+        3.0 * j.model->layers * lat;
+    dp_time = p.micro_batches * per_micro;
+  } else {
+    dp_time = AllReduceSeconds(g_dense, p.dp, bus) + AllReduceSeconds(g_expert, edp, bus) + lat;
+  }
+  // Overlap: buckets reduce during the last backward (2/3 of a
+  // micro-batch); ZeRO-3 prefetches during the whole step. ~10% is never
+  // hidden (first and last buckets).
+  const double window = 0.8 * (p.zero >= 3 ? pipeline : (2.0 / 3.0) * compute);
+  return std::max(dp_time - window, 0.1 * dp_time);
+}
+
+// Host traffic: optimizer offload (gradients out, parameters back, CPU
+// Adam), parameter offload (weights streamed in per pass), paged optimizer
+// state that does not fit, offloaded activations beyond the overlap.
+double OffloadSeconds(const TrainContext& c, const TrainPlan& p, const Memory& mem, double slots,
+                      double compute) {
+  const Job& j = *c.job;
+  const double host = c.links.host_bytes_per_second;
+  const double stages = static_cast<double>(p.tp) * p.pp;
+  double offload = 0;
+  const double shard_params = j.TrainableParams() / stages / std::max(1, p.dp);
+  if (OffloadsOptimizer(p.offload)) {
+    offload += shard_params * (j.grad_bytes_per_param + j.weight_bytes_per_param) / host +
+               shard_params / kCpuAdamParamsPerSecond;
+    if (OffloadsToNvme(p.offload)) {
+      offload += shard_params * j.optimizer_bytes_per_param * 2.0 /
+                 (kNvmeBytesPerSecond / std::max(1, c.gpus_per_node));
     }
-    comm_micro += j.moe_layers / p.pp * k * t;
+    if (OffloadsParams(p.offload)) {
+      offload += p.micro_batches * 2.0 * j.WeightBytes() / stages / std::max(1, p.dp) / host;
+    }
   }
-  // Pipeline: activations forward and gradients back per micro-batch (per
-  // model chunk when interleaved).
+  if (mem.pageable > 0) {
+    const double spill = std::max(0.0, mem.Total() - c.usable);
+    offload += 2.0 * std::min(spill, mem.pageable) / host;
+  }
+  if (mem.offloaded_activations > 0) {
+    const double transfer = 2.0 * mem.offloaded_activations / host;
+    offload += slots * std::max(0.0, transfer - 0.8 * compute);
+  }
+  return offload;
+}
+
+}  // namespace
+
+TrainStep TrainingStep(const TrainContext& c, const TrainPlan& p, const Memory& mem) {
+  const Job& j = *c.job;
+  TrainStep s;
+  if (c.peak <= 0 || c.efficiency <= 0) return s;
+  const double compute = StageComputeSeconds(c, p);
   const int v = VirtualStages(j, p);
-  if (p.pp > 1) {
-    const double bytes = tokens_micro * m.hidden * j.act_bytes_per_element / p.tp;
-    const bool across = p.Gpus() > gpn;
-    comm_micro += v * (across ? 2.0 * (l.node_latency + bytes / (l.node_bus / gpn))
-                              : 2.0 * (l.IntraLatency(gpn) + bytes / l.IntraBus(gpn)));
-  }
   // Frameworks that overlap these collectives with the GEMMs hide part of
   // them (profile comm_overlap); the rest stays on the critical path.
-  comm_micro *= 1.0 - j.framework->comm_overlap();
-  stage += comm_micro;
+  const double comm_micro =
+      (TensorParallelSeconds(c, p) + ExpertParallelSeconds(c, p) + PipelineSeconds(c, p, v)) *
+      (1.0 - j.framework->comm_overlap());
+  const double stage = compute + comm_micro;
 
   // 1F1B: (m + (p - 1) / v) slots of one micro-batch per stage, bubble
   // (p - 1) / (v m).
@@ -293,67 +404,8 @@ TrainStep TrainingStep(const TrainContext& c, const TrainPlan& p, const Memory& 
   const double slots = p.micro_batches + fill;
   const double pipeline = slots * stage;
   s.bubble = fill * stage;
-
-  // Data parallel, per optimizer step: gradient all-reduce (ZeRO-1/2:
-  // reduce-scatter + all-gather, same volume). ZeRO-3 gathers the held
-  // weights for forward and backward and reduce-scatters the gradients every
-  // micro-batch (ZeRO §7: 1.5x for full training; a frozen 4-bit base moves
-  // at its storage size). Experts reduce over their own data-parallel group.
-  double dp_exposed = 0;
-  if (p.dp > 1) {
-    const bool spans_nodes = static_cast<double>(p.tp) * p.dp > gpn;
-    const int members = std::max(1, std::min(p.dp, gpn / p.tp));
-    const double bus = spans_nodes ? l.InterBus(members, gpn, gpn) : l.IntraBus(p.tp * p.dp);
-    const double lat = spans_nodes ? l.node_latency : l.IntraLatency(p.tp * p.dp);
-    const int edp = std::max(1, p.dp / p.ep);
-    const double g_dense = j.trainable_dense * j.grad_bytes_per_param / stages;
-    const double g_expert = j.trainable_expert * j.grad_bytes_per_param / stages / p.ep;
-    double dp_time = 0;
-    if (p.zero >= 3) {
-      const double w_dense = j.weight_bytes_dense / stages;
-      const double w_expert = j.weight_bytes_expert / stages / p.ep;
-      const double per_micro =
-          2.0 * (AllGatherSeconds(w_dense, p.dp, bus) + AllGatherSeconds(w_expert, edp, bus)) +
-          AllGatherSeconds(g_dense, p.dp, bus) + AllGatherSeconds(g_expert, edp, bus) +
-          3.0 * m.layers * lat;
-      dp_time = p.micro_batches * per_micro;
-    } else {
-      dp_time = AllReduceSeconds(g_dense, p.dp, bus) + AllReduceSeconds(g_expert, edp, bus) + lat;
-    }
-    // Overlap: buckets reduce during the last backward (2/3 of a
-    // micro-batch); ZeRO-3 prefetches during the whole step. ~10% is never
-    // hidden (first and last buckets).
-    const double window = 0.8 * (p.zero >= 3 ? pipeline : (2.0 / 3.0) * compute);
-    dp_exposed = std::max(dp_time - window, 0.1 * dp_time);
-  }
-
-  // Host traffic: optimizer offload (gradients out, parameters back, CPU
-  // Adam), parameter offload (weights streamed in per pass), paged optimizer
-  // state that does not fit, offloaded activations beyond the overlap.
-  double offload = 0;
-  const double shard_params = j.TrainableParams() / stages / std::max(1, p.dp);
-  if (OffloadsOptimizer(p.offload)) {
-    offload += shard_params * (j.grad_bytes_per_param + j.weight_bytes_per_param) /
-                   c.links.host_bytes_per_second +
-               shard_params / kCpuAdamParamsPerSecond;
-    if (OffloadsToNvme(p.offload)) {
-      offload += shard_params * j.optimizer_bytes_per_param * 2.0 /
-                 (kNvmeBytesPerSecond / std::max(1, gpn));
-    }
-    if (OffloadsParams(p.offload)) {
-      offload += p.micro_batches * 2.0 * j.WeightBytes() / stages / std::max(1, p.dp) /
-                 c.links.host_bytes_per_second;
-    }
-  }
-  if (mem.pageable > 0) {
-    const double spill = std::max(0.0, mem.Total() - c.usable);
-    offload += 2.0 * std::min(spill, mem.pageable) / c.links.host_bytes_per_second;
-  }
-  if (mem.offloaded_activations > 0) {
-    const double transfer = 2.0 * mem.offloaded_activations / c.links.host_bytes_per_second;
-    offload += slots * std::max(0.0, transfer - 0.8 * compute);
-  }
-
+  const double dp_exposed = DataParallelExposedSeconds(c, p, pipeline, compute);
+  const double offload = OffloadSeconds(c, p, mem, slots, compute);
   const double optimizer = OptimizerStepSeconds(c, p);
   s.seconds = pipeline + dp_exposed + offload + optimizer;
   s.optimizer = optimizer;

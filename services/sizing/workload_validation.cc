@@ -46,7 +46,7 @@ bool KnownLoraModule(const std::string& name) {
   return n == "q" || n == "k" || n == "v" || n == "o" || n == "gate" || n == "up" || n == "down";
 }
 
-absl::Status ValidateWorkload(const v1::Workload& w) {
+absl::Status CheckEnums(const v1::Workload& w) {
   if (w.task() == v1::TASK_UNSPECIFIED) return Invalid("workload.task", "must be set");
   if (!v1::Task_IsValid(w.task())) return Invalid("workload.task", "unknown value");
   if (!v1::Precision_IsValid(w.precision())) return Invalid("workload.precision", "unknown value");
@@ -57,65 +57,68 @@ absl::Status ValidateWorkload(const v1::Workload& w) {
   if (!v1::GradientCheckpointing_IsValid(w.gradient_checkpointing())) {
     return Invalid("workload.gradient_checkpointing", "unknown value");
   }
-  // The model's own numbers first: they are the most common mistake.
+  return absl::OkStatus();
+}
+
+// The model's own numbers first: they are the most common mistake.
+absl::Status CheckModel(const v1::Model& model) {
   for (const auto& [field, value] :
-       {std::pair<const char*, double>{"workload.model.params", w.model().params()},
-        {"workload.model.active_params", w.model().active_params()}}) {
+       {std::pair<const char*, double>{"workload.model.params", model.params()},
+        {"workload.model.active_params", model.active_params()}}) {
     if (!std::isfinite(value)) return Invalid(field, "must be finite");
     if (value < 0) return Invalid(field, "must be > 0");
     if (value > kMaxParams) return Invalid(field, absl::StrCat("must be <= ", kMaxParams));
   }
-  if (!w.model().hf_config_json().empty()) {
-    if (!w.model().preset().empty()) {
+  if (!model.hf_config_json().empty()) {
+    if (!model.preset().empty()) {
       return Invalid("workload.model.hf_config_json", "give a preset or a config.json, not both");
     }
-    if (w.model().hf_config_json().size() > kMaxHfConfigBytes) {
+    if (model.hf_config_json().size() > kMaxHfConfigBytes) {
       return Invalid("workload.model.hf_config_json",
                      absl::StrCat("must be at most ", kMaxHfConfigBytes, " bytes"));
     }
-  } else if (w.model().preset().empty() && w.model().params() == 0 && w.model().layers() == 0 &&
-             w.model().hidden_size() == 0) {
+  } else if (model.preset().empty() && model.params() == 0 && model.layers() == 0 &&
+             model.hidden_size() == 0) {
     return Invalid("workload.model",
                    "needs a preset, a hf_config_json or an architecture (params or layers)");
   }
-  if (!v1::ModelKind_IsValid(w.model().kind())) {
+  if (!v1::ModelKind_IsValid(model.kind())) {
     return Invalid("workload.model.kind", "unknown value");
   }
+  return absl::OkStatus();
+}
 
+// Amounts and counts: finite, non-negative, within a physical range.
+absl::Status CheckSizes(const v1::Workload& w) {
   constexpr double kMaxTokens = 1e16;
-  if (absl::Status s = CheckAmount("workload.train_tokens", w.train_tokens(), kMaxTokens); !s.ok())
-    return s;
-  if (absl::Status s = CheckAmount("workload.dataset_tokens", w.dataset_tokens(), kMaxTokens);
-      !s.ok())
-    return s;
-  if (absl::Status s = CheckAmount("workload.epochs", w.epochs(), 1e6); !s.ok()) return s;
-  if (absl::Status s = CheckAmount("workload.requests", w.requests(), 1e15); !s.ok()) return s;
-  if (absl::Status s = CheckAmount("workload.dataset_gb", w.dataset_gb(), 1e9); !s.ok()) return s;
-  if (absl::Status s =
-          CheckAmount("workload.checkpoint_interval_minutes", w.checkpoint_interval_minutes(), 1e7);
-      !s.ok())
-    return s;
-  if (absl::Status s = CheckAmount("workload.serving_hours", w.serving_hours(), 1e6); !s.ok())
-    return s;
+  const std::pair<const char*, std::pair<double, double>> amounts[] = {
+      {"workload.train_tokens", {w.train_tokens(), kMaxTokens}},
+      {"workload.dataset_tokens", {w.dataset_tokens(), kMaxTokens}},
+      {"workload.epochs", {w.epochs(), 1e6}},
+      {"workload.requests", {w.requests(), 1e15}},
+      {"workload.dataset_gb", {w.dataset_gb(), 1e9}},
+      {"workload.checkpoint_interval_minutes", {w.checkpoint_interval_minutes(), 1e7}},
+      {"workload.serving_hours", {w.serving_hours(), 1e6}},
+  };
+  for (const auto& [field, value] : amounts) {
+    if (absl::Status s = CheckAmount(field, value.first, value.second); !s.ok()) return s;
+  }
+  const std::pair<const char*, std::pair<int, int>> counts[] = {
+      {"workload.micro_batch_size", {w.micro_batch_size(), 1 << 16}},
+      {"workload.global_batch_size", {w.global_batch_size(), 1 << 26}},
+      {"workload.lora_rank", {w.lora_rank(), 1 << 16}},
+      {"workload.context_length", {w.context_length(), 1 << 27}},
+      {"workload.concurrent_sequences", {w.concurrent_sequences(), 1 << 20}},
+      {"workload.output_tokens", {w.output_tokens(), 1 << 27}},
+      {"workload.prompt_tokens", {w.prompt_tokens(), 1 << 27}},
+  };
+  for (const auto& [field, value] : counts) {
+    if (absl::Status s = CheckCount(field, value.first, value.second); !s.ok()) return s;
+  }
+  return absl::OkStatus();
+}
 
-  if (absl::Status s = CheckCount("workload.micro_batch_size", w.micro_batch_size(), 1 << 16);
-      !s.ok())
-    return s;
-  if (absl::Status s = CheckCount("workload.global_batch_size", w.global_batch_size(), 1 << 26);
-      !s.ok())
-    return s;
-  if (absl::Status s = CheckCount("workload.lora_rank", w.lora_rank(), 1 << 16); !s.ok()) return s;
-  if (absl::Status s = CheckCount("workload.context_length", w.context_length(), 1 << 27); !s.ok())
-    return s;
-  if (absl::Status s =
-          CheckCount("workload.concurrent_sequences", w.concurrent_sequences(), 1 << 20);
-      !s.ok())
-    return s;
-  if (absl::Status s = CheckCount("workload.output_tokens", w.output_tokens(), 1 << 27); !s.ok())
-    return s;
-  if (absl::Status s = CheckCount("workload.prompt_tokens", w.prompt_tokens(), 1 << 27); !s.ok())
-    return s;
-
+absl::Status CheckParallelism(const v1::Workload& w) {
   const v1::Parallelism& p = w.parallelism();
   if (p.zero_stage() < 0 || p.zero_stage() > 3) {
     return Invalid("workload.parallelism.zero_stage", "must be 0-3");
@@ -139,6 +142,10 @@ absl::Status ValidateWorkload(const v1::Workload& w) {
   if (!v1::Offload_IsValid(p.offload())) {
     return Invalid("workload.parallelism.offload", "unknown value");
   }
+  return absl::OkStatus();
+}
+
+absl::Status CheckLora(const v1::Workload& w) {
   for (int i = 0; i < w.lora_target_modules_size(); ++i) {
     if (!KnownLoraModule(w.lora_target_modules(i))) {
       return Invalid(absl::StrCat("workload.lora_target_modules[", i, "]"),
@@ -146,7 +153,6 @@ absl::Status ValidateWorkload(const v1::Workload& w) {
                                   "\" (use q, k, v, o, gate, up, down)"));
     }
   }
-
   const bool lora = w.task() == v1::TASK_LORA || w.task() == v1::TASK_QLORA;
   if (!lora && w.lora_rank() > 0) {
     return Invalid("workload.lora_rank", "only valid for TASK_LORA and TASK_QLORA");
@@ -154,6 +160,11 @@ absl::Status ValidateWorkload(const v1::Workload& w) {
   if (!lora && w.lora_target_modules_size() > 0) {
     return Invalid("workload.lora_target_modules", "only valid for TASK_LORA and TASK_QLORA");
   }
+  return absl::OkStatus();
+}
+
+// What the task needs of the sequence fields and the precision.
+absl::Status CheckTaskFields(const v1::Workload& w) {
   if (IsTraining(w.task())) {
     if (w.sequence_length() <= 0) {
       return Invalid("workload.sequence_length", "must be > 0 for training");
@@ -168,17 +179,26 @@ absl::Status ValidateWorkload(const v1::Workload& w) {
       return Invalid("workload.precision",
                      "integer/NF4 weights cannot be trained in full; use TASK_QLORA or BF16");
     }
-  } else {
-    if (w.sequence_length() < 0) return Invalid("workload.sequence_length", "must be >= 0");
-    if (w.context_length() > 0 && w.output_tokens() >= w.context_length()) {
-      return Invalid("workload.output_tokens", "must be < context_length");
-    }
-    if (w.context_length() > 0 && w.prompt_tokens() + w.output_tokens() > w.context_length()) {
-      return Invalid("workload.prompt_tokens",
-                     "prompt_tokens + output_tokens must be <= context_length");
-    }
+    return absl::OkStatus();
+  }
+  if (w.sequence_length() < 0) return Invalid("workload.sequence_length", "must be >= 0");
+  if (w.context_length() > 0 && w.output_tokens() >= w.context_length()) {
+    return Invalid("workload.output_tokens", "must be < context_length");
+  }
+  if (w.context_length() > 0 && w.prompt_tokens() + w.output_tokens() > w.context_length()) {
+    return Invalid("workload.prompt_tokens",
+                   "prompt_tokens + output_tokens must be <= context_length");
   }
   return absl::OkStatus();
+}
+
+absl::Status ValidateWorkload(const v1::Workload& w) {
+  if (absl::Status s = CheckEnums(w); !s.ok()) return s;
+  if (absl::Status s = CheckModel(w.model()); !s.ok()) return s;
+  if (absl::Status s = CheckSizes(w); !s.ok()) return s;
+  if (absl::Status s = CheckParallelism(w); !s.ok()) return s;
+  if (absl::Status s = CheckLora(w); !s.ok()) return s;
+  return CheckTaskFields(w);
 }
 
 }  // namespace
