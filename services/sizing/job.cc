@@ -66,6 +66,7 @@ absl::StatusOr<Job> BuildJob(const v1::Workload& w, const ModelSpec& m, const Pr
   Job j;
   j.model = &m;
   j.profiles = &profiles;
+  j.engine = &profiles.engine();
   j.task = w.task();
   j.vram_margin = vram_margin;
   j.vram_margin_given = vram_margin_given;

@@ -25,6 +25,8 @@ struct Job {
   const ModelSpec* model = nullptr;
   const gpuadvisor::sizing::v1::FrameworkProfile* framework = nullptr;
   const Profiles* profiles = nullptr;
+  // Link, memory and kernel constants (data/sizing/engine.textproto).
+  const gpuadvisor::sizing::v1::EngineConstants* engine = nullptr;
   gpuadvisor::sizing::v1::Task task = gpuadvisor::sizing::v1::TASK_UNSPECIFIED;
   bool training = false;
   bool lora = false;  // LoRA or QLoRA

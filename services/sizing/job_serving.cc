@@ -52,7 +52,7 @@ absl::Status BuildServingJob(const v1::Workload& w, Job* job, v1::WorkloadTotals
       std::max(m.params - m.embedding_params - m.lm_head_params - m.routed_expert_params, 0.0);
   j.dense_read_bytes = body * q + head * head_b;
   j.expert_read_bytes = m.routed_expert_params * q;
-  j.bw_ratio = BandwidthEfficiencyRatio(p);
+  j.bw_ratio = BandwidthEfficiencyRatio(p, *j.engine);
   const double window = m.sliding_window;
   const double ctx_avg = std::min(j.prompt + j.output / 2.0, window > 0 ? window : j.context);
   j.decode_flops_per_token = 2.0 * m.compute_params + 4.0 * m.layers * m.attention_width * ctx_avg;

@@ -26,18 +26,11 @@ bool IsQuantized(v1::Precision p) {
          p == v1::PRECISION_NF4;
 }
 
-double BandwidthEfficiencyRatio(v1::Precision p) {
-  switch (p) {
-    case v1::PRECISION_FP8:
-      return 0.65 / 0.72;
-    case v1::PRECISION_INT8:
-      return 0.55 / 0.72;
-    case v1::PRECISION_INT4:
-    case v1::PRECISION_NF4:
-      return 0.47 / 0.72;
-    default:
-      return 1.0;
+double BandwidthEfficiencyRatio(v1::Precision p, const v1::EngineConstants& k) {
+  for (const v1::PrecisionBandwidth& b : k.precision_bandwidth()) {
+    if (b.precision() == p) return b.bandwidth_fraction() / k.bf16_bandwidth_fraction();
   }
+  return 1.0;
 }
 
 double Peak16(const GpuSpec& g) { return g.bf16_flops > 0 ? g.bf16_flops : g.fp16_flops; }

@@ -20,9 +20,11 @@ double WeightBytesPerParam(gpuadvisor::sizing::v1::Precision p);
 bool IsQuantized(gpuadvisor::sizing::v1::Precision p);
 
 // Achieved fraction of the 16-bit decode bandwidth efficiency for weight
-// formats: weight-only int8/int4 kernels are dequantization-bound (gpt-fast
-// A100 rows, HANDBOOK B-20: int8 ~0.76 and int4 ~0.65 of the bf16 figure).
-double BandwidthEfficiencyRatio(gpuadvisor::sizing::v1::Precision p);
+// formats: weight-only int8/int4 kernels are dequantization-bound
+// (EngineConstants.precision_bandwidth, data/sizing/engine.textproto); 1 for
+// a precision without an entry.
+double BandwidthEfficiencyRatio(gpuadvisor::sizing::v1::Precision p,
+                                const gpuadvisor::sizing::v1::EngineConstants& k);
 
 // Dense 16-bit peak (BF16, else FP16).
 double Peak16(const GpuSpec& g);

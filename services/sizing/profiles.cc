@@ -12,6 +12,8 @@
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
+#include "google/protobuf/descriptor.h"
+#include "google/protobuf/message.h"
 
 namespace gpuadvisor::sizing {
 namespace {
@@ -220,6 +222,60 @@ absl::Status CheckBatchDefaults(const v1::SizingProfiles& data) {
   return absl::OkStatus();
 }
 
+// Every number of a constants group: set, positive and finite; the ones
+// named in `fractions` also at most 1. And a source.
+absl::Status CheckConstants(const google::protobuf::Message& m, const std::string& path,
+                            std::initializer_list<absl::string_view> fractions) {
+  const google::protobuf::Descriptor* d = m.GetDescriptor();
+  const google::protobuf::Reflection* r = m.GetReflection();
+  for (int i = 0; i < d->field_count(); ++i) {
+    const google::protobuf::FieldDescriptor* f = d->field(i);
+    if (f->cpp_type() == google::protobuf::FieldDescriptor::CPPTYPE_STRING &&
+        f->name() == "source") {
+      if (r->GetString(m, f).empty()) {
+        return absl::InvalidArgumentError(absl::StrCat(path, ".source: must be set"));
+      }
+      continue;
+    }
+    if (f->cpp_type() != google::protobuf::FieldDescriptor::CPPTYPE_DOUBLE) continue;
+    const bool fraction =
+        std::find(fractions.begin(), fractions.end(), f->name()) != fractions.end();
+    const std::string name(f->name());
+    if (auto s = Range(path, name.c_str(), r->GetDouble(m, f), 0, fraction ? 1.0 : 1e18); !s.ok())
+      return s;
+  }
+  return absl::OkStatus();
+}
+
+absl::Status CheckEngine(const v1::SizingProfiles& data) {
+  if (!data.has_engine()) return absl::OkStatus();
+  const v1::EngineConstants& e = data.engine();
+  if (e.taken().empty()) return absl::InvalidArgumentError("engine.taken: must be set");
+  if (auto s = CheckConstants(
+          e.links(), "engine.links",
+          {"scale_up_bus_efficiency", "pcie_bus_efficiency", "pcie_no_p2p_bus_efficiency",
+           "fabric_bus_efficiency", "host_link_efficiency"});
+      !s.ok())
+    return s;
+  if (auto s = CheckConstants(e.memory(), "engine.memory", {}); !s.ok()) return s;
+  if (auto s = CheckConstants(
+          e.kernels(), "engine.kernels",
+          {"decode_gemm_efficiency", "dp_overlap_window", "dp_never_hidden",
+           "activation_offload_overlap", "balance_floor", "default_training_efficiency",
+           "default_decode_bandwidth", "default_fp8_training"});
+      !s.ok())
+    return s;
+  if (auto s = Range("engine", "bf16_bandwidth_fraction", e.bf16_bandwidth_fraction(), 0, 1);
+      !s.ok())
+    return s;
+  for (int i = 0; i < e.precision_bandwidth_size(); ++i) {
+    const std::string path = absl::StrCat("engine.precision_bandwidth[", i, "]");
+    if (auto s = CheckConstants(e.precision_bandwidth(i), path, {"bandwidth_fraction"}); !s.ok())
+      return s;
+  }
+  return absl::OkStatus();
+}
+
 }  // namespace
 
 absl::StatusOr<Profiles> Profiles::Build(v1::SizingProfiles data) {
@@ -229,6 +285,7 @@ absl::StatusOr<Profiles> Profiles::Build(v1::SizingProfiles data) {
   if (auto s = CheckGoodput(data.goodput()); !s.ok()) return s;
   if (auto s = CheckErrorIntervals(data); !s.ok()) return s;
   if (auto s = CheckBatchDefaults(data); !s.ok()) return s;
+  if (auto s = CheckEngine(data); !s.ok()) return s;
   Profiles p;
   p.data_ = std::move(data);
   p.neutral_training_ = Neutral(v1::JOB_KIND_TRAINING);

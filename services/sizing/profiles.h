@@ -21,7 +21,9 @@ class Profiles {
   // unique and at most one framework may be the default of a task. An empty
   // SizingProfiles is valid: every framework factor is then 1 and no goodput
   // is applied (what SizingModel::Create without profiles gives). Hazards
-  // need a code, a text and a source, and unique codes.
+  // need a code, a text and a source, and unique codes. The engine
+  // constants, when present, must all be set, positive and finite, the
+  // efficiencies and fractions at most 1, with a source per group.
   static absl::StatusOr<Profiles> Build(gpuadvisor::sizing::v1::SizingProfiles data);
 
   // The named profile (case-insensitive), or nullptr.
@@ -35,6 +37,11 @@ class Profiles {
   const gpuadvisor::sizing::v1::EfficiencyBase* Efficiency(const std::string& vendor,
                                                            const std::string& architecture) const;
   const gpuadvisor::sizing::v1::GoodputModel& goodput() const { return data_.goodput(); }
+  // The engine's link, memory and kernel constants (SizingProfiles.engine);
+  // has_engine() is false when the data has none (then nothing can be
+  // estimated).
+  bool has_engine() const { return data_.has_engine(); }
+  const gpuadvisor::sizing::v1::EngineConstants& engine() const { return data_.engine(); }
   // The hazards (SizingProfiles.hazards) that apply to `task` at `precision`
   // on a GPU of `vendor` (case-insensitive) with the framework profile
   // `framework` (empty = any), in file order.

@@ -103,5 +103,35 @@ TEST(Profiles, EveryEfficiencyBaseHasTwoSourcesOrSaysJudgement) {
   }
 }
 
+// The engine's constants (data/sizing/engine.textproto) load, and a value
+// out of range or a missing source is refused naming its path.
+TEST(Profiles, EngineConstantsAreValidatedNamingTheField) {
+  v1::SizingProfiles shipped;
+  ASSERT_TRUE(
+      LoadTextProtoFile(GPUADVISOR_SOURCE_DIR "/data/sizing/engine.textproto", &shipped).ok());
+  ASSERT_TRUE(shipped.has_engine());
+  ASSERT_GT(shipped.engine().precision_bandwidth_size(), 0);
+  ASSERT_TRUE(Profiles::Build(shipped).ok());
+  absl::StatusOr<Profiles> built = Profiles::Build(shipped);
+  ASSERT_TRUE(built.ok());
+  EXPECT_TRUE(built->has_engine());
+  EXPECT_EQ(built->engine().links().scale_up_bus_efficiency(), 0.8);
+
+  v1::SizingProfiles bad = shipped;
+  bad.mutable_engine()->mutable_links()->set_pcie_bus_efficiency(1.5);
+  EXPECT_THAT(Profiles::Build(bad).status(),
+              StatusIs(absl::StatusCode::kInvalidArgument,
+                       HasSubstr("engine.links.pcie_bus_efficiency: must be in (0, 1]")));
+  bad = shipped;
+  bad.mutable_engine()->mutable_kernels()->set_per_layer_step_seconds(0);
+  EXPECT_THAT(Profiles::Build(bad).status(),
+              StatusIs(absl::StatusCode::kInvalidArgument,
+                       HasSubstr("engine.kernels.per_layer_step_seconds")));
+  bad = shipped;
+  bad.mutable_engine()->mutable_memory()->clear_source();
+  EXPECT_THAT(Profiles::Build(bad).status(),
+              StatusIs(absl::StatusCode::kInvalidArgument, HasSubstr("engine.memory.source")));
+}
+
 }  // namespace
 }  // namespace gpuadvisor::sizing

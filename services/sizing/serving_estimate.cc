@@ -498,7 +498,7 @@ void EstimateServing(const Job& j, const GpuSpec& gpu, const v1::GpuConfiguratio
   setup.gpu = &gpu;
   setup.gpn = config.gpus_per_node();
   setup.nodes = config.nodes();
-  setup.links = ResolveLinks(gpu, config);
+  setup.links = ResolveLinks(gpu, config, j.engine->links());
   setup.capacity = gpu.memory_bytes;
   setup.usable = setup.capacity * (1.0 - j.vram_margin);
   out->set_gpu_memory_bytes(static_cast<int64_t>(setup.capacity));

@@ -13,13 +13,6 @@ namespace {
 
 namespace v1 = ::gpuadvisor::sizing::v1;
 
-constexpr double kGiB = 1073741824.0;
-constexpr double kCudaContextBytes = 0.5 * kGiB;
-constexpr double kNcclBytes = 0.25 * kGiB;
-// Decode: fixed per-layer cost of a step (kernel launches, norms, sampling
-// amortised; gpt-fast with torch.compile/CUDA graphs, HANDBOOK B-20).
-constexpr double kPerLayerStepSeconds = 20e-6;
-
 double KvSplit(const Job& j, const ServePlan& p) {
   return std::min(static_cast<double>(p.tp), j.model->kv_tp_shards) * p.pp;
 }
@@ -49,8 +42,10 @@ Memory ServingMemory(const Job& j, const ServePlan& p) {
       std::min(std::max(p.batch, 1.0) * j.context, static_cast<double>(e.max_batched_tokens()));
   mem.activations = chunk * m.activation_elements_per_token_layer * 2.0 / p.tp +
                     std::max(p.batch, 1.0) * m.vocab * 4.0;
-  mem.overhead = kCudaContextBytes + e.workspace_bytes() +
-                 (e.cuda_graphs() ? e.cuda_graph_bytes() : 0.0) + (shards > 1 ? kNcclBytes : 0.0);
+  const v1::MemoryConstants& k = j.engine->memory();
+  mem.overhead = k.cuda_context_bytes() + e.workspace_bytes() +
+                 (e.cuda_graphs() ? e.cuda_graph_bytes() : 0.0) +
+                 (shards > 1 ? k.nccl_buffer_bytes() : 0.0);
   return mem;
 }
 
@@ -120,12 +115,14 @@ void DecodeStep(const Job& j, const Links& links, int gpus_per_node, const Serve
   // stage reads its own layers' share, and the stages' times add up.
   const double kv =
       b * j.kv_read_bytes_per_sequence / std::min(static_cast<double>(p.tp), m.kv_tp_shards);
-  const double decode_efficiency = 0.5 * m.hidden / (m.hidden + 512.0);
+  const v1::KernelConstants& k = j.engine->kernels();
+  const double decode_efficiency =
+      k.decode_gemm_efficiency() * m.hidden / (m.hidden + k.gemm_width_half());
   const double t_linear = std::max(
       weights / p.tp / in.bw, b * 2.0 * m.compute_params / (p.tp * in.peak * decode_efficiency));
   const double t_attention = kv / in.bw;
   const double t_comm = DecodeCommSeconds(j, links, gpus_per_node, p, b);
-  s->step_seconds = t_linear + t_attention + m.layers * kPerLayerStepSeconds + t_comm;
+  s->step_seconds = t_linear + t_attention + m.layers * k.per_layer_step_seconds() + t_comm;
   s->communication_fraction = t_comm / s->step_seconds;
 }
 
@@ -138,11 +135,13 @@ void DecodeStep(const Job& j, const Links& links, int gpus_per_node, const Serve
 double PrefillSeconds(const Job& j, const GpuSpec& gpu, const Links& links, int gpus_per_node,
                       const ServePlan& p, const SpeedInputs& in, double n) {
   const ModelSpec& m = *j.model;
-  const double prefill_efficiency =
-      gpu.compute_efficiency * m.hidden / (m.hidden + 512.0) * j.framework->prefill_efficiency();
+  const v1::KernelConstants& k = j.engine->kernels();
+  const double prefill_efficiency = gpu.compute_efficiency * m.hidden /
+                                    (m.hidden + k.gemm_width_half()) *
+                                    j.framework->prefill_efficiency();
   const double w = j.dense_read_bytes + TouchedExpertBytes(j, n);
   double t = n * j.prefill_flops_per_token / (p.tp * in.peak * prefill_efficiency) +
-             w / p.tp / in.bw + m.layers * kPerLayerStepSeconds;
+             w / p.tp / in.bw + m.layers * k.per_layer_step_seconds();
   if (p.tp > 1) {
     t += 2.0 * m.layers *
          (links.IntraLatency(p.tp) +

@@ -112,14 +112,21 @@ absl::StatusOr<GpuSpec> BuildGpuSpec(const cv1::Gpu& g, const std::string& path,
   // Utilization model (docs/sizing.md): the generation's base on an
   // A100-balanced GPU; GPUs with less memory bandwidth per FLOP feed their
   // tensor cores less well (H100: ~0.82 of the base), scaled by
-  // (bytes/FLOP)^0.3.
+  // (bytes/FLOP)^0.3 (data/sizing/engine.textproto, kernels). Without the
+  // engine constants nothing is estimated (SizingModel::Estimate).
+  if (!profiles.has_engine()) return s;
+  const v1::KernelConstants& k = profiles.engine().kernels();
   const double peak16 = s.bf16_flops > 0 ? s.bf16_flops : s.fp16_flops;
-  const double balance = (s.memory_bandwidth / peak16) / (2.039e12 / 312e12);
+  const double balance =
+      (s.memory_bandwidth / peak16) / (k.reference_memory_bandwidth() / k.reference_peak_flops());
   const v1::EfficiencyBase* base = profiles.Efficiency(s.vendor, s.architecture);
-  const double training = base != nullptr ? base->training() : 0.65;
-  s.decode_bandwidth_efficiency = base != nullptr ? base->decode_bandwidth() : 0.72;
+  const double training = base != nullptr ? base->training() : k.default_training_efficiency();
+  s.decode_bandwidth_efficiency =
+      base != nullptr ? base->decode_bandwidth() : k.default_decode_bandwidth();
+  s.fp8_training_factor = k.default_fp8_training();
   if (base != nullptr && base->fp8_training() > 0) s.fp8_training_factor = base->fp8_training();
-  s.compute_efficiency = training * std::min(1.0, std::pow(std::max(balance, 0.2), 0.3));
+  s.compute_efficiency = training * std::min(1.0, std::pow(std::max(balance, k.balance_floor()),
+                                                           k.balance_exponent()));
   return s;
 }
 
@@ -210,13 +217,15 @@ absl::StatusOr<SizingModel> SizingModel::Create(v1::ModelList models, cv1::GpuLi
 absl::StatusOr<SizingModel> SizingModel::FromDataDir(const std::string& data_dir) {
   return FromFiles(data_dir + "/sizing/models.textproto", data_dir + "/catalog/gpus.textproto",
                    data_dir + "/sizing/profiles.textproto",
-                   data_dir + "/sizing/error_intervals.textproto");
+                   data_dir + "/sizing/error_intervals.textproto",
+                   data_dir + "/sizing/engine.textproto");
 }
 
 absl::StatusOr<SizingModel> SizingModel::FromFiles(const std::string& models_path,
                                                    const std::string& gpus_path,
                                                    const std::string& profiles_path,
-                                                   const std::string& error_intervals_path) {
+                                                   const std::string& error_intervals_path,
+                                                   const std::string& engine_path) {
   v1::ModelList models;
   RETURN_IF_ERROR(LoadTextProtoFile(models_path, &models));
   cv1::GpuList gpus;
@@ -227,6 +236,11 @@ absl::StatusOr<SizingModel> SizingModel::FromFiles(const std::string& models_pat
     v1::SizingProfiles errors;
     RETURN_IF_ERROR(LoadTextProtoFile(error_intervals_path, &errors));
     profiles.mutable_error_intervals()->MergeFrom(errors.error_intervals());
+  }
+  if (!engine_path.empty()) {
+    v1::SizingProfiles engine;
+    RETURN_IF_ERROR(LoadTextProtoFile(engine_path, &engine));
+    *profiles.mutable_engine() = engine.engine();
   }
   absl::StatusOr<SizingModel> model =
       Create(std::move(models), std::move(gpus), std::move(profiles));
@@ -253,6 +267,11 @@ v1::ListModelsResponse SizingModel::ListModels() const {
 absl::StatusOr<v1::EstimateResponse> SizingModel::Estimate(
     const v1::EstimateRequest& request) const {
   RETURN_IF_ERROR(ValidateEstimateRequest(request));
+  if (!data_->profiles.has_engine()) {
+    return absl::FailedPreconditionError(
+        "sizing data has no engine constants (data/sizing/engine.textproto): nothing can be "
+        "estimated");
+  }
   const v1::Workload& w = request.workload();
 
   // Resolve the model: a preset or a Hugging Face config.json with

@@ -41,8 +41,9 @@ struct GpuSpec {
   double compute_efficiency = 0;
   // Achieved fraction of memory bandwidth in 16-bit decode.
   double decode_bandwidth_efficiency = 0;
-  // Fraction of compute_efficiency FP8 training keeps at the FP8 peak.
-  double fp8_training_factor = 0.7;
+  // Fraction of compute_efficiency FP8 training keeps at the FP8 peak
+  // (EfficiencyBase.fp8_training, else the engine's default_fp8_training).
+  double fp8_training_factor = 0;
 };
 
 class SizingModel {
@@ -51,8 +52,9 @@ class SizingModel {
   // ("models[3].attention_heads: ...", "gpus[2].memory_bytes: ..."), also for
   // duplicate names or aliases.
   // `profiles` (framework profiles, efficiency bases, goodput) may be empty:
-  // then every framework factor is 1, no goodput is applied and GPUs use a
-  // generic efficiency base (0.65 of peak, 0.72 of bandwidth).
+  // then every framework factor is 1 and no goodput is applied; without its
+  // engine constants (SizingProfiles.engine) the model validates its data
+  // but Estimate answers FAILED_PRECONDITION.
   static absl::StatusOr<SizingModel> Create(gpuadvisor::sizing::v1::ModelList models,
                                             gpuadvisor::catalog::v1::GpuList gpus,
                                             gpuadvisor::sizing::v1::SizingProfiles profiles = {});
@@ -61,15 +63,18 @@ class SizingModel {
   // data/catalog/gpus.textproto-style GpuList and, when `profiles_path` is
   // not empty, a data/sizing/profiles.textproto-style SizingProfiles; when
   // `error_intervals_path` is not empty, the error_intervals of that
-  // SizingProfiles file are added (file:line:col parse errors).
+  // SizingProfiles file are added, and when `engine_path` is not empty its
+  // engine constants (file:line:col parse errors).
   static absl::StatusOr<SizingModel> FromFiles(const std::string& models_path,
                                                const std::string& gpus_path,
                                                const std::string& profiles_path = "",
-                                               const std::string& error_intervals_path = "");
+                                               const std::string& error_intervals_path = "",
+                                               const std::string& engine_path = "");
 
   // FromFiles on the layout of data/: <data_dir>/sizing/models.textproto,
-  // <data_dir>/catalog/gpus.textproto, <data_dir>/sizing/profiles.textproto
-  // and <data_dir>/sizing/error_intervals.textproto.
+  // <data_dir>/catalog/gpus.textproto, <data_dir>/sizing/profiles.textproto,
+  // <data_dir>/sizing/error_intervals.textproto and
+  // <data_dir>/sizing/engine.textproto.
   static absl::StatusOr<SizingModel> FromDataDir(const std::string& data_dir);
 
   // Sizes one workload on every configuration, in request order: for each,

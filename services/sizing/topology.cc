@@ -12,26 +12,8 @@ namespace {
 namespace v1 = ::gpuadvisor::sizing::v1;
 namespace cv1 = ::gpuadvisor::catalog::v1;
 
-// Achievable fraction of a link's one-direction bandwidth as NCCL bus
-// bandwidth (HANDBOOK A2.4: 70-85% NVLink, 80-90% NIC line rate; PCIe lower,
-// traffic crosses host bridges; without P2P it is staged through host memory).
-constexpr double kScaleUpBusEfficiency = 0.8;
-constexpr double kPcieBusEfficiency = 0.6;
-constexpr double kPcieNoP2pBusEfficiency = 0.35;
-constexpr double kFabricBusEfficiency = 0.85;
-constexpr double kDefaultPcieBytesPerSecond = 32e9;  // Gen4 x16, one direction
-// Host link (offload, paged optimizer state, activation offload): the
-// achieved copy rate is this share of the nominal one-direction figure the
-// catalog gives (GpuConfiguration.host_link_bytes_per_second); the share
-// keeps the previous assumption, 20 GB/s achieved on Gen4 x16 (32 GB/s).
-// Unset: kDefaultHostLinkBytesPerSecond, achieved.
-constexpr double kHostLinkEfficiency = 0.625;
-constexpr double kDefaultHostLinkBytesPerSecond = 20e9;
-constexpr double kScaleUpLatencySeconds = 12e-6;
-constexpr double kPcieLatencySeconds = 30e-6;
-constexpr double kFabricLatencySeconds = 25e-6;
-
-void LegacyScaleUp(const GpuSpec& gpu, const v1::GpuConfiguration& c, Links* l) {
+void LegacyScaleUp(const GpuSpec& gpu, const v1::GpuConfiguration& c, const v1::LinkConstants& k,
+                   Links* l) {
   const int gpn = c.gpus_per_node();
   double raw = c.link_bytes_per_second();
   l->domain_size = gpn;
@@ -39,45 +21,49 @@ void LegacyScaleUp(const GpuSpec& gpu, const v1::GpuConfiguration& c, Links* l) 
     case cv1::LINK_TYPE_NVLINK:
     case cv1::LINK_TYPE_INFINITY_FABRIC:
       l->fast_domain = true;
-      if (raw <= 0) raw = gpu.nvlink_bytes_per_second > 0 ? gpu.nvlink_bytes_per_second : 300e9;
-      l->domain_bus = raw / 2.0 * kScaleUpBusEfficiency;  // legacy figure is bidirectional
-      l->domain_latency = kScaleUpLatencySeconds;
+      if (raw <= 0)
+        raw = gpu.nvlink_bytes_per_second > 0 ? gpu.nvlink_bytes_per_second
+                                              : k.default_nvlink_bytes_per_second();
+      l->domain_bus = raw / 2.0 * k.scale_up_bus_efficiency();  // legacy figure is bidirectional
+      l->domain_latency = k.scale_up_latency_seconds();
       break;
     default:
-      if (raw <= 0) raw = 2.0 * kDefaultPcieBytesPerSecond;
-      l->domain_bus = raw / 2.0 * kPcieBusEfficiency;
-      l->domain_latency = kPcieLatencySeconds;
+      if (raw <= 0) raw = 2.0 * k.default_pcie_bytes_per_second();
+      l->domain_bus = raw / 2.0 * k.pcie_bus_efficiency();
+      l->domain_latency = k.pcie_latency_seconds();
       l->bridged_or_pcie = gpn > 1;
   }
   l->cross_bus = l->domain_bus;
   l->cross_latency = l->domain_latency;
 }
 
-void ScaleUp(const cv1::ScaleUpDomain& s, int gpn, Links* l) {
+void ScaleUp(const cv1::ScaleUpDomain& s, int gpn, const v1::LinkConstants& k, Links* l) {
   const double cross_raw = s.cross_domain_bytes_per_second_per_gpu() > 0
                                ? s.cross_domain_bytes_per_second_per_gpu()
-                               : kDefaultPcieBytesPerSecond;
-  l->cross_bus = cross_raw * kPcieBusEfficiency;
-  l->cross_latency = kPcieLatencySeconds;
+                               : k.default_pcie_bytes_per_second();
+  l->cross_bus = cross_raw * k.pcie_bus_efficiency();
+  l->cross_latency = k.pcie_latency_seconds();
   l->domain_size = s.domain_size() > 0 ? std::min(s.domain_size(), gpn) : gpn;
   const double raw = s.bytes_per_second_per_gpu();
   switch (s.kind()) {
     case cv1::SCALE_UP_KIND_NVSWITCH:
     case cv1::SCALE_UP_KIND_INFINITY_FABRIC:
       l->fast_domain = true;
-      l->domain_bus = (raw > 0 ? raw : 450e9) * kScaleUpBusEfficiency;
-      l->domain_latency = kScaleUpLatencySeconds;
+      l->domain_bus = (raw > 0 ? raw : k.default_nvswitch_bytes_per_second_per_gpu()) *
+                      k.scale_up_bus_efficiency();
+      l->domain_latency = k.scale_up_latency_seconds();
       break;
     case cv1::SCALE_UP_KIND_NVLINK_BRIDGE_PAIRS:
       l->bridged_or_pcie = true;
       l->domain_size = s.domain_size() > 0 ? std::min(s.domain_size(), gpn) : std::min(2, gpn);
-      l->domain_bus = (raw > 0 ? raw : 56e9) * kScaleUpBusEfficiency;
-      l->domain_latency = kScaleUpLatencySeconds;
+      l->domain_bus = (raw > 0 ? raw : k.default_nvlink_bridge_bytes_per_second()) *
+                      k.scale_up_bus_efficiency();
+      l->domain_latency = k.scale_up_latency_seconds();
       break;
     case cv1::SCALE_UP_KIND_PCIE_NO_P2P:
       l->bridged_or_pcie = gpn > 1;
-      l->domain_bus = (raw > 0 ? raw : cross_raw) * kPcieNoP2pBusEfficiency;
-      l->domain_latency = kPcieLatencySeconds;
+      l->domain_bus = (raw > 0 ? raw : cross_raw) * k.pcie_no_p2p_bus_efficiency();
+      l->domain_latency = k.pcie_latency_seconds();
       l->cross_bus = std::min(l->cross_bus, l->domain_bus);
       break;
     case cv1::SCALE_UP_KIND_TPU_ICI:
@@ -91,8 +77,8 @@ void ScaleUp(const cv1::ScaleUpDomain& s, int gpn, Links* l) {
       break;
     default:  // NONE, PCIE_P2P
       l->bridged_or_pcie = gpn > 1;
-      l->domain_bus = (raw > 0 ? raw : cross_raw) * kPcieBusEfficiency;
-      l->domain_latency = kPcieLatencySeconds;
+      l->domain_bus = (raw > 0 ? raw : cross_raw) * k.pcie_bus_efficiency();
+      l->domain_latency = k.pcie_latency_seconds();
   }
 }
 
@@ -103,13 +89,13 @@ double Links::InterBus(int members_per_node, int gpus_per_node, int span) const 
   return std::min(share, members_per_node > 1 ? IntraBus(span) : share);
 }
 
-Links ResolveLinks(const GpuSpec& gpu, const v1::GpuConfiguration& c) {
+Links ResolveLinks(const GpuSpec& gpu, const v1::GpuConfiguration& c, const v1::LinkConstants& k) {
   Links l;
   const int gpn = c.gpus_per_node();
   if (c.has_scale_up() && c.scale_up().kind() != cv1::SCALE_UP_KIND_UNSPECIFIED) {
-    ScaleUp(c.scale_up(), gpn, &l);
+    ScaleUp(c.scale_up(), gpn, k, &l);
   } else {
-    LegacyScaleUp(gpu, c, &l);
+    LegacyScaleUp(gpu, c, k, &l);
   }
   const std::string vendor = absl::AsciiStrToLower(gpu.vendor);
   if (l.unsupported.empty() && (vendor == "google" || vendor == "aws" || vendor == "annapurna")) {
@@ -132,29 +118,29 @@ Links ResolveLinks(const GpuSpec& gpu, const v1::GpuConfiguration& c) {
       gbps = 0;
       break;
     case cv1::FABRIC_TYPE_INFINIBAND:
-      if (gbps <= 0) gbps = 1600;  // 8 x 200 Gb/s HDR
+      if (gbps <= 0) gbps = k.default_infiniband_gbps();
       break;
     case cv1::FABRIC_TYPE_EFA:
-      if (gbps <= 0) gbps = 3200;  // p5: 32 x 100 Gb/s
+      if (gbps <= 0) gbps = k.default_efa_gbps();
       break;
     case cv1::FABRIC_TYPE_ROCE:
-      if (gbps <= 0) gbps = 800;
+      if (gbps <= 0) gbps = k.default_roce_gbps();
       break;
     case cv1::FABRIC_TYPE_ETHERNET:
-      if (gbps <= 0) gbps = 100;
+      if (gbps <= 0) gbps = k.default_ethernet_gbps();
       break;
     default:
       if (gbps <= 0) {
-        gbps = 100;  // unknown network: assume plain 100 GbE
+        gbps = k.unknown_fabric_gbps();
         l.default_fabric = true;
       }
   }
   l.host_bytes_per_second = c.has_host_link_bytes_per_second() && c.host_link_bytes_per_second() > 0
-                                ? c.host_link_bytes_per_second() * kHostLinkEfficiency
-                                : kDefaultHostLinkBytesPerSecond;
+                                ? c.host_link_bytes_per_second() * k.host_link_efficiency()
+                                : k.default_host_link_bytes_per_second();
   l.fabric = gbps > 0;
-  l.node_bus = gbps * 1e9 / 8.0 * kFabricBusEfficiency;
-  l.node_latency = kFabricLatencySeconds;
+  l.node_bus = gbps * 1e9 / 8.0 * k.fabric_bus_efficiency();
+  l.node_latency = k.fabric_latency_seconds();
   return l;
 }
 

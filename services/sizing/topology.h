@@ -44,7 +44,9 @@ struct Links {
   double InterBus(int members_per_node, int gpus_per_node, int span) const;
 };
 
-Links ResolveLinks(const GpuSpec& gpu, const gpuadvisor::sizing::v1::GpuConfiguration& c);
+// `k`: the link efficiencies, latencies and defaults (data/sizing/engine.textproto).
+Links ResolveLinks(const GpuSpec& gpu, const gpuadvisor::sizing::v1::GpuConfiguration& c,
+                   const gpuadvisor::sizing::v1::LinkConstants& k);
 
 }  // namespace gpuadvisor::sizing
 

@@ -40,8 +40,9 @@ struct Evaluated {
 double TrainingEfficiency(const Job& j, const GpuSpec& g) {
   const ModelSpec& m = *j.model;
   const double tokens = j.micro_batch * j.seq;
-  double e = g.compute_efficiency * m.hidden / (m.hidden + 512.0) * tokens / (tokens + 64.0) *
-             j.efficiency_factor;
+  const v1::KernelConstants& k = j.engine->kernels();
+  double e = g.compute_efficiency * m.hidden / (m.hidden + k.gemm_width_half()) * tokens /
+             (tokens + k.training_tokens_half()) * j.efficiency_factor;
   // Only the GEMMs run in FP8; attention, norms and casts do not (HANDBOOK
   // A2.2): the generation's FP8 factor (data) of the 16-bit efficiency at
   // the FP8 peak.
@@ -384,7 +385,7 @@ void EstimateTraining(const Job& j, const GpuSpec& gpu, const v1::GpuConfigurati
   c.gpu = &gpu;
   c.gpus_per_node = config.gpus_per_node();
   c.nodes = config.nodes();
-  c.links = ResolveLinks(gpu, config);
+  c.links = ResolveLinks(gpu, config, j.engine->links());
   const double capacity = gpu.memory_bytes;
   c.usable = capacity * (1.0 - j.vram_margin);
   out->set_gpu_memory_bytes(static_cast<int64_t>(capacity));

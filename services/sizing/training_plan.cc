@@ -13,26 +13,12 @@ namespace {
 
 namespace v1 = ::gpuadvisor::sizing::v1;
 
-constexpr double kGiB = 1073741824.0;
-// Memory that is not model state (HANDBOOK B-series: 0.5-1 GiB of CUDA
-// context on a real stack; NCCL communicator buffers when multi-GPU).
-constexpr double kCudaContextBytes = 0.5 * kGiB;
-constexpr double kNcclBytes = 0.25 * kGiB;
-// Offload: NVMe per node and the CPU Adam update rate per GPU's share of
-// cores (DeepSpeed ZeRO-Offload). The host link per GPU is the offer's
-// (Links::host_bytes_per_second).
-constexpr double kNvmeBytesPerSecond = 3e9;
-constexpr double kCpuAdamParamsPerSecond = 1e9;
 // Micro-batches per pipeline stage by default, so that the 1F1B bubble
 // (p - 1) / (m + p - 1) stays near 20% (Narayanan et al. 2021 §2.2).
 constexpr int kMicroBatchesPerStage = 4;
 // Interleaved 1F1B: at most this many model chunks per stage (more chunks
 // shrink the bubble but multiply the pipeline messages).
 constexpr int kMaxVirtualStages = 8;
-// Expert GEMMs: tokens per expert and expert width below which grouped
-// GEMMs lose efficiency (half efficiency at these sizes).
-constexpr double kExpertTokensHalf = 256;
-constexpr double kExpertWidthHalf = 512;
 
 bool OffloadsOptimizer(v1::Offload o) {
   return o != v1::OFFLOAD_NONE && o != v1::OFFLOAD_UNSPECIFIED;
@@ -211,8 +197,9 @@ Memory TrainingMemory(const Job& j, const TrainPlan& p) {
   const double gather_buffer = WeightsMemory(j, p, &mem);
   OptimizerStateMemory(j, p, &mem);
   ActivationMemory(j, p, &mem);
-  mem.overhead = gather_buffer + kCudaContextBytes + j.framework->workspace_bytes() +
-                 (p.Gpus() > 1 ? kNcclBytes : 0.0) + j.extra_overhead_bytes;
+  const v1::MemoryConstants& k = j.engine->memory();
+  mem.overhead = gather_buffer + k.cuda_context_bytes() + j.framework->workspace_bytes() +
+                 (p.Gpus() > 1 ? k.nccl_buffer_bytes() : 0.0) + j.extra_overhead_bytes;
   return mem;
 }
 
@@ -232,9 +219,10 @@ double ExpertFlopsFactor(const TrainContext& c, const TrainPlan& p) {
       tokens_micro * std::max(1, mm.resolved.active_experts()) * p.ep / experts;
   const double width = mm.resolved.expert_intermediate_size() / (p.ep > 1 ? 1.0 : p.tp);
   const double dense_width = mm.intermediate / p.tp;
-  const double e = tokens_per_expert / (tokens_per_expert + kExpertTokensHalf) *
-                   (width / (width + kExpertWidthHalf)) /
-                   (dense_width / (dense_width + kExpertWidthHalf));
+  const v1::KernelConstants& k = j.engine->kernels();
+  const double e = tokens_per_expert / (tokens_per_expert + k.expert_tokens_half()) *
+                   (width / (width + k.expert_width_half())) /
+                   (dense_width / (dense_width + k.expert_width_half()));
   // The framework's FP8 gain (fused LayerNorm-Linear, cached FP8 weights)
   // is a dense-layer gain: grouped expert GEMMs quantize their inputs per
   // expert and keep the generation's FP8 factor.
@@ -347,8 +335,9 @@ double DataParallelExposedSeconds(const TrainContext& c, const TrainPlan& p, dou
   // Overlap: buckets reduce during the last backward (2/3 of a
   // micro-batch); ZeRO-3 prefetches during the whole step. ~10% is never
   // hidden (first and last buckets).
-  const double window = 0.8 * (p.zero >= 3 ? pipeline : (2.0 / 3.0) * compute);
-  return std::max(dp_time - window, 0.1 * dp_time);
+  const v1::KernelConstants& k = j.engine->kernels();
+  const double window = k.dp_overlap_window() * (p.zero >= 3 ? pipeline : (2.0 / 3.0) * compute);
+  return std::max(dp_time - window, k.dp_never_hidden() * dp_time);
 }
 
 // Host traffic: optimizer offload (gradients out, parameters back, CPU
@@ -358,15 +347,16 @@ double OffloadSeconds(const TrainContext& c, const TrainPlan& p, const Memory& m
                       double compute) {
   const Job& j = *c.job;
   const double host = c.links.host_bytes_per_second;
+  const v1::MemoryConstants& k = j.engine->memory();
   const double stages = static_cast<double>(p.tp) * p.pp;
   double offload = 0;
   const double shard_params = j.TrainableParams() / stages / std::max(1, p.dp);
   if (OffloadsOptimizer(p.offload)) {
     offload += shard_params * (j.grad_bytes_per_param + j.weight_bytes_per_param) / host +
-               shard_params / kCpuAdamParamsPerSecond;
+               shard_params / k.cpu_adam_params_per_second();
     if (OffloadsToNvme(p.offload)) {
       offload += shard_params * j.optimizer_bytes_per_param * 2.0 /
-                 (kNvmeBytesPerSecond / std::max(1, c.gpus_per_node));
+                 (k.nvme_bytes_per_second() / std::max(1, c.gpus_per_node));
     }
     if (OffloadsParams(p.offload)) {
       offload += p.micro_batches * 2.0 * j.WeightBytes() / stages / std::max(1, p.dp) / host;
@@ -378,7 +368,8 @@ double OffloadSeconds(const TrainContext& c, const TrainPlan& p, const Memory& m
   }
   if (mem.offloaded_activations > 0) {
     const double transfer = 2.0 * mem.offloaded_activations / host;
-    offload += slots * std::max(0.0, transfer - 0.8 * compute);
+    offload += slots *
+               std::max(0.0, transfer - j.engine->kernels().activation_offload_overlap() * compute);
   }
   return offload;
 }
