@@ -182,7 +182,23 @@ struct Row {
   double spot = 0;
   std::string region;
   std::string zone;
+  double hosting_type = 0;  // Vast's HostingType column (newer catalogs); 0 = absent
 };
+
+// docs/catalog.md, "Host tier and reliability": Vast hosts are community
+// unless HostingType >= 1; RunPod *_SECURE types are Secure Cloud
+// (datacenter), the others Community Cloud; other clouds' own hosts unset.
+v1::HostTier HostTierOf(absl::string_view cloud, absl::string_view instance_type,
+                        double hosting_type) {
+  if (absl::EqualsIgnoreCase(cloud, "vast")) {
+    return hosting_type >= 1 ? v1::HOST_TIER_DATACENTER : v1::HOST_TIER_COMMUNITY;
+  }
+  if (absl::EqualsIgnoreCase(cloud, "runpod")) {
+    return absl::EndsWithIgnoreCase(instance_type, "_SECURE") ? v1::HOST_TIER_DATACENTER
+                                                              : v1::HOST_TIER_COMMUNITY;
+  }
+  return v1::HOST_TIER_UNSPECIFIED;
+}
 
 // A priced GPU machine before merging zones: a complete row, or a GCP host
 // row plus an accelerator row.
@@ -309,7 +325,8 @@ absl::StatusOr<SkyPilotImport> ImportSkyPilotCsv(absl::string_view csv, absl::st
   };
   const std::optional<size_t> vcpus_col = index_of("vCPUs"), memory_col = index_of("MemoryGiB"),
                               info_col = index_of("GpuInfo"), spot_col = index_of("SpotPrice"),
-                              zone_col = index_of("AvailabilityZone");
+                              zone_col = index_of("AvailabilityZone"),
+                              hosting_col = index_of("HostingType");
   const size_t type_col = column["InstanceType"], name_col = column["AcceleratorName"],
                count_col = column["AcceleratorCount"], price_col = column["Price"],
                region_col = column["Region"];
@@ -332,6 +349,12 @@ absl::StatusOr<SkyPilotImport> ImportSkyPilotCsv(absl::string_view csv, absl::st
     row.region = CleanRegion(f[region_col]);
     if (zone_col) row.zone = f[*zone_col];
     if (info_col) row.gpu_info = f[*info_col];
+    if (hosting_col) {
+      double hosting = 0;
+      if (absl::SimpleAtod(absl::StripAsciiWhitespace(f[*hosting_col]), &hosting)) {
+        row.hosting_type = hosting;
+      }
+    }
     struct {
       std::optional<size_t> col;
       const char* name;
@@ -456,6 +479,7 @@ absl::StatusOr<SkyPilotImport> ImportSkyPilotCsv(absl::string_view csv, absl::st
     // The inter-node fabric is data (data/catalog/topology.textproto), applied
     // when the catalog loads: a bare import is single node.
     offer.set_max_nodes(1);
+    offer.set_host_tier(HostTierOf(cloud, c.instance_type, row.hosting_type));
     offer.set_on_demand_usd_per_hour(c.price);
     offer.set_source(absl::StrCat("skypilot:", file_name, ":", row.line));
     mark_produced(c);

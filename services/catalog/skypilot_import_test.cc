@@ -245,6 +245,42 @@ TEST(ImportSkyPilotCsv, RunPodSpotEqualToPriceMeansNoSpot) {
   EXPECT_EQ(a100->gpu_model(), "A100-80GB-PCIE");  // "A100 PCIe" in GpuInfo
   EXPECT_EQ(a100->spot_usd_per_hour(), 0);
   EXPECT_EQ(by_id.at("runpod/1x_A6000_SECURE/US")->spot_usd_per_hour(), 0.232);
+  EXPECT_EQ(a100->host_tier(), v1::HOST_TIER_DATACENTER);  // Secure Cloud
+}
+
+// docs/catalog.md, "Host tier and reliability".
+TEST(ImportSkyPilotCsv, HostTierOfMarketplaceRows) {
+  const std::string runpod =
+      "InstanceType,AcceleratorName,AcceleratorCount,vCPUs,MemoryGiB,GpuInfo,Region,"
+      "AvailabilityZone,Price,SpotPrice\n"
+      "1x_A6000_SECURE,A6000,1,8,50,,US,US-KS-2,0.76,0.76\n"
+      "1x_A6000_COMMUNITY,A6000,1,8,50,,US,US,0.49,0.49\n";
+  absl::StatusOr<SkyPilotImport> pod = ImportSkyPilotCsv(runpod, "runpod", "r.csv", Resolver());
+  ASSERT_OK(pod);
+  std::map<std::string, const Offer*> by_id = ById(*pod);
+  ASSERT_EQ(by_id.size(), 2u);
+  EXPECT_EQ(by_id.at("runpod/1x_A6000_SECURE/US")->host_tier(), v1::HOST_TIER_DATACENTER);
+  EXPECT_EQ(by_id.at("runpod/1x_A6000_COMMUNITY/US")->host_tier(), v1::HOST_TIER_COMMUNITY);
+  // Vast: community unless a HostingType column says datacenter (>= 1).
+  const std::string vast =
+      "InstanceType,AcceleratorName,AcceleratorCount,vCPUs,MemoryGiB,GpuInfo,Price,SpotPrice,"
+      "Region,HostingType\n"
+      "1x-L4-32-65536,L4,1,32,64,,0.30,0.00,\"Texas, US, NA\",1\n"
+      "1x-L4-32-65536,L4,1,32,64,,0.25,0.00,\"Oregon, US, NA\",0\n";
+  absl::StatusOr<SkyPilotImport> hosts = ImportSkyPilotCsv(vast, "vast", "v.csv", Resolver());
+  ASSERT_OK(hosts);
+  by_id = ById(*hosts);
+  ASSERT_EQ(by_id.size(), 2u);
+  EXPECT_EQ(by_id.at("vast/1x-L4-32-65536/Texas, US, NA")->host_tier(), v1::HOST_TIER_DATACENTER);
+  EXPECT_EQ(by_id.at("vast/1x-L4-32-65536/Oregon, US, NA")->host_tier(), v1::HOST_TIER_COMMUNITY);
+  // A cloud's own hosts: unset.
+  absl::StatusOr<SkyPilotImport> lambda = ImportSkyPilotCsv(
+      "InstanceType,AcceleratorName,AcceleratorCount,vCPUs,MemoryGiB,Price,Region\n"
+      "gpu_1x_a10,A10,1,30,200,0.75,us-east-1\n",
+      "lambda", "l.csv", Resolver());
+  ASSERT_OK(lambda);
+  ASSERT_EQ(lambda->offers.size(), 1u);
+  EXPECT_EQ(lambda->offers[0].host_tier(), v1::HOST_TIER_UNSPECIFIED);
 }
 
 // ---------------------------------------------------------------------------
@@ -418,9 +454,11 @@ TEST(SkyPilotExcerpts, Details) {
   absl::StatusOr<SkyPilotImport> vast =
       ImportFile(absl::StrCat(kExcerpts, "/vast/vms.csv"), "vast");
   ASSERT_OK(vast);
+  ASSERT_FALSE(vast->offers.empty());
   for (const Offer& o : vast->offers) {
-    EXPECT_EQ(o.spot_usd_per_hour(), 0) << o.id();  // 0.00 = no spot
-    EXPECT_EQ(o.vcpus(), 0) << o.id();              // placeholders dropped
+    EXPECT_EQ(o.host_tier(), v1::HOST_TIER_COMMUNITY) << o.id();  // no HostingType column
+    EXPECT_EQ(o.spot_usd_per_hour(), 0) << o.id();                // 0.00 = no spot
+    EXPECT_EQ(o.vcpus(), 0) << o.id();                            // placeholders dropped
     EXPECT_EQ(o.ram_bytes(), 0) << o.id();
   }
   by_id = ById(*vast);

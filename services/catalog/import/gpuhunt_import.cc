@@ -40,6 +40,18 @@ std::string Region(const std::string& provider, absl::string_view location) {
   return std::string(location);
 }
 
+// docs/catalog.md, "Host tier and reliability": gpuhunt lists Vast hosts
+// without their hosting type (community), and RunPod Secure Cloud by
+// datacenter id ("EU-RO-1"), Community Cloud by country code ("CA").
+v1::HostTier HostTierOf(const std::string& provider, absl::string_view location) {
+  if (provider == "vast") return v1::HOST_TIER_COMMUNITY;
+  if (provider == "runpod") {
+    return absl::StripAsciiWhitespace(location).size() == 2 ? v1::HOST_TIER_COMMUNITY
+                                                            : v1::HOST_TIER_DATACENTER;
+  }
+  return v1::HOST_TIER_UNSPECIFIED;
+}
+
 }  // namespace
 
 std::string ProviderFromGpuhunt(absl::string_view gpuhunt_provider) {
@@ -155,6 +167,7 @@ absl::StatusOr<ImportedOffers> ImportGpuhuntCsv(absl::string_view csv,
     offer.set_gpus_per_node(gpus_per_node);
     offer.set_nodes(1);
     offer.set_max_nodes(1);
+    offer.set_host_tier(HostTierOf(provider, location));
     offer.set_vcpus(static_cast<int32_t>(*cpu));
     offer.set_ram_bytes(static_cast<int64_t>(*memory * 1e9));
     if (const std::optional<double> disk = Number(cell("disk_size"))) {

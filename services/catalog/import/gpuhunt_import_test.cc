@@ -94,6 +94,23 @@ TEST(GpuhuntImport, RowsBuiltFromTheOtherFixtures) {
   EXPECT_EQ(v->offers[0].provider(), "vast");
   EXPECT_EQ(v->offers[0].local_disk_bytes(), 3032100000000);
   EXPECT_EQ(v->offers[0].gpus_per_node(), 4);
+  EXPECT_EQ(v->offers[0].host_tier(), v1::HOST_TIER_COMMUNITY);  // no hosting type in gpuhunt
+
+  // RunPod: Secure Cloud by datacenter id, Community Cloud by country code.
+  const std::string runpod = std::string(kHeader) +
+                             "NVIDIA A100 80GB PCIe,EU-RO-1,1.64,8,117,1,A100,80.0,False,,nvidia,,"
+                             "x86,\r\n"
+                             "NVIDIA A100 80GB PCIe,CA,1.19,8,117,1,A100,80.0,False,,nvidia,,"
+                             "x86,\r\n";
+  absl::StatusOr<ImportedOffers> pod =
+      ImportGpuhuntCsv(runpod, "runpod", "runpod.csv", TestGpuResolver());
+  ASSERT_OK(pod);
+  ASSERT_EQ(pod->offers.size(), 2u);
+  for (const v1::Offer& o : pod->offers) {
+    EXPECT_EQ(o.host_tier(),
+              o.region() == "CA" ? v1::HOST_TIER_COMMUNITY : v1::HOST_TIER_DATACENTER)
+        << o.id();
+  }
 }
 
 TEST(GpuhuntImport, HistoricalColumnsAndBadRows) {

@@ -36,6 +36,18 @@ std::string NormalizeRegion(const std::string& geolocation, const ContinentTable
   return absl::StrCat(place, ", ", it->second);
 }
 
+// hosting_type >= 1 is a datacenter host (what Vast's `datacenter=true`
+// search selects); reliability is kept when it is a 0-1 figure
+// (docs/catalog.md, "Host tier and reliability").
+void SetHost(const json::Value& o, Offer& offer) {
+  offer.set_host_tier(json::Number(o, "hosting_type").value_or(0) >= 1 ? v1::HOST_TIER_DATACENTER
+                                                                       : v1::HOST_TIER_COMMUNITY);
+  const std::optional<double> reliability = json::Number(o, "reliability");
+  if (reliability && *reliability >= 0 && *reliability <= 1) {
+    offer.set_host_reliability(*reliability);
+  }
+}
+
 }  // namespace
 
 absl::StatusOr<ContinentTable> ParseContinentTable(absl::string_view text,
@@ -137,6 +149,7 @@ void FillVastOffer(const VastRow& row, absl::string_view file_name, const GpuNam
     SetIntraNodeLink(*facts, row.count, row.gpu_name, offer);
   }
   offer.set_availability(v1::AVAILABILITY_LIMITED);
+  SetHost(o, offer);
   offer.set_on_demand_usd_per_hour(row.base);
   const double min_bid = json::Number(o, "min_bid").value_or(0);
   // A floor within 0.1% of the price (11.2 vs 11.200000000000001) is no discount.

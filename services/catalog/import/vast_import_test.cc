@@ -105,6 +105,22 @@ TEST(VastImport, RealSearchOutput) {
   EXPECT_EQ(h100x4.availability(), v1::AVAILABILITY_LIMITED);
   EXPECT_THAT(h100x4.source(), HasSubstr("offer 13482712"));
   EXPECT_THAT(h100x4.source(), HasSubstr("storage $0.200/GB-month not included"));
+  // hosting_type 0: a community host; its reliability as published.
+  EXPECT_EQ(h100x4.host_tier(), v1::HOST_TIER_COMMUNITY);
+  ASSERT_TRUE(h100x4.has_host_reliability());
+  EXPECT_DOUBLE_EQ(h100x4.host_reliability(), 0.9711703);
+  // hosting_type 1 (offer 11572791): a datacenter host.
+  const Offer& datacenter = *by_id.at("vast/1x-H100_NVL-m25258/California, US, NA");
+  EXPECT_EQ(datacenter.host_tier(), v1::HOST_TIER_DATACENTER);
+  EXPECT_DOUBLE_EQ(datacenter.host_reliability(), 0.9985967);
+  int datacenters = 0;
+  for (const Offer& o : imported->offers) {
+    datacenters += o.host_tier() == v1::HOST_TIER_DATACENTER;
+    EXPECT_NE(o.host_tier(), v1::HOST_TIER_UNSPECIFIED) << o.id();
+    EXPECT_TRUE(o.has_host_reliability()) << o.id();
+  }
+  EXPECT_GT(datacenters, 0);
+  EXPECT_LT(datacenters, static_cast<int>(imported->offers.size()));
 
   // Variant by memory and name: 95830 MiB "H100 NVL", "A100 PCIE", "RTX 6000Ada".
   EXPECT_EQ(by_id.at("vast/1x-H100_NVL-m25258/California, US, NA")->gpu_model(), "H100-NVL");
@@ -146,7 +162,8 @@ TEST(VastImport, DuplicateSlicesKeepTheCheapestAndBadOffersAreCounted) {
     {"id": 8, "machine_id": 10, "num_gpus": 1, "gpu_name": "L4", "dph_base": 0.4,
      "geolocation": "Atlantis, QQ", "verification": "deverified"},
     {"id": 9, "machine_id": 11, "num_gpus": 1, "gpu_name": "L4", "dph_base": 0.3,
-     "geolocation": " , US ", "verification": "verified"}
+     "geolocation": " , US ", "verification": "verified", "hosting_type": 1,
+     "reliability": 1.5}
   ]})";
   VastImportOptions keep;
   keep.keep_deverified = true;
@@ -166,10 +183,15 @@ TEST(VastImport, DuplicateSlicesKeepTheCheapestAndBadOffersAreCounted) {
                   ::testing::Pair("not an object", 1)));
   ASSERT_EQ(imported->offers.size(), 3u);
   EXPECT_EQ(imported->offers[1].id(), "vast/1x-L4-m11/US, NA");  // no city: no empty part
+  // hosting_type 1 is a datacenter; a reliability outside [0, 1] is no figure.
+  EXPECT_EQ(imported->offers[1].host_tier(), v1::HOST_TIER_DATACENTER);
+  EXPECT_FALSE(imported->offers[1].has_host_reliability());
   const Offer& cheap = imported->offers[2];
   EXPECT_EQ(cheap.id(), "vast/2x-RTX_4090-m7/Texas, US, NA");
   EXPECT_DOUBLE_EQ(cheap.on_demand_usd_per_hour(), 0.8);
   EXPECT_EQ(cheap.spot_usd_per_hour(), 0);
+  EXPECT_EQ(cheap.host_tier(), v1::HOST_TIER_COMMUNITY);  // no hosting_type
+  EXPECT_FALSE(cheap.has_host_reliability());
   EXPECT_THAT(cheap.source(), HasSubstr("offer 2"));
   EXPECT_EQ(imported->offers[0].region(), "Atlantis, QQ");  // unknown country: as written
   EXPECT_THAT(imported->report.Summary(),
