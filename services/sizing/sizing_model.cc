@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cctype>
 #include <cmath>
+#include <cstdint>
 #include <string>
 #include <utility>
 #include <vector>
@@ -19,6 +20,7 @@
 #include "services/sizing/hf_config.h"
 #include "services/sizing/job.h"
 #include "services/sizing/profiles.h"
+#include "services/sizing/workload_defaults.h"
 #include "services/sizing/workload_validation.h"
 
 namespace gpuadvisor::sizing {
@@ -128,6 +130,26 @@ absl::StatusOr<GpuSpec> BuildGpuSpec(const cv1::Gpu& g, const std::string& path,
   s.compute_efficiency = training * std::min(1.0, std::pow(std::max(balance, k.balance_floor()),
                                                            k.balance_exponent()));
   return s;
+}
+
+// The default global batch of a training task without global_batch_size
+// (data/sizing/profiles.textproto batch_defaults), stated once per answer;
+// each configuration's plan rounds it up to whole micro-batches per
+// data-parallel rank (note "global_batch_assumed").
+void AddBatchDefault(const Job& j, const v1::Workload& w, const Profiles& profiles,
+                     std::vector<v1::AppliedDefault>& applied) {
+  if (!j.training || w.global_batch_size() > 0 || j.seq <= 0) return;
+  const v1::BatchDefault* d = profiles.BatchDefaultFor(j.task);
+  if (d == nullptr) return;
+  const int64_t tokens = static_cast<int64_t>(std::llround(d->tokens()));
+  const int64_t sequences = static_cast<int64_t>(std::ceil(d->tokens() / j.seq));
+  applied.push_back(MakeAppliedDefault(
+      "workload.global_batch_size",
+      absl::StrCat(sequences, " sequences (", tokens, " tokens per step)"),
+      absl::StrCat("default global batch of ", v1::Task_Name(j.task),
+                   " from common recipes, rounded up to whole micro-batches per data-parallel "
+                   "rank: ",
+                   d->source())));
 }
 
 // A parallelism hint that fits none of the configurations is a request error
@@ -323,9 +345,17 @@ absl::StatusOr<v1::EstimateResponse> SizingModel::Estimate(
   }
 
   v1::EstimateResponse response;
+  // The workload defaults sizing owns, applied to what the request left
+  // unset and reported (EstimateResponse.applied_defaults).
+  v1::Workload filled = w;
+  std::vector<v1::AppliedDefault> applied;
+  RETURN_IF_ERROR(ApplyWorkloadDefaults(filled, applied, WorkloadUse::kSize, spec.max_context));
   const double margin = request.has_vram_margin() ? request.vram_margin() : kDefaultVramMargin;
-  ASSIGN_OR_RETURN(Job job, BuildJob(w, spec, data_->profiles, margin, request.has_vram_margin(),
-                                     response.mutable_totals()));
+  ASSIGN_OR_RETURN(Job job, BuildJob(filled, spec, data_->profiles, margin,
+                                     request.has_vram_margin(), response.mutable_totals()));
+  AddDerivedDefaults(filled, job.total_tokens, applied);
+  AddBatchDefault(job, filled, data_->profiles, applied);
+  for (v1::AppliedDefault& a : applied) *response.add_applied_defaults() = std::move(a);
   job.model = &spec;
   if (!job.training) job.slo = request.serving_slo();
   RETURN_IF_ERROR(CheckHintsDivideSomeConfiguration(job, request));

@@ -138,9 +138,6 @@ INSTANTIATE_TEST_SUITE_P(
         BadCase{"AbsurdParams",
                 [](v1::EstimateRequest* r) { r->mutable_workload()->mutable_model()->set_params(1e20); },
                 absl::StatusCode::kInvalidArgument, "workload.model.params"},
-        BadCase{"ZeroSequence",
-                [](v1::EstimateRequest* r) { r->mutable_workload()->set_sequence_length(0); },
-                absl::StatusCode::kInvalidArgument, "workload.sequence_length"},
         BadCase{"NegativeSequence",
                 [](v1::EstimateRequest* r) { r->mutable_workload()->set_sequence_length(-5); },
                 absl::StatusCode::kInvalidArgument, "workload.sequence_length"},
@@ -209,6 +206,38 @@ INSTANTIATE_TEST_SUITE_P(
                 },
                 absl::StatusCode::kInvalidArgument, "workload.parallelism.zero_stage"}),
     [](const ::testing::TestParamInfo<BadCase>& param_info) { return param_info.param.name; });
+
+// Sizing owns the workload defaults: what the request leaves unset is
+// filled and reported (EstimateResponse.applied_defaults), the fine-tune's
+// default global batch included; what it sets is not reported.
+TEST(SizingModel, AppliedDefaultsAreReported) {
+  v1::EstimateRequest r = Request(v1::TASK_FULL_FINETUNE, "llama-3.1-8b");
+  r.mutable_workload()->clear_sequence_length();
+  r.mutable_workload()->set_train_tokens(1e8);
+  auto resp = ShippedSizingModel().Estimate(r);
+  ASSERT_TRUE(resp.ok()) << resp.status();
+  ASSERT_GT(resp->applied_defaults_size(), 0);
+  std::map<std::string, std::string> applied;
+  for (const v1::AppliedDefault& d : resp->applied_defaults()) {
+    EXPECT_FALSE(d.reason().empty()) << d.field();
+    applied[d.field()] = d.value();
+  }
+  EXPECT_EQ(applied["workload.sequence_length"], "2048");
+  EXPECT_EQ(applied["workload.precision"], "PRECISION_BF16");
+  EXPECT_EQ(applied["workload.optimizer"], "OPTIMIZER_ADAMW");
+  EXPECT_EQ(applied["workload.global_batch_size"], "128 sequences (262144 tokens per step)");
+  EXPECT_EQ(applied.count("workload.train_tokens"), 0u);
+  EXPECT_EQ(resp->estimates(0).plan().global_batch_size() * 2048 >= 262144, true);
+
+  r.mutable_workload()->set_global_batch_size(64);
+  r.mutable_workload()->set_sequence_length(4096);
+  resp = ShippedSizingModel().Estimate(r);
+  ASSERT_TRUE(resp.ok()) << resp.status();
+  for (const v1::AppliedDefault& d : resp->applied_defaults()) {
+    EXPECT_NE(d.field(), "workload.global_batch_size");
+    EXPECT_NE(d.field(), "workload.sequence_length");
+  }
+}
 
 TEST(SizingModel, ByteCountsAreNeverNegative) {
   v1::EstimateRequest r = Request(v1::TASK_INFERENCE, "gpt2");

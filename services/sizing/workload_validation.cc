@@ -166,9 +166,8 @@ absl::Status CheckLora(const v1::Workload& w) {
 // What the task needs of the sequence fields and the precision.
 absl::Status CheckTaskFields(const v1::Workload& w) {
   if (IsTraining(w.task())) {
-    if (w.sequence_length() <= 0) {
-      return Invalid("workload.sequence_length", "must be > 0 for training");
-    }
+    // 0 = the default (workload_defaults.h), stated in the answer.
+    if (w.sequence_length() < 0) return Invalid("workload.sequence_length", "must be >= 0");
     if (w.sequence_length() > (1 << 24)) {
       return Invalid("workload.sequence_length", absl::StrCat("must be <= ", 1 << 24));
     }

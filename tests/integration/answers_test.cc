@@ -80,6 +80,9 @@ TEST_F(Answers, DefaultsAreAppliedAndStated) {
   ASSERT_FALSE(lora.recommendations().empty());
   EXPECT_EQ(Assumed(lora)["workload.sequence_length"], "2048");
   EXPECT_EQ(Assumed(lora)["workload.lora_rank"], "16");
+  // Sizing owns the defaults and reports them; the fine-tune's default
+  // global batch (tokens per optimizer step, from common recipes) is stated.
+  EXPECT_EQ(Assumed(lora)["workload.global_batch_size"], "32 sequences (65536 tokens per step)");
   for (const auto& r : lora.recommendations()) EXPECT_GT(r.cost().total_usd(), 0) << r.offer().id();
 
   RecommendRequest endpoint;
