@@ -203,6 +203,8 @@ absl::Status RunState::RecordEstimates(sizing::v1::EstimateResponse estimates) {
     auto workload = std::make_shared<sizing::v1::EstimateResponse>();
     workload->mutable_totals()->Swap(estimates.mutable_totals());
     workload->mutable_model()->Swap(estimates.mutable_model());
+    // The defaults sizing applied (stated as assumptions, workload_defaults.h).
+    workload->mutable_applied_defaults()->Swap(estimates.mutable_applied_defaults());
     sized_ = totals = std::move(workload);
   }
   if (estimate_cache_ != nullptr && !workload_key_.empty()) {
