@@ -79,7 +79,8 @@ absl::Status TrainingDefaults(v1::Workload& w, std::vector<v1::AppliedDefault>& 
   }
   if (w.micro_batch_size() == 0) {
     w.set_micro_batch_size(1);
-    out.push_back(MakeAppliedDefault("workload.micro_batch_size", "1", "sequences per GPU per step"));
+    out.push_back(
+        MakeAppliedDefault("workload.micro_batch_size", "1", "sequences per GPU per step"));
   }
   if (w.optimizer() == v1::OPTIMIZER_UNSPECIFIED) {
     w.set_optimizer(v1::OPTIMIZER_ADAMW);
@@ -91,7 +92,7 @@ absl::Status TrainingDefaults(v1::Workload& w, std::vector<v1::AppliedDefault>& 
     w.set_lora_rank(rank);
     out.push_back(
         MakeAppliedDefault("workload.lora_rank", absl::StrCat(rank),
-                       task == v1::TASK_QLORA ? "QLoRA paper's rank" : "common LoRA rank"));
+                           task == v1::TASK_QLORA ? "QLoRA paper's rank" : "common LoRA rank"));
   }
   return absl::OkStatus();
 }
@@ -111,24 +112,24 @@ void SequenceDefaults(v1::Workload& w, std::vector<v1::AppliedDefault>& out, dou
     if (max_context > 0 && context > max_context) return;
     w.set_context_length(context);
     out.push_back(MakeAppliedDefault("workload.context_length", absl::StrCat(context),
-                                 "default context per sequence (prompt + output tokens)"));
+                                     "default context per sequence (prompt + output tokens)"));
   }
   if (w.output_tokens() == 0) {
     const int output = std::min(kDefaultOutputTokens, w.context_length() / 2);
     w.set_output_tokens(output);
     out.push_back(MakeAppliedDefault("workload.output_tokens", absl::StrCat(output),
-                                 "default output per request"));
+                                     "default output per request"));
   }
   if (w.prompt_tokens() == 0) {
     out.push_back(MakeAppliedDefault("workload.prompt_tokens",
-                                 absl::StrCat(w.context_length() - w.output_tokens()),
-                                 "context_length - output_tokens"));
+                                     absl::StrCat(w.context_length() - w.output_tokens()),
+                                     "context_length - output_tokens"));
   }
 }
 
 // Serving: the job's length, sequences, concurrency, hours, restarts.
-absl::Status ServingDefaults(v1::Workload& w, std::vector<v1::AppliedDefault>& out,
-                             WorkloadUse use, double max_context) {
+absl::Status ServingDefaults(v1::Workload& w, std::vector<v1::AppliedDefault>& out, WorkloadUse use,
+                             double max_context) {
   const Task task = w.task();
   if (task == v1::TASK_BATCH_INFERENCE && w.requests() <= 0) {
     if (use == WorkloadUse::kPrice) {
@@ -149,14 +150,15 @@ absl::Status ServingDefaults(v1::Workload& w, std::vector<v1::AppliedDefault>& o
     if (w.serving_hours() == 0) {
       w.set_serving_hours(kDefaultServingHours);
       out.push_back(MakeAppliedDefault("workload.serving_hours",
-                                   absl::StrFormat("%.0f", kDefaultServingHours),
-                                   "an always-on endpoint priced for a 30-day month"));
+                                       absl::StrFormat("%.0f", kDefaultServingHours),
+                                       "an always-on endpoint priced for a 30-day month"));
     }
     return absl::OkStatus();
   }
   if (w.concurrent_sequences() == 0) {
-    out.push_back(MakeAppliedDefault("workload.concurrent_sequences", "as many as fit",
-                                 "batch size chosen per GPU configuration from the free memory"));
+    out.push_back(
+        MakeAppliedDefault("workload.concurrent_sequences", "as many as fit",
+                           "batch size chosen per GPU configuration from the free memory"));
   }
   return absl::OkStatus();
 }
@@ -166,10 +168,8 @@ absl::Status ServingDefaults(v1::Workload& w, std::vector<v1::AppliedDefault>& o
 absl::Status ApplyWorkloadDefaults(v1::Workload& w, std::vector<v1::AppliedDefault>& out,
                                    WorkloadUse use, double max_context) {
   const Task task = w.task();
-  if (task == v1::TASK_UNSPECIFIED)
-    return absl::InvalidArgumentError("workload.task: required");
-  if (!v1::Task_IsValid(task))
-    return absl::InvalidArgumentError("workload.task: unknown value");
+  if (task == v1::TASK_UNSPECIFIED) return absl::InvalidArgumentError("workload.task: required");
+  if (!v1::Task_IsValid(task)) return absl::InvalidArgumentError("workload.task: unknown value");
   if (w.precision() == v1::PRECISION_UNSPECIFIED) {
     w.set_precision(v1::PRECISION_BF16);
     out.push_back(MakeAppliedDefault("workload.precision", "PRECISION_BF16", "default precision"));
@@ -178,17 +178,20 @@ absl::Status ApplyWorkloadDefaults(v1::Workload& w, std::vector<v1::AppliedDefau
                           : ServingDefaults(w, out, use, max_context);
 }
 
-void AddDerivedDefaults(const v1::Workload& w, double tokens, std::vector<v1::AppliedDefault>& out) {
+void AddDerivedDefaults(const v1::Workload& w, double tokens,
+                        std::vector<v1::AppliedDefault>& out) {
   if (!IsTraining(w.task()) || w.train_tokens() > 0 || tokens <= 0) return;
   if (w.dataset_tokens() > 0) {
     out.push_back(
         MakeAppliedDefault("workload.train_tokens", Tokens(tokens), "dataset_tokens x epochs"));
   } else if (w.dataset_gb() > 0) {
-    out.push_back(MakeAppliedDefault("workload.train_tokens", Tokens(tokens),
-                                     "from dataset_gb at about 4 bytes of text per token, x epochs"));
+    out.push_back(
+        MakeAppliedDefault("workload.train_tokens", Tokens(tokens),
+                           "from dataset_gb at about 4 bytes of text per token, x epochs"));
   } else if (w.task() == v1::TASK_PRETRAIN) {
-    out.push_back(MakeAppliedDefault("workload.train_tokens", Tokens(tokens),
-                                     "compute-optimal 20 tokens per parameter (Hoffmann et al. 2022)"));
+    out.push_back(
+        MakeAppliedDefault("workload.train_tokens", Tokens(tokens),
+                           "compute-optimal 20 tokens per parameter (Hoffmann et al. 2022)"));
   }
 }
 

@@ -24,7 +24,7 @@
 namespace gpuadvisor::sizing {
 
 inline constexpr int kDefaultTrainSequenceLength = 2048;  // axolotl sequence_len, nanoGPT-class
-inline constexpr int kDefaultContextLength = 4096;  // serving: prompt + output per sequence
+inline constexpr int kDefaultContextLength = 4096;        // serving: prompt + output per sequence
 inline constexpr int kDefaultOutputTokens = 256;
 inline constexpr double kDefaultServingHours = 720;  // an endpoint priced for a 30-day month
 inline constexpr int kDefaultLoraRank = 16;          // PEFT/axolotl examples
