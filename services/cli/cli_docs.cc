@@ -128,6 +128,13 @@ WalkOptions WorkloadDocs() {
       {"constraints.max_usd_per_hour", {{}, "hourly budget, whole cluster", ""}},
       {"constraints.max_total_usd", {{}, "budget for the whole job", ""}},
       {"constraints.deadline_hours", {{}, "must finish within this many hours", ""}},
+      {"constraints.tie_band_fraction",
+       {{"tie_band"},
+        "totals (or hours, value) within this fraction of the best rank as a tie, then by time "
+        "and risk (default: the estimate's own uncertainty; 0 = strict order)",
+        ""}},
+      {"constraints.confidence",
+       {{}, "confidence of the deadline and budget checks, 0.5-0.99 (default 0.8: P80)", ""}},
       {"constraints.providers", {{}, "only these providers, e.g. aws,gcp", ""}},
       {"constraints.exclude_providers", {{}, "leave out these providers, e.g. vast,runpod", ""}},
       {"constraints.regions", {{}, "only these regions", ""}},

@@ -104,6 +104,17 @@ void PrintJson(const google::protobuf::Message& message) {
 }
 
 std::string Money(double usd) { return absl::StrFormat("%.2f", usd); }
+
+// A P10-P90 interval in three significant figures ("10.0-16.7", "110-183"):
+// narrow enough for the table; "-" when none.
+std::string Range(const sizing::v1::Interval& i) {
+  if (!(i.p50() > 0)) return "-";
+  auto sig3 = [](double v) {
+    return v >= 100 ? absl::StrFormat("%.0f", v) : absl::StrFormat(v >= 10 ? "%.1f" : "%.2f", v);
+  };
+  return absl::StrCat(sig3(i.p10()), "-", sig3(i.p90()));
+}
+
 std::string Gb(int64_t bytes) { return absl::StrFormat("%.2f GB", bytes / 1e9); }
 
 std::string Shape(const catalog::v1::Offer& offer) {
@@ -197,8 +208,9 @@ absl::StatusOr<int> Commands::Recommend(const std::string& request_file,
   bool serving = false;
   for (const gw::Recommendation& r : response.recommendations())
     serving |= r.serving().replicas() > 0;
-  std::vector<std::string> header = {"RANK", "PROVIDER", "INSTANCE", "REGION",    "GPUS",
-                                     "BUY",  "USD/H",    "HOURS",    "TOTAL USD", "MEM FREE"};
+  std::vector<std::string> header = {"RANK",    "PROVIDER",  "INSTANCE", "REGION",
+                                     "GPUS",    "BUY",       "USD/H",    "HOURS",
+                                     "P10-P90", "TOTAL USD", "P10-P90",  "MEM FREE"};
   if (serving) header.insert(header.end(), {"TTFT S", "TOK/S/USER", "USD/1M TOK"});
   header.push_back("TOP WARNING");
   std::vector<std::vector<std::string>> rows = {header};
@@ -212,7 +224,9 @@ absl::StatusOr<int> Commands::Recommend(const std::string& request_file,
         Short(catalog::v1::PurchaseOption_descriptor(), r.purchase_option()),
         Money(r.cost().usd_per_hour()),
         absl::StrFormat("%.1f", r.estimated_hours()),
+        Range(r.estimated_hours_interval()),
         Money(r.cost().total_usd()),
+        Range(r.total_usd_interval()),
         absl::StrFormat("%.0f%%", 100 * r.memory_margin())};
     if (serving) {
       row.insert(row.end(), {absl::StrFormat("%.2f", r.serving().time_to_first_token_seconds()),

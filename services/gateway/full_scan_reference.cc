@@ -15,6 +15,8 @@ using recommend::Unit;
 
 class FullScan final : public recommend::ReferenceScan {
  public:
+  explicit FullScan(bool uncapped) : uncapped_(uncapped) {}
+
   void MakeUnits(RunState& run) const override {
     const std::vector<OfferFacts>& facts = run.index_->offers();
     int passing = 0;
@@ -47,13 +49,13 @@ class FullScan final : public recommend::ReferenceScan {
       }
     }
     total = static_cast<int64_t>(selected.size());
-    if (static_cast<int>(selected.size()) > cap) {
-      std::nth_element(selected.begin(), selected.begin() + cap, selected.end());
-      selected.resize(cap);
-    }
     std::sort(selected.begin(), selected.end());
+    if (!uncapped_) selected.resize(run.PreRankKeep(selected, static_cast<size_t>(cap)));
     return selected;
   }
+
+ private:
+  const bool uncapped_;
 };
 
 }  // namespace
@@ -62,10 +64,13 @@ absl::StatusOr<RecommendationRun> StartWithScan(Scan scan, std::shared_ptr<const
                                                 const v1::RecommendRequest& request,
                                                 const RegionGroups* groups,
                                                 const OverheadModel* overheads) {
-  static const FullScan* const kFullScan = new FullScan();
+  static const FullScan* const kFullScan = new FullScan(false);
+  static const FullScan* const kUncapped = new FullScan(true);
   return recommend::StartRun(std::move(index), request, groups, overheads,
                              /*estimate_cache=*/nullptr,
-                             scan == Scan::kFullScan ? kFullScan : nullptr);
+                             scan == Scan::kFullScan           ? kFullScan
+                             : scan == Scan::kFullScanUncapped ? kUncapped
+                                                               : nullptr);
 }
 
 }  // namespace gpuadvisor::gateway

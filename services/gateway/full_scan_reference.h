@@ -15,7 +15,9 @@
 
 namespace gpuadvisor::gateway {
 
-enum class Scan { kTopK, kFullScan };
+// kFullScanUncapped quotes every candidate (no pre-rank cut at all): the
+// answer the pre-rank's cut, tie band included, must not change at the top.
+enum class Scan { kTopK, kFullScan, kFullScanUncapped };
 
 // RecommendationRun::Start (no estimate cache) by the given scan.
 absl::StatusOr<RecommendationRun> StartWithScan(Scan scan, std::shared_ptr<const OfferIndex> index,

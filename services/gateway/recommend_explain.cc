@@ -158,6 +158,7 @@ void RunState::Explain(const Candidate& candidate, const pricing::v1::Quote& quo
   r.mutable_overheads()->set_total_hours(r.overheads().total_hours() + quote.checkpoint_hours());
   r.mutable_overheads()->set_usd(r.overheads().total_hours() * quote.cost().usd_per_hour());
   ExplainReasons(candidate, quote, r);
+  ExplainUncertainty(candidate, quote, r);
   ExplainWarnings(candidate, quote, r);
 }
 

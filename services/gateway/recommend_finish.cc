@@ -1,6 +1,7 @@
 // Stage 4: finish. Pricing's quotes filter the candidates by the budget and
-// the deadline, the survivors are ranked by ObjectiveKey on the quoted
-// prices, max_results are kept spread across providers and regions, each is
+// the deadline (at the answer's confidence), the survivors are ranked by
+// ObjectiveKey on the quoted prices with its tie band (recommend_decide.cc),
+// max_results are kept spread across providers and regions, each is
 // explained (recommend_explain.cc), and every offer without a survivor is
 // counted under the furthest stage it reached.
 
@@ -65,7 +66,7 @@ absl::StatusOr<v1::RecommendResponse> RunState::Finish(const pricing::v1::QuoteR
                                             " quotes for ", quoted_.size(), " items"));
   }
   std::vector<int> survivors = Survivors(quotes);
-  Rank(survivors, quotes);
+  RankTied(survivors, quotes);
   const std::vector<int> chosen = ChooseSpread(survivors);
 
   v1::RecommendResponse response;
@@ -82,8 +83,11 @@ absl::StatusOr<v1::RecommendResponse> RunState::Finish(const pricing::v1::QuoteR
   response.set_price_book_age_seconds(quotes.price_book_age_seconds());
   *response.mutable_totals() = sized_->totals();
   response.set_objective(objective_);
+  response.set_tie_band_fraction(tie_band_used_);
+  response.set_confidence(confidence_);
   for (const v1::Assumption& a : assumptions_) *response.add_assumptions() = a;
   if (!chosen.empty()) {
+    AddHead(survivors, chosen, quotes, response);
     AddWhatIfs(chosen.front(), survivors, quotes, response);
   } else {
     AddNearestMisses(response);
@@ -102,7 +106,9 @@ std::vector<int> RunState::Survivors(const pricing::v1::QuoteResponse& quotes) {
     const pricing::v1::Quote& q = quotes.quotes(candidate.quote);
     const bool over_hourly =
         c.max_usd_per_hour() > 0 && q.cost().usd_per_hour() > c.max_usd_per_hour();
-    const bool over_total = c.max_total_usd() > 0 && q.cost().total_usd() > c.max_total_usd();
+    // Budget and deadline at the answer's confidence (P80 unless asked).
+    const double total_at = c.max_total_usd() > 0 ? TotalUsdAt(candidate, q, confidence_z_) : 0;
+    const bool over_total = c.max_total_usd() > 0 && !(total_at <= c.max_total_usd());
     if (!q.priced() || !RankableQuote(q, Est(candidate.config))) {
       // A non-finite figure would break the sort's ordering: never ranked.
       ExcludeQuoted(candidate, candidate_index, v1::EXCLUSION_REASON_NOT_PRICED);
@@ -111,38 +117,20 @@ std::vector<int> RunState::Survivors(const pricing::v1::QuoteResponse& quotes) {
         Track(misses_, "usd_per_hour",
               {q.cost().usd_per_hour(), -1, candidate_index, candidate.offer_index}, true);
       if (over_total)
-        Track(misses_, "total_usd",
-              {q.cost().total_usd(), -1, candidate_index, candidate.offer_index}, true);
+        Track(misses_, "total_usd", {total_at, -1, candidate_index, candidate.offer_index}, true);
       ExcludeQuoted(candidate, candidate_index, v1::EXCLUSION_REASON_OVER_BUDGET);
-    } else if (c.deadline_hours() > 0 && q.cost().expected_hours() > c.deadline_hours()) {
+    } else if (c.deadline_hours() > 0 &&
+               !(ExpectedHoursAt(candidate, q, confidence_z_) <= c.deadline_hours())) {
       Track(misses_, "deadline",
-            {q.cost().expected_hours(), -1, candidate_index, candidate.offer_index}, true);
+            {ExpectedHoursAt(candidate, q, confidence_z_), -1, candidate_index,
+             candidate.offer_index},
+            true);
       ExcludeQuoted(candidate, candidate_index, v1::EXCLUSION_REASON_MISSES_DEADLINE);
     } else {
       survivors.push_back(candidate_index);
     }
   }
   return survivors;
-}
-
-// ObjectiveKey first, then the other measure (hours, or the total for the
-// fastest), then identity: a total order, so equal requests always get
-// equal answers.
-void RunState::Rank(std::vector<int>& survivors, const pricing::v1::QuoteResponse& quotes) {
-  using Key = std::tuple<double, double, absl::string_view, int32_t, int>;
-  std::vector<Key> keys(candidates_.size());  // computed once per survivor, not per comparison
-  for (int index : survivors) {
-    const Candidate& candidate = candidates_[index];
-    const pricing::v1::CostBreakdown& cost = quotes.quotes(candidate.quote).cost();
-    const double primary =
-        ObjectiveKey(objective_, cost.expected_hours(), Est(candidate.config).tokens_per_second(),
-                     cost.usd_per_hour(), cost.total_usd());
-    const double secondary =
-        objective_ == v1::OBJECTIVE_FASTEST ? cost.total_usd() : cost.expected_hours();
-    keys[index] = std::make_tuple(primary, secondary, index_->id(candidate.offer_index),
-                                  candidate.nodes, static_cast<int>(candidate.option));
-  }
-  std::sort(survivors.begin(), survivors.end(), [&](int a, int b) { return keys[a] < keys[b]; });
 }
 
 // A fallback list for autoscalers: first the best candidate of each

@@ -35,13 +35,13 @@ absl::StatusOr<RecommendationRun::QuotePlan> RunState::PlanQuote(
   for (int q = 0; q < static_cast<int>(quoted_.size()); ++q) {
     Candidate& candidate = candidates_[quoted_[q]];
     candidate.quote = q;
+    candidate.overhead_hours =
+        overheads_ != nullptr ? overheads_->TotalHours(OverheadRuleOf(candidate), RunOf(candidate))
+                              : 0;
     plan.items.push_back(
         {.offer_id = index_->id(candidate.offer_index),
          .nodes = candidate.nodes + candidate.spare_nodes,
-         .hours = Est(candidate.config).estimated_hours() +
-                  (overheads_ != nullptr
-                       ? overheads_->TotalHours(OverheadRuleOf(candidate), RunOf(candidate))
-                       : 0),
+         .hours = Est(candidate.config).estimated_hours() + candidate.overhead_hours,
          .purchase_option = candidate.option});
   }
   return plan;

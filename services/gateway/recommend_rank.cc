@@ -6,6 +6,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <limits>
 #include <memory>
 #include <utility>
 
@@ -105,6 +106,11 @@ class StreamMerge {
   // The candidates in key order until `cap` are taken (and those that tie
   // with the last one when equal keys may hide unequal prices).
   std::vector<Ranked> Take(int cap, int64_t total) {
+    // Past the cap, candidates tied with the max_results-th (within the
+    // pre-rank's tie band) are taken too: the final rank may order them first.
+    const size_t k = static_cast<size_t>(std::max(run_.max_results_, 1));
+    const double band = run_.PreRankBand();
+    double limit = -std::numeric_limits<double>::infinity();
     std::vector<Head> heap;
     heap.reserve(streams_.size());
     for (int i = 0; i < static_cast<int>(streams_.size()); ++i) {
@@ -121,13 +127,14 @@ class StreamMerge {
       // prices (then offer index breaks the tie): stop at the cap. Otherwise
       // take every candidate that ties with the last one taken, and the sort
       // below restores the full scan's order among them.
-      if (static_cast<int>(selected.size()) >= cap &&
+      if (static_cast<int>(selected.size()) >= cap && !(top.key <= limit) &&
           (run_.index_->distinct_price_keys() || !(top.key == selected.back().key))) {
         break;
       }
       const Stream& stream = streams_[top.stream];
       selected.push_back(
           {top.key, top.offer, top.step, top.option_pos, stream.unit, stream.config, top.price});
+      if (selected.size() == k) limit = top.key + band * std::abs(top.key);
       std::pop_heap(heap.begin(), heap.end(), later);
       Head& next = heap.back();  // the popped head's slot
       ++streams_[next.stream].pos;
@@ -138,7 +145,7 @@ class StreamMerge {
       }
     }
     std::sort(selected.begin(), selected.end());
-    if (static_cast<int>(selected.size()) > cap) selected.resize(cap);
+    selected.resize(run_.PreRankKeep(selected, static_cast<size_t>(cap)));
     return selected;
   }
 
@@ -283,9 +290,10 @@ v1::ExclusionReason RunState::CheckConfiguration(const Unit& unit, int config,
       return v1::EXCLUSION_REASON_TOO_SLOW;
     }
   }
+  // At the answer's confidence: the quote only adds hours to the run's.
   const double deadline = c.deadline_hours();
-  if (deadline > 0 && e.estimated_hours() > deadline) {
-    Track(misses_, "deadline", {e.estimated_hours(), config, -1, unit.first}, true);
+  if (deadline > 0 && !(RunHoursAt(e, confidence_z_) <= deadline)) {
+    Track(misses_, "deadline", {RunHoursAt(e, confidence_z_), config, -1, unit.first}, true);
     return v1::EXCLUSION_REASON_MISSES_DEADLINE;
   }
   // An estimate pricing cannot quote (or no one would run) is this

@@ -89,6 +89,19 @@ absl::Status ValidateConstraints(const v1::RecommendRequest& request) {
   return absl::OkStatus();
 }
 
+// The tie band and the confidence of the checks (docs/gateway.md, "Objectives").
+absl::Status ValidateRanking(const v1::Constraints& c) {
+  if (c.has_tie_band_fraction() &&
+      !(c.tie_band_fraction() >= 0 && c.tie_band_fraction() <= kMaxTieBand)) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("constraints.tie_band_fraction: must be between 0 and ", kMaxTieBand));
+  }
+  if (c.has_confidence() && !(c.confidence() >= 0.5 && c.confidence() <= 0.99)) {
+    return absl::InvalidArgumentError("constraints.confidence: must be between 0.5 and 0.99");
+  }
+  return absl::OkStatus();
+}
+
 absl::Status UnknownName(absl::string_view field, int i, absl::string_view kind,
                          absl::string_view name, const std::vector<std::string>& valid) {
   return absl::InvalidArgumentError(
@@ -118,6 +131,7 @@ absl::StatusOr<RecommendationRun> StartRun(std::shared_ptr<const OfferIndex> ind
                                            EstimateCache* estimate_cache,
                                            const ReferenceScan* reference) {
   if (absl::Status s = ValidateConstraints(request); !s.ok()) return s;
+  RETURN_IF_ERROR(ValidateRanking(request.constraints()));
   if (index == nullptr) return absl::UnavailableError("no catalog replica yet; retry");
   auto run = std::make_unique<RunState>();
   run->index_ = std::move(index);
@@ -154,6 +168,15 @@ absl::Status RunState::Configure(const OverheadModel* overheads) {
                                           absl::StrFormat("%.2f", kDefaultVramMargin),
                                           "fraction of GPU memory kept free"));
   }
+  confidence_ = c.has_confidence() ? c.confidence() : kDefaultConfidence;
+  confidence_z_ = NormalQuantile(confidence_);
+  if (!c.has_confidence() && (c.deadline_hours() > 0 || c.max_total_usd() > 0)) {
+    assumptions_.push_back(MakeAssumption(
+        "constraints.confidence", absl::StrFormat("%.2f", kDefaultConfidence),
+        "deadline_hours and max_total_usd are checked on the P80 of the hours and the total "
+        "cost (from the estimate's P10-P90 interval); set confidence (--confidence) to change it"));
+  }
+  if (c.has_tie_band_fraction()) tie_band_ = c.tie_band_fraction();
   const sizing::v1::Workload& w = request_.workload();
   training_ = IsTraining(w.task());
   serving_ = IsServing(w.task());

@@ -12,6 +12,8 @@
 //                           pre-rank (streaming merge by list price)
 //   recommend_quote.cc      candidates, the job (egress), quote items
 //   recommend_finish.cc     price filters, final rank, spread, exclusions
+//   recommend_decide.cc     intervals and percentiles, the tie-banded rank,
+//                           risk, checks at a confidence, the answer's head
 //   recommend_explain.cc    the texts of one recommendation
 //   recommend_what_ifs.cc   what-ifs, nearest misses, exclusion details
 //
@@ -29,6 +31,11 @@
 #include "services/gateway/recommender.h"
 
 namespace gpuadvisor::gateway::recommend {
+
+// The standard normal quantile of 0.9: sizing's intervals are P10-P90.
+inline constexpr double kZ90 = 1.2815515655446004;
+// z with Phi(z) = q, for q in (0, 1) (bisection on erfc; called once per run).
+double NormalQuantile(double q);
 
 bool IsTraining(sizing::v1::Task task);
 bool IsServing(sizing::v1::Task task);
@@ -76,6 +83,7 @@ struct Candidate {
   double list_usd_per_hour = 0;
   double pre_rank = 0;        // objective estimated from list prices
   int32_t spare_nodes = 0;    // a spot endpoint's spare capacity, priced in
+  double overhead_hours = 0;  // start-up and downloads in the quoted hours (not the model's)
   bool what_if_only = false;  // quoted for a what-if, never ranked
 };
 
@@ -238,7 +246,6 @@ class RunState {
   // ---- recommend_finish.cc
   absl::StatusOr<v1::RecommendResponse> Finish(const pricing::v1::QuoteResponse& quotes);
   std::vector<int> Survivors(const pricing::v1::QuoteResponse& quotes);
-  void Rank(std::vector<int>& survivors, const pricing::v1::QuoteResponse& quotes);
   std::vector<int> ChooseSpread(const std::vector<int>& survivors) const;
   void AddExclusions(const std::vector<int>& survivors, const pricing::v1::QuoteResponse& quotes,
                      v1::RecommendResponse& response);
@@ -255,6 +262,48 @@ class RunState {
   // values are closer).
   static void Track(std::map<std::string, Miss>& misses, const std::string& key, Miss miss,
                     bool lower);
+
+  // ---- recommend_decide.cc
+  // The percentile at standard-normal quantile z (0 = P50, kZ90 = P90,
+  // confidence_z_ = the checks') of the configuration's run hours, from
+  // sizing's P10-P90 interval (log-normal between the percentiles); the
+  // estimate itself without an interval.
+  double RunHoursAt(const sizing::v1::ConfigurationEstimate& e, double z) const;
+  // The same percentile of the candidate's expected hours and total cost: the
+  // model's run hours at q carried through the quote (overheads fixed,
+  // checkpoints and preemption losses in proportion), and the cost's
+  // hours-dependent part scaled with them (egress fixed).
+  double ExpectedHoursAt(const Candidate& candidate, const pricing::v1::Quote& quote,
+                         double z) const;
+  double TotalUsdAt(const Candidate& candidate, const pricing::v1::Quote& quote, double z) const;
+  // The upper bound of the tie band the pre-rank extends its cut by.
+  double PreRankBand() const;
+  // How many of `sorted` (pre-rank order) to quote: at least `cap`, and every
+  // candidate tied (within PreRankBand) with the max_results-th.
+  size_t PreRankKeep(const std::vector<Ranked>& sorted, size_t cap) const;
+  // Orders the survivors: ties within the band (objective measure, then the
+  // next measure), then risk, then identity. Sets tie_band_ (stated).
+  void RankTied(std::vector<int>& survivors, const pricing::v1::QuoteResponse& quotes);
+  double DefaultBand(int best, const pricing::v1::QuoteResponse& quotes);
+  v1::Assumption MakeTieAssumption(double band, const std::string& measure,
+                                   absl::string_view offer) const;
+  // The candidate's GPU spec (cached per GPU id; null when unknown).
+  const catalog::v1::Gpu* GpuOf(const Candidate& candidate) const;
+  // Risk factors of a candidate (texts appended when `texts` is not null).
+  int RiskOf(const Candidate& candidate, const pricing::v1::Quote& quote,
+             std::vector<std::string>* texts) const;
+  // Intervals, deadline and budget checks of one recommendation.
+  void ExplainUncertainty(const Candidate& candidate, const pricing::v1::Quote& quote,
+                          v1::Recommendation& r) const;
+  // ---- recommend_head.cc
+  // Each deadline and budget check at confidence_ (Recommendation.checks and
+  // a reason line each).
+  void AddChecks(const Candidate& candidate, const pricing::v1::Quote& quote,
+                 v1::Recommendation& r) const;
+  void AddHead(const std::vector<int>& survivors, const std::vector<int>& chosen,
+               const pricing::v1::QuoteResponse& quotes, v1::RecommendResponse& response) const;
+  std::string WhyFirst(int top, const std::vector<int>& survivors,
+                       const pricing::v1::QuoteResponse& quotes) const;
 
   // ---- recommend_explain.cc
   // Fills `r` (empty, already in the answer: built in place, never copied).
@@ -307,6 +356,13 @@ class RunState {
   int max_results_ = kDefaultMaxResults;
   int max_nodes_ = kMaxMaxNodes;
   double vram_margin_ = kDefaultVramMargin;
+  // The confidence of deadline and budget checks, and the tie band (the
+  // request's, or -1 until the rank derives it).
+  double confidence_ = kDefaultConfidence;
+  double confidence_z_ = 0.8416212335729143;  // NormalQuantile(confidence_)
+  mutable std::vector<std::pair<bool, const catalog::v1::Gpu*>> gpu_specs_;  // by GPU id
+  double tie_band_ = -1;
+  double tie_band_used_ = 0;
   // The per-user speed floor in force (0 = none), and the field it comes
   // from ("" = the default).
   double min_user_tps_ = 0;

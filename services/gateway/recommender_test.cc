@@ -102,9 +102,11 @@ v1::RecommendRequest Serving() {
 }
 
 // A stand-in for the sizing service: fits when total GPU memory is at least
-// `need_gb`; hours shrink with the number of GPUs.
+// `need_gb`; hours shrink with the number of GPUs. With `intervals`, each
+// estimate has P10-P90 intervals, wider for more GPUs (as measured error is
+// wider for larger runs).
 sizing::v1::EstimateResponse Sized(const sizing::v1::EstimateRequest& request, double need_gb,
-                                   const catalog::Catalog& catalog) {
+                                   const catalog::Catalog& catalog, bool intervals = false) {
   sizing::v1::EstimateResponse response;
   for (const sizing::v1::GpuConfiguration& c : request.configurations()) {
     const catalog::v1::Gpu* gpu = catalog.FindGpu(c.gpu_model());
@@ -121,6 +123,17 @@ sizing::v1::EstimateResponse Sized(const sizing::v1::EstimateRequest& request, d
     e->mutable_plan()->set_replicas(gpus);
     e->set_estimated_hours(100.0 / gpus);
     e->mutable_plan()->set_description(gpus > 1 ? "DP" : "single GPU");
+    if (intervals && e->fits()) {
+      const double width = 0.15 + 0.02 * std::log2(gpus);
+      sizing::v1::Interval* h = e->mutable_estimated_hours_interval();
+      h->set_p10(e->estimated_hours() * (1 - width));
+      h->set_p50(e->estimated_hours());
+      h->set_p90(e->estimated_hours() * (1 + width));
+      sizing::v1::Interval* t = e->mutable_tokens_per_second_interval();
+      t->set_p10(e->tokens_per_second() / (1 + width));
+      t->set_p50(e->tokens_per_second());
+      t->set_p90(e->tokens_per_second() / (1 - width));
+    }
     // Serving as sizing reports it: one replica per GPU, each decoding its
     // concurrent sequences at 1000 tokens/s in total and prefilling at 10000.
     const sizing::v1::Workload& w = request.workload();
@@ -442,6 +455,17 @@ TEST(Recommender, TopKAnswersAsTheFullScanOnAGeneratedCatalog) {
   r.set_max_results(1);
   r.mutable_constraints()->set_max_nodes(4);
   cases.emplace_back(r, 100);
+  // Tie bands: the pre-rank quotes every candidate tied with the
+  // max_results-th, the reference the same.
+  for (v1::Objective objective :
+       {v1::OBJECTIVE_CHEAPEST, v1::OBJECTIVE_FASTEST, v1::OBJECTIVE_BEST_VALUE}) {
+    for (double band : {0.05, 0.3}) {
+      r = Training();
+      r.mutable_constraints()->set_objective(objective);
+      r.mutable_constraints()->set_tie_band_fraction(band);
+      cases.emplace_back(r, 40);
+    }
+  }
 
   int outranked_cases = 0;
   for (size_t i = 0; i < cases.size(); ++i) {
@@ -463,6 +487,62 @@ TEST(Recommender, TopKAnswersAsTheFullScanOnAGeneratedCatalog) {
   }
   // The cap bit: some cases had more candidates than one quote takes.
   EXPECT_GT(outranked_cases, 3);
+}
+
+// The tie rule cannot bring back an answer the quote left out: against a
+// reference that quotes every candidate (no pre-rank cut), the top pick, and
+// the list in rank order up to max_results, are the same, with the default
+// band (from the estimates' intervals) and with given ones.
+TEST(Recommender, PreRankKeepsEveryCandidateTheTieRuleCouldRankFirst) {
+  std::shared_ptr<const catalog::Catalog> catalog = GeneratedCatalog(3000);
+  auto index = std::make_shared<const OfferIndex>(catalog);
+  auto answer = [&](const v1::RecommendRequest& request, Scan scan,
+                    int* quoted) -> absl::StatusOr<v1::RecommendResponse> {
+    absl::StatusOr<RecommendationRun> run =
+        StartWithScan(scan, index, request, &DataRegionGroups(), nullptr);
+    if (!run.ok()) return run.status();
+    absl::StatusOr<pricing::v1::QuoteRequest> quote =
+        run->ApplyEstimates(Sized(run->estimate_request(), 40, *catalog, /*intervals=*/true));
+    if (!quote.ok()) return quote.status();
+    *quoted = quote->items_size();
+    return run->Finish(Priced(*quote, *catalog, 1.1));
+  };
+  int cut = 0;
+  for (v1::Objective objective :
+       {v1::OBJECTIVE_CHEAPEST, v1::OBJECTIVE_FASTEST, v1::OBJECTIVE_BEST_VALUE}) {
+    for (double band : {-1.0, 0.0, 0.1, 0.4}) {
+      v1::RecommendRequest r = Training();
+      r.mutable_constraints()->set_objective(objective);
+      if (band >= 0) r.mutable_constraints()->set_tie_band_fraction(band);
+      SCOPED_TRACE(r.constraints().ShortDebugString());
+      int quoted_top_k = 0, quoted_all = 0;
+      absl::StatusOr<v1::RecommendResponse> top_k = answer(r, Scan::kTopK, &quoted_top_k);
+      absl::StatusOr<v1::RecommendResponse> all = answer(r, Scan::kFullScanUncapped, &quoted_all);
+      ASSERT_OK(top_k);
+      ASSERT_OK(all);
+      ASSERT_THAT(top_k->recommendations(), Not(IsEmpty()));
+      EXPECT_EQ(top_k->tie_band_fraction(), all->tie_band_fraction());
+      if (band < 0) {
+        EXPECT_GT(top_k->tie_band_fraction(), 0.1);
+      }
+      cut += quoted_all > quoted_top_k ? 1 : 0;
+      const auto& a = top_k->recommendations(0);
+      const auto& b = all->recommendations(0);
+      EXPECT_EQ(a.offer().id(), b.offer().id());
+      EXPECT_EQ(a.offer().nodes(), b.offer().nodes());
+      EXPECT_EQ(a.purchase_option(), b.purchase_option());
+      // The head names the options among those quoted: the objective's own
+      // best is always among them.
+      if (objective == v1::OBJECTIVE_CHEAPEST) {
+        EXPECT_EQ(top_k->head().cheapest().offer_id(), all->head().cheapest().offer_id());
+        EXPECT_EQ(top_k->head().cheapest().total_usd(), all->head().cheapest().total_usd());
+      }
+      if (objective == v1::OBJECTIVE_FASTEST) {
+        EXPECT_EQ(top_k->head().fastest().hours(), all->head().fastest().hours());
+      }
+    }
+  }
+  EXPECT_GT(cut, 6) << "the reference quoted more than the pre-rank in most cases";
 }
 
 // Region filters without a region group visit only the offers of those

@@ -75,14 +75,20 @@ for e in "${README_EXAMPLES[@]}"; do check "README example: $e" run_example "$e"
 # Output.
 out=$("$CLI" recommend --model=llama-3.1-8b --task=lora --train_tokens=50M --seq_len=2048 --max_results=4)
 echo "$out" | head -6
-check "recommend prints the table header" grep -q "^RANK  PROVIDER  INSTANCE .*USD/H  HOURS  TOTAL USD  MEM FREE  TOP WARNING" <<<"$out"
+check "recommend prints the table header, P10-P90 beside hours and total" grep -Eq "^RANK  PROVIDER  INSTANCE .*USD/H  HOURS  P10-P90 +TOTAL USD  P10-P90 +MEM FREE  TOP WARNING" <<<"$out"
+check "recommend: #1 names the cheapest, the fastest and the best cost x time" grep -q "^  - cheapest: .*; fastest: .*; best cost x time: " <<<"$out"
 check "recommend ranks 1..4" bash -c '[[ "$(awk "/^[0-9]+ /{print \$1}" <<<"$1" | tr "\n" " ")" == "1 2 3 4 " ]]' _ "$out"
 check "recommend explains #1" grep -q "^#1 because:" <<<"$out"
 check "recommend names the versions it used" grep -q "^Catalog .* prices .* as of 20" <<<"$out"
 
-js=$("$CLI" recommend --model=llama-3.1-8b --task=lora --train_tokens=5e7 --seq_len=2048 --json)
-check "recommend --json is the RecommendResponse, sorted by total cost" json \
-  'len(d["recommendations"]) > 1 and all(a["cost"]["total_usd"] <= b["cost"]["total_usd"] for a, b in zip(d["recommendations"], d["recommendations"][1:]))' <<<"$js"
+# --tie_band=0: strict cost order (by default totals within the estimate's
+# own uncertainty are a tie ranked by time, then risk).
+js=$("$CLI" recommend --model=llama-3.1-8b --task=lora --train_tokens=5e7 --seq_len=2048 --tie_band=0 --json)
+check "recommend --json --tie_band=0 is the RecommendResponse, sorted by total cost" json \
+  'len(d["recommendations"]) > 1 and d["tie_band_fraction"] == 0 and all(a["cost"]["total_usd"] <= b["cost"]["total_usd"] for a, b in zip(d["recommendations"], d["recommendations"][1:]))' <<<"$js"
+js=$("$CLI" recommend --model=llama-3.1-8b --task=lora --train_tokens=5e7 --seq_len=2048 --deadline_hours=100 --json)
+check "recommend --json: intervals, the head, checks at P80 and the default tie band" json \
+  'd["tie_band_fraction"] > 0 and d["head"]["cheapest"]["offer_id"] and all(r["estimated_hours_interval"]["p10"] < r["estimated_hours_interval"]["p90"] and r["total_usd_interval"]["p10"] < r["total_usd_interval"]["p90"] and "with 80% confidence (P80" in r["checks"][0]["text"] for r in d["recommendations"])' <<<"$js"
 
 est=$("$CLI" estimate --model=llama-3.1-8b --task=full_finetune --train_tokens=1B --seq_len=4096 --gpu=H100-SXM --gpus=8)
 echo "$est" | head -3
@@ -208,12 +214,13 @@ grep -q "^GPU  *VRAM  *QTY PER OFFER  *PROVIDERS  *OFFERS  *ON-DEMAND USD/GPU-H"
 err=$("$CLI" offers --sort=cost 2>&1 >/dev/null); code=$?
 check "offers --sort=cost: exit 2 listing the keys" bash -c '[[ $2 == 2 ]] && grep -q "price_per_gpu" <<<"$1"' _ "$err" "$code"
 W=(--model=llama-3.1-70b --task=qlora --train_tokens=50M --seq_len=2048 --max_results=5)
-narrow=$(COLUMNS=140 "$CLI" recommend "${W[@]}" | sed -n '1,/^$/p')
-check "recommend: the table fits COLUMNS=140, warnings cut with ..." bash -c '
-[[ $(awk "{ if (length(\$0) > m) m = length(\$0) } END { print m }" <<<"$1") -le 140 ]] && grep -q "\.\.\.$" <<<"$1"' _ "$narrow"
-wide=$(COLUMNS=140 "$CLI" recommend "${W[@]}" --wide | sed -n '1,/^$/p')
+# 170 columns: the P10-P90 columns of hours and total take ~22 more than before.
+narrow=$(COLUMNS=170 "$CLI" recommend "${W[@]}" | sed -n '1,/^$/p')
+check "recommend: the table fits COLUMNS=170, warnings cut with ..." bash -c '
+[[ $(awk "{ if (length(\$0) > m) m = length(\$0) } END { print m }" <<<"$1") -le 170 ]] && grep -q "\.\.\.$" <<<"$1"' _ "$narrow"
+wide=$(COLUMNS=170 "$CLI" recommend "${W[@]}" --wide | sed -n '1,/^$/p')
 check "recommend --wide: warnings in full" bash -c '
-[[ $(awk "{ if (length(\$0) > m) m = length(\$0) } END { print m }" <<<"$1") -gt 140 ]]' _ "$wide"
+[[ $(awk "{ if (length(\$0) > m) m = length(\$0) } END { print m }" <<<"$1") -gt 170 ]]' _ "$wide"
 js=$("$CLI" recommend --model=llama-3.1-70b --task=full_finetune --train_tokens=1B --seq_len=4096 --max_total_usd=1 --json); code=$?
 check "--json with nothing qualifying: recommendations is [], exit 3" bash -c '[[ $2 == 3 ]] && /usr/bin/python3 -c "import json,sys; d = json.loads(sys.argv[1]); sys.exit(0 if d[\"recommendations\"] == [] and d[\"excluded\"] else 1)" "$1"' _ "$js" "$code"
 completes() {  # shell words... -> the candidates bash completion offers for the last word

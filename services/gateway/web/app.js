@@ -340,8 +340,10 @@ function renderRanked() {
       el('td', {class: 'nowrap', text: row.gpus}),
       el('td', {}, el('span', {class: 'pill ' + row.purchase, text: row.purchase})),
       el('td', {class: 'num', text: usd(r.cost.usd_per_hour)}),
-      el('td', {class: 'num', text: hours(r.estimated_hours)}),
-      el('td', {class: 'num total', text: usd(r.cost.total_usd)}),
+      el('td', {class: 'num'}, el('div', {text: hours(r.estimated_hours)}),
+         interval(r.estimated_hours_interval, hours)),
+      el('td', {class: 'num total'}, el('div', {text: usd(r.cost.total_usd)}),
+         interval(r.total_usd_interval, usd)),
       el('td', {}, memoryBar(r)),
       el('td', {}, costCell(r)),
       serving ? el('td', {class: 'num ttft', text: isServing(r) ? fixed(2)(r.serving.time_to_first_token_seconds) : '–'}) : null,
@@ -372,6 +374,12 @@ function makeSortable(table, getRows, render) {
   }
 }
 
+// A P10-P90 interval under a number ("P10-P90 24.0-40.2"); nothing without one.
+function interval(i, format) {
+  if (!i || !(i.p50 > 0)) return null;
+  return el('div', {class: 'sub interval', text: `P10-P90 ${format(i.p10)}–${format(i.p90)}`});
+}
+
 // ---------- summary ----------
 function renderSummary(resp) {
   const recs = resp.recommendations;
@@ -384,6 +392,16 @@ function renderSummary(resp) {
     summary.append(stat('Best total', usd(best.cost.total_usd), 'best'),
                    stat('Its time', hours(best.estimated_hours) + ' h'),
                    stat('Its offer', `${best.offer.provider} ${best.offer.gpus_per_node}× ${best.offer.gpu_model}`));
+    // The head: cheapest, fastest and best cost x time together, with deltas vs #1.
+    const head = resp.head || {};
+    const option = (label, o, cls) => o && o.offer_id ? stat(label,
+      o.rank === 1 ? '#1' : `${o.rank ? '#' + o.rank + ' ' : ''}${o.offer_id} ×${o.nodes}: ` +
+        `${usd(o.total_usd)}, ${hours(o.hours)} h (${o.delta_usd < 0 ? '−' : '+'}${usd(Math.abs(o.delta_usd))}, ` +
+        `${o.delta_hours < 0 ? '−' : '+'}${hours(Math.abs(o.delta_hours))} h)`, cls) : null;
+    summary.append(...[option('Cheapest', head.cheapest, 'head-cheapest'),
+                       option('Fastest', head.fastest, 'head-fastest'),
+                       option('Best cost × time', head.best_cost_time, 'head-cost-time')].filter(Boolean));
+    if (head.why_first) summary.append(stat('Why #1', head.why_first, 'head-why'));
   }
   const excluded = resp.excluded.reduce((n, e) => n + e.count, 0);
   summary.append(stat('Candidates', `${resp.candidates_considered.toLocaleString('en-US')}`),

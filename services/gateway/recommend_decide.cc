@@ -1,0 +1,293 @@
+// Stage 4b: decide. The numbers a planner signs (docs/gateway.md,
+// "Objectives" and "Intervals"): each estimate's P10-P90 interval carried
+// into the hours and the cost, deadline and budget checks at a stated
+// confidence, the tie-banded rank (the objective's measure, then the next
+// measure, then risk) and the answer's head (the cheapest, the fastest and
+// the best cost x time, with their deltas).
+
+#include <algorithm>
+#include <cmath>
+#include <tuple>
+#include <utility>
+
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
+#include "absl/strings/str_join.h"
+#include "services/gateway/recommend_state.h"
+#include "services/gateway/recommend_text.h"
+
+namespace gpuadvisor::gateway::recommend {
+namespace {
+
+bool HasInterval(const sizing::v1::Interval& i) {
+  return i.p10() > 0 && i.p50() > 0 && i.p90() > 0 && std::isfinite(i.p10()) &&
+         std::isfinite(i.p90());
+}
+
+// The percentile at standard-normal quantile z of an interval (sizing.v1.
+// Interval's rule: log-normal from p50 towards p90 above, towards p10 below).
+double At(const sizing::v1::Interval& i, double z) {
+  if (z == 0) return i.p50();
+  if (z == kZ90) return i.p90();
+  if (z == -kZ90) return i.p10();
+  const double edge = z > 0 ? i.p90() : i.p10();
+  return i.p50() * std::pow(edge / i.p50(), std::abs(z) / kZ90);
+}
+
+// (p90 - p10) / (2 p50): the interval's relative half-width; 0 without one.
+double RelativeHalfWidth(double p10, double p50, double p90) {
+  return p50 > 0 && p90 >= p10 ? (p90 - p10) / (2 * p50) : 0;
+}
+
+double RelativeHalfWidth(const sizing::v1::Interval& i) {
+  return HasInterval(i) ? RelativeHalfWidth(i.p10(), i.p50(), i.p90()) : 0;
+}
+
+// Smaller keys rank first; `key` ties with `anchor` within the band.
+double TieLimit(double anchor, double band) { return anchor + band * std::abs(anchor); }
+
+sizing::v1::Interval MakeInterval(double p10, double p50, double p90, const std::string& basis) {
+  sizing::v1::Interval i;
+  i.set_p10(p10);
+  i.set_p50(p50);
+  i.set_p90(p90);
+  i.set_basis(basis);
+  return i;
+}
+
+std::string Percent(double fraction) { return absl::StrCat(Fixed(100 * fraction, 0), "%"); }
+
+// One survivor's place in the rank.
+struct Row {
+  double primary, secondary;
+  int risk;
+  absl::string_view id;
+  int32_t nodes;
+  int option, index;
+  auto Identity() const { return std::make_tuple(id, nodes, option); }
+};
+
+// Rows [begin, end) ordered inside one tie of the primary measure: by the
+// secondary measure in the same band, then risk, then the primary measure,
+// then identity.
+void OrderTie(std::vector<Row>& rows, size_t begin, size_t end, double band) {
+  auto by_secondary = [](const Row& a, const Row& b) {
+    return std::tie(a.secondary, a.primary) < std::tie(b.secondary, b.primary) ||
+           (std::tie(a.secondary, a.primary) == std::tie(b.secondary, b.primary) &&
+            a.Identity() < b.Identity());
+  };
+  std::sort(rows.begin() + begin, rows.begin() + end, by_secondary);
+  auto by_risk = [](const Row& a, const Row& b) {
+    return std::make_tuple(a.risk, a.primary, a.secondary, a.id, a.nodes, a.option) <
+           std::make_tuple(b.risk, b.primary, b.secondary, b.id, b.nodes, b.option);
+  };
+  for (size_t i = begin, j = begin; i < end; i = j) {
+    const double limit = TieLimit(rows[i].secondary, band);
+    while (j < end && rows[j].secondary <= limit) ++j;
+    std::sort(rows.begin() + i, rows.begin() + j, by_risk);
+  }
+}
+
+}  // namespace
+
+double RunState::RunHoursAt(const sizing::v1::ConfigurationEstimate& e, double z) const {
+  const sizing::v1::Interval& i = e.estimated_hours_interval();
+  return HasInterval(i) ? At(i, z) : e.estimated_hours();
+}
+
+double RunState::ExpectedHoursAt(const Candidate& candidate, const pricing::v1::Quote& quote,
+                                 double z) const {
+  const sizing::v1::ConfigurationEstimate& e = Est(candidate.config);
+  const double expected = quote.cost().expected_hours();
+  const double run = e.estimated_hours();
+  const double fixed = candidate.overhead_hours;
+  if (!(run > 0) || !(expected > fixed)) return expected;
+  return fixed + (expected - fixed) * RunHoursAt(e, z) / run;
+}
+
+double RunState::TotalUsdAt(const Candidate& candidate, const pricing::v1::Quote& quote,
+                            double z) const {
+  const pricing::v1::CostBreakdown& cost = quote.cost();
+  const double expected = cost.expected_hours();
+  if (!(expected > 0)) return cost.total_usd();
+  const double fixed = cost.egress_usd();
+  return fixed + (cost.total_usd() - fixed) * ExpectedHoursAt(candidate, quote, z) / expected;
+}
+
+double RunState::PreRankBand() const {
+  if (tie_band_ >= 0) return tie_band_;
+  double band = 0;
+  for (size_t config = 0; config < estimates_.size(); ++config) {
+    if (estimates_[config] == nullptr || !Est(static_cast<int>(config)).fits()) continue;
+    const sizing::v1::ConfigurationEstimate& e = Est(static_cast<int>(config));
+    band = std::max({band, RelativeHalfWidth(e.estimated_hours_interval()),
+                     RelativeHalfWidth(e.tokens_per_second_interval())});
+  }
+  return band;
+}
+
+size_t RunState::PreRankKeep(const std::vector<Ranked>& sorted, size_t cap) const {
+  size_t keep = std::min(cap, sorted.size());
+  const size_t k = std::min(static_cast<size_t>(max_results_), sorted.size());
+  if (k == 0) return keep;
+  const double limit = TieLimit(sorted[k - 1].key, PreRankBand());
+  while (keep < sorted.size() && sorted[keep].key <= limit) ++keep;
+  return keep;
+}
+
+int RunState::RiskOf(const Candidate& candidate, const pricing::v1::Quote& quote,
+                     std::vector<std::string>* texts) const {
+  const catalog::v1::Offer& offer = OfferOf(candidate);
+  const sizing::v1::ConfigurationEstimate& e = Est(candidate.config);
+  int risk = 0;
+  auto add = [&](bool present, absl::string_view text) {
+    if (!present) return;
+    ++risk;
+    if (texts != nullptr) texts->emplace_back(text);
+  };
+  const catalog::v1::Gpu* gpu = GpuOf(candidate);
+  const sizing::v1::Precision precision = request_.workload().precision();
+  add(gpu != nullptr && ((precision == sizing::v1::PRECISION_BF16 && !gpu->supports_bf16()) ||
+                         (precision == sizing::v1::PRECISION_FP8 && !gpu->supports_fp8())),
+      absl::StrCat("GPU without the job's precision (",
+                   sizing::v1::Precision_Name(precision).substr(10), ")"));
+  const bool multi_gpu = offer.gpus_per_node() * candidate.nodes > 1;
+  const bool pcie_bound = multi_gpu && offer.link() == catalog::v1::LINK_TYPE_PCIE &&
+                          (training_ || e.plan().tensor_parallel() > 1);
+  add(pcie_bound, "hazard: PCIe-only multi-GPU");
+  add(candidate.nodes > 1 && offer.fabric() == catalog::v1::FABRIC_TYPE_ETHERNET,
+      "hazard: multi-node over Ethernet");
+  add(e.memory_margin() < vram_margin_ + 0.05, "hazard: VRAM margin tight");
+  for (const std::string& warning : quote.warnings()) add(true, absl::StrCat("hazard: ", warning));
+  for (const sizing::v1::Note& note : e.structured_notes()) {
+    const bool covered =
+        note.code() == "no_bf16" || note.code() == "no_fp8" ||
+        (pcie_bound && (note.code() == "pcie_allreduce" || note.code() == "tp_over_pcie"));
+    add(note.severity() == sizing::v1::NOTE_SEVERITY_WARNING && !covered,
+        absl::StrCat("hazard: ", note.code()));
+  }
+  add(offer.host_tier() == catalog::v1::HOST_TIER_COMMUNITY, "marketplace (community) host");
+  add(offer.availability() == catalog::v1::AVAILABILITY_LIMITED ||
+          offer.availability() == catalog::v1::AVAILABILITY_UNSPECIFIED,
+      offer.availability() == catalog::v1::AVAILABILITY_LIMITED ? "limited availability"
+                                                                : "availability unconfirmed");
+  return risk;
+}
+
+const catalog::v1::Gpu* RunState::GpuOf(const Candidate& candidate) const {
+  const int id = index_->offers()[candidate.offer_index].gpu;
+  if (gpu_specs_.empty()) gpu_specs_.assign(index_->gpus(), {false, nullptr});
+  auto& [known, gpu] = gpu_specs_[id];
+  if (!known) gpu = catalog_->FindGpu(OfferOf(candidate).gpu_model());
+  known = true;
+  return gpu;
+}
+
+void RunState::RankTied(std::vector<int>& survivors, const pricing::v1::QuoteResponse& quotes) {
+  std::vector<Row> rows;
+  rows.reserve(survivors.size());
+  for (int index : survivors) {
+    const Candidate& candidate = candidates_[index];
+    const pricing::v1::Quote& quote = quotes.quotes(candidate.quote);
+    const pricing::v1::CostBreakdown& cost = quote.cost();
+    const double primary =
+        ObjectiveKey(objective_, cost.expected_hours(), Est(candidate.config).tokens_per_second(),
+                     cost.usd_per_hour(), cost.total_usd());
+    const double secondary =
+        objective_ == v1::OBJECTIVE_FASTEST ? cost.total_usd() : cost.expected_hours();
+    rows.push_back({primary, secondary, RiskOf(candidate, quote, nullptr),
+                    index_->id(candidate.offer_index), candidate.nodes,
+                    static_cast<int>(candidate.option), index});
+  }
+  std::sort(rows.begin(), rows.end(), [](const Row& a, const Row& b) {
+    return std::tie(a.primary, a.secondary) < std::tie(b.primary, b.secondary) ||
+           (std::tie(a.primary, a.secondary) == std::tie(b.primary, b.secondary) &&
+            a.Identity() < b.Identity());
+  });
+  tie_band_used_ = tie_band_ >= 0 || rows.empty() ? std::max(tie_band_, 0.0)
+                                                  : DefaultBand(rows.front().index, quotes);
+  for (size_t i = 0, j = 0; i < rows.size(); i = j) {
+    const double limit = TieLimit(rows[i].primary, tie_band_used_);
+    while (j < rows.size() && rows[j].primary <= limit) ++j;
+    OrderTie(rows, i, j, tie_band_used_);
+  }
+  for (size_t i = 0; i < rows.size(); ++i) survivors[i] = rows[i].index;
+}
+
+// The relative half-width of the best candidate's interval of the measure
+// the objective ranks by, stated as an assumption.
+double RunState::DefaultBand(int best, const pricing::v1::QuoteResponse& quotes) {
+  const Candidate& c = candidates_[best];
+  const pricing::v1::Quote& q = quotes.quotes(c.quote);
+  double band = 0;
+  std::string measure;
+  if (objective_ == v1::OBJECTIVE_FASTEST) {
+    band = RelativeHalfWidth(ExpectedHoursAt(c, q, -kZ90), ExpectedHoursAt(c, q, 0),
+                             ExpectedHoursAt(c, q, kZ90));
+    measure = "expected hours of the fastest";
+  } else if (objective_ == v1::OBJECTIVE_BEST_VALUE) {
+    band = RelativeHalfWidth(Est(c.config).tokens_per_second_interval());
+    measure = "tokens/s (so tokens/s per USD/h) of the best value";
+  } else {
+    band = RelativeHalfWidth(TotalUsdAt(c, q, -kZ90), TotalUsdAt(c, q, 0), TotalUsdAt(c, q, kZ90));
+    measure = "total cost of the cheapest";
+  }
+  band = std::min(band, kMaxTieBand);
+  assumptions_.push_back(MakeTieAssumption(band, measure, index_->id(c.offer_index)));
+  return band;
+}
+
+v1::Assumption RunState::MakeTieAssumption(double band, const std::string& measure,
+                                           absl::string_view offer) const {
+  const char* next = objective_ == v1::OBJECTIVE_FASTEST ? "total cost" : "expected hours";
+  v1::Assumption a;
+  a.set_field("constraints.tie_band_fraction");
+  a.set_value(absl::StrFormat("%.3f", band));
+  a.set_note(absl::StrCat(
+      "the relative half-width of the P10-P90 interval of the ", measure, " (", offer,
+      "): candidates within ", Percent(band),
+      " of the best one not yet ranked are a tie, ordered by ", next,
+      " (same band), then by risk; set tie_band_fraction (--tie_band) to change it, 0 for a "
+      "strict order"));
+  return a;
+}
+
+void RunState::ExplainUncertainty(const Candidate& candidate, const pricing::v1::Quote& quote,
+                                  v1::Recommendation& r) const {
+  const sizing::v1::ConfigurationEstimate& e = Est(candidate.config);
+  const std::string basis = e.estimated_hours_interval().basis();
+  std::vector<std::string> parts;
+  if (HasInterval(e.estimated_hours_interval())) {
+    *r.mutable_estimated_hours_interval() =
+        MakeInterval(ExpectedHoursAt(candidate, quote, -kZ90), ExpectedHoursAt(candidate, quote, 0),
+                     ExpectedHoursAt(candidate, quote, kZ90), basis);
+    *r.mutable_total_usd_interval() =
+        MakeInterval(TotalUsdAt(candidate, quote, -kZ90), TotalUsdAt(candidate, quote, 0),
+                     TotalUsdAt(candidate, quote, kZ90),
+                     absl::StrCat("the hours' interval through the quote (", basis, ")"));
+    parts.push_back(absl::StrCat(Fixed(r.estimated_hours_interval().p10(), 1), "-",
+                                 Fixed(r.estimated_hours_interval().p90(), 1), " h"));
+    parts.push_back(absl::StrCat("$", Fixed(r.total_usd_interval().p10(), 2), "-$",
+                                 Fixed(r.total_usd_interval().p90(), 2)));
+  }
+  if (HasInterval(e.tokens_per_second_interval())) {
+    *r.mutable_tokens_per_second_interval() = e.tokens_per_second_interval();
+    parts.push_back(absl::StrCat(Fixed(e.tokens_per_second_interval().p10(), 0), "-",
+                                 Fixed(e.tokens_per_second_interval().p90(), 0), " tokens/s"));
+  }
+  if (HasInterval(e.time_to_first_token_interval())) {
+    *r.mutable_time_to_first_token_interval() = e.time_to_first_token_interval();
+    parts.push_back(absl::StrCat("first token ", Fixed(e.time_to_first_token_interval().p10(), 2),
+                                 "-", Fixed(e.time_to_first_token_interval().p90(), 2), " s"));
+  }
+  if (!parts.empty()) {
+    r.add_reasons(absl::StrCat("P10-P90: ", absl::StrJoin(parts, ", "),
+                               " (measured error of the estimate, leave-one-source-out)"));
+  }
+  AddChecks(candidate, quote, r);
+  std::vector<std::string> risks;
+  r.set_risk(RiskOf(candidate, quote, &risks));
+  for (std::string& text : risks) r.add_risks(std::move(text));
+}
+
+}  // namespace gpuadvisor::gateway::recommend
