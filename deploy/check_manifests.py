@@ -65,7 +65,9 @@ KNOWN_METRICS = {
 SERVICES = {"gateway": (50050, 9460), "catalog": (50051, 9461),
             "sizing": (50052, 9462), "pricing": (50053, 9463)}
 HEALTH_PORTS = {"gateway": 50060, "catalog": 50061, "sizing": 50062, "pricing": 50063}
-BINARIES = {"catalog_server", "sizing_server", "pricing_server", "gateway_server", "gpu-advisor"}
+BINARIES = {"catalog_server", "sizing_server", "pricing_server", "gateway_server", "gpu-advisor",
+            "refresher"}
+REFRESHER_METRICS_PORT = 9464
 
 
 def check(ok, what):
@@ -155,6 +157,8 @@ for name, dep in deployments.items():
     vols = {v["name"] for v in pod["spec"].get("volumes", [])}
     vols |= {c["metadata"]["name"] for c in spec.get("volumeClaimTemplates", [])}
     for c in pod["spec"]["containers"]:
+        if c.get("args", [None])[0] == "refresher":
+            continue  # the catalog's refresher sidecar: checked below
         ports = {p["name"]: p["containerPort"] for p in c.get("ports", [])}
         grpc_port, metrics_port = SERVICES[name]
         check(ports.get("grpc") == grpc_port and ports.get("metrics") == metrics_port,
@@ -196,6 +200,53 @@ for name, dep in deployments.items():
         if "secret" in v:
             check(v["secret"]["secretName"] in by_kind.get("Secret", {}),
                   f"Deployment/{name}: secret {v['secret']['secretName']} is in the kustomization")
+
+
+
+def arg(args, name):
+    values = [a.split("=", 1)[1] for a in args if a.startswith(f"--{name}=")]
+    return values[0] if values else None
+
+
+# ---- the refresher: a sidecar of the catalog pods, feeding the writer ----
+cat_pod = statefulsets.get("catalog", {}).get("spec", {}).get("template", {}).get("spec", {})
+containers = {c["name"]: c for c in cat_pod.get("containers", [])}
+ref = containers.get("refresher", {})
+cat = containers.get("catalog", {})
+ref_args, cat_args = ref.get("args", []), cat.get("args", [])
+check(ref_args[:1] == ["refresher"], "StatefulSet/catalog: a refresher sidecar runs `refresher`")
+check(arg(ref_args, "writer_host") == arg(cat_args, "writer_host") == "catalog-0"
+      and arg(ref_args, "catalog_address") == arg(cat_args, "writer_address"),
+      "StatefulSet/catalog: the refresher refreshes only on the writer and reloads the writer")
+out = arg(ref_args, "output") or "?"
+ref_mounts = {m["mountPath"]: m["name"] for m in ref.get("volumeMounts", [])}
+cat_mounts = {m["mountPath"]: m["name"] for m in cat.get("volumeMounts", [])}
+out_dir = os.path.dirname(out)
+pod_vols = {v["name"]: v for v in cat_pod.get("volumes", [])}
+check(arg(cat_args, "refreshed_offers") == out and out_dir in ref_mounts
+      and ref_mounts.get(out_dir) == cat_mounts.get(out_dir)
+      and "emptyDir" in pod_vols.get(ref_mounts.get(out_dir), {}),
+      f"StatefulSet/catalog: the catalog reads the refresher's --output {out} on a shared emptyDir")
+check(all(m in pod_vols for m in ref_mounts.values()), "StatefulSet/catalog: refresher mounts have volumes")
+for f in ("--tls_cert=", "--tls_key=", "--tls_ca=", "--admin_token_file="):
+    check(any(a.startswith(f) for a in ref_args), f"StatefulSet/catalog: refresher has {f}...")
+ref_ports = {p["name"]: p["containerPort"] for p in ref.get("ports", [])}
+check(ref_ports.get("metrics-refresh") == REFRESHER_METRICS_PORT
+      and arg(ref_args, "metrics_port") == str(REFRESHER_METRICS_PORT) and "--host=0.0.0.0" in ref_args,
+      f"StatefulSet/catalog: refresher metrics on port metrics-refresh={REFRESHER_METRICS_PORT}")
+rsc = ref.get("securityContext", {})
+check(rsc.get("readOnlyRootFilesystem") is True and rsc.get("allowPrivilegeEscalation") is False
+      and "cpu" in ref.get("resources", {}).get("requests", {}),
+      "StatefulSet/catalog: refresher read-only, unprivileged, with a CPU request")
+for v in cat_pod.get("volumes", []):
+    if "secret" in v:
+        check(v["secret"]["secretName"] in by_kind.get("Secret", {}),
+              f"StatefulSet/catalog: secret {v['secret']['secretName']} is in the kustomization")
+k8s_prom = load_all(os.path.join(K8S, "prometheus.yml"))[0]
+keeps = [r.get("regex", "") for j in k8s_prom["scrape_configs"] for r in j.get("relabel_configs", [])
+         if r.get("source_labels") == ["__meta_kubernetes_pod_container_port_name"] and r.get("action") == "keep"]
+check(any(re.fullmatch(k, "metrics-refresh") and re.fullmatch(k, "metrics") for k in keeps),
+      "k8s/prometheus.yml: scrapes the ports named metrics and metrics-refresh")
 
 for name, svc in by_kind.get("Service", {}).items():
     sel = svc["spec"]["selector"]
@@ -405,12 +456,32 @@ check(len(published) == len(set(published)) and len(published) >= 5, f"compose: 
 check(all(p.startswith("127.0.0.1:") for c in svcs.values() for p in c.get("ports", [])),
       "compose: ports published on 127.0.0.1 only")
 
+# ---- compose: the refresher feeds catalog-0, the writer ----
+refreshers = [c for c, sv in svcs.items() if (sv.get("command") or [None])[0] == "refresher"]
+check(refreshers == ["refresher"], f"compose: one refresher (it follows the single writer): {refreshers}")
+rsvc = svcs.get("refresher", {})
+rcmd, wcmd = rsvc.get("command", []), svcs.get("catalog-0", {}).get("command", [])
+rout = flag(rcmd, "output") or "?"
+rvol = mounts(rsvc).get(os.path.dirname(rout), (None, True))
+wvol = mounts(svcs.get("catalog-0", {})).get(os.path.dirname(rout), (None, True))
+check(flag(wcmd, "refreshed_offers") == rout and rvol[0] is not None and rvol[0] == wvol[0] and not rvol[1],
+      f"compose: catalog-0 reads the refresher's --output {rout} from the shared volume {rvol[0]}")
+check(flag(rcmd, "catalog_address") == "catalog-0:50051", "compose/refresher: reloads catalog-0, the writer")
+check(all(flag(rcmd, f) for f in ("tls_cert", "tls_key", "tls_ca")) and "/admin/" in (flag(rcmd, "tls_cert") or "")
+      and mounts(rsvc).get("/etc/gpu-advisor/tls", (None,))[0] == "tls",
+      "compose/refresher: TLS with the admin client certificate from the tls volume")
+check(rsvc.get("user") == "10001:10001" and rsvc.get("read_only") is True
+      and "GPUADVISOR_ADMIN_TOKEN" in (rsvc.get("environment") or {}),
+      "compose/refresher: user 10001, read-only root fs, the admin token from the environment")
+
 # ---- Prometheus configs: targets match the services' metrics ports ----
 for path, hosts_of in ((os.path.join(DEPLOY, "prometheus", "prometheus.yml"), lambda s: ["127.0.0.1"]),
                        (os.path.join(DEPLOY, "compose", "prometheus.yml"), lambda s: replicas_of[s])):
     cfg = load_all(path)[0]
     jobs = {j["job_name"]: sorted(t for sc in j["static_configs"] for t in sc["targets"]) for j in cfg["scrape_configs"]}
     want = {f"gpuadvisor-{s}": sorted(f"{h}:{m}" for h in hosts_of(s)) for s, (_, m) in SERVICES.items()}
+    if "compose" in path:
+        want["gpuadvisor-refresher"] = [f"refresher:{REFRESHER_METRICS_PORT}"]
     check(bool(jobs) and jobs == want,
           f"{os.path.relpath(path, ROOT)}: jobs gpuadvisor-<service> scrape the metrics port of every replica {want}")
 

@@ -33,6 +33,8 @@ PACKAGES=(
   libcli11-dev
   # the refresher's HTTP client (services/refresher: TLS, conditional requests, proxies)
   libcurl4-openssl-dev
+  # gpuhunt's catalog.zip (services/refresher/zip_archive.cc: inflate)
+  zlib1g-dev
   # continuous checks: libFuzzer targets and the ASan+UBSan build (clang's
   # runtime ships the fuzzer); openssl makes the TLS tests' certificates
   clang libclang-rt-14-dev openssl  # the sanitizer and fuzzer runtimes are only a Recommends of clang

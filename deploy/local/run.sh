@@ -12,7 +12,11 @@
 # REFRESH_CONFIG (default data/refresher/sources.textproto; point it at a
 # local replay server or any URL) and REFRESH_CA_FILE (an extra CA, optional);
 # the catalog then reads what it publishes and answers show each refreshed
-# offer's source and age.
+# offer's source and age. REFRESH=replay does the same against a local HTTPS
+# replay server (tests/refresh/replay_server.py, a throwaway CA) serving the
+# recorded pages of tests/data (Azure Retail Prices, OCI's price list,
+# gpuhunt's catalog.zip): no network needed; the sample then shows a
+# refreshed Azure price with its source and age.
 set -euo pipefail
 ROOT=$(cd "$(dirname "$0")/../.." && pwd)
 cd "$ROOT"
@@ -23,7 +27,7 @@ bash deploy/install-deps.sh
 cmake -S . -B "$BUILD_DIR" -G Ninja -DCMAKE_BUILD_TYPE=Release >/dev/null
 cmake --build "$BUILD_DIR" -j "$(nproc)" --target \
   catalog_server sizing_server pricing_server gateway_server gpu-advisor \
-  $([[ "${REFRESH:-off}" == on ]] && echo refresher)
+  $([[ "${REFRESH:-off}" != off ]] && echo refresher)
 
 # shellcheck source=deploy/local/stack.sh
 source deploy/local/stack.sh
@@ -36,13 +40,48 @@ stopping=0
 trap 'stack_stop' EXIT
 trap 'stopping=1' INT TERM
 
-if [[ "${REFRESH:-off}" == on ]]; then
+# REFRESH=replay: the replay server and a sources file pointing at it.
+start_replay() {
+  bash "$ROOT/tests/testing/make_certs.sh" "$LOG_DIR/certs" >/dev/null
+  local dir=$LOG_DIR/replay
+  mkdir -p "$dir/api/retail"
+  cp tests/data/azure-retail/prices.json "$dir/api/retail/prices"
+  cp tests/data/azure-retail/prices.skip100.json "$dir/api/retail/prices.skip100.json"
+  cp tests/data/oci-price-list/products.json "$dir/oci.json"
+  cp tests/data/gpuhunt/catalog.zip "$dir/gpuhunt.zip"
+  /usr/bin/python3 tests/refresh/replay_server.py "$dir" "$LOG_DIR/certs/server.pem" \
+    "$LOG_DIR/certs/server.key" >"$LOG_DIR/replay.out" 2>"$LOG_DIR/replay.log" &
+  STACK_PIDS+=($!)
+  local port=""
+  for _ in $(seq 1 50); do
+    port=$(sed -nE 's/.*port=([0-9]+).*/\1/p' "$LOG_DIR/replay.out" 2>/dev/null)
+    [[ -n "$port" ]] && break
+    sleep 0.1
+  done
+  [[ -n "$port" ]] || { echo "replay server did not start: $(cat "$LOG_DIR/replay.log")" >&2; exit 1; }
+  local base=https://127.0.0.1:$port
+  cat >"$LOG_DIR/replay-sources.textproto" <<CONF
+sources { name: "azure-retail" format: "azure-retail" max_pages: 5
+  urls: "$base/api/retail/prices?\$filter=serviceName%20eq%20%27Virtual%20Machines%27"
+  interval_seconds: 60 stale_after_seconds: 600 }
+sources { name: "oci-price-list" format: "oci-price-list" urls: "$base/oci.json"
+  interval_seconds: 60 stale_after_seconds: 600 }
+sources { name: "gpuhunt-lambda" format: "gpuhunt-zip" provider: "lambdalabs" urls: "$base/gpuhunt.zip"
+  interval_seconds: 60 stale_after_seconds: 600 }
+CONF
+  REFRESH_CONFIG=$LOG_DIR/replay-sources.textproto
+  REFRESH_CA_FILE=$LOG_DIR/certs/ca.pem
+  echo "replay server on $base (recorded pages of tests/data)"
+}
+
+if [[ "${REFRESH:-off}" != off ]]; then
   head -c 24 /dev/urandom | base64 >"$LOG_DIR/admin-token"
   STACK_CATALOG_ARGS=(--refreshed_offers="$LOG_DIR/refreshed.textproto"
     --admin_token_file="$LOG_DIR/admin-token")
 fi
 stack_start "$BUILD_DIR" "$ROOT/data" "$PORTS" "$LOG_DIR"
-if [[ "${REFRESH:-off}" == on ]]; then
+[[ "${REFRESH:-off}" == replay ]] && start_replay
+if [[ "${REFRESH:-off}" != off ]]; then
   refresh_port=9464
   [[ "$PORTS" == ephemeral ]] && refresh_port=0
   "$BUILD_DIR/services/refresher/refresher" \
@@ -73,6 +112,20 @@ MSG
 "$BUILD_DIR/services/cli/gpu-advisor" recommend --gateway="$GATEWAY_ADDR" \
   --model=llama-3.1-70b --task=qlora --train_tokens=50M --seq_len=2048 --max_results=5 ||
   echo "(the sample recommendation failed: exit $?)"
+if [[ "${REFRESH:-off}" == replay ]]; then
+  # The first refresh reaches the answers within seconds: a refreshed Azure price.
+  for _ in $(seq 1 100); do
+    grep -q '"name":"azure-retail","result":"ok"' "$LOG_DIR/refreshed.textproto.sources.json" \
+      2>/dev/null && break
+    sleep 0.2
+  done
+  echo
+  echo "A refreshed price (source azure-retail, replayed), with its source and age:"
+  "$BUILD_DIR/services/cli/gpu-advisor" recommend --gateway="$GATEWAY_ADDR" \
+    --model=llama-2-7b --task=lora --gpu=T4 --train_tokens=10M --seq_len=1024 \
+    --providers=azure --max_results=1 ||
+    echo "(the refreshed recommendation failed: exit $?)"
+fi
 
 echo
 echo "Press Ctrl-C to stop."

@@ -137,6 +137,37 @@ absl::Status ValidateGpu(const Gpu& gpu) {
   return absl::OkStatus();
 }
 
+namespace {
+
+// The spot statistic's range: min <= median <= max, none negative.
+absl::Status CheckSpotRange(const Offer& offer) {
+  for (const auto& [field, value] :
+       {std::pair<const char*, double>{"spot_min_usd_per_hour", offer.spot_min_usd_per_hour()},
+        std::pair<const char*, double>{"spot_max_usd_per_hour", offer.spot_max_usd_per_hour()}}) {
+    if (absl::Status s = CheckNonNegative(field, value); !s.ok()) return s;
+  }
+  if (offer.spot_min_usd_per_hour() > 0 && offer.spot_usd_per_hour() > 0 &&
+      offer.spot_min_usd_per_hour() > offer.spot_usd_per_hour()) {
+    return FieldError(
+        "spot_min_usd_per_hour",
+        absl::StrCat("must be <= spot_usd_per_hour (the median, ", offer.spot_usd_per_hour(),
+                     "), got ", offer.spot_min_usd_per_hour()));
+  }
+  if (offer.spot_max_usd_per_hour() > 0 &&
+      offer.spot_max_usd_per_hour() < offer.spot_usd_per_hour()) {
+    return FieldError(
+        "spot_max_usd_per_hour",
+        absl::StrCat("must be >= spot_usd_per_hour (the median, ", offer.spot_usd_per_hour(),
+                     "), got ", offer.spot_max_usd_per_hour()));
+  }
+  if (offer.spot_zones() < 0) {
+    return FieldError("spot_zones", absl::StrCat("must be >= 0, got ", offer.spot_zones()));
+  }
+  return absl::OkStatus();
+}
+
+}  // namespace
+
 absl::Status ValidateAndNormalizeOffer(const GpuNameResolver& gpus, Offer& offer) {
   if (offer.id().empty()) return FieldError("id", "must not be empty");
   if (offer.provider().empty()) return FieldError("provider", "must not be empty");
@@ -196,28 +227,7 @@ absl::Status ValidateAndNormalizeOffer(const GpuNameResolver& gpus, Offer& offer
       offer.reserved_usd_per_hour() == 0) {
     return FieldError("on_demand_usd_per_hour", "no price: on-demand, spot and reserved are all 0");
   }
-  for (const auto& [field, value] :
-       {std::pair<const char*, double>{"spot_min_usd_per_hour", offer.spot_min_usd_per_hour()},
-        std::pair<const char*, double>{"spot_max_usd_per_hour", offer.spot_max_usd_per_hour()}}) {
-    if (absl::Status s = CheckNonNegative(field, value); !s.ok()) return s;
-  }
-  if (offer.spot_min_usd_per_hour() > 0 && offer.spot_usd_per_hour() > 0 &&
-      offer.spot_min_usd_per_hour() > offer.spot_usd_per_hour()) {
-    return FieldError(
-        "spot_min_usd_per_hour",
-        absl::StrCat("must be <= spot_usd_per_hour (the median, ", offer.spot_usd_per_hour(),
-                     "), got ", offer.spot_min_usd_per_hour()));
-  }
-  if (offer.spot_max_usd_per_hour() > 0 &&
-      offer.spot_max_usd_per_hour() < offer.spot_usd_per_hour()) {
-    return FieldError(
-        "spot_max_usd_per_hour",
-        absl::StrCat("must be >= spot_usd_per_hour (the median, ", offer.spot_usd_per_hour(),
-                     "), got ", offer.spot_max_usd_per_hour()));
-  }
-  if (offer.spot_zones() < 0) {
-    return FieldError("spot_zones", absl::StrCat("must be >= 0, got ", offer.spot_zones()));
-  }
+  if (absl::Status s = CheckSpotRange(offer); !s.ok()) return s;
   return ValidateOfferTopology(offer);
 }
 
@@ -319,8 +329,16 @@ const Gpu* Catalog::GpuOf(const Offer& offer) const {
   return it == gpu_by_name_.end() ? nullptr : &snapshot_.gpus(it->second);
 }
 
-absl::StatusOr<ListOffersResponse> Catalog::ListOffers(const ListOffersRequest& request) const {
-  // Argument checks first, naming the field.
+namespace {
+
+// The filters of a ListOffersRequest, checked, in the form Matches tests.
+struct OfferFilter {
+  std::vector<char> gpu_allowed;  // per gpus index; empty = any
+  uint64_t link_mask = 0;         // 0 = any
+  uint64_t fabric_mask = 0;
+};
+
+absl::Status CheckListArguments(const ListOffersRequest& request) {
   if (request.page_size() < 0) {
     return FieldError("page_size", absl::StrCat("must be >= 0, got ", request.page_size()));
   }
@@ -344,32 +362,77 @@ absl::StatusOr<ListOffersResponse> Catalog::ListOffers(const ListOffersRequest& 
   if (!v1::PurchaseOption_IsValid(request.purchase_option())) {
     return FieldError("purchase_option", absl::StrCat("unknown value ", request.purchase_option()));
   }
-  std::vector<char> gpu_allowed;
+  return absl::OkStatus();
+}
+
+absl::StatusOr<OfferFilter> ReadFilter(const ListOffersRequest& request,
+                                       const GpuNameResolver& resolver,
+                                       const absl::flat_hash_map<std::string, int>& gpu_by_name,
+                                       int gpus) {
+  OfferFilter filter;
   if (request.gpu_models_size() > 0) {
-    gpu_allowed.assign(static_cast<size_t>(snapshot_.gpus_size()), 0);
+    filter.gpu_allowed.assign(static_cast<size_t>(gpus), 0);
     for (int i = 0; i < request.gpu_models_size(); ++i) {
-      std::optional<std::string> canonical = resolver_.Canonical(request.gpu_models(i));
-      auto it = canonical ? gpu_by_name_.find(*canonical) : gpu_by_name_.end();
-      if (it == gpu_by_name_.end()) {
+      std::optional<std::string> canonical = resolver.Canonical(request.gpu_models(i));
+      auto it = canonical ? gpu_by_name.find(*canonical) : gpu_by_name.end();
+      if (it == gpu_by_name.end()) {
         return FieldError(
             absl::StrCat("gpu_models[", i, "]"),
             absl::StrCat("unknown GPU \"", absl::CEscape(request.gpu_models(i)), "\""));
       }
-      gpu_allowed[static_cast<size_t>(it->second)] = 1;
+      filter.gpu_allowed[static_cast<size_t>(it->second)] = 1;
     }
   }
-  uint64_t link_mask = 0;
   for (int link : request.links()) {
     if (!LinkType_IsValid(link)) return FieldError("links", absl::StrCat("unknown value ", link));
-    link_mask |= uint64_t{1} << link;
+    filter.link_mask |= uint64_t{1} << link;
   }
-  uint64_t fabric_mask = 0;
   for (int fabric : request.fabrics()) {
     if (!FabricType_IsValid(fabric)) {
       return FieldError("fabrics", absl::StrCat("unknown value ", fabric));
     }
-    fabric_mask |= uint64_t{1} << fabric;
+    filter.fabric_mask |= uint64_t{1} << fabric;
   }
+  return filter;
+}
+
+bool Matches(const ListOffersRequest& request, const OfferFilter& filter, const Offer& offer,
+             int gpu_index, int64_t gpu_memory_bytes) {
+  if (!filter.gpu_allowed.empty() && !filter.gpu_allowed[static_cast<size_t>(gpu_index)]) {
+    return false;
+  }
+  if (request.min_gpu_memory_bytes() > 0 && gpu_memory_bytes < request.min_gpu_memory_bytes()) {
+    return false;
+  }
+  if (offer.gpus_per_node() < request.min_gpus()) return false;
+  if (request.max_gpus() > 0 && offer.gpus_per_node() > request.max_gpus()) return false;
+  if (filter.link_mask != 0 && !(filter.link_mask & (uint64_t{1} << offer.link()))) return false;
+  if (filter.fabric_mask != 0 && !(filter.fabric_mask & (uint64_t{1} << offer.fabric()))) {
+    return false;
+  }
+  if (request.providers_size() > 0 && !ContainsIgnoreCase(request.providers(), offer.provider())) {
+    return false;
+  }
+  if (request.regions_size() > 0 && !ContainsIgnoreCase(request.regions(), offer.region())) {
+    return false;
+  }
+  const PurchaseOption option = request.purchase_option();
+  if (option != v1::PURCHASE_OPTION_UNSPECIFIED || request.max_usd_per_hour() > 0) {
+    const double price = PriceAt(offer, option);
+    if (price <= 0) return false;  // not sold this way
+    if (request.max_usd_per_hour() > 0 && price > request.max_usd_per_hour()) return false;
+  }
+  return true;
+}
+
+}  // namespace
+
+absl::StatusOr<ListOffersResponse> Catalog::ListOffers(const ListOffersRequest& request) const {
+  // Argument checks first, naming the field.
+  if (absl::Status s = CheckListArguments(request); !s.ok()) return s;
+  absl::StatusOr<OfferFilter> filter =
+      ReadFilter(request, resolver_, gpu_by_name_, snapshot_.gpus_size());
+  if (!filter.ok()) return filter.status();
 
   const std::string fingerprint = FilterFingerprint(request);
   size_t start = 0;
@@ -384,41 +447,17 @@ absl::StatusOr<ListOffersResponse> Catalog::ListOffers(const ListOffersRequest& 
   const int page_size =
       request.page_size() == 0 ? kDefaultPageSize : std::min(request.page_size(), kMaxPageSize);
 
-  const PurchaseOption option = request.purchase_option();
-  auto matches = [&](size_t i) {
-    const Offer& offer = *sorted_offers_[i];
-    const int gpu_index = sorted_gpu_index_[i];
-    if (!gpu_allowed.empty() && !gpu_allowed[static_cast<size_t>(gpu_index)]) return false;
-    if (request.min_gpu_memory_bytes() > 0 &&
-        snapshot_.gpus(gpu_index).memory_bytes() < request.min_gpu_memory_bytes()) {
-      return false;
-    }
-    if (offer.gpus_per_node() < request.min_gpus()) return false;
-    if (request.max_gpus() > 0 && offer.gpus_per_node() > request.max_gpus()) return false;
-    if (link_mask != 0 && !(link_mask & (uint64_t{1} << offer.link()))) return false;
-    if (fabric_mask != 0 && !(fabric_mask & (uint64_t{1} << offer.fabric()))) return false;
-    if (request.providers_size() > 0 &&
-        !ContainsIgnoreCase(request.providers(), offer.provider())) {
-      return false;
-    }
-    if (request.regions_size() > 0 && !ContainsIgnoreCase(request.regions(), offer.region())) {
-      return false;
-    }
-    if (option != v1::PURCHASE_OPTION_UNSPECIFIED || request.max_usd_per_hour() > 0) {
-      const double price = PriceAt(offer, option);
-      if (price <= 0) return false;  // not sold this way
-      if (request.max_usd_per_hour() > 0 && price > request.max_usd_per_hour()) return false;
-    }
-    return true;
-  };
-
   ListOffersResponse response;
   response.set_catalog_version(snapshot_.version());
   int total = 0;
   bool more = false;
   const Offer* last = nullptr;
   for (size_t i = 0; i < sorted_offers_.size(); ++i) {
-    if (!matches(i)) continue;
+    const int gpu_index = sorted_gpu_index_[i];
+    if (!Matches(request, *filter, *sorted_offers_[i], gpu_index,
+                 snapshot_.gpus(gpu_index).memory_bytes())) {
+      continue;
+    }
     ++total;
     if (i < start) continue;
     if (response.offers_size() < page_size) {

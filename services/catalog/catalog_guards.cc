@@ -109,9 +109,10 @@ absl::StatusOr<CatalogGuards> LoadCatalogGuards(const std::string& path,
   return guards;
 }
 
-GuardReport CheckCatalogGuards(const CatalogGuards& guards, CatalogSnapshot& candidate,
-                               const SnapshotOrigins& origins, const CatalogSnapshot* current) {
-  GuardReport report;
+namespace {
+
+void CheckGpuMemory(const CatalogGuards& guards, const CatalogSnapshot& candidate,
+                    const SnapshotOrigins& origins, GuardReport& report) {
   for (int i = 0; i < candidate.gpus_size(); ++i) {
     const v1::Gpu& gpu = candidate.gpus(i);
     const std::string where = absl::StrCat(
@@ -128,96 +129,132 @@ GuardReport CheckCatalogGuards(const CatalogGuards& guards, CatalogSnapshot& can
                        Bytes(static_cast<double>(guards.max_gpu_memory_bytes()))));
     }
   }
+}
 
+// The findings about one offer, located: warnings ride on the offer too.
+struct OfferFindings {
+  Offer& offer;
+  std::string where;
+  GuardReport& report;
+  void Warn(const std::string& message) {
+    offer.add_warnings(message);
+    report.warnings.push_back(absl::StrCat(where, ": ", message));
+  }
+  void Error(const std::string& message) {
+    report.errors.push_back(absl::StrCat(where, ": ", message));
+  }
+};
+
+void CheckRam(const CatalogGuards& guards, OfferFindings& f) {
+  const Offer& offer = f.offer;
+  if (offer.ram_bytes() > 0 &&
+      ((guards.min_ram_bytes() > 0 && offer.ram_bytes() < guards.min_ram_bytes()) ||
+       (guards.max_ram_bytes() > 0 && offer.ram_bytes() > guards.max_ram_bytes()))) {
+    f.Error(absl::StrCat(
+        "ram_bytes ", offer.ram_bytes(), " (", Bytes(static_cast<double>(offer.ram_bytes())),
+        ") outside the physical range ", Bytes(static_cast<double>(guards.min_ram_bytes())), " .. ",
+        Bytes(static_cast<double>(guards.max_ram_bytes()))));
+  }
+}
+
+// One price per accelerator-hour against the GPU's sourced market range, or
+// the physical bounds when the GPU has none.
+void CheckPrice(const CatalogGuards& guards, const PriceRange* range, const char* field,
+                double price, OfferFindings& f) {
+  const Offer& offer = f.offer;
+  const double per_gpu = price / std::max(1, offer.gpus_per_node());
+  if (range != nullptr) {
+    const double reject = guards.reject_price_factor();
+    const double warn_f = guards.warn_price_factor();
+    const std::string what = absl::StrFormat(
+        "%s %.4g = $%.4g per %s-hour, sourced range $%.4g .. $%.4g", field, price, per_gpu,
+        offer.gpu_model(), range->low_usd_per_gpu_hour(), range->high_usd_per_gpu_hour());
+    if (reject > 0 && (per_gpu < range->low_usd_per_gpu_hour() / reject ||
+                       per_gpu > range->high_usd_per_gpu_hour() * reject)) {
+      f.Error(absl::StrCat(what, ": more than ", reject, "x outside the market range"));
+    } else if (warn_f > 0 && (per_gpu < range->low_usd_per_gpu_hour() / warn_f ||
+                              per_gpu > range->high_usd_per_gpu_hour() * warn_f)) {
+      f.Warn(absl::StrCat(what, ": outside the market range, check the source"));
+    }
+  } else if ((guards.min_usd_per_gpu_hour() > 0 && per_gpu < guards.min_usd_per_gpu_hour()) ||
+             (guards.max_usd_per_gpu_hour() > 0 && per_gpu > guards.max_usd_per_gpu_hour())) {
+    f.Error(absl::StrFormat("%s %.4g = $%.4g per accelerator-hour, outside $%.4g .. $%.4g", field,
+                            price, per_gpu, guards.min_usd_per_gpu_hour(),
+                            guards.max_usd_per_gpu_hour()));
+  }
+}
+
+void CheckPrices(const CatalogGuards& guards, const PriceRange* range, OfferFindings& f) {
+  const Offer& offer = f.offer;
+  for (const auto& [field, price] :
+       {std::pair<const char*, double>{"on_demand_usd_per_hour", offer.on_demand_usd_per_hour()},
+        {"spot_usd_per_hour", offer.spot_usd_per_hour()},
+        {"reserved_usd_per_hour", offer.reserved_usd_per_hour()}}) {
+    if (price <= 0) continue;
+    // Spot is judged against on-demand (the discount rule below) when the
+    // offer has one: marketplace bids sit far below list prices.
+    if (std::string_view(field) == "spot_usd_per_hour" && offer.on_demand_usd_per_hour() > 0) {
+      continue;
+    }
+    CheckPrice(guards, range, field, price, f);
+  }
+}
+
+void CheckSpotDiscount(const CatalogGuards& guards, OfferFindings& f) {
+  const Offer& offer = f.offer;
+  if (offer.spot_usd_per_hour() <= 0 || offer.on_demand_usd_per_hour() <= 0) return;
+  const double discount = 1 - offer.spot_usd_per_hour() / offer.on_demand_usd_per_hour();
+  const std::string text =
+      absl::StrFormat("spot price %.0f%% below on-demand", std::round(discount * 100));
+  if (guards.reject_spot_discount() > 0 && discount > guards.reject_spot_discount()) {
+    f.Error(absl::StrCat(text, ": more than ", std::round(guards.reject_spot_discount() * 100),
+                         "% off is not a market price"));
+  } else if (guards.warn_spot_discount() > 0 && discount > guards.warn_spot_discount()) {
+    f.Warn(absl::StrCat(text, ": likely stale"));
+  } else if (discount < 0) {
+    f.Warn(absl::StrFormat("spot price %.0f%% above on-demand: likely stale",
+                           std::round(-discount * 100)));
+  }
+}
+
+void CheckShrink(const CatalogGuards& guards, const CatalogSnapshot& candidate,
+                 const CatalogSnapshot* current, GuardReport& report) {
+  if (current == nullptr || guards.max_shrink_fraction() <= 0 || current->offers_size() == 0) {
+    return;
+  }
+  const double floor = current->offers_size() * (1 - guards.max_shrink_fraction());
+  if (candidate.offers_size() < floor) {
+    report.errors.push_back(absl::StrFormat(
+        "%s: the reload has %d offers where %d are serving: it drops %.0f%%, more than the "
+        "%.0f%% a reload may drop (a file cut short?)",
+        "catalog", candidate.offers_size(), current->offers_size(),
+        100.0 * (1 - static_cast<double>(candidate.offers_size()) / current->offers_size()),
+        100.0 * guards.max_shrink_fraction()));
+  }
+}
+
+}  // namespace
+
+GuardReport CheckCatalogGuards(const CatalogGuards& guards, CatalogSnapshot& candidate,
+                               const SnapshotOrigins& origins, const CatalogSnapshot* current) {
+  GuardReport report;
+  CheckGpuMemory(guards, candidate, origins, report);
   absl::flat_hash_map<std::string, const PriceRange*> range_of;
   for (const PriceRange& range : guards.price_ranges()) range_of.emplace(range.gpu_model(), &range);
-
   for (int i = 0; i < candidate.offers_size(); ++i) {
     Offer& offer = *candidate.mutable_offers(i);
     const std::string origin =
         static_cast<size_t>(i) < origins.offers.size() && !origins.offers[i].empty()
             ? origins.offers[i]
             : offer.source();
-    const std::string where = absl::StrCat(origin, ": offers[", i, "] \"", offer.id(), "\"");
-    auto warn = [&](const std::string& message) {
-      offer.add_warnings(message);
-      report.warnings.push_back(absl::StrCat(where, ": ", message));
-    };
-    auto error = [&](const std::string& message) {
-      report.errors.push_back(absl::StrCat(where, ": ", message));
-    };
-
-    if (offer.ram_bytes() > 0 &&
-        ((guards.min_ram_bytes() > 0 && offer.ram_bytes() < guards.min_ram_bytes()) ||
-         (guards.max_ram_bytes() > 0 && offer.ram_bytes() > guards.max_ram_bytes()))) {
-      error(absl::StrCat(
-          "ram_bytes ", offer.ram_bytes(), " (", Bytes(static_cast<double>(offer.ram_bytes())),
-          ") outside the physical range ", Bytes(static_cast<double>(guards.min_ram_bytes())),
-          " .. ", Bytes(static_cast<double>(guards.max_ram_bytes()))));
-    }
-
-    const double gpus = std::max(1, offer.gpus_per_node());
+    OfferFindings findings{offer, absl::StrCat(origin, ": offers[", i, "] \"", offer.id(), "\""),
+                           report};
+    CheckRam(guards, findings);
     auto it = range_of.find(offer.gpu_model());
-    const PriceRange* range = it == range_of.end() ? nullptr : it->second;
-    for (const auto& [field, price] :
-         {std::pair<const char*, double>{"on_demand_usd_per_hour", offer.on_demand_usd_per_hour()},
-          {"spot_usd_per_hour", offer.spot_usd_per_hour()},
-          {"reserved_usd_per_hour", offer.reserved_usd_per_hour()}}) {
-      if (price <= 0) continue;
-      // Spot is judged against on-demand (the discount rule below) when the
-      // offer has one: marketplace bids sit far below list prices.
-      if (std::string_view(field) == "spot_usd_per_hour" && offer.on_demand_usd_per_hour() > 0) {
-        continue;
-      }
-      const double per_gpu = price / gpus;
-      if (range != nullptr) {
-        const double reject = guards.reject_price_factor();
-        const double warn_f = guards.warn_price_factor();
-        const std::string what = absl::StrFormat(
-            "%s %.4g = $%.4g per %s-hour, sourced range $%.4g .. $%.4g", field, price, per_gpu,
-            offer.gpu_model(), range->low_usd_per_gpu_hour(), range->high_usd_per_gpu_hour());
-        if (reject > 0 && (per_gpu < range->low_usd_per_gpu_hour() / reject ||
-                           per_gpu > range->high_usd_per_gpu_hour() * reject)) {
-          error(absl::StrCat(what, ": more than ", reject, "x outside the market range"));
-        } else if (warn_f > 0 && (per_gpu < range->low_usd_per_gpu_hour() / warn_f ||
-                                  per_gpu > range->high_usd_per_gpu_hour() * warn_f)) {
-          warn(absl::StrCat(what, ": outside the market range, check the source"));
-        }
-      } else if ((guards.min_usd_per_gpu_hour() > 0 && per_gpu < guards.min_usd_per_gpu_hour()) ||
-                 (guards.max_usd_per_gpu_hour() > 0 && per_gpu > guards.max_usd_per_gpu_hour())) {
-        error(absl::StrFormat("%s %.4g = $%.4g per accelerator-hour, outside $%.4g .. $%.4g", field,
-                              price, per_gpu, guards.min_usd_per_gpu_hour(),
-                              guards.max_usd_per_gpu_hour()));
-      }
-    }
-
-    if (offer.spot_usd_per_hour() > 0 && offer.on_demand_usd_per_hour() > 0) {
-      const double discount = 1 - offer.spot_usd_per_hour() / offer.on_demand_usd_per_hour();
-      const std::string text =
-          absl::StrFormat("spot price %.0f%% below on-demand", std::round(discount * 100));
-      if (guards.reject_spot_discount() > 0 && discount > guards.reject_spot_discount()) {
-        error(absl::StrCat(text, ": more than ", std::round(guards.reject_spot_discount() * 100),
-                           "% off is not a market price"));
-      } else if (guards.warn_spot_discount() > 0 && discount > guards.warn_spot_discount()) {
-        warn(absl::StrCat(text, ": likely stale"));
-      } else if (discount < 0) {
-        warn(absl::StrFormat("spot price %.0f%% above on-demand: likely stale",
-                             std::round(-discount * 100)));
-      }
-    }
+    CheckPrices(guards, it == range_of.end() ? nullptr : it->second, findings);
+    CheckSpotDiscount(guards, findings);
   }
-
-  if (current != nullptr && guards.max_shrink_fraction() > 0 && current->offers_size() > 0) {
-    const double floor = current->offers_size() * (1 - guards.max_shrink_fraction());
-    if (candidate.offers_size() < floor) {
-      report.errors.push_back(absl::StrFormat(
-          "%s: the reload has %d offers where %d are serving: it drops %.0f%%, more than the "
-          "%.0f%% a reload may drop (a file cut short?)",
-          "catalog", candidate.offers_size(), current->offers_size(),
-          100.0 * (1 - static_cast<double>(candidate.offers_size()) / current->offers_size()),
-          100.0 * guards.max_shrink_fraction()));
-    }
-  }
+  CheckShrink(guards, candidate, current, report);
   return report;
 }
 

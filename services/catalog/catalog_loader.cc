@@ -145,149 +145,170 @@ absl::Status MergeRefreshed(const std::string& path, const GpuNameResolver& reso
   return absl::OkStatus();
 }
 
+// What the load steps below build, in order.
+struct LoadState {
+  struct Origin {
+    const std::string* path;
+    int line;
+  };
+  CatalogSnapshot snapshot;
+  std::vector<std::string> source_names;
+  absl::flat_hash_map<std::string, int> index_by_id;  // id -> snapshot.offers index
+  std::vector<Origin> origins;                        // of the offer files' offers
+  std::string prices_as_of;
+};
+
+absl::Status LoadGpus(const CatalogSources& sources, std::vector<std::string>& gpu_origins,
+                      LoadState& state) {
+  absl::StatusOr<std::string> text = ReadFile(sources.gpus_path);
+  if (!text.ok()) return text.status();
+  GpuList gpus;
+  TextFormat::ParseInfoTree tree;
+  if (absl::Status s = ParseWithLocations(*text, sources.gpus_path, &gpus, &tree); !s.ok()) {
+    return s;
+  }
+  if (gpus.gpus_size() == 0) {
+    return absl::InvalidArgumentError(absl::StrCat(sources.gpus_path, ":1:1: gpus: no GPU listed"));
+  }
+  const FieldDescriptor* list = GpuList::descriptor()->FindFieldByName("gpus");
+  for (int i = 0; i < gpus.gpus_size(); ++i) {
+    if (absl::Status s = ValidateGpu(gpus.gpus(i)); !s.ok()) {
+      return Located(sources.gpus_path, tree, list, i, s);
+    }
+  }
+  for (int i = 0; i < gpus.gpus_size(); ++i) {
+    gpu_origins.push_back(absl::StrCat(sources.gpus_path, ":", LineOf(tree, list, i)));
+  }
+  *state.snapshot.mutable_gpus() = std::move(*gpus.mutable_gpus());
+  state.source_names.push_back(sources.gpus_path);
+  return absl::OkStatus();
+}
+
+absl::Status LoadOfferFile(const std::string& path, const GpuNameResolver& resolver,
+                           std::vector<std::string>& offer_origins, LoadState& state) {
+  absl::StatusOr<std::string> text = ReadFile(path);
+  if (!text.ok()) return text.status();
+  OfferList offers;
+  TextFormat::ParseInfoTree tree;
+  if (absl::Status s = ParseWithLocations(*text, path, &offers, &tree); !s.ok()) return s;
+  if (offers.offers_size() == 0) {
+    return absl::InvalidArgumentError(absl::StrCat(path, ":1:1: offers: no offer listed"));
+  }
+  const FieldDescriptor* list = OfferList::descriptor()->FindFieldByName("offers");
+  for (int i = 0; i < offers.offers_size(); ++i) {
+    Offer& offer = *offers.mutable_offers(i);
+    if (absl::Status s = ValidateAndNormalizeOffer(resolver, offer); !s.ok()) {
+      return Located(path, tree, list, i, s);
+    }
+    if (offer.as_of().empty() && !offers.prices_as_of().empty()) {
+      offer.set_as_of(offers.prices_as_of());
+    }
+    const int line = tree.GetLocation(list, i).line + 1;
+    auto [it, inserted] = state.index_by_id.emplace(offer.id(), state.snapshot.offers_size());
+    if (!inserted) {
+      const LoadState::Origin& first = state.origins[static_cast<size_t>(it->second)];
+      return Located(path, tree, list, i,
+                     absl::InvalidArgumentError(absl::StrCat("id: \"", offer.id(), "\" duplicates ",
+                                                             *first.path, ":", first.line)));
+    }
+    state.origins.push_back({&path, line});
+    offer_origins.push_back(absl::StrCat(path, ":", line));
+    *state.snapshot.add_offers() = std::move(offer);
+  }
+  if (!offers.prices_as_of().empty() &&
+      (state.prices_as_of.empty() || offers.prices_as_of() < state.prices_as_of)) {
+    state.prices_as_of = offers.prices_as_of();
+  }
+  state.source_names.push_back(
+      offers.source().empty() ? path : absl::StrCat(path, " (", offers.source(), ")"));
+  return absl::OkStatus();
+}
+
+absl::Status LoadSkyPilotCsv(const CatalogSources& sources, const std::string& spec,
+                             const GpuNameResolver& resolver, LoadState& state) {
+  const CsvSource csv = ParseCsvSource(spec);
+  if (csv.cloud.empty()) {
+    return absl::InvalidArgumentError(
+        absl::StrCat(spec, ": cannot tell the cloud; use <cloud>=<path>"));
+  }
+  absl::StatusOr<std::string> text = ReadFile(csv.path);
+  if (!text.ok()) return text.status();
+  std::optional<GcpMachines> gcp_machines;
+  if (csv.cloud == "gcp") {
+    absl::StatusOr<GcpMachines> machines = LoadGcpMachines(sources.gcp_machines_path);
+    if (!machines.ok()) return machines.status();
+    gcp_machines = *std::move(machines);
+  }
+  absl::StatusOr<SkyPilotImport> imported = ImportSkyPilotCsv(
+      *text, csv.cloud, csv.path, resolver, gcp_machines ? &*gcp_machines : nullptr);
+  if (!imported.ok()) return imported.status();
+  if (absl::Status s = MergeImported(resolver, imported->offers, /*has_spot_prices=*/true,
+                                     state.index_by_id, state.snapshot);
+      !s.ok()) {
+    return s;
+  }
+  state.source_names.push_back(imported->Report(csv.cloud, csv.path).Summary());
+  return absl::OkStatus();
+}
+
+// Provider price files: new offers are added, known ids get fresh prices.
+absl::Status LoadPriceImport(const CatalogSources& sources, const PriceImportSource& import,
+                             const GpuNameResolver& resolver, LoadState& state) {
+  PriceImportContext context{&resolver, sources.continents_path, sources.gcp_families_path,
+                             &state.snapshot.offers()};
+  absl::StatusOr<ImportedOffers> imported = ImportPriceFile(import, context);
+  if (!imported.ok()) return imported.status();
+  if (absl::Status s = MergeImported(resolver, imported->offers, imported->has_spot_prices,
+                                     state.index_by_id, state.snapshot);
+      !s.ok()) {
+    return s;
+  }
+  state.source_names.push_back(imported->report.Summary());
+  return absl::OkStatus();
+}
+
+// Topology as data: every offer gets its scale-up domain and scale-out
+// fabric, and the legacy link/fabric fields follow them.
+absl::Status ApplyTopologyFile(const CatalogSources& sources, const GpuNameResolver& resolver,
+                               LoadState& state) {
+  absl::StatusOr<v1::TopologyRules> rules = LoadTopologyRules(sources.topology_path, resolver);
+  if (!rules.ok()) return rules.status();
+  absl::flat_hash_map<std::string, const v1::Gpu*> gpu_by_name;
+  for (const v1::Gpu& gpu : state.snapshot.gpus()) gpu_by_name.emplace(gpu.name(), &gpu);
+  for (Offer& offer : *state.snapshot.mutable_offers()) {
+    auto it = gpu_by_name.find(offer.gpu_model());
+    if (it != gpu_by_name.end()) ApplyTopology(*rules, *it->second, offer);
+  }
+  if (!sources.topology_path.empty()) state.source_names.push_back(sources.topology_path);
+  return absl::OkStatus();
+}
+
 // The loader proper; `gpu_origins` / `offer_origins` receive "path:line" per
 // GPU and per offer ("" for offers from CSV and price files).
 absl::StatusOr<CatalogSnapshot> Load(const CatalogSources& sources,
                                      std::vector<std::string>& gpu_origins,
                                      std::vector<std::string>& offer_origins) {
-  CatalogSnapshot snapshot;
-  std::vector<std::string> source_names;
-
-  // GPUs.
-  {
-    absl::StatusOr<std::string> text = ReadFile(sources.gpus_path);
-    if (!text.ok()) return text.status();
-    GpuList gpus;
-    TextFormat::ParseInfoTree tree;
-    if (absl::Status s = ParseWithLocations(*text, sources.gpus_path, &gpus, &tree); !s.ok()) {
-      return s;
-    }
-    if (gpus.gpus_size() == 0) {
-      return absl::InvalidArgumentError(
-          absl::StrCat(sources.gpus_path, ":1:1: gpus: no GPU listed"));
-    }
-    const FieldDescriptor* list = GpuList::descriptor()->FindFieldByName("gpus");
-    for (int i = 0; i < gpus.gpus_size(); ++i) {
-      if (absl::Status s = ValidateGpu(gpus.gpus(i)); !s.ok()) {
-        return Located(sources.gpus_path, tree, list, i, s);
-      }
-    }
-    for (int i = 0; i < gpus.gpus_size(); ++i) {
-      gpu_origins.push_back(absl::StrCat(sources.gpus_path, ":", LineOf(tree, list, i)));
-    }
-    *snapshot.mutable_gpus() = std::move(*gpus.mutable_gpus());
-    source_names.push_back(sources.gpus_path);
-  }
-  const GpuNameResolver resolver(snapshot.gpus());
-
-  // Offer files.
-  struct Origin {
-    const std::string* path;
-    int line;
-  };
-  absl::flat_hash_map<std::string, int> index_by_id;  // id -> snapshot.offers index
-  std::vector<Origin> origins;
-  std::string prices_as_of;
+  LoadState state;
+  if (absl::Status s = LoadGpus(sources, gpu_origins, state); !s.ok()) return s;
+  const GpuNameResolver resolver(state.snapshot.gpus());
   for (const std::string& path : sources.offer_paths) {
-    absl::StatusOr<std::string> text = ReadFile(path);
-    if (!text.ok()) return text.status();
-    OfferList offers;
-    TextFormat::ParseInfoTree tree;
-    if (absl::Status s = ParseWithLocations(*text, path, &offers, &tree); !s.ok()) return s;
-    if (offers.offers_size() == 0) {
-      return absl::InvalidArgumentError(absl::StrCat(path, ":1:1: offers: no offer listed"));
-    }
-    const FieldDescriptor* list = OfferList::descriptor()->FindFieldByName("offers");
-    for (int i = 0; i < offers.offers_size(); ++i) {
-      Offer& offer = *offers.mutable_offers(i);
-      if (absl::Status s = ValidateAndNormalizeOffer(resolver, offer); !s.ok()) {
-        return Located(path, tree, list, i, s);
-      }
-      if (offer.as_of().empty() && !offers.prices_as_of().empty()) {
-        offer.set_as_of(offers.prices_as_of());
-      }
-      const int line = tree.GetLocation(list, i).line + 1;
-      auto [it, inserted] = index_by_id.emplace(offer.id(), snapshot.offers_size());
-      if (!inserted) {
-        const Origin& first = origins[static_cast<size_t>(it->second)];
-        return Located(path, tree, list, i,
-                       absl::InvalidArgumentError(absl::StrCat(
-                           "id: \"", offer.id(), "\" duplicates ", *first.path, ":", first.line)));
-      }
-      origins.push_back({&path, line});
-      offer_origins.push_back(absl::StrCat(path, ":", line));
-      *snapshot.add_offers() = std::move(offer);
-    }
-    if (!offers.prices_as_of().empty() &&
-        (prices_as_of.empty() || offers.prices_as_of() < prices_as_of)) {
-      prices_as_of = offers.prices_as_of();
-    }
-    source_names.push_back(
-        offers.source().empty() ? path : absl::StrCat(path, " (", offers.source(), ")"));
+    if (absl::Status s = LoadOfferFile(path, resolver, offer_origins, state); !s.ok()) return s;
   }
-
-  // SkyPilot CSVs.
   for (const std::string& spec : sources.skypilot_csv_paths) {
-    const CsvSource csv = ParseCsvSource(spec);
-    if (csv.cloud.empty()) {
-      return absl::InvalidArgumentError(
-          absl::StrCat(spec, ": cannot tell the cloud; use <cloud>=<path>"));
-    }
-    absl::StatusOr<std::string> text = ReadFile(csv.path);
-    if (!text.ok()) return text.status();
-    std::optional<GcpMachines> gcp_machines;
-    if (csv.cloud == "gcp") {
-      absl::StatusOr<GcpMachines> machines = LoadGcpMachines(sources.gcp_machines_path);
-      if (!machines.ok()) return machines.status();
-      gcp_machines = *std::move(machines);
-    }
-    absl::StatusOr<SkyPilotImport> imported = ImportSkyPilotCsv(
-        *text, csv.cloud, csv.path, resolver, gcp_machines ? &*gcp_machines : nullptr);
-    if (!imported.ok()) return imported.status();
-    if (absl::Status s = MergeImported(resolver, imported->offers, /*has_spot_prices=*/true,
-                                       index_by_id, snapshot);
-        !s.ok()) {
-      return s;
-    }
-    source_names.push_back(imported->Report(csv.cloud, csv.path).Summary());
+    if (absl::Status s = LoadSkyPilotCsv(sources, spec, resolver, state); !s.ok()) return s;
   }
-
-  // Provider price files: new offers are added, known ids get fresh prices.
   for (const PriceImportSource& import : sources.price_imports) {
-    PriceImportContext context{&resolver, sources.continents_path, sources.gcp_families_path,
-                               &snapshot.offers()};
-    absl::StatusOr<ImportedOffers> imported = ImportPriceFile(import, context);
-    if (!imported.ok()) return imported.status();
-    if (absl::Status s = MergeImported(resolver, imported->offers, imported->has_spot_prices,
-                                       index_by_id, snapshot);
-        !s.ok()) {
-      return s;
-    }
-    source_names.push_back(imported->report.Summary());
+    if (absl::Status s = LoadPriceImport(sources, import, resolver, state); !s.ok()) return s;
   }
-
-  if (absl::Status s = MergeRefreshed(sources.refreshed_offers_path, resolver, index_by_id,
-                                      snapshot, source_names);
+  if (absl::Status s = MergeRefreshed(sources.refreshed_offers_path, resolver, state.index_by_id,
+                                      state.snapshot, state.source_names);
       !s.ok()) {
     return s;
   }
-
-  // Topology as data: every offer gets its scale-up domain and scale-out
-  // fabric, and the legacy link/fabric fields follow them.
-  {
-    absl::StatusOr<v1::TopologyRules> rules = LoadTopologyRules(sources.topology_path, resolver);
-    if (!rules.ok()) return rules.status();
-    absl::flat_hash_map<std::string, const v1::Gpu*> gpu_by_name;
-    for (const v1::Gpu& gpu : snapshot.gpus()) gpu_by_name.emplace(gpu.name(), &gpu);
-    for (Offer& offer : *snapshot.mutable_offers()) {
-      auto it = gpu_by_name.find(offer.gpu_model());
-      if (it != gpu_by_name.end()) ApplyTopology(*rules, *it->second, offer);
-    }
-    if (!sources.topology_path.empty()) source_names.push_back(sources.topology_path);
-  }
-
-  snapshot.set_source(absl::StrJoin(source_names, "; "));
-  snapshot.set_prices_as_of(prices_as_of);
+  if (absl::Status s = ApplyTopologyFile(sources, resolver, state); !s.ok()) return s;
+  CatalogSnapshot& snapshot = state.snapshot;
+  snapshot.set_source(absl::StrJoin(state.source_names, "; "));
+  snapshot.set_prices_as_of(state.prices_as_of);
   // Whole-snapshot rules (GPU spellings unique, ...): the same check the
   // serving side runs, so a file that loads here is one Create() accepts.
   snapshot.set_version(SnapshotContentHash(snapshot));
@@ -299,7 +320,7 @@ absl::StatusOr<CatalogSnapshot> Load(const CatalogSources& sources,
   }
   // Offers from CSVs and price files come after the offer files: no line.
   offer_origins.resize(static_cast<size_t>(snapshot.offers_size()));
-  return snapshot;
+  return std::move(state.snapshot);
 }
 
 }  // namespace

@@ -298,16 +298,15 @@ absl::StatusOr<int64_t> SkyPilotGpuMemoryPerGpuBytes(absl::string_view gpu_info,
   return PerGpuBytes(**info, accelerator_count, cloud);
 }
 
-absl::StatusOr<SkyPilotImport> ImportSkyPilotCsv(absl::string_view csv, absl::string_view cloud,
-                                                 absl::string_view file_name,
-                                                 const GpuNameResolver& gpus,
-                                                 const GcpMachines* gcp_machines) {
-  absl::StatusOr<std::vector<CsvRecord>> records = ParseCsv(csv, file_name);
-  if (!records.ok()) return records.status();
-  if (records->empty()) {
-    return absl::InvalidArgumentError(absl::StrCat(file_name, ":1: empty file, no header"));
-  }
-  const CsvRecord& header = records->front();
+namespace {
+
+// The columns of a vms.csv header.
+struct Columns {
+  size_t type, name, count, price, region;
+  std::optional<size_t> vcpus, memory, info, spot, zone, hosting;
+};
+
+absl::StatusOr<Columns> ReadHeader(const CsvRecord& header, absl::string_view file_name) {
   absl::flat_hash_map<std::string, size_t> column;
   for (size_t c = 0; c < header.fields.size(); ++c) {
     column.emplace(absl::StripAsciiWhitespace(header.fields[c]), c);
@@ -320,18 +319,58 @@ absl::StatusOr<SkyPilotImport> ImportSkyPilotCsv(absl::string_view csv, absl::st
     }
   }
   auto index_of = [&](const char* name) -> std::optional<size_t> {
-    auto it = column.find(name);
-    return it == column.end() ? std::nullopt : std::optional<size_t>(it->second);
+    return column.contains(name) ? std::optional<size_t>(column[name]) : std::nullopt;
   };
-  const std::optional<size_t> vcpus_col = index_of("vCPUs"), memory_col = index_of("MemoryGiB"),
-                              info_col = index_of("GpuInfo"), spot_col = index_of("SpotPrice"),
-                              zone_col = index_of("AvailabilityZone"),
-                              hosting_col = index_of("HostingType");
-  const size_t type_col = column["InstanceType"], name_col = column["AcceleratorName"],
-               count_col = column["AcceleratorCount"], price_col = column["Price"],
-               region_col = column["Region"];
+  return Columns{column["InstanceType"],     column["AcceleratorName"],
+                 column["AcceleratorCount"], column["Price"],
+                 column["Region"],           index_of("vCPUs"),
+                 index_of("MemoryGiB"),      index_of("GpuInfo"),
+                 index_of("SpotPrice"),      index_of("AvailabilityZone"),
+                 index_of("HostingType")};
+}
 
-  SkyPilotImport result;
+absl::StatusOr<Row> ReadRow(const CsvRecord& record, const Columns& col,
+                            absl::string_view file_name) {
+  Row row;
+  row.line = record.line;
+  const auto& f = record.fields;
+  row.instance_type = std::string(absl::StripAsciiWhitespace(f[col.type]));
+  row.accelerator = std::string(absl::StripAsciiWhitespace(f[col.name]));
+  row.region = CleanRegion(f[col.region]);
+  if (col.zone) row.zone = f[*col.zone];
+  if (col.info) row.gpu_info = f[*col.info];
+  if (col.hosting &&
+      !absl::SimpleAtod(absl::StripAsciiWhitespace(f[*col.hosting]), &row.hosting_type)) {
+    row.hosting_type = 0;
+  }
+  struct {
+    std::optional<size_t> col;
+    const char* name;
+    double* out;
+  } numbers[] = {{col.count, "AcceleratorCount", &row.count},
+                 {col.price, "Price", &row.price},
+                 {col.spot, "SpotPrice", &row.spot},
+                 {col.vcpus, "vCPUs", &row.vcpus},
+                 {col.memory, "MemoryGiB", &row.memory_gib}};
+  for (const auto& number : numbers) {
+    if (!number.col) continue;
+    absl::StatusOr<double> value = ParseNumber(f[*number.col], file_name, row.line, number.name);
+    if (!value.ok()) return value.status();
+    *number.out = *value;
+  }
+  return row;
+}
+
+// Every data row of a vms.csv; a malformed file is an error.
+absl::StatusOr<std::vector<Row>> ReadRows(absl::string_view csv, absl::string_view file_name) {
+  absl::StatusOr<std::vector<CsvRecord>> records = ParseCsv(csv, file_name);
+  if (!records.ok()) return records.status();
+  if (records->empty()) {
+    return absl::InvalidArgumentError(absl::StrCat(file_name, ":1: empty file, no header"));
+  }
+  const CsvRecord& header = records->front();
+  absl::StatusOr<Columns> columns = ReadHeader(header, file_name);
+  if (!columns.ok()) return columns.status();
   std::vector<Row> rows;
   rows.reserve(records->size() - 1);
   for (size_t r = 1; r < records->size(); ++r) {
@@ -341,43 +380,22 @@ absl::StatusOr<SkyPilotImport> ImportSkyPilotCsv(absl::string_view csv, absl::st
                                                      header.fields.size(), " fields, got ",
                                                      record.fields.size()));
     }
-    Row row;
-    row.line = record.line;
-    const auto& f = record.fields;
-    row.instance_type = std::string(absl::StripAsciiWhitespace(f[type_col]));
-    row.accelerator = std::string(absl::StripAsciiWhitespace(f[name_col]));
-    row.region = CleanRegion(f[region_col]);
-    if (zone_col) row.zone = f[*zone_col];
-    if (info_col) row.gpu_info = f[*info_col];
-    if (hosting_col) {
-      double hosting = 0;
-      if (absl::SimpleAtod(absl::StripAsciiWhitespace(f[*hosting_col]), &hosting)) {
-        row.hosting_type = hosting;
-      }
-    }
-    struct {
-      std::optional<size_t> col;
-      const char* name;
-      double* out;
-    } numbers[] = {{count_col, "AcceleratorCount", &row.count},
-                   {price_col, "Price", &row.price},
-                   {spot_col, "SpotPrice", &row.spot},
-                   {vcpus_col, "vCPUs", &row.vcpus},
-                   {memory_col, "MemoryGiB", &row.memory_gib}};
-    for (const auto& number : numbers) {
-      if (!number.col) continue;
-      absl::StatusOr<double> value = ParseNumber(f[*number.col], file_name, row.line, number.name);
-      if (!value.ok()) return value.status();
-      *number.out = *value;
-    }
-    rows.push_back(std::move(row));
+    absl::StatusOr<Row> row = ReadRow(record, *columns, file_name);
+    if (!row.ok()) return row.status();
+    rows.push_back(*std::move(row));
   }
-  result.rows = static_cast<int>(rows.size());
+  return rows;
+}
 
-  // Which rows price a GPU machine on their own, and the GCP pairs.
+// Which rows price a GPU machine on their own, and the GCP pairs; `reason`
+// receives why a row is not one.
+absl::StatusOr<std::vector<Candidate>> SelectCandidates(const std::vector<Row>& rows,
+                                                        absl::string_view cloud,
+                                                        absl::string_view file_name,
+                                                        const GpuNameResolver& gpus,
+                                                        const GcpMachines* gcp_machines,
+                                                        std::vector<std::string>& reason) {
   std::vector<char> paired(rows.size(), 0);
-  std::vector<char> produced(rows.size(), 0);
-  std::vector<std::string> reason(rows.size());
   std::vector<Candidate> candidates;
   const bool gcp = absl::EqualsIgnoreCase(cloud, "gcp");
   if (gcp) {
@@ -406,95 +424,139 @@ absl::StatusOr<SkyPilotImport> ImportSkyPilotCsv(absl::string_view csv, absl::st
     candidates.push_back(Candidate{&row, nullptr, row.instance_type, row.vcpus, row.memory_gib,
                                    row.price, row.spot});
   }
+  return candidates;
+}
 
-  // Candidates -> offers, merged per (instance type, region).
-  absl::flat_hash_map<std::string, size_t> offer_index;  // id -> result.offers index
-  std::vector<std::vector<double>> zone_spots;           // per result.offers index
-  const bool runpod = absl::EqualsIgnoreCase(cloud, "runpod");
-  const bool vast = absl::EqualsIgnoreCase(cloud, "vast");
-  auto index_of_row = [&](const Row* row) { return static_cast<size_t>(row - rows.data()); };
-  auto skip = [&](const Candidate& c, const std::string& why) {
+// Candidates -> offers, merged per (instance type, region).
+struct OfferBuilder {
+  absl::Status Add(const Candidate& c, SkyPilotImport& result);
+  // Spot statistics over the zones, the rows' account, the order.
+  void Finish(SkyPilotImport& result);
+  size_t IndexOf(const Row* row) const { return static_cast<size_t>(row - rows_.data()); }
+  void Skip(const Candidate& c, const std::string& why) {
     for (const Row* row : {c.row, c.host}) {
-      if (row != nullptr && reason[index_of_row(row)].empty()) reason[index_of_row(row)] = why;
+      if (row != nullptr && reason_[IndexOf(row)].empty()) reason_[IndexOf(row)] = why;
     }
-  };
-  auto mark_produced = [&](const Candidate& c) {
-    produced[index_of_row(c.row)] = 1;
-    if (c.host != nullptr) produced[index_of_row(c.host)] = 1;
-  };
-  for (const Candidate& c : candidates) {
-    const Row& row = *c.row;
-    if (row.count != std::floor(row.count)) {
-      skip(c, "fractional GPU count");
-      continue;
-    }
-    std::optional<std::string> canonical = gpus.Canonical(row.accelerator);
-    if (!canonical) {
-      skip(c, absl::StrCat("unknown GPU \"", row.accelerator, "\""));
-      continue;
-    }
-    absl::StatusOr<std::optional<GpuInfo>> info = ParseGpuInfo(row.gpu_info);
-    if (!info.ok()) {
-      return RowError(file_name, row.line, "GpuInfo", info.status().message());
-    }
-    const int64_t memory_per_gpu = info->has_value() ? PerGpuBytes(**info, row.count, cloud) : 0;
-    const std::string hints = absl::StrCat(c.instance_type, " ", row.accelerator, " ",
-                                           info->has_value() ? (*info)->name : "");
-    const std::string model = RefineVariant(gpus, *canonical, memory_per_gpu, hints);
-    const GpuNameResolver::Facts* facts = gpus.FactsOf(model);
-    double spot = c.spot;
-    if (runpod && spot == c.price) spot = 0;  // RunPod copies on-demand into SpotPrice
-    if (c.price <= 0 && spot <= 0) {
-      skip(c, "no price");
-      continue;
-    }
-    const int count = static_cast<int>(row.count);
-    const std::string id = absl::StrCat(cloud, "/", c.instance_type, "/", row.region);
-    auto [it, inserted] = offer_index.emplace(id, result.offers.size());
-    if (!inserted) {
-      // Another zone of the same type and region: the on-demand price is the
-      // region's (the lowest, should zones differ); spot is a statistic
-      // over the zones (below).
-      Offer& offer = result.offers[it->second];
-      auto lowest = [](double a, double b) { return a <= 0 ? b : b <= 0 ? a : std::min(a, b); };
-      offer.set_on_demand_usd_per_hour(lowest(offer.on_demand_usd_per_hour(), c.price));
-      zone_spots[it->second].push_back(spot);
-      mark_produced(c);
-      continue;
-    }
-    zone_spots.push_back({spot});
-    Offer& offer = result.offers.emplace_back();
-    offer.set_id(id);
-    offer.set_provider(std::string(cloud));
-    offer.set_instance_type(c.instance_type);
-    offer.set_region(row.region);
-    offer.set_gpu_model(model);
-    offer.set_gpus_per_node(count);
-    offer.set_nodes(1);
-    if (!vast) {  // Vast's vCPUs/MemoryGiB are fixed placeholders
-      offer.set_vcpus(static_cast<int32_t>(c.vcpus));
-      offer.set_ram_bytes(static_cast<int64_t>(c.memory_gib * 1024 * kMiB));
-    }
-    if (facts != nullptr) SetLink(*facts, count, hints, offer);
-    // The inter-node fabric is data (data/catalog/topology.textproto), applied
-    // when the catalog loads: a bare import is single node.
-    offer.set_max_nodes(1);
-    offer.set_host_tier(HostTierOf(cloud, c.instance_type, row.hosting_type));
-    offer.set_on_demand_usd_per_hour(c.price);
-    offer.set_source(absl::StrCat("skypilot:", file_name, ":", row.line));
-    mark_produced(c);
   }
+  void MarkProduced(const Candidate& c) {
+    produced_[IndexOf(c.row)] = 1;
+    if (c.host != nullptr) produced_[IndexOf(c.host)] = 1;
+  }
+  Offer NewOffer(const Candidate& c, const std::string& id, const std::string& model,
+                 const std::string& hints) const;
 
-  for (size_t o = 0; o < result.offers.size(); ++o) {
-    SetSpotStatistics(std::move(zone_spots[o]), result.offers[o]);
+  const std::vector<Row>& rows_;
+  const absl::string_view cloud_, file_name_;
+  const GpuNameResolver& gpus_;
+  std::vector<std::string>& reason_;
+  std::vector<char> produced_ = std::vector<char>(rows_.size(), 0);
+  absl::flat_hash_map<std::string, size_t> offer_index_;  // id -> result.offers index
+  std::vector<std::vector<double>> zone_spots_;           // per result.offers index
+};
+
+Offer OfferBuilder::NewOffer(const Candidate& c, const std::string& id, const std::string& model,
+                             const std::string& hints) const {
+  const Row& row = *c.row;
+  const int count = static_cast<int>(row.count);
+  Offer offer;
+  offer.set_id(id);
+  offer.set_provider(std::string(cloud_));
+  offer.set_instance_type(c.instance_type);
+  offer.set_region(row.region);
+  offer.set_gpu_model(model);
+  offer.set_gpus_per_node(count);
+  offer.set_nodes(1);
+  if (!absl::EqualsIgnoreCase(cloud_, "vast")) {  // Vast's vCPUs/MemoryGiB are fixed placeholders
+    offer.set_vcpus(static_cast<int32_t>(c.vcpus));
+    offer.set_ram_bytes(static_cast<int64_t>(c.memory_gib * 1024 * kMiB));
   }
-  for (size_t i = 0; i < rows.size(); ++i) {
-    if (produced[i]) continue;
+  if (const GpuNameResolver::Facts* facts = gpus_.FactsOf(model)) {
+    SetLink(*facts, count, hints, offer);
+  }
+  // The inter-node fabric is data (data/catalog/topology.textproto), applied
+  // when the catalog loads: a bare import is single node.
+  offer.set_max_nodes(1);
+  offer.set_host_tier(HostTierOf(cloud_, c.instance_type, row.hosting_type));
+  offer.set_on_demand_usd_per_hour(c.price);
+  offer.set_source(absl::StrCat("skypilot:", file_name_, ":", row.line));
+  return offer;
+}
+
+absl::Status OfferBuilder::Add(const Candidate& c, SkyPilotImport& result) {
+  const Row& row = *c.row;
+  if (row.count != std::floor(row.count)) {
+    Skip(c, "fractional GPU count");
+    return absl::OkStatus();
+  }
+  std::optional<std::string> canonical = gpus_.Canonical(row.accelerator);
+  if (!canonical) {
+    Skip(c, absl::StrCat("unknown GPU \"", row.accelerator, "\""));
+    return absl::OkStatus();
+  }
+  absl::StatusOr<std::optional<GpuInfo>> info = ParseGpuInfo(row.gpu_info);
+  if (!info.ok()) return RowError(file_name_, row.line, "GpuInfo", info.status().message());
+  const int64_t memory_per_gpu = info->has_value() ? PerGpuBytes(**info, row.count, cloud_) : 0;
+  const std::string hints = absl::StrCat(c.instance_type, " ", row.accelerator, " ",
+                                         info->has_value() ? (*info)->name : "");
+  const std::string model = RefineVariant(gpus_, *canonical, memory_per_gpu, hints);
+  double spot = c.spot;
+  if (absl::EqualsIgnoreCase(cloud_, "runpod") && spot == c.price) {
+    spot = 0;  // RunPod copies on-demand into SpotPrice
+  }
+  if (c.price <= 0 && spot <= 0) {
+    Skip(c, "no price");
+    return absl::OkStatus();
+  }
+  const std::string id = absl::StrCat(cloud_, "/", c.instance_type, "/", row.region);
+  auto [it, inserted] = offer_index_.emplace(id, result.offers.size());
+  MarkProduced(c);
+  if (!inserted) {
+    // Another zone of the same type and region: the on-demand price is the
+    // region's (the lowest, should zones differ); spot is a statistic over
+    // the zones (Finish).
+    Offer& offer = result.offers[it->second];
+    auto lowest = [](double a, double b) { return a <= 0 ? b : b <= 0 ? a : std::min(a, b); };
+    offer.set_on_demand_usd_per_hour(lowest(offer.on_demand_usd_per_hour(), c.price));
+    zone_spots_[it->second].push_back(spot);
+    return absl::OkStatus();
+  }
+  zone_spots_.push_back({spot});
+  result.offers.push_back(NewOffer(c, id, model, hints));
+  return absl::OkStatus();
+}
+
+void OfferBuilder::Finish(SkyPilotImport& result) {
+  for (size_t o = 0; o < result.offers.size(); ++o) {
+    SetSpotStatistics(std::move(zone_spots_[o]), result.offers[o]);
+  }
+  for (size_t i = 0; i < rows_.size(); ++i) {
+    if (produced_[i]) continue;
     ++result.skipped_rows;
-    ++result.skipped_by_reason[reason[i].empty() ? "unpriced" : reason[i]];
+    ++result.skipped_by_reason[reason_[i].empty() ? "unpriced" : reason_[i]];
   }
   std::sort(result.offers.begin(), result.offers.end(),
             [](const Offer& a, const Offer& b) { return a.id() < b.id(); });
+}
+
+}  // namespace
+
+absl::StatusOr<SkyPilotImport> ImportSkyPilotCsv(absl::string_view csv, absl::string_view cloud,
+                                                 absl::string_view file_name,
+                                                 const GpuNameResolver& gpus,
+                                                 const GcpMachines* gcp_machines) {
+  absl::StatusOr<std::vector<Row>> rows = ReadRows(csv, file_name);
+  if (!rows.ok()) return rows.status();
+  SkyPilotImport result;
+  result.rows = static_cast<int>(rows->size());
+  std::vector<std::string> reason(rows->size());
+  absl::StatusOr<std::vector<Candidate>> candidates =
+      SelectCandidates(*rows, cloud, file_name, gpus, gcp_machines, reason);
+  if (!candidates.ok()) return candidates.status();
+  OfferBuilder builder{*rows, cloud, file_name, gpus, reason};
+  for (const Candidate& c : *candidates) {
+    if (absl::Status s = builder.Add(c, result); !s.ok()) return s;
+  }
+  builder.Finish(result);
   return result;
 }
 

@@ -13,10 +13,13 @@
 // Prints "refresher listening metrics=HOST:PORT" once serving; --once
 // refreshes every source one time and exits (0 = all published).
 
+#include <unistd.h>
+
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
 #include <filesystem>
+#include <functional>
 #include <memory>
 #include <string>
 
@@ -48,6 +51,9 @@ ABSL_FLAG(std::string, ca_file, "", "Extra CA bundle for the sources (a test ser
 ABSL_FLAG(std::string, host, "127.0.0.1", "Address /metrics listens on.");
 ABSL_FLAG(int, metrics_port, 9464, "Port of /metrics (0 = any).");
 ABSL_FLAG(bool, once, false, "Refresh every source once and exit.");
+ABSL_FLAG(std::string, writer_host, "",
+          "Refresh only on the host of this name (a sidecar in every pod of the catalog "
+          "StatefulSet: the writer's refreshes, the others stay idle); empty = always.");
 
 namespace {
 
@@ -71,70 +77,68 @@ gpuadvisor::refresher::PublishFn ReloadVia(const std::string& address, const std
   };
 }
 
-int Run() {
+// The configuration, the curated catalog (GPU names, machine shapes) and the
+// options of the Refresher; an error message for a bad start.
+struct Setup {
   gpuadvisor::refresher::RefresherConfig config;
-  if (absl::Status s = gpuadvisor::LoadTextProtoFile(absl::GetFlag(FLAGS_config), &config);
+  gpuadvisor::catalog::v1::CatalogSnapshot curated;
+  std::unique_ptr<gpuadvisor::catalog::GpuNameResolver> gpus;
+  gpuadvisor::refresher::RefresherOptions options;
+  std::string token;
+};
+
+absl::Status LoadSetup(gpuadvisor::Metrics& metrics, Setup& setup) {
+  if (absl::Status s = gpuadvisor::LoadTextProtoFile(absl::GetFlag(FLAGS_config), &setup.config);
       !s.ok()) {
-    std::fprintf(stderr, "refresher: %s\n", std::string(s.message()).c_str());
-    return 2;
+    return s;
   }
   const std::string data_dir = absl::GetFlag(FLAGS_data_dir);
   absl::StatusOr<gpuadvisor::catalog::v1::CatalogSnapshot> curated =
       gpuadvisor::catalog::LoadCatalogSnapshot(
           gpuadvisor::catalog::CatalogSourcesFor(data_dir, "", ""));
-  if (!curated.ok()) {
-    std::fprintf(stderr, "refresher: %s\n", std::string(curated.status().message()).c_str());
-    return 2;
-  }
-  const gpuadvisor::catalog::GpuNameResolver gpus(curated->gpus());
+  if (!curated.ok()) return curated.status();
+  setup.curated = *std::move(curated);
+  setup.gpus = std::make_unique<gpuadvisor::catalog::GpuNameResolver>(setup.curated.gpus());
   const std::string output = absl::GetFlag(FLAGS_output);
-  if (output.empty()) {
-    std::fprintf(stderr, "refresher: --output is required\n");
-    return 2;
-  }
-  gpuadvisor::Metrics metrics("refresher");
-  gpuadvisor::refresher::RefresherOptions options;
+  if (output.empty()) return absl::InvalidArgumentError("--output is required");
+  gpuadvisor::refresher::RefresherOptions& options = setup.options;
   options.output_path = output;
   options.on_write_failed =
       gpuadvisor::WriteFailureCounter(metrics.registry(), "refresher", "refreshed_offers");
   const std::filesystem::path parent = std::filesystem::path(output).parent_path();
   options.scratch_dir = parent.empty() ? std::string(".") : parent.string();
   options.ca_file = absl::GetFlag(FLAGS_ca_file);
-  options.import = {
-      &gpus, &curated->offers(), absl::StrCat(data_dir, "/catalog/country_continents.csv"),
-      absl::StrCat(data_dir, "/catalog/gcp_billing_families.csv"), options.scratch_dir};
+  options.import = {setup.gpus.get(), &setup.curated.offers(),
+                    absl::StrCat(data_dir, "/catalog/country_continents.csv"),
+                    absl::StrCat(data_dir, "/catalog/gcp_billing_families.csv"),
+                    options.scratch_dir};
   absl::StatusOr<std::string> token =
       gpuadvisor::ReadAdminToken(absl::GetFlag(FLAGS_admin_token_file), "GPUADVISOR_ADMIN_TOKEN");
-  if (!token.ok()) {
-    std::fprintf(stderr, "refresher: %s\n", std::string(token.status().message()).c_str());
-    return 2;
+  if (!token.ok()) return token.status();
+  setup.token = *std::move(token);
+  return absl::OkStatus();
+}
+
+void PrintStates(const Refresher& refresher, FILE* to) {
+  for (const auto& s : refresher.States()) {
+    std::fprintf(to, "%s%s: %s%s%s\n", to == stderr ? "refresher: " : "", s.name.c_str(),
+                 s.result.c_str(), s.reason.empty() ? "" : ": ", s.reason.c_str());
   }
-  Refresher refresher(std::move(config), std::move(options), gpuadvisor::refresher::Fetch,
-                      ReloadVia(absl::GetFlag(FLAGS_catalog_address), *token));
-  std::string states_path = absl::GetFlag(FLAGS_states_json);
-  if (states_path.empty()) states_path = absl::StrCat(output, ".sources.json");
-  auto states_failed =
-      gpuadvisor::WriteFailureCounter(metrics.registry(), "refresher", "source_states");
-  auto write_states = [&] {
-    absl::Status s =
-        gpuadvisor::WriteFileAtomically(states_path, refresher.StatesJson(absl::Now()));
-    if (!s.ok()) {
-      std::fprintf(stderr, "refresher: cannot write %s: %s\n", states_path.c_str(),
-                   std::string(s.message()).c_str());
-      states_failed(s);
-    }
-  };
-  if (absl::GetFlag(FLAGS_once)) {
-    refresher.RefreshDue(absl::Now());
-    write_states();
-    int failed = 0;
-    for (const auto& s : refresher.States()) {
-      std::printf("%s: %s%s%s\n", s.name.c_str(), s.result.c_str(), s.reason.empty() ? "" : ": ",
-                  s.reason.c_str());
-      if (!s.reason.empty()) ++failed;
-    }
-    return failed == 0 ? 0 : 1;
-  }
+}
+
+// --once: every source one time; 0 when every one published.
+int RunOnce(Refresher& refresher, const std::function<void()>& write_states) {
+  refresher.RefreshDue(absl::Now());
+  write_states();
+  PrintStates(refresher, stdout);
+  int failed = 0;
+  for (const auto& s : refresher.States()) failed += s.reason.empty() ? 0 : 1;
+  return failed == 0 ? 0 : 1;
+}
+
+// Serves /metrics and refreshes every source when due, until SIGTERM.
+int RunForever(gpuadvisor::Metrics& metrics, Refresher& refresher,
+               const std::function<void()>& write_states) {
   metrics.AddCollectable(
       std::make_shared<gpuadvisor::refresher::SourceMetrics>(&refresher, absl::Now()));
   const std::string host = absl::GetFlag(FLAGS_host);
@@ -149,15 +153,55 @@ int Run() {
   for (;;) {
     if (refresher.RefreshDue(absl::Now()) > 0) {
       write_states();
-      for (const auto& s : refresher.States()) {
-        std::fprintf(stderr, "refresher: %s: %s%s%s\n", s.name.c_str(), s.result.c_str(),
-                     s.reason.empty() ? "" : ": ", s.reason.c_str());
-      }
+      PrintStates(refresher, stderr);
     }
     const double wait =
         std::clamp(absl::ToDoubleSeconds(refresher.NextDue() - absl::Now()), 0.05, 1.0);
     if (gpuadvisor::WaitForTerminationSignal(wait) != 0) return 0;
   }
+}
+
+// A sidecar beside a catalog follower (Kubernetes: every pod of the
+// StatefulSet has one) stays idle: only the writer's refresher refreshes.
+bool IdleOffWriter() {
+  const std::string writer = absl::GetFlag(FLAGS_writer_host);
+  if (writer.empty()) return false;
+  char name[256] = {};
+  if (gethostname(name, sizeof(name) - 1) != 0 || writer == name) return false;
+  std::printf("refresher idle: this host (%s) is not the writer (%s)\n", name, writer.c_str());
+  std::fflush(stdout);
+  while (gpuadvisor::WaitForTerminationSignal(3600) == 0) {
+  }
+  return true;
+}
+
+int Run() {
+  if (IdleOffWriter()) return 0;
+  gpuadvisor::Metrics metrics("refresher");
+  Setup setup;
+  if (absl::Status s = LoadSetup(metrics, setup); !s.ok()) {
+    std::fprintf(stderr, "refresher: %s\n", std::string(s.message()).c_str());
+    return 2;
+  }
+  const std::string output = setup.options.output_path;
+  Refresher refresher(std::move(setup.config), std::move(setup.options),
+                      gpuadvisor::refresher::Fetch,
+                      ReloadVia(absl::GetFlag(FLAGS_catalog_address), setup.token));
+  std::string states_path = absl::GetFlag(FLAGS_states_json);
+  if (states_path.empty()) states_path = absl::StrCat(output, ".sources.json");
+  auto states_failed =
+      gpuadvisor::WriteFailureCounter(metrics.registry(), "refresher", "source_states");
+  auto write_states = [&] {
+    absl::Status s =
+        gpuadvisor::WriteFileAtomically(states_path, refresher.StatesJson(absl::Now()));
+    if (!s.ok()) {
+      std::fprintf(stderr, "refresher: cannot write %s: %s\n", states_path.c_str(),
+                   std::string(s.message()).c_str());
+      states_failed(s);
+    }
+  };
+  if (absl::GetFlag(FLAGS_once)) return RunOnce(refresher, write_states);
+  return RunForever(metrics, refresher, write_states);
 }
 
 }  // namespace

@@ -8,6 +8,7 @@
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
+#include "absl/strings/str_split.h"
 #include "absl/strings/strip.h"
 #include "common/io/json_quote.h"
 #include "common/io/text_proto.h"
@@ -32,7 +33,12 @@ absl::StatusOr<std::string> ReadKey(const RefreshSource& source) {
     return absl::FailedPreconditionError(
         absl::StrCat(source.name(), ": api_key_file ", source.api_key_file(), " cannot be read"));
   }
-  return std::string(absl::StripAsciiWhitespace(*key));
+  std::string text(absl::StripAsciiWhitespace(*key));
+  if (text.empty()) {
+    return absl::FailedPreconditionError(
+        absl::StrCat(source.name(), ": api_key_file ", source.api_key_file(), " is empty"));
+  }
+  return text;
 }
 
 // Every published offer names its source and when it was fetched (for a
@@ -48,11 +54,50 @@ void Stamp(const RefreshSource& source, absl::Time now, std::vector<Offer>& offe
   }
 }
 
+// "https://host:443/a?b" -> "https://host": where a page link may lead.
+std::string Origin(const std::string& url) {
+  const size_t scheme = url.find("://");
+  if (scheme == std::string::npos) return "";
+  const size_t end = url.find_first_of("/?#", scheme + 3);
+  std::string origin = absl::AsciiStrToLower(url.substr(0, end));
+  for (const char* port : {"https://|:443", "http://|:80"}) {
+    const std::vector<std::string> p = absl::StrSplit(port, '|');
+    if (absl::StartsWith(origin, p[0]) && absl::EndsWith(origin, p[1])) {
+      origin.resize(origin.size() - p[1].size());
+    }
+  }
+  return origin;
+}
+
 }  // namespace
+
+// The next page of a paged source, "" at the last page: GCP's
+// `nextPageToken` (sent back as pageToken on the first URL) or Azure's
+// `NextPageLink` (a whole URL, followed only on the source's own origin).
+absl::StatusOr<std::string> NextPage(const std::string& first_url, const std::string& page_url,
+                                     const std::string& body) {
+  absl::StatusOr<catalog::json::Value> doc = catalog::json::Parse(body, page_url);
+  if (!doc.ok()) return std::string();  // the importer reports a body that is not JSON
+  if (const std::string token = catalog::json::String(*doc, "nextPageToken"); !token.empty()) {
+    return WithParam(first_url, "pageToken", token);
+  }
+  const std::string link = catalog::json::String(*doc, "NextPageLink");
+  if (link.empty()) return std::string();
+  if (Origin(link) != Origin(first_url)) {
+    return absl::FailedPreconditionError(absl::StrCat(
+        RedactUrl(page_url), ": NextPageLink ", RedactUrl(link), " leaves the source's origin"));
+  }
+  return link;
+}
 
 Refresher::Refresher(RefresherConfig config, RefresherOptions options, FetchFn fetch,
                      PublishFn publish)
     : options_(std::move(options)), fetch_(std::move(fetch)), publish_(std::move(publish)) {
+  bounds_ = options_.bounds;
+  if (config.min_usd_per_gpu_hour() > 0)
+    bounds_.min_usd_per_gpu_hour = config.min_usd_per_gpu_hour();
+  if (config.max_usd_per_gpu_hour() > 0)
+    bounds_.max_usd_per_gpu_hour = config.max_usd_per_gpu_hour();
   for (RefreshSource& s : *config.mutable_sources()) {
     auto source = std::make_unique<Source>();
     source->state.name = s.name();
@@ -118,18 +163,22 @@ absl::StatusOr<std::vector<std::string>> Refresher::FetchPages(Source& source,
     if (!r.ok()) return r.status();
     if (r->not_modified && cached != source.validators.end()) {
       bodies.push_back(cached->second.body);
+      source.pending[page_url] = cached->second;
     } else {
+      ++source.modified_pages;
       bodies.push_back(r->body);
-      if (!r->etag.empty() || !r->last_modified.empty()) source.validators[page_url] = *r;
+      if (!r->etag.empty() || !r->last_modified.empty()) source.pending[page_url] = *r;
     }
     if (source.config.max_pages() == 0) break;
-    absl::StatusOr<catalog::json::Value> doc = catalog::json::Parse(bodies.back(), page_url);
-    if (!doc.ok()) break;  // the importer reports a body that is not JSON
-    const std::string token = catalog::json::String(*doc, "nextPageToken");
-    if (token.empty()) break;
-    page_url = WithParam(url, "pageToken", token);
+    absl::StatusOr<std::string> next = NextPage(url, page_url, bodies.back());
+    if (!next.ok()) return next.status();
+    if (next->empty()) return bodies;
+    page_url = *std::move(next);
   }
-  return bodies;
+  if (source.config.max_pages() == 0) return bodies;
+  // More pages than allowed: the copy would be partial.
+  return absl::FailedPreconditionError(
+      absl::StrCat(RedactUrl(url), ": more than ", pages, " pages (max_pages); nothing published"));
 }
 
 absl::StatusOr<std::vector<std::string>> Refresher::FetchAll(Source& source) {
@@ -165,13 +214,23 @@ void Refresher::RunRefresh(Source& source, absl::Time now) {
     state.result = result;
     state.reason = std::string(why.message());
   };
+  source.pending.clear();
+  source.modified_pages = 0;
   absl::StatusOr<std::vector<std::string>> bodies = FetchAll(source);
   if (!bodies.ok()) return fail("fetch failed", bodies.status());
+  if (source.modified_pages == 0 && !source.good.empty()) {
+    // Every page a 304 against the copy serving: the source confirms it; no
+    // import, no reload. The source's age restarts; the offers keep the
+    // time they were fetched.
+    state.last_success_unix = absl::ToUnixSeconds(now);
+    state.result = "not modified";
+    state.reason.clear();
+    return;
+  }
   absl::StatusOr<ImportedCopy> copy = ImportBodies(source.config, *bodies, options_.import);
   if (!copy.ok()) return fail("import failed", copy.status());
   state.rows = copy->rows;
-  if (absl::Status s = GuardCopy(source.config, source.good, copy->offers, options_.bounds);
-      !s.ok()) {
+  if (absl::Status s = GuardCopy(source.config, source.good, copy->offers, bounds_); !s.ok()) {
     return fail("held back", s);
   }
   Stamp(source.config, now, copy->offers);
@@ -181,6 +240,8 @@ void Refresher::RunRefresh(Source& source, absl::Time now) {
     source.good = std::move(previous);
     return fail("rejected by the catalog", s);
   }
+  source.validators = std::move(source.pending);
+  source.pending.clear();
   state.last_success_unix = absl::ToUnixSeconds(now);
   state.offers = static_cast<int>(source.good.size());
   state.result = "ok";

@@ -38,6 +38,12 @@ namespace gpuadvisor::refresher {
 // 3600 s (vast search.json: ...)"); its as_of is the fetch date.
 inline constexpr char kRefreshSourcePrefix[] = "refresh ";
 
+// The next page of a paged source, "" at the last one: GCP's nextPageToken
+// (as pageToken on `first_url`) or Azure's NextPageLink, which must stay on
+// `first_url`'s origin (kFailedPrecondition otherwise).
+absl::StatusOr<std::string> NextPage(const std::string& first_url, const std::string& page_url,
+                                     const std::string& body);
+
 // What people see of a source (metrics, `gpu-advisor sources`, JSON).
 struct SourceState {
   std::string name;
@@ -66,7 +72,7 @@ struct RefresherOptions {
   std::function<void(const absl::Status&)> on_write_failed = nullptr;
   std::string ca_file;   // extra CA bundle for every fetch (tests)
   ImportContext import;  // gpus, known offers, data tables
-  PriceBounds bounds;
+  PriceBounds bounds;    // the config's min/max_usd_per_gpu_hour override these
 };
 
 class Refresher {
@@ -89,7 +95,11 @@ class Refresher {
     RefreshSource config;
     SourceState state;
     std::vector<catalog::v1::Offer> good;           // the copy serving
-    std::map<std::string, FetchResult> validators;  // url -> last 200 (etag, body)
+    // url -> the 200 (etag, body) of the copy serving: a 304 against these
+    // means the source still publishes the copy serving.
+    std::map<std::string, FetchResult> validators;
+    std::map<std::string, FetchResult> pending;  // this refresh's 200s, kept once published
+    int modified_pages = 0;                      // this refresh's pages that were not a 304
     absl::Time next_due = absl::InfinitePast();
   };
   void RunRefresh(Source& source, absl::Time now) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
@@ -104,6 +114,7 @@ class Refresher {
   void PublishStates() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
 
   const RefresherOptions options_;
+  PriceBounds bounds_;  // options_.bounds, or the config's when set
   const FetchFn fetch_;
   const PublishFn publish_;
   mutable absl::Mutex mu_;

@@ -5,11 +5,13 @@
 #include <filesystem>
 
 #include "absl/container/flat_hash_map.h"
+#include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "common/io/durable_file.h"
 #include "services/catalog/import/price_import.h"
 #include "services/catalog/skypilot_import.h"
+#include "services/refresher/zip_archive.h"
 
 namespace gpuadvisor::refresher {
 namespace {
@@ -37,32 +39,95 @@ absl::StatusOr<ImportedCopy> ImportSkyPilot(const RefreshSource& source,
   return copy;
 }
 
+// Formats whose pages are one import: the items of every page together.
+bool PagedFormat(const std::string& format) {
+  return format == "gcp-billing" || format == "azure-retail" || format == "oci-price-list";
+}
+
+// A format without spot prices (AWS, OCI lists) must not clear the spot
+// price the catalog has: the published offer carries the known one.
+void KeepKnownSpot(const ImportContext& context, std::vector<Offer>& offers) {
+  if (context.known_offers == nullptr) return;
+  absl::flat_hash_map<std::string, const Offer*> known;
+  for (const Offer& o : *context.known_offers) known.emplace(o.id(), &o);
+  for (Offer& o : offers) {
+    auto it = known.find(o.id());
+    if (it == known.end()) continue;
+    o.set_spot_usd_per_hour(it->second->spot_usd_per_hour());
+    o.set_spot_min_usd_per_hour(it->second->spot_min_usd_per_hour());
+    o.set_spot_max_usd_per_hour(it->second->spot_max_usd_per_hour());
+    o.set_spot_zones(it->second->spot_zones());
+  }
+}
+
+// One file through the catalog's price importers (they read files).
+absl::Status ImportFile(const RefreshSource& source, const std::string& format,
+                        const std::string& provider, const std::string& body, size_t i,
+                        const ImportContext& context, ImportedCopy& copy) {
+  catalog::PriceImportContext price_context{context.gpus, context.continents_path,
+                                            context.gcp_families_path, context.known_offers};
+  const std::string path = absl::StrCat(context.scratch_dir, "/", source.name(), ".", i,
+                                        format == "gpuhunt" ? ".csv" : ".json");
+  if (absl::Status s = WriteFileDurably(path, body); !s.ok()) return s;
+  catalog::PriceImportSource import{format, path, provider};
+  absl::StatusOr<catalog::ImportedOffers> imported =
+      catalog::ImportPriceFile(import, price_context);
+  std::filesystem::remove(path);
+  if (!imported.ok()) {
+    return absl::InvalidArgumentError(
+        absl::StrCat(source.name(), " body ", i, ": ", imported.status().message()));
+  }
+  Add(imported->report, copy.rows);
+  if (!imported->has_spot_prices) KeepKnownSpot(context, imported->offers);
+  for (Offer& o : imported->offers) copy.offers.push_back(std::move(o));
+  return absl::OkStatus();
+}
+
 absl::StatusOr<ImportedCopy> ImportFiles(const RefreshSource& source,
                                          const std::vector<std::string>& bodies,
                                          const ImportContext& context) {
   ImportedCopy copy;
-  catalog::PriceImportContext price_context{context.gpus, context.continents_path,
-                                            context.gcp_families_path, context.known_offers};
-  // GCP billing pages are one import: the SKUs of every page together.
   std::vector<std::string> files = bodies;
-  if (source.format() == "gcp-billing" && bodies.size() > 1) {
+  if (PagedFormat(source.format()) && bodies.size() > 1) {
     files = {absl::StrCat("[", absl::StrJoin(bodies, ","), "]")};
   }
   for (size_t i = 0; i < files.size(); ++i) {
-    // The importers read files; the provider is the file's base name for gpuhunt.
-    const std::string path = absl::StrCat(context.scratch_dir, "/", source.name(), ".", i,
-                                          source.format() == "gpuhunt" ? ".csv" : ".json");
-    if (absl::Status s = WriteFileDurably(path, files[i]); !s.ok()) return s;
-    catalog::PriceImportSource import{source.format(), path, source.provider()};
-    absl::StatusOr<catalog::ImportedOffers> imported =
-        catalog::ImportPriceFile(import, price_context);
-    std::filesystem::remove(path);
-    if (!imported.ok()) {
-      return absl::InvalidArgumentError(
-          absl::StrCat(source.name(), " body ", i, ": ", imported.status().message()));
+    if (absl::Status s =
+            ImportFile(source, source.format(), source.provider(), files[i], i, context, copy);
+        !s.ok()) {
+      return s;
     }
-    Add(imported->report, copy.rows);
-    for (Offer& o : imported->offers) copy.offers.push_back(std::move(o));
+  }
+  return copy;
+}
+
+// gpuhunt's published catalog.zip: every <provider>.csv member (or only
+// `provider`'s when set) through the gpuhunt importer; the member's base
+// name is the provider.
+absl::StatusOr<ImportedCopy> ImportGpuhuntZips(const RefreshSource& source,
+                                               const std::vector<std::string>& bodies,
+                                               const ImportContext& context) {
+  ImportedCopy copy;
+  const int64_t limit = source.max_bytes() > 0 ? source.max_bytes() * 8 : (512ll << 20);
+  size_t file = 0;
+  for (size_t i = 0; i < bodies.size(); ++i) {
+    absl::StatusOr<std::vector<ZipMember>> members =
+        ReadZip(bodies[i], absl::StrCat(source.name(), " body ", i), limit);
+    if (!members.ok()) return members.status();
+    for (const ZipMember& m : *members) {
+      std::string provider = std::filesystem::path(m.name).stem().string();
+      if (!absl::EndsWith(m.name, ".csv")) continue;
+      if (!source.provider().empty() && provider != source.provider()) continue;
+      if (absl::Status s = ImportFile(source, "gpuhunt", provider, m.data, file++, context, copy);
+          !s.ok()) {
+        return s;
+      }
+    }
+  }
+  if (file == 0) {
+    return absl::InvalidArgumentError(
+        absl::StrCat(source.name(), ": no ", source.provider().empty() ? "" : source.provider(),
+                     ".csv member in the archive"));
   }
   return copy;
 }
@@ -75,8 +140,11 @@ absl::StatusOr<ImportedCopy> ImportBodies(const RefreshSource& source,
   absl::StatusOr<ImportedCopy> copy;
   if (source.format() == "skypilot") {
     copy = ImportSkyPilot(source, bodies, context);
+  } else if (source.format() == "gpuhunt-zip") {
+    copy = ImportGpuhuntZips(source, bodies, context);
   } else if (source.format() == "vast" || source.format() == "gcp-billing" ||
-             source.format() == "aws-price-list" || source.format() == "gpuhunt") {
+             source.format() == "aws-price-list" || source.format() == "gpuhunt" ||
+             source.format() == "azure-retail" || source.format() == "oci-price-list") {
     copy = ImportFiles(source, bodies, context);
   } else {
     return absl::InvalidArgumentError(

@@ -2,11 +2,15 @@
 # The refresher end to end (docs/catalog.md "Refresh"): a local HTTPS server
 # (tests/refresh/replay_server.py, a throwaway CA made with openssl) replays
 # real recorded files of ../shared/fixtures (Vast's offer search, SkyPilot's
-# Lambda vms.csv); the refresher fetches them over verified TLS, the catalog
-# writer reloads, and the gateway answers. Then every fault in turn
-# (timeout, HTTP 500, a truncated body, a changed schema, every price x10, an
-# empty page) must keep the last good copy serving (the same answer, the
-# same price) with a growing age and a visible reason; and a real Prometheus
+# Lambda vms.csv) and the sample pages of tests/data (Azure Retail Prices,
+# two pages through NextPageLink; OCI's price list; gpuhunt's catalog.zip);
+# the refresher fetches them over verified TLS, the catalog writer reloads,
+# and the gateway answers. Conditional requests (304), a retry after a 503
+# and https_proxy from the environment are checked on the wire. Then every
+# fault in turn (timeout, HTTP 500, a truncated body, a changed schema, every
+# price x10, an empty page) must keep the last good copy serving (the same
+# answer, the same price) with a growing age and a visible reason, for every
+# source; and a real Prometheus
 # with deploy/prometheus/rules.yml fires GpuAdvisorSourceStale when a source
 # passes its budget. Fixtures missing: skipped locally, a failure when
 # CI=true. Bounded (about 60-90 s) and self-cleaning.
@@ -31,7 +35,7 @@ fi
 # shellcheck source=deploy/local/stack.sh
 source "$ROOT/deploy/local/stack.sh"
 TMP=$(mktemp -d /tmp/gpu-advisor-refresh.XXXXXX)
-REPLAY_PID="" REFRESHER_PID="" PROM_PID=""
+REPLAY_PID="" REFRESHER_PID="" PROM_PID="" PROXY_PID=""
 stop_pid() {
   [[ -n "$1" ]] || return 0
   kill -TERM "$1" 2>/dev/null || true
@@ -40,7 +44,7 @@ stop_pid() {
   wait "$1" 2>/dev/null || true
 }
 cleanup() {
-  stop_pid "$PROM_PID"; stop_pid "$REFRESHER_PID"; stop_pid "$REPLAY_PID"
+  stop_pid "$PROM_PID"; stop_pid "$REFRESHER_PID"; stop_pid "$REPLAY_PID"; stop_pid "$PROXY_PID"
   stack_stop
   rm -rf "$TMP"
 }
@@ -69,6 +73,11 @@ bash "$ROOT/tests/testing/make_certs.sh" "$TMP/certs"
 mkdir -p "$TMP/replay" "$TMP/out"
 cp "$FIX/vast/vastai-search-offers.excerpt.json" "$TMP/replay/vast.json"
 cp "$FIX/skypilot-catalog/catalogs/v8/lambda/vms.csv" "$TMP/replay/lambda.csv"
+mkdir -p "$TMP/replay/api/retail"
+cp "$ROOT/tests/data/azure-retail/prices.json" "$TMP/replay/api/retail/prices"
+cp "$ROOT/tests/data/azure-retail/prices.skip100.json" "$TMP/replay/api/retail/prices.skip100.json"
+cp "$ROOT/tests/data/oci-price-list/products.json" "$TMP/replay/oci.json"
+cp "$ROOT/tests/data/gpuhunt/catalog.zip" "$TMP/replay/gpuhunt.zip"
 echo '{}' >"$TMP/replay/modes.json"
 "$PY" "$ROOT/tests/refresh/replay_server.py" "$TMP/replay" "$TMP/certs/server.pem" \
   "$TMP/certs/server.key" >"$TMP/replay.out" 2>"$TMP/replay.log" &
@@ -83,7 +92,11 @@ else
   pass "replay server on $BASE (self-signed CA: unverified clients refused)"
 fi
 
-mode() { echo "{\"$1\": \"$2\"}" >"$TMP/replay/modes.json"; }
+mode() {  # path mode [path mode ...]: every other path is "ok"
+  local json="" sep=""
+  while [[ $# -ge 2 ]]; do json+="$sep\"$1\": \"$2\""; sep=", "; shift 2; done
+  echo "{$json}" >"$TMP/replay/modes.json"
+}
 
 # --- the stack with the catalog reading the refresher's file ---------------------
 echo "refresh-test-token" >"$TMP/token"
@@ -98,6 +111,19 @@ sources {
 }
 sources {
   name: "lambda-replay" format: "skypilot" provider: "lambda" urls: "$BASE/lambda.csv"
+  interval_seconds: 2 stale_after_seconds: 12 timeout_seconds: 2 retries: 1
+}
+sources {
+  name: "azure-replay" format: "azure-retail"
+  urls: "$BASE/api/retail/prices?\$filter=serviceName%20eq%20%27Virtual%20Machines%27"
+  max_pages: 5 interval_seconds: 2 stale_after_seconds: 12 timeout_seconds: 2 retries: 1
+}
+sources {
+  name: "oci-replay" format: "oci-price-list" urls: "$BASE/oci.json"
+  interval_seconds: 2 stale_after_seconds: 12 timeout_seconds: 2 retries: 1
+}
+sources {
+  name: "gpuhunt-replay" format: "gpuhunt-zip" provider: "lambdalabs" urls: "$BASE/gpuhunt.zip"
   interval_seconds: 2 stale_after_seconds: 12 timeout_seconds: 2 retries: 1
 }
 CONF
@@ -117,17 +143,22 @@ s=[x for x in json.load(open(sys.argv[1]))["sources"] if x["name"]==sys.argv[2]]
 print(s[sys.argv[3]])' "$STATES" "$1" "$2" 2>/dev/null
 }
 wait_result() {  # source result-substring after-unix -> 0 when an attempt after it has it
-  local i
-  for i in $(seq 1 200); do  # 20 s
-    if [[ "$(state "$1" last_attempt_unix)" -gt "$3" ]] && [[ "$(state "$1" result)" == *"$2"* ]]; then
+  # ("ok" also accepts "not modified": a 304 confirming the copy serving)
+  local i r
+  for i in $(seq 1 300); do  # 30 s
+    r=$(state "$1" result)
+    if [[ "$(state "$1" last_attempt_unix)" -gt "$3" ]] &&
+       [[ "$r" == *"$2"* || ( "$2" == ok && "$r" == "not modified" ) ]]; then
       return 0
     fi
     sleep 0.1
   done
   return 1
 }
-if wait_result vast-replay ok 0 && wait_result lambda-replay ok 0; then
-  pass "first refresh: vast-replay $(state vast-replay offers) offers, lambda-replay $(state lambda-replay offers) offers, published"
+NEW_SOURCES=(azure-replay oci-replay gpuhunt-replay)
+if wait_result vast-replay ok 0 && wait_result lambda-replay ok 0 &&
+   wait_result azure-replay ok 0 && wait_result oci-replay ok 0 && wait_result gpuhunt-replay ok 0; then
+  pass "first refresh published: $(for s in vast-replay lambda-replay "${NEW_SOURCES[@]}"; do printf '%s=%s ' "$s" "$(state "$s" offers)"; done)"
 else
   fail "first refresh" "$(cat "$STATES" 2>/dev/null)"; finish
 fi
@@ -153,6 +184,69 @@ else
   fail "refreshed offers in the gateway's answer" "$GOOD $(cat "$TMP/cli.err")"
 fi
 GOOD_PRICE=$(cut -d' ' -f1,2 <<<"$GOOD")
+
+# Azure: both pages (NextPageLink) imported; the refreshed price in the answer.
+if [[ "$(state azure-replay offers)" -eq 6 ]] &&
+   grep -q '^/api/retail/prices?.*skip=100 inm=.* status=200' "$TMP/replay/requests.log"; then
+  pass "azure-replay: two pages through NextPageLink, 6 offers"
+else
+  fail "azure-replay pages" "$(cat "$STATES")"
+fi
+azure_answer() {
+  "$CLI" recommend --gateway="$GATEWAY_ADDR" --model=llama-2-7b --task=lora --gpu=A100-80GB-PCIE \
+    --train_tokens=10M --seq_len=1024 --providers=azure --max_results=1 --json 2>>"$TMP/cli.err" |
+    "$PY" -c 'import json,sys
+o=json.load(sys.stdin)["recommendations"][0]["offer"]
+print(o["id"], o.get("source", "").replace(" ", "_"))'
+}
+AZ=$(azure_answer 2>/dev/null || true)
+if [[ "$AZ" == azure/*refresh_azure-replay* ]]; then
+  pass "the gateway answers with the Azure Retail price: $AZ"
+else
+  fail "Azure Retail price in the answer" "$AZ $(tail -3 "$TMP/cli.err")"
+fi
+
+# Conditional requests: a later refresh sends the ETag and gets 304.
+for _ in $(seq 1 50); do
+  grep -q '^/oci.json inm="[0-9a-f]*" status=304' "$TMP/replay/requests.log" && break
+  sleep 0.1
+done
+if grep -q '^/oci.json inm="[0-9a-f]*" status=304' "$TMP/replay/requests.log"; then
+  pass "conditional request: If-None-Match sent, 304 reuses the last body"
+else
+  fail "no 304 for a conditional request" "$(grep oci "$TMP/replay/requests.log" | tail -5)"
+fi
+
+# Retries with backoff: a 503 on every first attempt is retried and published.
+now=$(date +%s)
+mode /oci.json flaky
+if wait_result oci-replay ok "$now" && [[ -z "$(state oci-replay reason)" ]] &&
+   grep "^/oci.json " "$TMP/replay/requests.log" | grep -A1 "status=503" | grep -q "status=[23]0[04]"; then
+  pass "a 503 is retried (backoff) and the next attempt succeeds: oci-replay $(state oci-replay result)"
+else
+  fail "retry after 503" "$(tail -5 "$TMP/replay/requests.log") $(cat "$STATES")"
+fi
+mode /oci.json ok
+
+# Proxy settings from the environment: https_proxy carries the fetch.
+"$PY" "$ROOT/tests/refresh/connect_proxy.py" "$TMP/proxy.log" >"$TMP/proxy.out" 2>&1 &
+PROXY_PID=$!
+for _ in $(seq 1 50); do grep -q "port=" "$TMP/proxy.out" 2>/dev/null && break; sleep 0.1; done
+PROXY_PORT=$(sed -nE 's/.*port=([0-9]+).*/\1/p' "$TMP/proxy.out")
+cat >"$TMP/proxy-sources.textproto" <<CONF
+sources { name: "oci-proxy" format: "oci-price-list" urls: "$BASE/oci.json" interval_seconds: 60 stale_after_seconds: 600 }
+CONF
+mkdir -p "$TMP/proxy-out"
+if https_proxy="http://127.0.0.1:$PROXY_PORT" no_proxy="" NO_PROXY="" "$REFRESHER" --once \
+     --config="$TMP/proxy-sources.textproto" --data_dir="$ROOT/data" \
+     --output="$TMP/proxy-out/refreshed.textproto" --ca_file="$TMP/certs/ca.pem" \
+     >"$TMP/proxy-refresher.out" 2>&1 &&
+   grep -q "CONNECT 127.0.0.1:$PORT" "$TMP/proxy.log" 2>/dev/null; then
+  pass "https_proxy from the environment: fetched through the proxy ($(head -1 "$TMP/proxy.log"))"
+else
+  fail "https_proxy not used" "$(cat "$TMP/proxy-refresher.out") $(cat "$TMP/proxy.log" 2>/dev/null)"
+fi
+stop_pid "$PROXY_PID"; PROXY_PID=""
 
 # --- every fault keeps the last good copy, its age grows, the reason shows ------
 fault() {  # path source mode expected-result reason-substring
@@ -187,6 +281,51 @@ fault /vast.json vast-replay truncated "fetch failed" "cut short"
 fault /lambda.csv lambda-replay schema "import failed" "InstanceType"
 fault /vast.json vast-replay jump "held back" "against the previous good copy"
 fault /vast.json vast-replay empty "held back" "no offer"
+
+# The same faults on the three new sources at once (their paths in one modes.json).
+declare -A PATH_OF=([azure-replay]=/api/retail/prices [oci-replay]=/oci.json [gpuhunt-replay]=/gpuhunt.zip)
+fault_new() {  # mode expected-result reason-azure reason-oci reason-gpuhunt
+  local now src before=() reasons=("$3" "$4" "$5") i ok=yes detail="" t1
+  now=$(date +%s)
+  mode "${PATH_OF[azure-replay]}" "$1" "${PATH_OF[oci-replay]}" "$1" "${PATH_OF[gpuhunt-replay]}" "$1"
+  for i in 0 1 2; do
+    src=${NEW_SOURCES[$i]}
+    wait_result "$src" "$2" "$now" ||
+      { ok=no; detail+="$src: $(state "$src" result): $(state "$src" reason); "; }
+    before+=("$(state "$src" last_success_unix)")
+  done
+  # One more failed attempt each: the copy serving is still the one before.
+  t1=$(date +%s)
+  for i in 0 1 2; do
+    src=${NEW_SOURCES[$i]}
+    wait_result "$src" "$2" "$t1" || { ok=no; detail+="$src: no second '$2'; "; continue; }
+    if [[ "$(state "$src" reason)" != *"${reasons[$i]}"* ||
+          "$(state "$src" last_success_unix)" != "${before[$i]}" ]]; then
+      ok=no; detail+="$src: reason '$(state "$src" reason)' last_success $(state "$src" last_success_unix) vs ${before[$i]}; "
+    fi
+  done
+  if [[ $ok == yes ]]; then
+    pass "$1 on azure/oci/gpuhunt: last good copies kept, age $(state azure-replay age_seconds) s, reasons: $(state azure-replay reason | cut -c1-80) | $(state gpuhunt-replay reason | cut -c1-60)"
+  else
+    fail "$1 on the new sources" "$detail"
+  fi
+  mode
+  for src in "${NEW_SOURCES[@]}"; do
+    wait_result "$src" ok "$(date +%s)" || fail "$src back to ok after $1" "$(state "$src" reason)"
+  done
+}
+fault_new timeout "fetch failed" "timed out" "timed out" "timed out"
+fault_new 500 "fetch failed" "HTTP 500" "HTTP 500" "HTTP 500"
+fault_new truncated "fetch failed" "cut short" "cut short" "cut short"
+fault_new schema "import failed" "retailPrice" "changed schema" "instance_name"
+fault_new jump "held back" "against the previous good copy" "against the previous good copy" "against the previous good copy"
+fault_new empty "held back" "no offer" "no offer" "no offer"
+AZ_AFTER=$(azure_answer 2>/dev/null || true)
+if [[ "$AZ_AFTER" == "$AZ" ]]; then
+  pass "after every fault the Azure answer is the last good one: $AZ_AFTER"
+else
+  fail "Azure answer changed across faults" "$AZ -> $AZ_AFTER"
+fi
 
 if out=$(curl -sf --max-time 3 "http://$REFRESHER_METRICS/metrics" | promtool check metrics 2>&1); then
   pass "promtool check metrics: refresher"

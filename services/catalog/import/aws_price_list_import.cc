@@ -50,6 +50,79 @@ int64_t MemoryBytes(absl::string_view text) {
   return static_cast<int64_t>(value * unit);
 }
 
+// One product that passed the row checks.
+struct AwsRow {
+  const json::Value* attributes = nullptr;
+  const Offer* shape = nullptr;  // the known offer of the instance type
+  std::string type;
+  std::string region;
+  double price = 0;
+};
+
+// The attribute filters of a Linux, shared, on-demand product; the reason
+// of the first one that fails.
+std::optional<std::string> FilterAttributes(const json::Value& a) {
+  struct Filter {
+    const char* key;
+    const char* want;
+  };
+  for (const Filter& f : {Filter{"operatingSystem", "Linux"}, Filter{"tenancy", "Shared"},
+                          Filter{"capacitystatus", "Used"}, Filter{"preInstalledSw", "NA"},
+                          Filter{"marketoption", "OnDemand"}}) {
+    const std::string value = json::String(a, f.key);
+    if (value != f.want && !(value.empty() && std::string(f.key) == "marketoption")) {
+      return absl::StrCat(f.key, " ", value.empty() ? "(missing)" : value);
+    }
+  }
+  return std::nullopt;
+}
+
+// The row checks of one product; the reason it is rejected.
+std::optional<std::string> ReadAwsProduct(
+    const json::Value& root, const std::string& sku, const json::Value& product,
+    const absl::flat_hash_map<std::string, const Offer*>& shapes, AwsRow& row) {
+  const std::string family = json::String(product, "productFamily");
+  if (family != "Compute Instance") return absl::StrCat("not an instance (", family, ")");
+  row.attributes = json::Get(product, "attributes");
+  if (row.attributes == nullptr) return "no attributes";
+  if (std::optional<std::string> reason = FilterAttributes(*row.attributes)) return reason;
+  row.type = json::String(*row.attributes, "instanceType");
+  row.region = json::String(*row.attributes, "regionCode");
+  std::string currency, unit;
+  const std::optional<double> price = OnDemandPrice(root, sku, &currency, &unit);
+  if (!price) return "no on-demand term";
+  if (currency != "USD") return absl::StrCat("currency ", currency);
+  if (unit != "Hrs") return absl::StrCat("unit ", unit);
+  if (*price <= 0) return "zero price";
+  if (json::Number(*row.attributes, "gpu").value_or(0) <= 0) return "no GPU";
+  auto shape = shapes.find(row.type);
+  if (shape == shapes.end()) return "instance type not in the catalog (GPU model unknown)";
+  if (row.region.empty()) return "no regionCode";
+  row.shape = shape->second;
+  row.price = *price;
+  return std::nullopt;
+}
+
+Offer AwsOffer(const AwsRow& row, const std::string& sku, absl::string_view file_name,
+               const std::string& version, const std::string& published) {
+  Offer offer = *row.shape;
+  offer.set_id(absl::StrCat("aws/", row.type, "/", row.region));
+  offer.set_region(row.region);
+  offer.set_availability(v1::AVAILABILITY_UNSPECIFIED);
+  if (const std::optional<double> vcpus = json::Number(*row.attributes, "vcpu")) {
+    offer.set_vcpus(static_cast<int32_t>(*vcpus));
+  }
+  if (const int64_t ram = MemoryBytes(json::String(*row.attributes, "memory")); ram > 0) {
+    offer.set_ram_bytes(ram);
+  }
+  offer.set_on_demand_usd_per_hour(row.price);
+  offer.set_spot_usd_per_hour(0);  // not in the offer file
+  offer.set_reserved_usd_per_hour(0);
+  offer.set_source(absl::StrCat("aws-price-list:", file_name, ": sku ", sku, ", offer version ",
+                                version, " (", published, ")"));
+  return offer;
+}
+
 }  // namespace
 
 absl::StatusOr<ImportedOffers> ImportAwsPriceList(
@@ -78,86 +151,18 @@ absl::StatusOr<ImportedOffers> ImportAwsPriceList(
   absl::flat_hash_map<std::string, size_t> index;
   for (const auto& [sku, product] : sorted) {
     ++out.report.rows_read;
-    const std::string family = json::String(*product, "productFamily");
-    if (family != "Compute Instance") {
-      out.report.Reject(absl::StrCat("not an instance (", family, ")"));
+    AwsRow row;
+    if (std::optional<std::string> reason =
+            ReadAwsProduct(*root, sku, *product, shape_by_type, row)) {
+      out.report.Reject(*reason);
       continue;
     }
-    const json::Value* a = json::Get(*product, "attributes");
-    if (a == nullptr) {
-      out.report.Reject("no attributes");
-      continue;
-    }
-    struct Filter {
-      const char* key;
-      const char* want;
-    };
-    bool skipped = false;
-    for (const Filter& f : {Filter{"operatingSystem", "Linux"}, Filter{"tenancy", "Shared"},
-                            Filter{"capacitystatus", "Used"}, Filter{"preInstalledSw", "NA"},
-                            Filter{"marketoption", "OnDemand"}}) {
-      const std::string value = json::String(*a, f.key);
-      if (value != f.want && !(value.empty() && std::string(f.key) == "marketoption")) {
-        out.report.Reject(absl::StrCat(f.key, " ", value.empty() ? "(missing)" : value));
-        skipped = true;
-        break;
-      }
-    }
-    if (skipped) continue;
-    const std::string type = json::String(*a, "instanceType");
-    const std::string region = json::String(*a, "regionCode");
-    std::string currency, unit;
-    const std::optional<double> price = OnDemandPrice(*root, sku, &currency, &unit);
-    if (!price) {
-      out.report.Reject("no on-demand term");
-      continue;
-    }
-    if (currency != "USD") {
-      out.report.Reject(absl::StrCat("currency ", currency));
-      continue;
-    }
-    if (unit != "Hrs") {
-      out.report.Reject(absl::StrCat("unit ", unit));
-      continue;
-    }
-    if (*price <= 0) {
-      out.report.Reject("zero price");
-      continue;
-    }
-    if (json::Number(*a, "gpu").value_or(0) <= 0) {
-      out.report.Reject("no GPU");
-      continue;
-    }
-    auto shape = shape_by_type.find(type);
-    if (shape == shape_by_type.end()) {
-      out.report.Reject("instance type not in the catalog (GPU model unknown)");
-      continue;
-    }
-    if (region.empty()) {
-      out.report.Reject("no regionCode");
-      continue;
-    }
-    const std::string id = absl::StrCat("aws/", type, "/", region);
-    auto [it, inserted] = index.emplace(id, out.offers.size());
-    if (!inserted) {
+    Offer offer = AwsOffer(row, sku, file_name, version, published);
+    if (!index.emplace(offer.id(), out.offers.size()).second) {
       out.report.Reject("duplicate product for the same instance and region");
       continue;
     }
-    Offer& offer = out.offers.emplace_back(*shape->second);
-    offer.set_id(id);
-    offer.set_region(region);
-    offer.set_availability(v1::AVAILABILITY_UNSPECIFIED);
-    if (const std::optional<double> vcpus = json::Number(*a, "vcpu")) {
-      offer.set_vcpus(static_cast<int32_t>(*vcpus));
-    }
-    if (const int64_t ram = MemoryBytes(json::String(*a, "memory")); ram > 0) {
-      offer.set_ram_bytes(ram);
-    }
-    offer.set_on_demand_usd_per_hour(*price);
-    offer.set_spot_usd_per_hour(0);  // not in the offer file
-    offer.set_reserved_usd_per_hour(0);
-    offer.set_source(absl::StrCat("aws-price-list:", file_name, ": sku ", sku, ", offer version ",
-                                  version, " (", published, ")"));
+    out.offers.push_back(std::move(offer));
     ++out.report.rows_kept;
   }
   SortById(out.offers);

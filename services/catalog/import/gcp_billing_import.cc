@@ -1,5 +1,6 @@
 #include "services/catalog/import/gcp_billing_import.h"
 
+#include <algorithm>
 #include <cmath>
 #include <map>
 #include <optional>
@@ -26,8 +27,8 @@ enum class Part { kGpu, kCore, kRam };
 
 // A SKU read as one component price: (term, part, name, region) -> USD/unit.
 struct Component {
-  Term term;
-  Part part;
+  Term term = Term::kOnDemand;
+  Part part = Part::kGpu;
   std::string name;  // "Nvidia H100 80GB" or the family "A3Plus"
 };
 
@@ -148,6 +149,160 @@ absl::StatusOr<std::vector<GcpSkuFamily>> ParseGcpSkuFamilies(absl::string_view 
   return families;
 }
 
+namespace {
+
+using PriceMap = absl::flat_hash_map<std::string, std::pair<double, size_t>>;  // key -> (usd, sku)
+
+// Pass 1's result: component prices by key, and per SKU its rejection (empty
+// when priced) and effective date.
+struct SkuPrices {
+  PriceMap prices;
+  std::vector<std::string> rejection;
+  std::map<size_t, std::string> effective_time;
+};
+
+// The part and term of a SKU's category; the reason when not imported.
+std::optional<std::string> Classify(const json::Value& category, Part& part, Term& term) {
+  const std::string group = json::String(category, "resourceGroup");
+  const std::string usage = json::String(category, "usageType");
+  if (group == "GPU") {
+    part = Part::kGpu;
+  } else if (group == "CPU") {
+    part = Part::kCore;
+  } else if (group == "RAM") {
+    part = Part::kRam;
+  } else {
+    return absl::StrCat("not a GPU machine component (", group, ")");
+  }
+  if (usage == "OnDemand") {
+    term = Term::kOnDemand;
+  } else if (usage == "Preemptible") {
+    term = Term::kSpot;
+  } else if (usage == "Commit1Yr") {
+    term = Term::kCommit1Yr;
+  } else {
+    return absl::StrCat("usage type ", usage, " not imported");
+  }
+  return std::nullopt;
+}
+
+std::string EffectiveDate(const json::Value& sku) {
+  std::string when = json::String(sku, "effectiveTime");
+  if (when.empty()) {
+    if (const json::Value* info = json::Get(sku, "pricingInfo");
+        info != nullptr && info->kind_case() == json::Value::kListValue &&
+        info->list_value().values_size() > 0) {
+      when = json::String(info->list_value().values(0), "effectiveTime");
+    }
+  }
+  return when.substr(0, 10);
+}
+
+// One SKU into `out.prices`, or its rejection.
+std::optional<std::string> ReadSku(const json::Value& sku, size_t i,
+                                   const std::set<std::string>& family_names,
+                                   const std::set<std::string>& gpu_names, SkuPrices& out) {
+  const json::Value* category = json::Get(sku, "category");
+  if (category == nullptr) return "no category";
+  Part part = Part::kGpu;
+  Term term = Term::kOnDemand;
+  if (std::optional<std::string> reason = Classify(*category, part, term)) return reason;
+  const std::string group = json::String(*category, "resourceGroup");
+  std::optional<std::string> name = ComponentName(json::String(sku, "description"), part);
+  if (!name) return absl::StrCat("description not understood (", group, ")");
+  if (part == Part::kGpu ? !gpu_names.count(*name) : !family_names.count(*name)) {
+    return absl::StrCat("no machine family uses ", group, " SKU \"", *name, "\"");
+  }
+  std::string unit;
+  const std::optional<double> usd = UsdPerUnit(sku, &unit);
+  if (!usd) return "no price";
+  if (unit != (part == Part::kRam ? "GiBy.h" : "h"))
+    return absl::StrCat("unit ", unit, " for ", group);
+  const json::Value* regions = json::Get(sku, "serviceRegions");
+  if (regions == nullptr || regions->kind_case() != json::Value::kListValue ||
+      regions->list_value().values_size() == 0) {
+    return "no serviceRegions";
+  }
+  for (const json::Value& region : regions->list_value().values()) {
+    out.prices[Key(term, part, *name, region.string_value())] = {*usd, i};
+  }
+  out.effective_time[i] = EffectiveDate(sku);
+  return std::nullopt;
+}
+
+// Pass 1: every SKU to component prices, or a rejection.
+SkuPrices ReadSkus(const std::vector<const json::Value*>& skus,
+                   const std::vector<GcpSkuFamily>& families) {
+  // Names the machine families use, to tell "no machine uses it" from noise.
+  std::set<std::string> family_names, gpu_names;
+  for (const GcpSkuFamily& f : families) {
+    family_names.insert(f.sku_family);
+    gpu_names.insert(f.gpu_skus.begin(), f.gpu_skus.end());
+  }
+  SkuPrices out;
+  out.rejection.resize(skus.size());
+  for (size_t i = 0; i < skus.size(); ++i) {
+    if (std::optional<std::string> reason = ReadSku(*skus[i], i, family_names, gpu_names, out)) {
+      out.rejection[i] = *reason;
+    }
+  }
+  return out;
+}
+
+// The price of one term of `shape` in `region` (0 when a component is
+// missing), and the SKUs that make it.
+double ShapePrice(const Offer& shape, const GcpSkuFamily& family, const PriceMap& prices,
+                  const std::string& region, Term term, std::vector<size_t>& parts) {
+  const double ram_gib = static_cast<double>(shape.ram_bytes()) / (1024.0 * 1024.0 * 1024.0);
+  const std::pair<double, size_t>* gpu = nullptr;
+  for (const std::string& g : family.gpu_skus) {
+    auto it = prices.find(Key(term, Part::kGpu, g, region));
+    if (it != prices.end()) gpu = &it->second;
+  }
+  auto core = prices.find(Key(term, Part::kCore, family.sku_family, region));
+  auto ram = prices.find(Key(term, Part::kRam, family.sku_family, region));
+  if (gpu == nullptr || core == prices.end() || ram == prices.end()) return 0;
+  parts = {gpu->second, core->second.second, ram->second.second};
+  return shape.gpus_per_node() * gpu->first + shape.vcpus() * core->second.first +
+         ram_gib * ram->second.first;
+}
+
+// The offer of `shape` in `region`, when any term is priced; marks the SKUs used.
+void PriceShapeInRegion(const Offer& shape, const GcpSkuFamily& family, const SkuPrices& sp,
+                        const std::vector<const json::Value*>& skus, const std::string& region,
+                        absl::string_view file_name, std::vector<char>& used,
+                        std::vector<Offer>& offers) {
+  std::vector<size_t> on_demand_parts, spot_parts, commit_parts;
+  const double on_demand =
+      ShapePrice(shape, family, sp.prices, region, Term::kOnDemand, on_demand_parts);
+  const double spot = ShapePrice(shape, family, sp.prices, region, Term::kSpot, spot_parts);
+  const double commit =
+      ShapePrice(shape, family, sp.prices, region, Term::kCommit1Yr, commit_parts);
+  if (on_demand <= 0 && spot <= 0 && commit <= 0) return;
+  Offer& offer = offers.emplace_back(shape);
+  offer.set_id(absl::StrCat("gcp/", shape.instance_type(), "/", region));
+  offer.set_region(region);
+  offer.set_availability(v1::AVAILABILITY_UNSPECIFIED);
+  offer.set_on_demand_usd_per_hour(on_demand);
+  offer.set_spot_usd_per_hour(spot);
+  offer.set_reserved_usd_per_hour(commit);
+  std::vector<std::string> ids;
+  std::string as_of;
+  for (const auto* parts : {&on_demand_parts, &spot_parts, &commit_parts}) {
+    for (size_t i : *parts) {
+      used[i] = 1;
+      ids.push_back(json::String(*skus[i], "skuId"));
+      as_of = std::max(as_of, sp.effective_time.at(i));
+    }
+  }
+  const double ram_gib = static_cast<double>(shape.ram_bytes()) / (1024.0 * 1024.0 * 1024.0);
+  offer.set_source(absl::StrFormat(
+      "gcp-billing:%s: %d x GPU + %d vCPU x core + %.0f GiB x RAM SKUs (%s), effective %s",
+      file_name, shape.gpus_per_node(), shape.vcpus(), ram_gib, absl::StrJoin(ids, " "), as_of));
+}
+
+}  // namespace
+
 absl::StatusOr<ImportedOffers> ImportGcpBillingSkus(
     absl::string_view json_text, absl::string_view file_name,
     const std::vector<GcpSkuFamily>& families,
@@ -162,91 +317,11 @@ absl::StatusOr<ImportedOffers> ImportGcpBillingSkus(
   out.report.format = "gcp-billing";
   out.report.file = std::string(file_name);
   out.report.rows_read = static_cast<int>(skus.size());
-
-  // Names the machine families use, to tell "no machine uses it" from noise.
-  std::set<std::string> family_names, gpu_names;
-  for (const GcpSkuFamily& f : families) {
-    family_names.insert(f.sku_family);
-    gpu_names.insert(f.gpu_skus.begin(), f.gpu_skus.end());
-  }
-
-  // Pass 1: every SKU to component prices, or a rejection.
-  absl::flat_hash_map<std::string, std::pair<double, size_t>> prices;  // key -> (usd, sku)
-  std::vector<std::string> rejection(skus.size());
-  std::map<size_t, std::string> effective_time;
-  for (size_t i = 0; i < skus.size(); ++i) {
-    const json::Value& sku = *skus[i];
-    const json::Value* category = json::Get(sku, "category");
-    if (category == nullptr) {
-      rejection[i] = "no category";
-      continue;
-    }
-    const std::string group = json::String(*category, "resourceGroup");
-    const std::string usage = json::String(*category, "usageType");
-    Part part;
-    if (group == "GPU") {
-      part = Part::kGpu;
-    } else if (group == "CPU") {
-      part = Part::kCore;
-    } else if (group == "RAM") {
-      part = Part::kRam;
-    } else {
-      rejection[i] = absl::StrCat("not a GPU machine component (", group, ")");
-      continue;
-    }
-    Term term;
-    if (usage == "OnDemand") {
-      term = Term::kOnDemand;
-    } else if (usage == "Preemptible") {
-      term = Term::kSpot;
-    } else if (usage == "Commit1Yr") {
-      term = Term::kCommit1Yr;
-    } else {
-      rejection[i] = absl::StrCat("usage type ", usage, " not imported");
-      continue;
-    }
-    std::optional<std::string> name = ComponentName(json::String(sku, "description"), part);
-    if (!name) {
-      rejection[i] = absl::StrCat("description not understood (", group, ")");
-      continue;
-    }
-    if (part == Part::kGpu ? !gpu_names.count(*name) : !family_names.count(*name)) {
-      rejection[i] = absl::StrCat("no machine family uses ", group, " SKU \"", *name, "\"");
-      continue;
-    }
-    std::string unit;
-    const std::optional<double> usd = UsdPerUnit(sku, &unit);
-    if (!usd) {
-      rejection[i] = "no price";
-      continue;
-    }
-    if (unit != (part == Part::kRam ? "GiBy.h" : "h")) {
-      rejection[i] = absl::StrCat("unit ", unit, " for ", group);
-      continue;
-    }
-    const json::Value* regions = json::Get(sku, "serviceRegions");
-    if (regions == nullptr || regions->kind_case() != json::Value::kListValue ||
-        regions->list_value().values_size() == 0) {
-      rejection[i] = "no serviceRegions";
-      continue;
-    }
-    for (const json::Value& region : regions->list_value().values()) {
-      prices[Key(term, part, *name, region.string_value())] = {*usd, i};
-    }
-    std::string when = json::String(sku, "effectiveTime");
-    if (when.empty()) {
-      if (const json::Value* info = json::Get(sku, "pricingInfo");
-          info != nullptr && info->kind_case() == json::Value::kListValue &&
-          info->list_value().values_size() > 0) {
-        when = json::String(info->list_value().values(0), "effectiveTime");
-      }
-    }
-    effective_time[i] = when.substr(0, 10);
-  }
+  const SkuPrices sp = ReadSkus(skus, families);
 
   // Pass 2: price every known GCP machine shape in every region.
   std::set<std::string> regions;
-  for (const auto& [key, value] : prices) {
+  for (const auto& [key, value] : sp.prices) {
     regions.insert(std::string(key.substr(key.rfind('|') + 1)));
   }
   std::vector<char> used(skus.size(), 0);
@@ -258,55 +333,16 @@ absl::StatusOr<ImportedOffers> ImportGcpBillingSkus(
       if (absl::StartsWith(shape.instance_type(), f.machine_prefix)) family = &f;
     }
     if (family == nullptr || shape.gpus_per_node() < 1) continue;
-    const double ram_gib = static_cast<double>(shape.ram_bytes()) / (1024.0 * 1024.0 * 1024.0);
     for (const std::string& region : regions) {
-      // Price of one term in this region, and the SKUs that make it.
-      auto price = [&](Term term, std::vector<size_t>& parts) -> double {
-        const std::pair<double, size_t>* gpu = nullptr;
-        for (const std::string& g : family->gpu_skus) {
-          auto it = prices.find(Key(term, Part::kGpu, g, region));
-          if (it != prices.end()) gpu = &it->second;
-        }
-        auto core = prices.find(Key(term, Part::kCore, family->sku_family, region));
-        auto ram = prices.find(Key(term, Part::kRam, family->sku_family, region));
-        if (gpu == nullptr || core == prices.end() || ram == prices.end()) return 0;
-        parts = {gpu->second, core->second.second, ram->second.second};
-        return shape.gpus_per_node() * gpu->first + shape.vcpus() * core->second.first +
-               ram_gib * ram->second.first;
-      };
-      std::vector<size_t> on_demand_parts, spot_parts, commit_parts;
-      const double on_demand = price(Term::kOnDemand, on_demand_parts);
-      const double spot = price(Term::kSpot, spot_parts);
-      const double commit = price(Term::kCommit1Yr, commit_parts);
-      if (on_demand <= 0 && spot <= 0 && commit <= 0) continue;
-      Offer& offer = out.offers.emplace_back(shape);
-      offer.set_id(absl::StrCat("gcp/", shape.instance_type(), "/", region));
-      offer.set_region(region);
-      offer.set_availability(v1::AVAILABILITY_UNSPECIFIED);
-      offer.set_on_demand_usd_per_hour(on_demand);
-      offer.set_spot_usd_per_hour(spot);
-      offer.set_reserved_usd_per_hour(commit);
-      std::vector<std::string> ids;
-      std::string as_of;
-      for (const auto* parts : {&on_demand_parts, &spot_parts, &commit_parts}) {
-        for (size_t i : *parts) {
-          used[i] = 1;
-          ids.push_back(json::String(*skus[i], "skuId"));
-          as_of = std::max(as_of, effective_time[i]);
-        }
-      }
-      offer.set_source(absl::StrFormat(
-          "gcp-billing:%s: %d x GPU + %d vCPU x core + %.0f GiB x RAM SKUs (%s), effective %s",
-          file_name, shape.gpus_per_node(), shape.vcpus(), ram_gib, absl::StrJoin(ids, " "),
-          as_of));
+      PriceShapeInRegion(shape, *family, sp, skus, region, file_name, used, out.offers);
     }
   }
   for (size_t i = 0; i < skus.size(); ++i) {
     if (used[i]) {
       ++out.report.rows_kept;
     } else {
-      out.report.Reject(rejection[i].empty() ? "no catalog machine type in its regions"
-                                             : rejection[i]);
+      out.report.Reject(sp.rejection[i].empty() ? "no catalog machine type in its regions"
+                                                : sp.rejection[i]);
     }
   }
   SortById(out.offers);

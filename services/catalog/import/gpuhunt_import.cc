@@ -61,23 +61,119 @@ std::string ProviderFromGpuhunt(absl::string_view gpuhunt_provider) {
   return p;
 }
 
+namespace {
+
+// One data row that passed the checks.
+struct GpuhuntRow {
+  std::string instance, gpu_name, model, region, location;
+  double price = 0, count = 0, cpu = 0, memory = 0;
+  std::optional<double> disk;
+  bool spot = false;
+  int line = 0;
+};
+
+// The row checks; the reason a row is rejected.
+std::optional<std::string> ReadGpuhuntRow(const CsvHeader& header, const CsvRecord& record,
+                                          const std::string& provider, const GpuNameResolver& gpus,
+                                          GpuhuntRow& row) {
+  if (record.fields.size() > header.size()) return "more cells than columns";
+  auto cell = [&](const char* name) {
+    return std::string(absl::StripAsciiWhitespace(header.Cell(record, name)));
+  };
+  row.instance = cell("instance_name");
+  const std::string location = cell("location");
+  if (row.instance.empty() || location.empty() || cell("price").empty()) {
+    return "required cell empty";
+  }
+  const std::optional<double> price = Number(cell("price")), count = Number(cell("gpu_count")),
+                              cpu = Number(cell("cpu")), memory = Number(cell("memory"));
+  if (!price || !count || !cpu || !memory) return "not a number";
+  if (*count == 0) return "no GPU";
+  if (*count != std::floor(*count)) return "fractional GPU count";
+  if (*price <= 0) return "no price";
+  const std::string spot_cell = absl::AsciiStrToLower(cell("spot"));
+  if (spot_cell != "true" && spot_cell != "false") return "spot not True/False";
+  row.gpu_name = cell("gpu_name");
+  if (absl::StartsWith(row.gpu_name, "tpu-")) row.gpu_name = row.gpu_name.substr(4);  // TPUs
+  if (row.gpu_name.empty()) return "no GPU";
+  const int64_t memory_per_gpu = static_cast<int64_t>(Number(cell("gpu_memory")).value_or(0) * 1e9);
+  const std::optional<std::string> model =
+      MatchGpu(gpus, row.gpu_name, memory_per_gpu, row.instance);
+  if (!model) return absl::StrCat("unknown GPU \"", row.gpu_name, "\"");
+  row.model = *model;
+  row.region = Region(provider, location);
+  row.location = location;
+  row.price = *price, row.count = *count, row.cpu = *cpu, row.memory = *memory;
+  row.disk = Number(cell("disk_size"));
+  row.spot = spot_cell == "true";
+  row.line = record.line;
+  return std::nullopt;
+}
+
+// The offer of a row's (instance, region), from its first row.
+Offer GpuhuntOffer(const GpuhuntRow& row, const std::string& id, const std::string& provider,
+                   absl::string_view file_name, const GpuNameResolver& gpus) {
+  Offer offer;
+  const int gpus_per_node = static_cast<int>(row.count);
+  offer.set_id(id);
+  offer.set_provider(provider);
+  offer.set_instance_type(row.instance);
+  offer.set_region(row.region);
+  offer.set_gpu_model(row.model);
+  offer.set_gpus_per_node(gpus_per_node);
+  offer.set_nodes(1);
+  offer.set_max_nodes(1);
+  offer.set_host_tier(HostTierOf(provider, row.location));
+  offer.set_vcpus(static_cast<int32_t>(row.cpu));
+  offer.set_ram_bytes(static_cast<int64_t>(row.memory * 1e9));
+  if (row.disk) offer.set_local_disk_bytes(static_cast<int64_t>(*row.disk * 1e9));
+  if (const GpuNameResolver::Facts* facts = gpus.FactsOf(row.model)) {
+    SetIntraNodeLink(*facts, gpus_per_node, absl::StrCat(row.instance, " ", row.gpu_name), offer);
+  }
+  if (!row.spot) offer.set_on_demand_usd_per_hour(row.price);
+  offer.set_source(absl::StrCat("gpuhunt:", file_name, ":", row.line));
+  return offer;
+}
+
+// Spot over the zones of a region: the median, min and max kept. One row
+// is one price (gpuhunt's AWS spot row is already its cheapest zone): kept
+// as the price, zones not recorded.
+void SetZoneSpots(std::vector<std::vector<double>>& zone_spots, std::vector<Offer>& offers) {
+  for (size_t o = 0; o < offers.size(); ++o) {
+    if (zone_spots[o].size() == 1) {
+      offers[o].set_spot_usd_per_hour(zone_spots[o].front());
+    } else if (zone_spots[o].size() > 1) {
+      SetSpotStatistics(std::move(zone_spots[o]), offers[o]);
+    }
+  }
+}
+
+absl::Status CheckGpuhuntHeader(const std::vector<CsvRecord>& records,
+                                absl::string_view file_name) {
+  if (records.empty()) {
+    return absl::InvalidArgumentError(absl::StrCat(file_name, ":1: empty file, no header"));
+  }
+  const CsvHeader header(records.front());
+  for (const char* required :
+       {"instance_name", "location", "price", "cpu", "memory", "gpu_count", "spot"}) {
+    if (!header.Find(required)) {
+      return absl::InvalidArgumentError(absl::StrCat(file_name, ":", records.front().line,
+                                                     ": missing column \"", required, "\""));
+    }
+  }
+  return absl::OkStatus();
+}
+
+}  // namespace
+
 absl::StatusOr<ImportedOffers> ImportGpuhuntCsv(absl::string_view csv,
                                                 absl::string_view provider_name,
                                                 absl::string_view file_name,
                                                 const GpuNameResolver& gpus) {
   absl::StatusOr<std::vector<CsvRecord>> records = ParseCsv(csv, file_name);
   if (!records.ok()) return records.status();
-  if (records->empty()) {
-    return absl::InvalidArgumentError(absl::StrCat(file_name, ":1: empty file, no header"));
-  }
+  if (absl::Status s = CheckGpuhuntHeader(*records, file_name); !s.ok()) return s;
   const CsvHeader header(records->front());
-  for (const char* required :
-       {"instance_name", "location", "price", "cpu", "memory", "gpu_count", "spot"}) {
-    if (!header.Find(required)) {
-      return absl::InvalidArgumentError(absl::StrCat(file_name, ":", records->front().line,
-                                                     ": missing column \"", required, "\""));
-    }
-  }
   const std::string provider = ProviderFromGpuhunt(provider_name);
   ImportedOffers out;
   out.report.format = "gpuhunt";
@@ -85,110 +181,29 @@ absl::StatusOr<ImportedOffers> ImportGpuhuntCsv(absl::string_view csv,
   absl::flat_hash_map<std::string, size_t> index;
   std::vector<std::vector<double>> zone_spots;  // per out.offers index
   for (size_t r = 1; r < records->size(); ++r) {
-    const CsvRecord& row = (*records)[r];
     ++out.report.rows_read;
-    if (row.fields.size() > header.size()) {
-      out.report.Reject("more cells than columns");
+    GpuhuntRow row;
+    if (std::optional<std::string> reason =
+            ReadGpuhuntRow(header, (*records)[r], provider, gpus, row)) {
+      out.report.Reject(*reason);
       continue;
     }
-    auto cell = [&](const char* name) {
-      return std::string(absl::StripAsciiWhitespace(header.Cell(row, name)));
-    };
-    const std::string instance = cell("instance_name"), location = cell("location");
-    if (instance.empty() || location.empty() || cell("price").empty()) {
-      out.report.Reject("required cell empty");
-      continue;
-    }
-    const std::optional<double> price = Number(cell("price"));
-    const std::optional<double> count = Number(cell("gpu_count"));
-    const std::optional<double> cpu = Number(cell("cpu"));
-    const std::optional<double> memory = Number(cell("memory"));
-    if (!price || !count || !cpu || !memory) {
-      out.report.Reject("not a number");
-      continue;
-    }
-    if (*count == 0) {
-      out.report.Reject("no GPU");
-      continue;
-    }
-    if (*count != std::floor(*count)) {
-      out.report.Reject("fractional GPU count");
-      continue;
-    }
-    if (*price <= 0) {
-      out.report.Reject("no price");
-      continue;
-    }
-    const std::string spot_cell = absl::AsciiStrToLower(cell("spot"));
-    if (spot_cell != "true" && spot_cell != "false") {
-      out.report.Reject("spot not True/False");
-      continue;
-    }
-    const bool spot = spot_cell == "true";
-    std::string gpu_name = cell("gpu_name");
-    if (absl::StartsWith(gpu_name, "tpu-")) gpu_name = gpu_name.substr(4);  // historical TPUs
-    if (gpu_name.empty()) {
-      out.report.Reject("no GPU");
-      continue;
-    }
-    const int64_t memory_per_gpu =
-        static_cast<int64_t>(Number(cell("gpu_memory")).value_or(0) * 1e9);
-    const std::optional<std::string> model = MatchGpu(gpus, gpu_name, memory_per_gpu, instance);
-    if (!model) {
-      out.report.Reject(absl::StrCat("unknown GPU \"", gpu_name, "\""));
-      continue;
-    }
-    const std::string region = Region(provider, location);
-    const std::string id = absl::StrCat(provider, "/", instance, "/", region);
+    const std::string id = absl::StrCat(provider, "/", row.instance, "/", row.region);
     auto [it, inserted] = index.emplace(id, out.offers.size());
     ++out.report.rows_kept;
-    auto lowest = [](double a, double b) { return a <= 0 ? b : std::min(a, b); };
-    if (inserted) zone_spots.emplace_back();
-    if (spot) zone_spots[it->second].push_back(*price);
-    if (!inserted) {
-      // The other purchase option, or another zone of the same region: the
-      // on-demand price is the region's (the lowest should zones differ),
-      // spot a statistic over the zones (below).
+    if (inserted) {
+      zone_spots.emplace_back();
+      out.offers.push_back(GpuhuntOffer(row, id, provider, file_name, gpus));
+    } else if (!row.spot) {
+      // Another zone of the same region: the on-demand price is the region's
+      // (the lowest should zones differ); spot a statistic over the zones.
       Offer& offer = out.offers[it->second];
-      if (spot) {
-        // Set below.
-      } else {
-        offer.set_on_demand_usd_per_hour(lowest(offer.on_demand_usd_per_hour(), *price));
-      }
-      continue;
+      const double od = offer.on_demand_usd_per_hour();
+      offer.set_on_demand_usd_per_hour(od <= 0 ? row.price : std::min(od, row.price));
     }
-    Offer& offer = out.offers.emplace_back();
-    const int gpus_per_node = static_cast<int>(*count);
-    offer.set_id(id);
-    offer.set_provider(provider);
-    offer.set_instance_type(instance);
-    offer.set_region(region);
-    offer.set_gpu_model(*model);
-    offer.set_gpus_per_node(gpus_per_node);
-    offer.set_nodes(1);
-    offer.set_max_nodes(1);
-    offer.set_host_tier(HostTierOf(provider, location));
-    offer.set_vcpus(static_cast<int32_t>(*cpu));
-    offer.set_ram_bytes(static_cast<int64_t>(*memory * 1e9));
-    if (const std::optional<double> disk = Number(cell("disk_size"))) {
-      offer.set_local_disk_bytes(static_cast<int64_t>(*disk * 1e9));
-    }
-    if (const GpuNameResolver::Facts* facts = gpus.FactsOf(*model)) {
-      SetIntraNodeLink(*facts, gpus_per_node, absl::StrCat(instance, " ", gpu_name), offer);
-    }
-    if (!spot) offer.set_on_demand_usd_per_hour(*price);
-    offer.set_source(absl::StrCat("gpuhunt:", file_name, ":", row.line));
+    if (row.spot) zone_spots[it->second].push_back(row.price);
   }
-  // Spot over the zones of a region: the median, min and max kept. One row
-  // is one price (gpuhunt's AWS spot row is already its cheapest zone): kept
-  // as the price, zones not recorded.
-  for (size_t o = 0; o < out.offers.size(); ++o) {
-    if (zone_spots[o].size() == 1) {
-      out.offers[o].set_spot_usd_per_hour(zone_spots[o].front());
-    } else if (zone_spots[o].size() > 1) {
-      SetSpotStatistics(std::move(zone_spots[o]), out.offers[o]);
-    }
-  }
+  SetZoneSpots(zone_spots, out.offers);
   SortById(out.offers);
   return out;
 }

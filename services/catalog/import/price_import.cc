@@ -5,8 +5,10 @@
 #include "absl/strings/strip.h"
 #include "common/io/text_proto.h"
 #include "services/catalog/import/aws_price_list_import.h"
+#include "services/catalog/import/azure_retail_import.h"
 #include "services/catalog/import/gcp_billing_import.h"
 #include "services/catalog/import/gpuhunt_import.h"
+#include "services/catalog/import/oci_price_list_import.h"
 #include "services/catalog/import/vast_import.h"
 
 namespace gpuadvisor::catalog {
@@ -40,6 +42,12 @@ absl::StatusOr<ImportedOffers> ImportPriceFile(const PriceImportSource& source,
   }
   if (source.format == "aws-price-list") {
     return ImportAwsPriceList(*text, source.path, *context.known_offers);
+  }
+  if (source.format == "azure-retail") {
+    return ImportAzureRetailPrices(*text, source.path, *context.known_offers);
+  }
+  if (source.format == "oci-price-list") {
+    return ImportOciPriceList(*text, source.path, *context.known_offers);
   }
   if (source.format == "gpuhunt") {
     return ImportGpuhuntCsv(*text, source.provider, source.path, *context.gpus);

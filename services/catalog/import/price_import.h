@@ -7,6 +7,8 @@
 //   vast            Vast.ai offer search JSON            (vast_import.h)
 //   gcp-billing     GCP Cloud Billing Catalog SKU JSON   (gcp_billing_import.h)
 //   aws-price-list  AWS Price List EC2 offer file JSON   (aws_price_list_import.h)
+//   azure-retail    Azure Retail Prices API pages JSON   (azure_retail_import.h)
+//   oci-price-list  OCI public price list JSON           (oci_price_list_import.h)
 //   gpuhunt         dstack gpuhunt catalog CSV           (gpuhunt_import.h); the
 //                   path may be "<provider>=<path>", else the file's base name
 //                   names the provider (aws.csv -> aws)

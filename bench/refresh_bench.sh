@@ -1,0 +1,197 @@
+#!/usr/bin/env bash
+# Refresh under load (issue 19, "done when"): the four real services
+# (deploy/local/stack.sh) on loopback, the refresher fetching a
+# 100,000-offer source from the local HTTPS replay server
+# (tests/refresh/replay_server.py), and h2load driving cold Recommend calls
+# (the gateway's response cache off) through the gateway:
+#
+#   1. the refresher publishes the source (REFRESH_OFFERS offers of a gpuhunt
+#      CSV, new ids: the catalog grows by that many), then stops;
+#   2. baseline: Recommend, saturated for REFRESH_SECONDS, no refresh running;
+#   3. every price of the source x1.2; a new refresher fetches, imports,
+#      guards and publishes it (ReloadCatalog; the gateway follows over
+#      WatchCatalog) while the same load runs: the time until an answer shows
+#      the new price, and the Recommend rate during the run.
+# Passes when the new price is in the answers within 30 s, no call fails
+# (h2load HTTP status and the gateway's grpc_server_handled_total codes), and
+# the rate during the refresh is within 10% of the baseline.
+#
+# Usage: bench/refresh_bench.sh BUILD_DIR
+# Environment: REFRESH_OFFERS (100000), REFRESH_SECONDS (load per phase, 40),
+#   REFRESH_C / REFRESH_M (connections, streams per connection: 2, 4),
+#   REFRESH_SMOKE=1 (2,000 offers, 8 s: checks the benchmark works, not the speed).
+set -euo pipefail
+
+ROOT=$(cd "$(dirname "$0")/.." && pwd)
+BUILD_DIR=$(cd "${1:?usage: $0 BUILD_DIR}" && pwd)
+OFFERS=${REFRESH_OFFERS:-100000}
+SECONDS_PER_PHASE=${REFRESH_SECONDS:-40}
+C=${REFRESH_C:-2}
+M=${REFRESH_M:-4}
+if [[ "${REFRESH_SMOKE:-0}" == 1 ]]; then OFFERS=2000 SECONDS_PER_PHASE=8; fi
+PY=/usr/bin/python3
+CLI=$BUILD_DIR/services/cli/gpu-advisor
+REFRESHER=$BUILD_DIR/services/refresher/refresher
+RECOMMEND=/gpuadvisor.gateway.v1.GatewayService/Recommend
+H2_HEADERS=(-H 'content-type: application/grpc' -H 'te: trailers')
+for tool in h2load protoc curl openssl "$PY" "$CLI" "$REFRESHER"; do
+  command -v "$tool" >/dev/null || { echo "refresh_bench: missing $tool" >&2; exit 1; }
+done
+
+# shellcheck source=deploy/local/stack.sh
+source "$ROOT/deploy/local/stack.sh"
+TMP=$(mktemp -d /tmp/gpu-advisor-refresh-bench.XXXXXX)
+REPLAY_PID="" REFRESHER_PID=""
+stop_pid() {
+  [[ -n "$1" ]] || return 0
+  kill -TERM "$1" 2>/dev/null || true
+  for _ in $(seq 1 50); do kill -0 "$1" 2>/dev/null || break; sleep 0.1; done
+  kill -KILL "$1" 2>/dev/null || true
+  wait "$1" 2>/dev/null || true
+}
+trap 'stop_pid "$REFRESHER_PID"; stop_pid "$REPLAY_PID"; stack_stop; rm -rf "$TMP"' EXIT
+trap 'exit 130' INT
+trap 'exit 143' TERM
+
+# --- the source: a gpuhunt catalog CSV of OFFERS rows, one offer each -------------------------
+make_source() {  # factor out
+  "$PY" - "$OFFERS" "$1" "$2" <<'PY'
+import sys
+n, factor, out = int(sys.argv[1]), float(sys.argv[2]), sys.argv[3]
+# (gpuhunt gpu_name, GB per GPU, USD per GPU-hour): the real catalog's range
+gpus = [("H100", 80, 2.4), ("A100", 80, 1.6), ("A100", 40, 1.2), ("L4", 24, 0.7),
+        ("L40S", 48, 1.1), ("A10", 24, 0.9), ("H200", 141, 3.2), ("T4", 16, 0.4)]
+with open(out, "w", newline="") as f:
+    f.write("instance_name,location,price,cpu,memory,gpu_count,gpu_name,gpu_memory,spot,"
+            "disk_size,gpu_vendor,flags,cpu_arch,provider_data\r\n")
+    for i in range(n):
+        name, mem, usd = gpus[i % len(gpus)]
+        count = (1, 2, 4, 8)[(i // len(gpus)) % 4]
+        price = usd * count * (0.9 + 0.2 * ((i * 7919) % 1000) / 1000) * factor
+        f.write("bench-%d,region-%d,%.4f,%d,%d.0,%d,%s,%d.0,False,100.0,nvidia,,x86,\r\n"
+                % (i, i % 40, price, 8 * count, 64 * count, count, name, mem))
+PY
+}
+mkdir -p "$TMP/replay" "$TMP/out"
+make_source 1.0 "$TMP/replay/bench.csv"
+echo '{}' >"$TMP/replay/modes.json"
+bash "$ROOT/tests/testing/make_certs.sh" "$TMP/certs" >/dev/null
+"$PY" "$ROOT/tests/refresh/replay_server.py" "$TMP/replay" "$TMP/certs/server.pem" \
+  "$TMP/certs/server.key" >"$TMP/replay.out" 2>"$TMP/replay.log" &
+REPLAY_PID=$!
+for _ in $(seq 1 50); do grep -q "port=" "$TMP/replay.out" 2>/dev/null && break; sleep 0.1; done
+PORT=$(sed -nE 's/.*port=([0-9]+).*/\1/p' "$TMP/replay.out")
+cat >"$TMP/sources.textproto" <<CONF
+sources {
+  name: "bench" format: "gpuhunt" provider: "benchmarket" urls: "https://127.0.0.1:$PORT/bench.csv"
+  interval_seconds: 3600 stale_after_seconds: 7200 timeout_seconds: 60 max_bytes: 268435456
+}
+CONF
+
+# --- the stack: cold answers, no rate limit, the catalog reading the refresher's file ----------
+echo "refresh-bench-token" >"$TMP/token"
+STACK_GATEWAY_ARGS=(--rate_limit_per_second=0 --response_cache_entries=0)
+STACK_CATALOG_ARGS=(--refreshed_offers="$TMP/out/refreshed.textproto" --admin_token_file="$TMP/token")
+export STACK_WAIT_SECONDS=${STACK_WAIT_SECONDS:-120}
+stack_start "$BUILD_DIR" "$ROOT/data" ephemeral "$TMP/logs"
+
+run_refresher() {  # -> REFRESHER_PID; the states file is $TMP/out/refreshed.textproto.sources.json
+  "$REFRESHER" --config="$TMP/sources.textproto" --data_dir="$ROOT/data" \
+    --output="$TMP/out/refreshed.textproto" --catalog_address="$CATALOG_ADDR" \
+    --admin_token_file="$TMP/token" --ca_file="$TMP/certs/ca.pem" --metrics_port=0 \
+    >>"$TMP/refresher.out" 2>>"$TMP/refresher.log" &
+  REFRESHER_PID=$!
+}
+# The cheapest benchmarket L4 in an answer: "<id> <on-demand $/h>".
+cheapest() {
+  "$CLI" recommend --gateway="$GATEWAY_ADDR" --model=llama-2-7b --task=lora --gpu=L4 \
+    --train_tokens=10M --seq_len=1024 --providers=benchmarket --max_results=1 --json 2>/dev/null |
+    "$PY" -c 'import json,sys
+o=json.load(sys.stdin)["recommendations"][0]["offer"]
+print(o["id"], o.get("onDemandUsdPerHour", 0))' 2>/dev/null || true
+}
+wait_for_price() {  # predicate-on-price -> seconds waited, or "timeout"
+  local t0 now got
+  t0=$(date +%s.%N)
+  for _ in $(seq 1 1200); do
+    got=$(cheapest)
+    if [[ -n "$got" ]] && "$PY" -c "import sys; p=float(sys.argv[1]); sys.exit(0 if $1 else 1)" \
+         "${got#* }"; then
+      now=$(date +%s.%N)
+      "$PY" -c "import sys; print('%.1f' % (float(sys.argv[2]) - float(sys.argv[1])))" "$t0" "$now"
+      return 0
+    fi
+    sleep 0.25
+  done
+  echo timeout
+}
+
+# 1. first publication
+t=$(date +%s.%N)
+run_refresher
+first=$(wait_for_price "p > 0")
+stop_pid "$REFRESHER_PID"; REFRESHER_PID=""
+OLD=$(cheapest)
+[[ -n "$OLD" ]] || { echo "refresh_bench: the source never reached the answers" >&2; tail -5 "$TMP/refresher.log" >&2; exit 1; }
+echo "phase 1: $OFFERS offers published, in answers after ${first}s (cheapest L4: $OLD)"
+
+# The request of the load: one RecommendRequest over every provider.
+cat >"$TMP/req.txtpb" <<'REQ'
+workload { task: TASK_LORA model { preset: "llama-3.1-8b" } precision: PRECISION_BF16 train_tokens: 5e7 sequence_length: 2048 }
+max_results: 10
+REQ
+protoc --encode=gpuadvisor.gateway.v1.RecommendRequest -I "$ROOT/proto" \
+  "$ROOT/proto/gpuadvisor/gateway/v1/gateway.proto" <"$TMP/req.txtpb" >"$TMP/req.msg"
+"$PY" -c 'import struct, sys
+m = open(sys.argv[1], "rb").read()
+open(sys.argv[2], "wb").write(b"\x00" + struct.pack(">I", len(m)) + m)' "$TMP/req.msg" "$TMP/req.bin"
+errors() {  # non-OK Recommend calls the gateway counted so far
+  curl -sS --max-time 5 "http://$GATEWAY_METRICS/metrics" |
+    awk '/^grpc_server_handled_total/ && /Recommend/ && !/grpc_code="OK"/ {s += $NF} END {print s + 0}'
+}
+load() {  # label -> "rate non200"
+  timeout $((SECONDS_PER_PHASE + 120)) h2load -D "$SECONDS_PER_PHASE" -c "$C" -m "$M" -t 1 \
+    "${H2_HEADERS[@]}" -d "$TMP/req.bin" "http://$GATEWAY_ADDR$RECOMMEND" >"$TMP/$1.out" 2>&1
+  "$PY" - "$TMP/$1.out" <<'PY'
+import re, sys
+t = open(sys.argv[1]).read()
+rate = float(re.search(r"finished in [\d.]+\w*, ([\d.]+) req/s", t).group(1))
+m = re.search(r"status codes: (\d+) 2xx, (\d+) 3xx, (\d+) 4xx, (\d+) 5xx", t)
+fail = re.search(r"requests: \d+ total, \d+ started, \d+ done, \d+ succeeded, (\d+) failed", t)
+print("%.1f %d" % (rate, int(m.group(3)) + int(m.group(4)) + int(fail.group(1))))
+PY
+}
+errors_before=$(errors)
+# 2. baseline
+read -r BASE_RATE BASE_BAD < <(load baseline)
+echo "phase 2: baseline $BASE_RATE Recommend/s (cold), $BASE_BAD failed"
+
+# 3. new prices, refreshed under the same load
+make_source 1.2 "$TMP/replay/bench.csv"
+old_price=${OLD#* }
+load during >"$TMP/during.result" &
+LOAD_PID=$!
+sleep 1
+run_refresher
+seen=$(wait_for_price "abs(p - $old_price * 1.2) < 0.01")
+wait "$LOAD_PID"
+read -r DURING_RATE DURING_BAD <"$TMP/during.result"
+stop_pid "$REFRESHER_PID"; REFRESHER_PID=""
+errors_after=$(errors)
+echo "phase 3: new prices in answers after ${seen}s; $DURING_RATE Recommend/s during the refresh, $DURING_BAD failed"
+echo "refresher: $(tr -d '\n' <"$TMP/out/refreshed.textproto.sources.json" | cut -c1-300)"
+echo "load average (1, 5, 15 min): $(cut -d' ' -f1-3 /proc/loadavg)"
+"$PY" - "$BASE_RATE" "$DURING_RATE" "$seen" "$((BASE_BAD + DURING_BAD))" "$((errors_after - errors_before))" "$OFFERS" <<'PY'
+import sys
+base, during, seen, bad, grpc_bad, offers = sys.argv[1:]
+base, during, bad, grpc_bad = float(base), float(during), int(bad), int(grpc_bad)
+ratio = during / base if base else 0
+ok_time = seen != "timeout" and float(seen) <= 30
+print("| %s | %.1f | %.1f | %.3f | %s | %d |" % (offers, base, during, ratio, seen, bad + grpc_bad))
+fails = []
+if not ok_time: fails.append("new prices not in answers within 30 s (%s)" % seen)
+if bad or grpc_bad: fails.append("%d failed calls" % (bad + grpc_bad))
+if ratio < 0.9: fails.append("rate during the refresh %.1f%% of the baseline" % (100 * ratio))
+print("refresh_bench: " + ("PASS" if not fails else "FAIL: " + "; ".join(fails)))
+sys.exit(1 if fails else 0)
+PY
