@@ -94,7 +94,7 @@ class Refresher {
   struct Source {
     RefreshSource config;
     SourceState state;
-    std::vector<catalog::v1::Offer> good;           // the copy serving
+    std::vector<catalog::v1::Offer> good;  // the copy serving
     // url -> the 200 (etag, body) of the copy serving: a 304 against these
     // means the source still publishes the copy serving.
     std::map<std::string, FetchResult> validators;

@@ -292,7 +292,8 @@ TEST_F(RefresherImport, NotModifiedConfirmsTheCopyServingWithoutAReload) {
   const absl::Time t0 = absl::FromUnixSeconds(1'800'000'000);
   ASSERT_OK(refresher.RefreshNow("oci-price-list-test", t0));
   ASSERT_EQ(refresher.States().size(), 1u);
-  EXPECT_EQ(refresher.States()[0].result, "rejected by the catalog") << refresher.States()[0].reason;
+  EXPECT_EQ(refresher.States()[0].result, "rejected by the catalog")
+      << refresher.States()[0].reason;
   // A copy the catalog rejected is not "the copy serving": no validators sent.
   verdict = absl::OkStatus();
   ASSERT_OK(refresher.RefreshNow("oci-price-list-test", t0 + absl::Seconds(60)));
