@@ -450,8 +450,8 @@ struct OfferBuilder {
   const GpuNameResolver& gpus_;
   std::vector<std::string>& reason_;
   std::vector<char> produced_ = std::vector<char>(rows_.size(), 0);
-  absl::flat_hash_map<std::string, size_t> offer_index_;  // id -> result.offers index
-  std::vector<std::vector<double>> zone_spots_;           // per result.offers index
+  absl::flat_hash_map<std::string, size_t> offer_index_ = {};  // id -> result.offers index
+  std::vector<std::vector<double>> zone_spots_ = {};           // per result.offers index
 };
 
 Offer OfferBuilder::NewOffer(const Candidate& c, const std::string& id, const std::string& model,
