@@ -108,7 +108,7 @@ cheapest() {
     --train_tokens=10M --seq_len=1024 --providers=benchmarket --max_results=1 --json 2>/dev/null |
     "$PY" -c 'import json,sys
 o=json.load(sys.stdin)["recommendations"][0]["offer"]
-print(o["id"], o.get("onDemandUsdPerHour", 0))' 2>/dev/null || true
+print(o["id"], o.get("on_demand_usd_per_hour", o.get("onDemandUsdPerHour", 0)))' 2>/dev/null || true
 }
 wait_for_price() {  # predicate-on-price -> seconds waited, or "timeout"
   local t0 now got
