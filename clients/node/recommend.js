@@ -115,9 +115,13 @@ async function checkRecommend(gateway) {
   if (recs.length > 5) problems.push(`${recs.length} recommendations for max_results=5`);
   const ranks = recs.map((r) => r.rank);
   if (!ranks.every((rank, i) => rank === i + 1)) problems.push(`ranks are [${ranks}], want 1..${recs.length}`);
+  // Cheapest first, with totals within the answer's tie band (the estimate's
+  // own uncertainty) ranked by time, then risk: a later entry is never cheaper
+  // than an earlier one by more than the band.
   const totals = recs.map((r) => r.cost.total_usd);
-  if (totals.some((t, i) => i > 0 && totals[i - 1] > t)) {
-    problems.push(`total_usd not ascending for OBJECTIVE_CHEAPEST: [${totals}]`);
+  const band = reply.tie_band_fraction || 0;
+  if (totals.some((a, i) => totals.slice(i + 1).some((b) => a > b * (1 + band) * (1 + 1e-12)))) {
+    problems.push(`total_usd out of order beyond the tie band ${band}: [${totals}]`);
   }
   for (const r of recs) {
     if (Number(r.gpu_memory_bytes) < MIN_GPU_MEMORY_BYTES) {

@@ -119,9 +119,14 @@ double RunState::PreRankBand() const {
   double band = 0;
   for (size_t config = 0; config < estimates_.size(); ++config) {
     if (estimates_[config] == nullptr || !Est(static_cast<int>(config)).fits()) continue;
+    // The interval that bounds the final band: tokens/s for best value, the
+    // run hours otherwise (the cost's and the expected hours' relative
+    // half-widths are at most the run hours': their fixed parts only narrow
+    // them).
     const sizing::v1::ConfigurationEstimate& e = Est(static_cast<int>(config));
-    band = std::max({band, RelativeHalfWidth(e.estimated_hours_interval()),
-                     RelativeHalfWidth(e.tokens_per_second_interval())});
+    band = std::max(band, RelativeHalfWidth(objective_ == v1::OBJECTIVE_BEST_VALUE
+                                                ? e.tokens_per_second_interval()
+                                                : e.estimated_hours_interval()));
   }
   return band;
 }
@@ -140,37 +145,42 @@ int RunState::RiskOf(const Candidate& candidate, const pricing::v1::Quote& quote
   const catalog::v1::Offer& offer = OfferOf(candidate);
   const sizing::v1::ConfigurationEstimate& e = Est(candidate.config);
   int risk = 0;
-  auto add = [&](bool present, absl::string_view text) {
+  // Ranking counts; only the explanation builds the texts (no string per
+  // survivor in the rank).
+  auto add = [&](bool present, const auto& text) {
     if (!present) return;
     ++risk;
-    if (texts != nullptr) texts->emplace_back(text);
+    if (texts != nullptr) texts->push_back(text());
   };
   const catalog::v1::Gpu* gpu = GpuOf(candidate);
   const sizing::v1::Precision precision = request_.workload().precision();
   add(gpu != nullptr && ((precision == sizing::v1::PRECISION_BF16 && !gpu->supports_bf16()) ||
                          (precision == sizing::v1::PRECISION_FP8 && !gpu->supports_fp8())),
-      absl::StrCat("GPU without the job's precision (",
-                   sizing::v1::Precision_Name(precision).substr(10), ")"));
+      [&] {
+        return absl::StrCat("GPU without the job's precision (",
+                            sizing::v1::Precision_Name(precision).substr(10), ")");
+      });
   const bool multi_gpu = offer.gpus_per_node() * candidate.nodes > 1;
   const bool pcie_bound = multi_gpu && offer.link() == catalog::v1::LINK_TYPE_PCIE &&
                           (training_ || e.plan().tensor_parallel() > 1);
-  add(pcie_bound, "hazard: PCIe-only multi-GPU");
+  auto text = [](const char* t) { return [t] { return std::string(t); }; };
+  add(pcie_bound, text("hazard: PCIe-only multi-GPU"));
   add(candidate.nodes > 1 && offer.fabric() == catalog::v1::FABRIC_TYPE_ETHERNET,
-      "hazard: multi-node over Ethernet");
-  add(e.memory_margin() < vram_margin_ + 0.05, "hazard: VRAM margin tight");
-  for (const std::string& warning : quote.warnings()) add(true, absl::StrCat("hazard: ", warning));
+      text("hazard: multi-node over Ethernet"));
+  add(e.memory_margin() < vram_margin_ + 0.05, text("hazard: VRAM margin tight"));
+  for (const std::string& warning : quote.warnings())
+    add(true, [&] { return absl::StrCat("hazard: ", warning); });
   for (const sizing::v1::Note& note : e.structured_notes()) {
+    if (note.severity() != sizing::v1::NOTE_SEVERITY_WARNING) continue;
     const bool covered =
         note.code() == "no_bf16" || note.code() == "no_fp8" ||
         (pcie_bound && (note.code() == "pcie_allreduce" || note.code() == "tp_over_pcie"));
-    add(note.severity() == sizing::v1::NOTE_SEVERITY_WARNING && !covered,
-        absl::StrCat("hazard: ", note.code()));
+    add(!covered, [&] { return absl::StrCat("hazard: ", note.code()); });
   }
-  add(offer.host_tier() == catalog::v1::HOST_TIER_COMMUNITY, "marketplace (community) host");
-  add(offer.availability() == catalog::v1::AVAILABILITY_LIMITED ||
-          offer.availability() == catalog::v1::AVAILABILITY_UNSPECIFIED,
-      offer.availability() == catalog::v1::AVAILABILITY_LIMITED ? "limited availability"
-                                                                : "availability unconfirmed");
+  add(offer.host_tier() == catalog::v1::HOST_TIER_COMMUNITY, text("marketplace (community) host"));
+  add(offer.availability() == catalog::v1::AVAILABILITY_LIMITED, text("limited availability"));
+  add(offer.availability() == catalog::v1::AVAILABILITY_UNSPECIFIED,
+      text("availability unconfirmed"));
   return risk;
 }
 

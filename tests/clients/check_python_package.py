@@ -39,7 +39,9 @@ def main() -> int:
         totals = [r.cost.total_usd for r in recs]
         check("recommend: ranked, cheapest first, within budget",
               recs and [r.rank for r in recs] == list(range(1, len(recs) + 1))
-              and totals == sorted(totals) and max(totals) <= 500, str(totals))
+              and all(a <= b * (1 + answer.tie_band_fraction) * (1 + 1e-12)
+                      for i, a in enumerate(totals) for b in totals[i + 1:])
+              and max(totals) <= 500, f"{totals} (tie band {answer.tie_band_fraction})")
         try:
             advisor.recommend(workload("TASK_LORA", model={"params": -1}, train_tokens=5e7, sequence_length=2048))
             check("bad workload raises GatewayError", False, "no error")

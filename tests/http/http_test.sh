@@ -47,8 +47,10 @@ code=$(call "$TMP/rec.json" POST /v1/recommend "$LORA")
 check "POST /v1/recommend: 200" test "$code" = 200
 check "recommend: ranked RecommendResponse, proto names, int64 as strings" json "$TMP/rec.json" \
   'len(d["recommendations"]) > 1 and [r["rank"] for r in d["recommendations"]] == list(range(1, len(d["recommendations"]) + 1)) and isinstance(d["recommendations"][0]["memory"]["weights_bytes"], str) and d["catalog_version"] != ""'
-check "recommend: sorted by total cost (the default objective)" json "$TMP/rec.json" \
-  'all(a["cost"]["total_usd"] <= b["cost"]["total_usd"] for a, b in zip(d["recommendations"], d["recommendations"][1:]))'
+check "recommend: cheapest first within the tie band (the default objective)" json "$TMP/rec.json" \
+  'd["tie_band_fraction"] > 0 and all(a["cost"]["total_usd"] <= b["cost"]["total_usd"] * (1 + d["tie_band_fraction"]) * (1 + 1e-12) for i, a in enumerate(d["recommendations"]) for b in d["recommendations"][i + 1:])'
+check "recommend: intervals, the head and the tie band in the JSON" json "$TMP/rec.json" \
+  'd["head"]["cheapest"]["offer_id"] != "" and d["head"]["why_first"] != "" and all(r["estimated_hours_interval"]["p10"] < r["estimated_hours_interval"]["p90"] and r["total_usd_interval"]["p10"] < r["total_usd_interval"]["p90"] and r["tokens_per_second_interval"]["p90"] > 0 for r in d["recommendations"])'
 code=$(call "$TMP/camel.json" POST /v1/recommend '{"workload": {"task": "TASK_LORA", "model": {"preset": "llama-3.1-8b"}, "trainTokens": 5e7, "sequenceLength": 2048}, "maxResults": 2}')
 check "recommend: lowerCamelCase input accepted" json "$TMP/camel.json" 'len(d["recommendations"]) == 2'
 

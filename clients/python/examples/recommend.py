@@ -109,9 +109,13 @@ def check_recommend(stub):
     ranks = [r.rank for r in recs]
     if ranks != list(range(1, len(recs) + 1)):
         problems.append(f"ranks are {ranks}, want 1..{len(recs)}")
+    # Cheapest first, with totals within the answer's tie band (the estimate's
+    # own uncertainty) ranked by time, then risk: a later entry is never
+    # cheaper than an earlier one by more than the band.
     totals = [r.cost.total_usd for r in recs]
-    if any(a > b for a, b in zip(totals, totals[1:])):
-        problems.append(f"total_usd not ascending for OBJECTIVE_CHEAPEST: {totals}")
+    band = reply.tie_band_fraction
+    if any(a > b * (1 + band) * (1 + 1e-12) for i, a in enumerate(totals) for b in totals[i + 1:]):
+        problems.append(f"total_usd out of order beyond the tie band {band:.3f}: {totals}")
     for r in recs:
         if r.gpu_memory_bytes < MIN_GPU_MEMORY_BYTES:
             problems.append(f"rank {r.rank} {r.offer.gpu_model}: gpu_memory_bytes "
