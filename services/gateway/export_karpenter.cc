@@ -7,6 +7,7 @@
 
 #include "absl/strings/ascii.h"
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_replace.h"
 #include "services/gateway/export_internal.h"
 
 namespace gpuadvisor::gateway::export_internal {
@@ -38,19 +39,27 @@ std::vector<int> Weights(int n) {
 }
 
 // A multi-node job's nodes in one zone: the zone (AWS zone id, cheapest spot
-// zone first) where the catalog data lists the instance type; none where it
-// lists none (the pod affinity in the header still keeps the job together).
+// zone first) where the catalog data lists the instance type; else the
+// region's first zone by the provider's naming rule (data/exports: AWS
+// "<region>a", AKS "<region>-1"), so every node the pool launches is in one
+// zone whatever the pods ask; where the type is not offered there the pool
+// launches nothing and Karpenter goes on to the next weight.
 std::string ZoneRequirement(const Recommendation& r) {
   const auto& o = r.offer();
   if (ShapeOf(r).serving || ShapeOf(r).total_nodes() < 2) return "";
   const std::vector<std::string> zones =
       ListAt({"karpenter", "zone_ids", o.provider(), o.instance_type() + "/" + o.region()});
-  if (zones.empty()) {
-    return absl::StrCat("      # No zone pinned: no zone data for ", o.instance_type(), " in ",
-                        o.region(), "; the pod affinity keeps the job in one zone.\n");
+  if (!zones.empty()) {
+    return absl::StrCat("        - key: ", Q(NameAt({"karpenter", "zone_label_aws"})),
+                        "\n          operator: In\n          values: ", QList({zones.front()}),
+                        "\n");
   }
-  return absl::StrCat("        - key: ", Q(NameAt({"karpenter", "zone_label_aws"})),
-                      "\n          operator: In\n          values: ", QList({zones.front()}), "\n");
+  const std::string zone = absl::StrReplaceAll(NameAt({"karpenter", "first_zone", o.provider()}),
+                                               {{"{region}", o.region()}});
+  return absl::StrCat("        # No zone data for ", o.instance_type(), " in ", o.region(),
+                      ": the region's first zone keeps the ", ShapeOf(r).total_nodes(),
+                      " nodes together.\n        - key: ", Q(NameAt({"karpenter", "zone_label"})),
+                      "\n          operator: In\n          values: ", QList({zone}), "\n");
 }
 
 std::string NodePool(const Recommendation& r, int weight, const std::string& group,

@@ -207,8 +207,18 @@ TEST(Export, KarpenterKeepsAMultiNodeJobInOneZone) {
   // p5.48xlarge's zones are in the catalog data: one zone id pinned.
   EXPECT_THAT(y, HasSubstr("- key: \"topology.k8s.aws/zone-id\"\n          operator: In\n"
                            "          values: [\"use1-"));
-  EXPECT_THAT(y, HasSubstr("No zone pinned: no zone data for p4d.24xlarge in us-east-1"));
+  // p4d.24xlarge has none: the region's first zone, by AWS's naming rule.
+  EXPECT_THAT(y, HasSubstr("No zone data for p4d.24xlarge in us-east-1"));
+  EXPECT_THAT(y, HasSubstr("- key: \"topology.kubernetes.io/zone\"\n          operator: In\n"
+                           "          values: [\"us-east-1a\"]"));
   EXPECT_THAT(y, HasSubstr("nvidia.com/gpu: 32"));
+  // Azure (AKS zones are <region>-<n>) as much as AWS: every provider with a
+  // Karpenter provider pins one zone.
+  v1::RecommendResponse azure;
+  Add(azure, "azure", "Standard_ND96isr_H100_v5", "eastus", "H100-SXM", 8, 2, kOnDemand, 98);
+  EXPECT_THAT(Text(ExportFormat::kKarpenter, azure),
+              HasSubstr("- key: \"topology.kubernetes.io/zone\"\n          operator: In\n"
+                        "          values: [\"eastus-1\"]"));
 }
 
 TEST(Export, KarpenterTaintsAmdGpusWithTheirKey) {

@@ -122,6 +122,29 @@ def skypilot_rows():
     return rows
 
 
+def gpuhunt_rows():
+    """gpuhunt's own rows in the shared fixture: {(backend, instance_name, location)}.
+
+    The fixture holds gpuhunt's one row table that ships in the repository,
+    src/gpuhunt/resources/tpu_pricing.json (GCP TPUs: "TPU v6e" -> regions);
+    its CSV catalogs are built in CI and published to S3, so not here
+    (fixtures/gpuhunt/SOURCE.md). Where a dstack file writes a GCP region or a
+    TPU these rows name, it is checked against them; elsewhere SkyPilot's rows
+    for the same providers stand in (the providers' own names either way)."""
+    path = os.path.join(FIXTURES, "gpuhunt/tpu_pricing.json")
+    if not os.path.isfile(path):
+        if os.environ.get("CI") == "true":
+            fail(f"the shared gpuhunt fixture ({path}) is missing")
+        return set()
+    rows = set()
+    for tpu, regions in json.load(open(path, encoding="utf-8")).items():
+        for region in regions:
+            rows.add(("gcp", tpu, region))
+    if not rows:
+        fail(f"no rows in {path}")
+    return rows
+
+
 def offer_for(provider, instance_type, region):
     for o in CATALOG:
         if (o.get("provider"), o.get("instance_type"), o.get("region")) == (provider, instance_type, region):
@@ -328,11 +351,23 @@ OWN_FORMATS = {  # gpuhunt's own spellings (data/exports sources)
 def check_dstack_names(conf):
     rows = skypilot_rows()
     regions = {(r["cloud"], r["region"]) for r in rows}
+    hunt = gpuhunt_rows()
+    hunt_regions = {(b, loc) for b, _, loc in hunt}
+    # A TPU (gpuhunt writes TPUs as GPU names "v5p", "v6e", ...) must be one of
+    # gpuhunt's own rows in one of the file's regions.
+    gpus = conf["resources"]["gpu"]["name"]
+    for g in gpus if isinstance(gpus, list) else [gpus]:
+        if re.fullmatch(r"v\d+\w*", g) and not any(
+                t.lower().endswith(g.lower()) and (not conf.get("regions") or loc in conf["regions"])
+                for b, t, loc in hunt):
+            fail(f"TPU {g!r} in {conf.get('regions')} is not one of gpuhunt's rows")
     types = {(r["cloud"], r["instance_type"]) for r in rows}
     offers = {(o["provider"], o["instance_type"]) for o in CATALOG}
     offer_regions = {(o["provider"], o["region"]) for o in CATALOG}
     backends = set(conf["backends"])
     for region in conf.get("regions", []):
+        if "gcp" in backends and ("gcp", region) in hunt_regions:
+            continue  # one of gpuhunt's own GCP locations
         ok = any((SAME_NAMES.get(b), region) in regions or (b, region) in offer_regions for b in backends)
         ok = ok or ("vastai" in backends and re.fullmatch(r"[a-z]{2}-\S+", region))
         if not ok:
@@ -522,11 +557,17 @@ def check_karpenter(docs, recs, text):
         if limit != o["gpus_per_node"] * planned_nodes(r):
             fail(f"rank {rank}: limits {gpu}={limit}, the plan rents {o['gpus_per_node'] * planned_nodes(r)}")
         zones = [req for req in spec["requirements"] if req["key"].startswith("topology.")]
-        if planned_nodes(r) > 1 and not r.get("serving") and not zones and "No zone pinned" not in text:
-            fail(f"rank {rank}: a {planned_nodes(r)}-node job with no zone requirement and no reason")
+        if planned_nodes(r) > 1 and not r.get("serving") and len(zones) != 1:
+            fail(f"rank {rank}: a {planned_nodes(r)}-node job needs one zone requirement, has {len(zones)}")
         for req in zones:
-            if len(req["values"]) != 1:
-                fail(f"rank {rank}: {req['key']} must name one zone, not {req['values']}")
+            if len(req["values"]) != 1 or req["operator"] != "In":
+                fail(f"rank {rank}: {req['key']} must name one zone (In), not {req['values']}")
+            known = NAMES["karpenter"]["zone_ids"].get(provider, {}).get(f"{itype}/{o['region']}")
+            first = NAMES["karpenter"]["first_zone"][provider].replace("{region}", o["region"])
+            if known and req["values"] != [known[0]]:
+                fail(f"rank {rank}: zone {req['values']} is not the catalog's zone {known[0]}")
+            if not known and (req["key"], req["values"]) != (NAMES["karpenter"]["zone_label"], [first]):
+                fail(f"rank {rank}: without zone data the pool pins {first}, not {req['values']}")
         weights.append(doc["spec"]["weight"])
     # Karpenter's rule: the highest weight first, so the weights follow the rank.
     order = [rank for _, rank in sorted(zip(weights, ranks), key=lambda x: -x[0])]

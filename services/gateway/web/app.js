@@ -617,15 +617,35 @@ async function compare(event) {
   }
 }
 
+// Every file of the export, as the CLI's --export=F --export_alternative=N
+// writes them: file 1 (rank 1's shape), then the others the
+// X-Export-Alternatives header counts, each with its own download link.
+async function exportFile(format, alternative) {
+  const res = await fetch(`/v1/recommend?format=${format}&alternative=${alternative}`, {
+    method: 'POST', headers: {'Content-Type': 'application/json'}, body: JSON.stringify(lastRequest)});
+  return {res, text: await res.text()};
+}
+
 async function showExport(event) {
   event.preventDefault();
   if (!lastRequest) return;
   const format = event.target.dataset.format;
   const out = $('#export-output');
-  const res = await fetch('/v1/recommend?format=' + format, {
-    method: 'POST', headers: {'Content-Type': 'application/json'}, body: JSON.stringify(lastRequest)});
+  const first = await exportFile(format, 1);
+  const count = first.res.ok ? Number(first.res.headers.get('X-Export-Alternatives') || 1) : 1;
+  const files = [first.text];
+  for (let n = 2; n <= count; n++) files.push((await exportFile(format, n)).text);
+  const ext = format === 'karpenter' ? 'nodepools' : format;
+  out.replaceChildren(...files.flatMap((text, i) => {
+    const name = `${ext}-${i + 1}.yaml`;
+    const link = el('a', {href: URL.createObjectURL(new Blob([text], {type: 'application/yaml'})),
+                          download: name, text: `Download ${name}`});
+    return [el('div', {class: 'export-head'},
+               el('span', {text: `File ${i + 1} of ${files.length} ` +
+                                 `(CLI: --export=${format} --export_alternative=${i + 1}) `}), link),
+            el('pre', {class: 'export-file', 'data-alternative': String(i + 1), text})];
+  }));
   out.hidden = false;
-  out.textContent = await res.text();
   out.scrollIntoView({behavior: 'smooth', block: 'nearest'});
 }
 
