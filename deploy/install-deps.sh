@@ -42,10 +42,12 @@ PACKAGES=(
   curl ca-certificates
 )
 
-# The web page test drives headless Chromium (npm playwright-core). Image
-# builds that run no tests set INSTALL_TEST_BROWSER=0 to leave it out.
+# The web page test drives headless Chromium (npm playwright-core); it
+# trusts the test CA for the HTTPS pass through an NSS database (certutil,
+# libnss3-tools). Image builds that run no tests set INSTALL_TEST_BROWSER=0
+# to leave them out.
 if [[ "${INSTALL_TEST_BROWSER:-1}" != 0 ]]; then
-  PACKAGES+=(chromium)
+  PACKAGES+=(chromium libnss3-tools)
 fi
 
 # Node: keep a node that is already there (e.g. a newer NodeSource build);

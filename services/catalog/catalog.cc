@@ -9,6 +9,7 @@
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_split.h"
+#include "common/validation/field_ranges.h"
 #include "google/protobuf/io/coded_stream.h"
 #include "google/protobuf/io/zero_copy_stream_impl_lite.h"
 #include "services/catalog/fingerprint.h"
@@ -339,25 +340,12 @@ struct OfferFilter {
 };
 
 absl::Status CheckListArguments(const ListOffersRequest& request) {
-  if (request.page_size() < 0) {
-    return FieldError("page_size", absl::StrCat("must be >= 0, got ", request.page_size()));
-  }
-  if (request.min_gpu_memory_bytes() < 0) {
-    return FieldError("min_gpu_memory_bytes",
-                      absl::StrCat("must be >= 0, got ", request.min_gpu_memory_bytes()));
-  }
-  if (request.min_gpus() < 0) {
-    return FieldError("min_gpus", absl::StrCat("must be >= 0, got ", request.min_gpus()));
-  }
-  if (request.max_gpus() < 0) {
-    return FieldError("max_gpus", absl::StrCat("must be >= 0, got ", request.max_gpus()));
-  }
+  // Each number's physical range from the table all services share, then how
+  // they relate.
+  if (absl::Status s = validation::CheckRanges(request); !s.ok()) return s;
   if (request.max_gpus() != 0 && request.max_gpus() < request.min_gpus()) {
     return FieldError("max_gpus", absl::StrCat("must be >= min_gpus (", request.min_gpus(),
                                                "), got ", request.max_gpus()));
-  }
-  if (absl::Status s = CheckNonNegative("max_usd_per_hour", request.max_usd_per_hour()); !s.ok()) {
-    return s;
   }
   if (!v1::PurchaseOption_IsValid(request.purchase_option())) {
     return FieldError("purchase_option", absl::StrCat("unknown value ", request.purchase_option()));

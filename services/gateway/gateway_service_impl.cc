@@ -10,6 +10,7 @@
 #include "absl/time/clock.h"
 #include "absl/time/time.h"
 #include "common/status/grpc_status.h"
+#include "common/validation/field_ranges.h"
 #include "google/protobuf/arena.h"
 #include "grpcpp/alarm.h"
 #include "grpcpp/client_context.h"
@@ -423,6 +424,10 @@ grpc::Status GatewayServiceImpl::Estimate(grpc::ServerContext* context,
                                           v1::EstimateResponse* response) {
   RpcScope rpc(metrics_, kService, "Estimate");
   if (grpc::Status admitted = limiter_.Admit(*context); !admitted.ok()) return rpc.Finish(admitted);
+  // Every number's physical range, from the table all services share.
+  if (absl::Status s = validation::CheckRanges(*request); !s.ok()) {
+    return rpc.Finish(ToGrpcStatus(s));
+  }
   sizing::v1::EstimateRequest forward;
   *forward.mutable_workload() = request->workload();
   std::vector<v1::Assumption> assumptions;

@@ -9,6 +9,7 @@
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
 #include "common/status/status_macros.h"
+#include "common/validation/field_ranges.h"
 #include "services/gateway/name_match.h"
 #include "services/gateway/recommend_state.h"
 #include "services/gateway/workload_defaults.h"
@@ -16,43 +17,11 @@
 namespace gpuadvisor::gateway::recommend {
 namespace {
 
-absl::Status NonNegative(double value, absl::string_view field) {
-  if (!std::isfinite(value) || value < 0) {
-    return absl::InvalidArgumentError(absl::StrCat(field, ": must be finite and >= 0"));
-  }
-  return absl::OkStatus();
-}
-
 absl::Status ValidateConstraints(const v1::RecommendRequest& request) {
+  // Every number's physical range (the workload's too), from the table all
+  // services share; then what relates the fields.
+  RETURN_IF_ERROR(validation::CheckRanges(request));
   const v1::Constraints& c = request.constraints();
-  for (auto [value, field] :
-       {std::pair<double, const char*>{c.max_usd_per_hour(), "constraints.max_usd_per_hour"},
-        {c.max_total_usd(), "constraints.max_total_usd"},
-        {c.deadline_hours(), "constraints.deadline_hours"},
-        {c.min_tokens_per_second(), "constraints.min_tokens_per_second"},
-        {c.max_time_to_first_token_seconds(), "constraints.max_time_to_first_token_seconds"},
-        {c.min_tokens_per_second_per_user(), "constraints.min_tokens_per_second_per_user"}}) {
-    if (absl::Status s = NonNegative(value, field); !s.ok()) return s;
-  }
-  if (c.has_min_user_tokens_per_second()) {
-    RETURN_IF_ERROR(
-        NonNegative(c.min_user_tokens_per_second(), "constraints.min_user_tokens_per_second"));
-  }
-  if (request.workload().has_egress_gb()) {
-    RETURN_IF_ERROR(NonNegative(request.workload().egress_gb(), "workload.egress_gb"));
-    if (request.workload().egress_gb() > pricing::kMaxJobGb) {
-      return absl::InvalidArgumentError(
-          absl::StrCat("workload.egress_gb: must be <= ", pricing::kMaxJobGb, " (GB)"));
-    }
-  }
-  if (c.has_vram_margin() && !(c.vram_margin() >= 0 && c.vram_margin() <= 0.9)) {
-    return absl::InvalidArgumentError("constraints.vram_margin: must be between 0 and 0.9");
-  }
-  if (c.max_gpus() < 0) return absl::InvalidArgumentError("constraints.max_gpus: must be >= 0");
-  if (c.max_nodes() < 0 || c.max_nodes() > kMaxMaxNodes) {
-    return absl::InvalidArgumentError(
-        absl::StrCat("constraints.max_nodes: must be between 0 and ", kMaxMaxNodes));
-  }
   if (c.objective() == v1::OBJECTIVE_DEADLINE && c.deadline_hours() <= 0) {
     return absl::InvalidArgumentError(
         "constraints.deadline_hours: required (> 0) for OBJECTIVE_DEADLINE");
@@ -66,10 +35,6 @@ absl::Status ValidateConstraints(const v1::RecommendRequest& request) {
       return absl::InvalidArgumentError(absl::StrCat("constraints.purchase_options[", i,
                                                      "]: must be ON_DEMAND, SPOT or RESERVED"));
     }
-  }
-  if (request.max_results() < 0 || request.max_results() > kMaxMaxResults) {
-    return absl::InvalidArgumentError(
-        absl::StrCat("max_results: must be between 0 and ", kMaxMaxResults));
   }
   if (!request.has_workload() || request.workload().task() == sizing::v1::TASK_UNSPECIFIED) {
     return absl::InvalidArgumentError("workload.task: required");

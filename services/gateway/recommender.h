@@ -36,6 +36,7 @@
 #include <vector>
 
 #include "absl/status/statusor.h"
+#include "common/validation/field_ranges.h"
 #include "gpuadvisor/gateway/v1/gateway.pb.h"
 #include "gpuadvisor/pricing/v1/pricing.pb.h"
 #include "gpuadvisor/sizing/v1/sizing.pb.h"
@@ -58,11 +59,13 @@ inline constexpr int kMinQuotedCandidates = 300;
 inline constexpr int kFittingClusterSizesKept = 3;
 inline constexpr int kQuotedPerResult = 20;
 inline constexpr int kDefaultMaxResults = 10;
-inline constexpr int kMaxMaxResults = 100;
+inline constexpr int kMaxMaxResults =
+    static_cast<int>(validation::RangeOf("gpuadvisor.gateway.v1.RecommendRequest.max_results").max);
 // Cluster sizes considered: powers of two up to each offer's largest cluster
 // (Offer.max_nodes), capped by Constraints.max_nodes when given, and never
 // above kMaxMaxNodes.
-inline constexpr int kMaxMaxNodes = 1024;
+inline constexpr int kMaxMaxNodes =
+    static_cast<int>(validation::RangeOf("gpuadvisor.gateway.v1.Constraints.max_nodes").max);
 // The longest run pricing quotes (PricingService.Quote items[].hours); a
 // longer estimate is excluded as EXCLUSION_REASON_RUNS_TOO_LONG.
 inline constexpr double kMaxQuotableHours = 1e6;

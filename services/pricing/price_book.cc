@@ -14,6 +14,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "common/status/status_macros.h"
+#include "common/validation/field_ranges.h"
 #include "google/protobuf/io/coded_stream.h"
 #include "google/protobuf/io/zero_copy_stream_impl_lite.h"
 #include "services/pricing/billing_math.h"
@@ -26,9 +27,6 @@ namespace v1 = ::gpuadvisor::pricing::v1;
 using ::gpuadvisor::catalog::v1::PurchaseOption;
 using OfferEntry = ::gpuadvisor::pricing::quote_internal::OfferEntry;
 
-// Longest run a quote accepts; far above any real job, it keeps every
-// product finite.
-constexpr double kMaxHours = 1e6;
 // Above this expected loss per hour of work (interruptions add more than a
 // quarter to the run) a spot quote says so.
 constexpr double kHighRiskReworkFraction = 0.25;
@@ -111,31 +109,10 @@ struct JobTerms {
   bool always_on = false;
 };
 
-// The physical range of every number of a quote request, checked before
-// any arithmetic so no answer can overflow to inf or NaN (an exabyte of
-// data, a million hours, a hundred thousand nodes).
-struct JobRange {
-  const char* name;
-  double (v1::JobProfile::*get)() const;
-  double max;
-};
-constexpr JobRange kJobRanges[] = {
-    {"dataset_gb", &v1::JobProfile::dataset_gb, kMaxJobGb},
-    {"checkpoint_gb", &v1::JobProfile::checkpoint_gb, kMaxJobGb},
-    {"egress_gb", &v1::JobProfile::egress_gb, kMaxJobGb},
-    {"checkpoint_interval_minutes", &v1::JobProfile::checkpoint_interval_minutes, 6e7},
-    {"checkpoint_write_minutes", &v1::JobProfile::checkpoint_write_minutes, 6e7},
-};
-constexpr int32_t kMaxNodes = 100'000;
-
 absl::StatusOr<JobTerms> TermsOf(const v1::JobProfile& job) {
-  for (const JobRange& range : kJobRanges) {
-    const double value = (job.*range.get)();
-    if (!FiniteNonNegative(value) || value > range.max) {
-      return absl::InvalidArgumentError(absl::StrCat(
-          "job.", range.name, ": must be finite, >= 0 and <= ", range.max, " (got ", value, ")"));
-    }
-  }
+  // The physical range of every number, from the table all services share,
+  // before any arithmetic so no answer can overflow to inf or NaN.
+  if (absl::Status s = validation::CheckRanges(job, "job"); !s.ok()) return s;
   JobTerms jt;
   jt.storage_gb = job.dataset_gb() + 2.0 * job.checkpoint_gb();
   jt.checkpoint_gb = job.checkpoint_gb();
@@ -148,13 +125,15 @@ absl::StatusOr<JobTerms> TermsOf(const v1::JobProfile& job) {
 }
 
 absl::Status CheckItem(int i, int32_t nodes, double hours, PurchaseOption option) {
-  if (nodes < 1 || nodes > kMaxNodes) {
-    return absl::InvalidArgumentError(absl::StrCat(
-        "items[", i, "].nodes: must be >= 1 and <= ", kMaxNodes, " (got ", nodes, ")"));
+  static constexpr const validation::FieldRange& kNodes =
+      validation::RangeOf("gpuadvisor.pricing.v1.QuoteItem.nodes");
+  static constexpr const validation::FieldRange& kHours =
+      validation::RangeOf("gpuadvisor.pricing.v1.QuoteItem.hours");
+  if (!validation::InRange(kNodes, nodes)) {
+    return validation::CheckValue(kNodes, nodes, absl::StrCat("items[", i, "].nodes"));
   }
-  if (!std::isfinite(hours) || hours < 0 || hours > kMaxHours) {
-    return absl::InvalidArgumentError(
-        absl::StrCat("items[", i, "].hours: must be finite, >= 0 and <= 1e6"));
+  if (!validation::InRange(kHours, hours)) {
+    return validation::CheckValue(kHours, hours, absl::StrCat("items[", i, "].hours"));
   }
   if (!catalog::v1::PurchaseOption_IsValid(option)) {
     return absl::InvalidArgumentError(

@@ -99,6 +99,7 @@
 #include "absl/strings/string_view.h"
 #include "absl/time/time.h"
 #include "absl/types/span.h"
+#include "common/validation/field_ranges.h"
 #include "gpuadvisor/catalog/v1/catalog.pb.h"
 #include "gpuadvisor/pricing/v1/pricing.pb.h"
 #include "services/pricing/billing_math.h"
@@ -111,12 +112,12 @@ namespace gpuadvisor::pricing {
 // magnitude while keeping
 // every whole-job total (hours <= 1e6, nodes) far from overflow. A sanity
 // bound on operator input, not a fact about the market.
-inline constexpr double kMaxUsdPerHour = 10'000;
+inline constexpr double kMaxUsdPerHour = validation::kMaxUsdPerHour;
 
 // The largest dataset, checkpoint or egress a quote accepts, GB (an exabyte):
 // the physical range of JobProfile's sizes, which callers that fill a
 // JobProfile from their own input check too (the gateway's workload.egress_gb).
-inline constexpr double kMaxJobGb = 1e9;
+inline constexpr double kMaxJobGb = validation::kMaxJobGb;
 
 // The version of the quote rules below (the formulas of Quote and the
 // meaning of the book's fields for them). Bump it with every change that can

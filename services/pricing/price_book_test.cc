@@ -620,7 +620,7 @@ TEST(PriceBookQuote, InvalidRequestsNameTheField) {
     v1::QuoteItem bad_item;
     const char* message;
   } cases[] = {
-      {Item(kP5, 0, 1), "items[2].nodes: must be >= 1"},
+      {Item(kP5, 0, 1), "items[2].nodes: must be finite, >= 1 and <= 100000"},
       {Item(kP5, 1, -1), "items[2].hours: must be finite"},
       {Item(kP5, 1, nan), "items[2].hours: must be finite"},
       {Item(kP5, 1, std::numeric_limits<double>::infinity()), "items[2].hours: must be finite"},
@@ -640,7 +640,7 @@ TEST(PriceBookQuote, InvalidRequestsNameTheField) {
   request.mutable_job()->set_checkpoint_gb(-1);
   EXPECT_THAT(book->Quote(request, kNow),
               StatusIs(absl::StatusCode::kInvalidArgument,
-                       HasSubstr("job.checkpoint_gb: must be finite, >= 0 and <= 1e+09")));
+                       HasSubstr("job.checkpoint_gb: must be finite, >= 0 and <= 1000000000 GB")));
   // Physical ranges, so no total overflows: a dataset of 1.7e308 GB.
   request.mutable_job()->set_checkpoint_gb(1);
   request.mutable_job()->set_dataset_gb(1.7e308);

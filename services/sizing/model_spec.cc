@@ -6,6 +6,7 @@
 
 #include "absl/status/status.h"
 #include "absl/strings/str_cat.h"
+#include "common/validation/field_ranges.h"
 #include "services/sizing/formulas.h"
 
 namespace gpuadvisor::sizing {
@@ -18,57 +19,12 @@ absl::Status Invalid(absl::string_view path, absl::string_view field, absl::stri
   return absl::InvalidArgumentError(absl::StrCat(path, ".", field, ": ", why));
 }
 
-// Rejects negative and absurd integer fields.
-absl::Status CheckCount(absl::string_view path, absl::string_view field, int value, int max) {
-  if (value < 0) return Invalid(path, field, "must be >= 0");
-  if (value > max) return Invalid(path, field, absl::StrCat("must be <= ", max));
-  return absl::OkStatus();
-}
-
-absl::Status CheckParams(absl::string_view path, absl::string_view field, double value) {
-  if (!std::isfinite(value)) return Invalid(path, field, "must be finite");
-  if (value < 0) return Invalid(path, field, "must be > 0");
-  if (value > kMaxParams) {
-    return Invalid(path, field, absl::StrCat("must be <= ", kMaxParams, " (got ", value, ")"));
-  }
-  return absl::OkStatus();
-}
-
+// Each number's physical range, from the table all services share (a
+// preset's or config.json's numbers as much as a request's).
 absl::Status CheckFields(const Model& m, absl::string_view path) {
-  if (absl::Status s = CheckParams(path, "params", m.params()); !s.ok()) return s;
-  if (absl::Status s = CheckParams(path, "active_params", m.active_params()); !s.ok()) return s;
-  struct IntField {
-    const char* name;
-    int value;
-    int max;
-  };
-  const IntField ints[] = {
-      {"layers", m.layers(), 10000},
-      {"hidden_size", m.hidden_size(), 1 << 20},
-      {"attention_heads", m.attention_heads(), 1 << 16},
-      {"kv_heads", m.kv_heads(), 1 << 16},
-      {"head_dim", m.head_dim(), 1 << 16},
-      {"intermediate_size", m.intermediate_size(), 1 << 24},
-      {"vocab_size", m.vocab_size(), 1 << 24},
-      {"experts", m.experts(), 1 << 16},
-      {"active_experts", m.active_experts(), 1 << 16},
-      {"max_context_length", m.max_context_length(), 1 << 27},
-      {"rope_scaled_max_context_length", m.rope_scaled_max_context_length(), 1 << 27},
-      {"kv_lora_rank", m.kv_lora_rank(), 1 << 20},
-      {"qk_rope_head_dim", m.qk_rope_head_dim(), 1 << 16},
-      {"sliding_window", m.sliding_window(), 1 << 27},
-      {"sliding_window_layers", m.sliding_window_layers(), 10000},
-      {"shared_experts", m.shared_experts(), 1 << 16},
-      {"expert_intermediate_size", m.expert_intermediate_size(), 1 << 24},
-      {"dense_layers", m.dense_layers(), 10000},
-  };
-  for (const IntField& f : ints) {
-    if (absl::Status s = CheckCount(path, f.name, f.value, f.max); !s.ok()) return s;
-  }
-  return absl::OkStatus();
+  return validation::CheckRanges(m, path);
 }
 
-// Layers, hidden size and heads: given, or estimated from the parameter count.
 absl::Status ResolveDepthAndWidth(const Model& m, absl::string_view path, ModelSpec* spec) {
   const bool has_shape = m.layers() > 0 || m.hidden_size() > 0 || m.attention_heads() > 0;
   if (has_shape) {
@@ -124,9 +80,6 @@ absl::Status ResolveShape(const Model& m, absl::string_view path, ModelSpec* spe
   }
   if (m.sliding_window_layers() > 0 && m.sliding_window() == 0) {
     return Invalid(path, "sliding_window_layers", "needs sliding_window > 0");
-  }
-  if (!std::isfinite(m.checkpoint_weight_bytes()) || m.checkpoint_weight_bytes() < 0) {
-    return Invalid(path, "checkpoint_weight_bytes", "must be >= 0");
   }
   // One window for every layer is what the per-token KV math below can
   // express; a hybrid model (some layers global) is counted as if every layer

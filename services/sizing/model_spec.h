@@ -9,12 +9,14 @@
 
 #include "absl/status/statusor.h"
 #include "absl/strings/string_view.h"
+#include "common/validation/field_ranges.h"
 #include "gpuadvisor/sizing/v1/sizing.pb.h"
 
 namespace gpuadvisor::sizing {
 
-// Largest parameter count accepted (1e14: 100x the largest models trained).
-inline constexpr double kMaxParams = 1e14;
+// Largest parameter count accepted (1e14: 100x the largest models trained),
+// the range of Model.params in the shared table.
+inline constexpr double kMaxParams = validation::kMaxParams;
 
 struct ModelSpec {
   // The resolved architecture as returned to clients (every derived field

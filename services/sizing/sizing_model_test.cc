@@ -125,7 +125,7 @@ INSTANTIATE_TEST_SUITE_P(
     ::testing::Values(
         BadCase{"NegativeParams",
                 [](v1::EstimateRequest* r) { r->mutable_workload()->mutable_model()->set_params(-1); },
-                absl::StatusCode::kInvalidArgument, "workload.model.params: must be > 0"},
+                absl::StatusCode::kInvalidArgument, "workload.model.params: must be finite, >= 0"},
         BadCase{"ParamsOnlyZero",
                 [](v1::EstimateRequest* r) {
                   r->mutable_workload()->mutable_model()->Clear();
@@ -158,7 +158,7 @@ INSTANTIATE_TEST_SUITE_P(
                 absl::StatusCode::kInvalidArgument, "vram_margin"},
         BadCase{"NegativeTtftSlo",
                 [](v1::EstimateRequest* r) { r->mutable_serving_slo()->set_max_time_to_first_token_seconds(-1); },
-                absl::StatusCode::kInvalidArgument, "serving_slo.max_time_to_first_token_seconds: must be >= 0"},
+                absl::StatusCode::kInvalidArgument, "serving_slo.max_time_to_first_token_seconds: must be finite, >= 0"},
         BadCase{"NanPerUserSlo",
                 [](v1::EstimateRequest* r) { r->mutable_serving_slo()->set_min_tokens_per_second_per_user(kNan); },
                 absl::StatusCode::kInvalidArgument, "serving_slo.min_tokens_per_second_per_user: must be finite"},

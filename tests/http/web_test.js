@@ -10,6 +10,8 @@
 'use strict';
 const fs = require('fs');
 const path = require('path');
+const os = require('os');
+const {execFileSync} = require('child_process');
 const {chromium} = require(path.join(__dirname, '../tools/node_modules/playwright-core'));
 
 const base = process.argv[2];
@@ -35,6 +37,44 @@ const money = (text) => Number(text.replace(/[$,]/g, ''));
 
 // The ranked table within a 1440 px wide window: its scrolling container has
 // nothing to scroll sideways, the table ends inside the viewport, and the page
+
+// The page's export links give the CLI's --export files, every one of a
+// multi-file export, byte for byte ($GPUADVISOR_CLI against $GATEWAY_ADDR, as
+// web_test.sh sets them). The request is the set's multi-node pretrain, whose
+// fallbacks differ in node count.
+async function exportsAreTheClisFiles(page) {
+  const cli = process.env.GPUADVISOR_CLI;
+  const gateway = process.env.GATEWAY_ADDR;
+  if (!cli || !gateway) {
+    check('export files compared with the CLI', false, 'GPUADVISOR_CLI and GATEWAY_ADDR unset');
+    return;
+  }
+  const set = JSON.parse(fs.readFileSync(path.join(__dirname, 'export_requests.json'), 'utf8'));
+  const request = set.requests['pretrain-70b-multinode'];
+  const requestFile = path.join(fs.mkdtempSync(path.join(os.tmpdir(), 'web-export-')), 'request.json');
+  fs.writeFileSync(requestFile, JSON.stringify(request));
+  await page.evaluate((r) => { lastRequest = r; }, request);
+  let most = 0;
+  for (const format of ['skypilot', 'dstack', 'karpenter']) {
+    await page.click(`.exports a[data-format="${format}"]`);
+    await page.waitForFunction((f) => document.querySelector('#export-output').textContent
+      .includes(`--export=${f} `), format, {timeout: 20000});
+    const files = await page.$$eval('#export-output pre.export-file', (ps) => ps.map((p) => p.textContent));
+    const links = await page.$$eval('#export-output a[download]', (as) => as.length);
+    check(`${format}: a download link per file`, links === files.length && files.length > 0, `${links}/${files.length}`);
+    most = Math.max(most, files.length);
+    files.forEach((text, i) => {
+      const args = ['--gateway', gateway, 'recommend', `--request_file=${requestFile}`,
+                    `--export=${format}`, `--export_alternative=${i + 1}`];
+      let want = '';
+      try { want = execFileSync(cli, args, {encoding: 'utf8'}); } catch (e) { want = `CLI failed: ${e.message}`; }
+      check(`${format} file ${i + 1} of ${files.length} is the CLI's byte for byte`, text === want,
+            `page ${text.length} bytes, CLI ${want.length}`);
+    });
+  }
+  check('an export of several files shows them all', most > 1, `at most ${most} file(s)`);
+}
+
 // itself does not scroll sideways either.
 async function rankedTableWidth(page) {
   return page.evaluate(() => {
@@ -299,6 +339,7 @@ async function main() {
     await page.click('.exports a[data-format="skypilot"]');
     await page.waitForFunction(() => document.querySelector('#export-output').textContent.includes('ordered:'));
     check('SkyPilot export shown', true);
+    await exportsAreTheClisFiles(page);
 
     // A validation error from the service, rendered on the field it names:
     // an unknown provider, which the gateway rejects listing the closest.
@@ -443,7 +484,45 @@ async function main() {
   }
 }
 
-main()
+// Over HTTPS (web_test.sh's second pass, a TLS stack): the page and its API
+// calls with the certificate checked against the test CA, which web_test.sh
+// put in the browser's NSS database; no certificate error is ignored.
+async function httpsPass() {
+  const browser = await chromium.launch({
+    executablePath: process.env.CHROMIUM || '/usr/bin/chromium',
+    args: ['--no-sandbox', '--disable-gpu', '--disable-dev-shm-usage'],
+  });
+  const page = await browser.newPage({viewport: {width: 1440, height: 1100}});
+  const errors = [];
+  page.on('pageerror', (e) => errors.push(e.message));
+  try {
+    check('the test base is https', base.startsWith('https://'), base);
+    const response = await page.goto(base + '/', {waitUntil: 'load'});
+    check('page loads over HTTPS with the test CA', response && response.ok() &&
+          await page.isVisible('#workload-form'), response ? String(response.status()) : 'no answer');
+    const security = response ? await response.securityDetails() : null;
+    check('the connection is TLS', security !== null && /TLS/.test(security.protocol()),
+          security ? security.protocol() : 'none');
+    await page.selectOption('#task', 'TASK_LORA');
+    await page.fill('#preset', 'llama-3.1-8b');
+    await page.fill('#train-tokens', '5e7');
+    await page.fill('#sequence-length', '2048');
+    await page.fill('#max-results', '4');
+    await page.click('#submit');
+    await page.waitForSelector('#ranked tbody tr[data-rank]', {timeout: 60000});
+    const rows = await page.$$eval('#ranked tbody tr[data-rank]', (trs) => trs.length);
+    check('the form asks the API over HTTPS and shows ranked offers', rows > 0, `${rows} rows`);
+    await page.click('.exports a[data-format="skypilot"]');
+    await page.waitForFunction(() => document.querySelector('#export-output').textContent.includes('resources:'),
+                               null, {timeout: 20000});
+    check('an export over HTTPS', true);
+    check('no JavaScript errors over HTTPS', errors.length === 0, errors.join(' | '));
+  } finally {
+    await browser.close();
+  }
+}
+
+(process.env.WEB_TEST_HTTPS === '1' ? httpsPass() : main())
   .catch((e) => { failed++; console.log(`FAIL  browser run: ${e.message}`); })
   .finally(() => {
     console.log(`${passed} passed, ${failed} failed`);

@@ -120,5 +120,34 @@ PYEOF
 expect "README: the HTTPS example runs" ok bash -euo pipefail "$TMP/readme_https.sh"
 cat "$TMP/out"
 
+# Every curl example of the README's HTTP section ("Use it from HTTP, ..."),
+# over HTTPS: https:// and the test CA on each curl, in a scratch folder.
+/usr/bin/python3 - "$ROOT/README.md" "$GATEWAY_HTTP" "$C" "$TMP/readme_http" <<'PYEOF'
+import os, re, sys
+text, http, certs, out = open(sys.argv[1]).read(), sys.argv[2], sys.argv[3], sys.argv[4]
+start = text.index("\n## Use it from HTTP, a browser, SkyPilot, dstack or Karpenter")
+body = text[start:text.find("\n## ", start + 1)]
+blocks = [b for b in re.findall(r"```sh\n(.*?)```", body, re.S) if "curl " in b]
+assert len(blocks) >= 2, "the README's HTTP section lost its curl examples"
+os.makedirs(out, exist_ok=True)
+for i, b in enumerate(blocks, 1):
+    b = b.replace("http://127.0.0.1:8080", "https://" + http)
+    b = b.replace("'http://127.0.0.1:8080", "'https://" + http)
+    b = re.sub(r"\bcurl -s", f"curl -s --cacert {certs}/ca.pem", b)
+    assert "127.0.0.1:8080" not in b and "http://" not in b, b
+    open(os.path.join(out, f"block{i}.sh"), "w").write(b)
+PYEOF
+for f in "$TMP"/readme_http/block*.sh; do
+  expect "README: HTTP example $(basename "$f" .sh) runs over HTTPS" ok \
+    bash -c "cd '$TMP/readme_http' && bash -euo pipefail '$f' > '$f.out' 2>&1"
+  cat "$f.out"
+done
+expect "README over HTTPS: the JSON example prints ranked offers" ok \
+  grep -Eq '^1 [a-z]+ ' "$TMP/readme_http/block1.sh.out"
+expect "README over HTTPS: a bad field is a 400 naming it" ok \
+  grep -q '"field":"workload.model.params"' "$TMP/readme_http/block1.sh.out"
+expect "README over HTTPS: the export example wrote its files" ok \
+  bash -c "cd '$TMP/readme_http' && grep -q '# rank 1' task.yaml && grep -q 'kind: NodePool' nodepools.yaml && grep -q '^type: task' task.dstack.yml"
+
 echo "clients_tls: $passed passed, $failed failed"
 [[ $failed == 0 && $passed -gt 0 ]]

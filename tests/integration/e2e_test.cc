@@ -179,7 +179,8 @@ TEST_F(EndToEnd, BadInputNamesTheField) {
   request.mutable_workload()->set_train_tokens(-5);
   status = stub->Recommend(Deadline().get(), request, &response);
   EXPECT_EQ(status.error_code(), grpc::StatusCode::INVALID_ARGUMENT);
-  EXPECT_EQ(status.error_message(), "workload.train_tokens: must be finite and >= 0");
+  EXPECT_EQ(status.error_message(),
+            "workload.train_tokens: must be finite, >= 0 and <= 10000000000000000 tokens (got -5)");
 }
 
 TEST_F(EndToEnd, BudgetThatExcludesEverythingIsAnEmptyListNotAnError) {

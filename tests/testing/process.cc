@@ -47,7 +47,9 @@ absl::StatusOr<std::unique_ptr<ServiceProcess>> ServiceProcess::Start(
   // Read until the announcement line.
   const absl::Time deadline = absl::Now() + timeout;
   std::string output;
-  static const std::regex kAnnouncement(R"((\S+) listening grpc=(\S+):(\d+) metrics=\S+:(\d+))");
+  static const std::regex kAnnouncement(
+      R"((\S+) listening grpc=(\S+):(\d+) metrics=\S+:(\d+)([^\n]*)\n)");
+  static const std::regex kHttp(R"( http=\S+:(\d+))");
   while (absl::Now() < deadline) {
     pollfd fd{process->stdout_fd_, POLLIN, 0};
     const int ready = poll(&fd, 1, 100);
@@ -60,6 +62,9 @@ absl::StatusOr<std::unique_ptr<ServiceProcess>> ServiceProcess::Start(
       if (std::regex_search(output, match, kAnnouncement)) {
         process->grpc_port_ = std::stoi(match[3]);
         process->metrics_port_ = std::stoi(match[4]);
+        const std::string rest = match[5].str();
+        std::smatch http;
+        if (std::regex_search(rest, http, kHttp)) process->http_port_ = std::stoi(http[1]);
         process->grpc_address_ = absl::StrCat(match[2].str(), ":", process->grpc_port_);
         return process;
       }

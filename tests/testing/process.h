@@ -29,6 +29,7 @@ class ServiceProcess {
   const std::string& grpc_address() const { return grpc_address_; }
   int grpc_port() const { return grpc_port_; }
   int metrics_port() const { return metrics_port_; }
+  int http_port() const { return http_port_; }  // 0 when it announced none
   pid_t pid() const { return pid_; }
 
   // Sends `signal` and waits for exit; returns the exit status (as waitpid).
@@ -41,6 +42,7 @@ class ServiceProcess {
   std::string grpc_address_;
   int grpc_port_ = 0;
   int metrics_port_ = 0;
+  int http_port_ = 0;
 };
 
 // Polls grpc.health.v1 on `channel` until `service` ("" = overall) is SERVING.

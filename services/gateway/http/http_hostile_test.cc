@@ -355,6 +355,106 @@ TEST_F(HostileTest, ConnectionsPastTheCapAreRefusedAtOnce) {
   EXPECT_GE(NormalHttpCall(), 0);
 }
 
+// The transport's own answers carry the request id and the CORS headers of
+// every other answer, from what was read of the request: whole headers
+// (408 for a body, 413, 431 by count), the complete lines before a deadline
+// or a size limit cut them (408 for headers, 431 by bytes), and the head an
+// over-cap connection sent (503).
+TEST_F(HostileTest, TransportAnswersCarryTheRequestIdAndCors) {
+  options_.cors_origins = {"https://ui.example"};
+  options_.limits.max_connections = 3;
+  StartHttp();
+  const std::string head =
+      "POST /v1/recommend HTTP/1.1\r\nHost: x\r\nOrigin: https://ui.example\r\n"
+      "X-Request-Id: hostile-1\r\n";
+  std::string fields;
+  for (int i = 0; i < 60; ++i) absl::StrAppend(&fields, "X-", i, ": 1\r\n");
+  struct Case {
+    std::string name;
+    std::string sent;
+    std::string status;
+  };
+  const std::vector<Case> cases = {
+      {"headers never end", head, "HTTP/1.1 408"},
+      {"body never comes", head + "Content-Length: 10\r\n\r\n", "HTTP/1.1 408"},
+      {"body over the limit", head + "Content-Length: 100000\r\n\r\n", "HTTP/1.1 413"},
+      {"too many fields", head + fields + "\r\n", "HTTP/1.1 431"},
+      {"headers too large", head + "X-Huge: " + std::string(20000, 'h') + "\r\n\r\n",
+       "HTTP/1.1 431"},
+  };
+  for (const Case& c : cases) {
+    const int fd = Connect(http_->port());
+    (void)SendAll(fd, c.sent);
+    const Outcome outcome = ReadUntilClosed(fd, Clock::now(), 3);
+    close(fd);
+    EXPECT_THAT(outcome.answer, HasSubstr(c.status)) << c.name;
+    EXPECT_THAT(outcome.answer, HasSubstr("X-Request-Id: hostile-1")) << c.name;
+    EXPECT_THAT(outcome.answer, HasSubstr("Access-Control-Allow-Origin: https://ui.example"))
+        << c.name;
+  }
+  // Over the cap: 503 with Retry-After, the id and CORS, within the moment
+  // the server waits for the request's head. (First let the connections
+  // above finish draining: each holds its slot up to 1 s after its answer.)
+  std::this_thread::sleep_for(std::chrono::milliseconds(1500));
+  std::vector<int> held;
+  for (int i = 0; i < 3; ++i) held.push_back(Connect(http_->port()));
+  std::this_thread::sleep_for(std::chrono::milliseconds(200));
+  const int extra = Connect(http_->port());
+  const Clock::time_point start = Clock::now();
+  (void)SendAll(extra, head + "Content-Length: 2\r\n\r\n{}");
+  const Outcome refused = ReadUntilClosed(extra, start, 2);
+  close(extra);
+  for (int fd : held) close(fd);
+  EXPECT_THAT(refused.answer, HasSubstr("HTTP/1.1 503"));
+  EXPECT_THAT(refused.answer, HasSubstr("Retry-After: 1"));
+  EXPECT_THAT(refused.answer, HasSubstr("X-Request-Id: hostile-1"));
+  EXPECT_THAT(refused.answer, HasSubstr("Access-Control-Allow-Origin: https://ui.example"));
+  EXPECT_GE(refused.closed_after, 0);
+  EXPECT_LT(refused.closed_after, 0.5);
+  // A connection that sends nothing is still refused at once, with an id.
+  std::this_thread::sleep_for(std::chrono::milliseconds(1500));
+  for (int i = 0; i < 3; ++i) held[static_cast<size_t>(i)] = Connect(http_->port());
+  std::this_thread::sleep_for(std::chrono::milliseconds(200));
+  const int silent = Connect(http_->port());
+  const Outcome quiet = ReadUntilClosed(silent, Clock::now(), 2);
+  close(silent);
+  for (int fd : held) close(fd);
+  EXPECT_THAT(quiet.answer, HasSubstr("HTTP/1.1 503"));
+  EXPECT_THAT(quiet.answer, HasSubstr("X-Request-Id: "));
+  EXPECT_LT(quiet.closed_after, 0.5);
+}
+
+// A client that asks and never reads: once the socket buffers are full the
+// answer cannot be written, and the connection is closed at the write
+// deadline instead of holding the server's buffers for ever.
+TEST_F(HostileTest, AClientThatNeverReadsIsClosedAtTheWriteDeadline) {
+  options_.limits.write_timeout = absl::Seconds(1);
+  StartHttp();
+  const int fd = Connect(http_->port());
+  const int small = 4096;
+  setsockopt(fd, SOL_SOCKET, SO_RCVBUF, &small, sizeof(small));
+  std::string pipelined;
+  for (int i = 0; i < 400; ++i) pipelined += "GET /v1/openapi.json HTTP/1.1\r\nHost: x\r\n\r\n";
+  const Clock::time_point start = Clock::now();
+  (void)send(fd, pipelined.data(), pipelined.size(), MSG_NOSIGNAL | MSG_DONTWAIT);
+  // Never read; wait for the server's close (RST or FIN) by polling the metric.
+  double closed_after = -1;
+  while (Seconds(Clock::now() - start) < 10) {
+    if (absl::StrContains(MetricsText(),
+                          "gpuadvisor_http_connections_closed_total{reason=\"write_timeout\"} 1")) {
+      closed_after = Seconds(Clock::now() - start);
+      break;
+    }
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  }
+  close(fd);
+  EXPECT_GE(closed_after, 0.9) << "the write deadline never closed the connection";
+  EXPECT_LT(closed_after, 5.0);
+  ExpectNormalCallsAnswer();
+  std::printf("a client that never reads: closed at the write deadline after %.2f s\n",
+              closed_after);
+}
+
 // A kept-alive connection is closed after the idle timeout, and after
 // --http_max_requests_per_connection answers.
 TEST_F(HostileTest, KeepAliveIsBoundedInTimeAndRequests) {

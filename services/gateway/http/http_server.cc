@@ -235,14 +235,19 @@ class Router {
     const absl::Time start = absl::Now();
     CallInfo info{RequestId(req), ClientKey(req)};
     HttpResponse res = Dispatch(req, info);
-    res.headers.emplace_back("X-Request-Id", info.request_id);
-    AddCors(req, &res);
-    if (log_requests_ || res.status >= 400) {
-      std::fprintf(stderr, "http: request_id=%s client=%s method=%s path=%s status=%d ms=%.1f\n",
-                   info.request_id.c_str(), info.client_key.c_str(), req.method.c_str(),
-                   req.path.c_str(), res.status, absl::ToDoubleMilliseconds(absl::Now() - start));
-    }
+    Finish(req, info, start, &res);
     return res;
+  }
+
+  // The transport's own answers (408, 413, 431, 503, 400: `error` in the
+  // API's shape) with the request id and CORS headers of every other
+  // answer, from what was read of the request.
+  HttpResponse Transport(HttpResponse error, const HttpRequest& head) const {
+    CallInfo info{RequestId(head), ClientKey(head)};
+    HttpRequest req = head;
+    req.path = head.target.substr(0, head.target.find('?'));
+    Finish(req, info, absl::Now(), &error);
+    return error;
   }
 
   // Counts an answer (the transport calls this for every one it writes).
@@ -281,6 +286,18 @@ class Router {
         405);
     res.headers.emplace_back("Allow", allow);
     return res;
+  }
+
+  // Every answer: its request id, CORS headers and the log line.
+  void Finish(const HttpRequest& req, const CallInfo& info, absl::Time start,
+              HttpResponse* res) const {
+    res->headers.emplace_back("X-Request-Id", info.request_id);
+    AddCors(req, res);
+    if (log_requests_ || res->status >= 400) {
+      std::fprintf(stderr, "http: request_id=%s client=%s method=%s path=%s status=%d ms=%.1f\n",
+                   info.request_id.c_str(), info.client_key.c_str(), req.method.c_str(),
+                   req.path.c_str(), res->status, absl::ToDoubleMilliseconds(absl::Now() - start));
+    }
   }
 
   std::string ClientKey(const HttpRequest& req) const {
@@ -366,7 +383,10 @@ absl::StatusOr<std::unique_ptr<HttpServer>> HttpServer::Start(
   transport.tls = options.tls;
   transport.client_auth = options.client_auth;
   transport.registry = options.registry;
-  transport.error_response = TransportError;
+  transport.error_response = [router](int status, const std::string& message,
+                                      const HttpRequest& head) {
+    return router->Transport(TransportError(status, message), head);
+  };
   transport.observe = [router](const std::string&, const std::string& target, int status) {
     router->Observe(target, status);
   };

@@ -17,14 +17,18 @@
 #include <sstream>
 #include <thread>
 #include <type_traits>
+#include <vector>
 
 #include "absl/strings/ascii.h"
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
+#include "absl/strings/str_split.h"
+#include "absl/strings/string_view.h"
 #include "prometheus/counter.h"
 #include "prometheus/gauge.h"
 #include "prometheus/registry.h"
+#include "services/gateway/http/http_transport_parts.h"
 
 namespace gpuadvisor::gateway::http {
 namespace {
@@ -36,6 +40,16 @@ namespace bhttp = boost::beast::http;
 using tcp = asio::ip::tcp;
 using boost::system::error_code;
 using TlsStream = ssl::stream<tcp::socket>;
+using transport_internal::CertificateIdentity;
+using transport_internal::Endpoint;
+using transport_internal::HeadFromBytes;
+using transport_internal::MakeTlsContext;
+
+// A connection over the cap waits this long for its request's head (to
+// answer 503 with its request id and CORS headers), and at most this many
+// wait at once; past them a 503 is written at once.
+constexpr std::chrono::milliseconds kRefusalWait(50);
+constexpr int kMaxRefusing = 256;
 
 std::chrono::nanoseconds Chrono(absl::Duration d) {
   return std::chrono::nanoseconds(absl::ToInt64Nanoseconds(d));
@@ -43,34 +57,6 @@ std::chrono::nanoseconds Chrono(absl::Duration d) {
 
 tcp::socket& Socket(tcp::socket& s) { return s; }
 tcp::socket& Socket(TlsStream& s) { return s.next_layer(); }
-
-// "CN=admin-ops,SAN=admin-ops" of a verified peer certificate, as gRPC's
-// CallerIdentity names it; "" when there is none.
-std::string CertificateIdentity(SSL* ssl) {
-  X509* cert = SSL_get1_peer_certificate(ssl);
-  if (cert == nullptr) return "";
-  std::vector<std::string> names;
-  if (SSL_get_verify_result(ssl) == X509_V_OK) {
-    char cn[256] = {};
-    if (X509_NAME_get_text_by_NID(X509_get_subject_name(cert), NID_commonName, cn, sizeof(cn)) >
-        0) {
-      names.push_back(absl::StrCat("CN=", cn));
-    }
-    auto* sans =
-        static_cast<GENERAL_NAMES*>(X509_get_ext_d2i(cert, NID_subject_alt_name, nullptr, nullptr));
-    for (int i = 0; sans != nullptr && i < sk_GENERAL_NAME_num(sans); ++i) {
-      const GENERAL_NAME* name = sk_GENERAL_NAME_value(sans, i);
-      if (name->type != GEN_DNS) continue;
-      const ASN1_STRING* dns = name->d.dNSName;
-      names.push_back(absl::StrCat(
-          "SAN=", absl::string_view(reinterpret_cast<const char*>(ASN1_STRING_get0_data(dns)),
-                                    static_cast<size_t>(ASN1_STRING_length(dns)))));
-    }
-    GENERAL_NAMES_free(sans);
-  }
-  X509_free(cert);
-  return absl::StrJoin(names, ",");
-}
 
 }  // namespace
 
@@ -89,7 +75,8 @@ struct HttpTransport::Impl {
   std::atomic<int> in_flight{0};
   std::atomic<bool> stopped{false};
   int port = 0;
-  std::string busy;  // the 503 written to a connection over the cap
+  std::string busy_message;  // why a connection over the cap is refused
+  std::string busy;          // the 503 written at once when too many wait for theirs
   prometheus::Gauge* open_gauge = nullptr;
   prometheus::Counter* refused = nullptr;
   std::map<std::string, prometheus::Counter*> closed;  // by reason, made at start
@@ -106,16 +93,22 @@ struct HttpTransport::Impl {
     auto it = closed.find(reason);
     if (it != closed.end()) it->second->Increment();
   }
-  HttpResponse Error(int status, const std::string& message) const {
-    if (options.error_response) return options.error_response(status, message);
+  HttpResponse Error(int status, const std::string& message, const HttpRequest& head) const {
     HttpResponse r;
-    r.status = status;
-    r.content_type = "text/plain";
-    r.body = message + "\n";
+    if (options.error_response) {
+      r = options.error_response(status, message, head);
+    } else {
+      r.status = status;
+      r.content_type = "text/plain";
+      r.body = message + "\n";
+    }
+    if (status == 503) r.headers.emplace_back("Retry-After", "1");
     return r;
   }
   void Accept();
   void OnAccepted(tcp::socket socket);
+  void Refuse(std::shared_ptr<tcp::socket> socket);
+  std::atomic<int> refusing{0};  // over-cap connections waiting for their 503
 };
 
 namespace {
@@ -243,7 +236,7 @@ class Session : public std::enable_shared_from_this<Session<Stream>> {
       try {
         response = self->t_->handler(*request);
       } catch (const std::exception& e) {
-        response = self->t_->Error(500, absl::StrCat("internal: ", e.what()));
+        response = self->t_->Error(500, absl::StrCat("internal: ", e.what()), *request);
       }
       asio::post(self->stream_.get_executor(), [self, response = std::move(response)]() mutable {
         --self->t_->in_flight;
@@ -288,7 +281,30 @@ class Session : public std::enable_shared_from_this<Session<Stream>> {
   void Reject(int status, const std::string& message, const char* reason) {
     t_->Closed(reason);
     keep_alive_ = false;
-    Write(t_->Error(status, message));
+    Write(t_->Error(status, message, Head()));
+  }
+
+  // What was read of the request being rejected: every field once the
+  // headers ended, else the complete lines still in the read buffer.
+  HttpRequest Head() const {
+    // The lines still in the read buffer (the parser keeps the last field
+    // until it sees the next line), after the fields the parser took.
+    const auto data = buffer_.cdata();
+    HttpRequest head =
+        HeadFromBytes(absl::string_view(static_cast<const char*>(data.data()), data.size()));
+    if (parser_.has_value() && parser_->get().begin() != parser_->get().end()) {
+      std::vector<std::pair<std::string, std::string>> fields;
+      for (const auto& field : parser_->get()) {
+        fields.emplace_back(std::string(field.name_string()), std::string(field.value()));
+      }
+      fields.insert(fields.end(), head.headers.begin(), head.headers.end());
+      head.headers = std::move(fields);
+      head.method = std::string(parser_->get().method_string());
+      head.target = std::string(parser_->get().target());
+    }
+    head.peer_ip = peer_ip_;
+    head.tls = kTls;
+    return head;
   }
 
   void Write(HttpResponse response) {
@@ -389,7 +405,7 @@ class Session : public std::enable_shared_from_this<Session<Stream>> {
 std::string Serialize(const HttpResponse& r) {
   bhttp::response<bhttp::string_body> response(static_cast<bhttp::status>(r.status), 11);
   response.set(bhttp::field::content_type, r.content_type);
-  response.set(bhttp::field::retry_after, "1");
+  for (const auto& [name, value] : r.headers) response.insert(name, value);
   response.body() = r.body;
   response.keep_alive(false);
   response.prepare_payload();
@@ -420,10 +436,19 @@ void HttpTransport::Impl::OnAccepted(tcp::socket socket) {
   error_code ec;
   if (open.load() >= options.limits.max_connections) {
     if (refused != nullptr) refused->Increment();
+    if (!tls && refusing.load() < kMaxRefusing) {
+      // Wait a moment for the request's head, so the 503 carries its
+      // request id and CORS headers like every other answer.
+      ++refusing;
+      auto waiting = std::make_shared<tcp::socket>(std::move(socket));
+      auto timer = std::make_shared<asio::steady_timer>(waiting->get_executor(), kRefusalWait);
+      timer->async_wait([this, waiting, timer](error_code) { Refuse(waiting); });
+      return;
+    }
     if (!tls) {
       (void)::send(socket.native_handle(), busy.data(), busy.size(), MSG_DONTWAIT | MSG_NOSIGNAL);
+      if (options.observe) options.observe("", "", 503);
     }
-    if (options.observe) options.observe("", "", 503);
     socket.shutdown(tcp::socket::shutdown_both, ec);
     socket.close(ec);
     return;
@@ -441,34 +466,23 @@ void HttpTransport::Impl::OnAccepted(tcp::socket socket) {
   }
 }
 
-namespace {
-
-absl::StatusOr<std::unique_ptr<ssl::context>> MakeTlsContext(const TlsFiles& files,
-                                                             ClientAuth client_auth) {
-  if (files.cert_path.empty() || files.key_path.empty()) {
-    return absl::InvalidArgumentError("TLS: HTTPS needs both --tls_cert and --tls_key");
-  }
-  auto context = std::make_unique<ssl::context>(ssl::context::tls_server);
-  context->set_options(ssl::context::default_workarounds | ssl::context::no_sslv2 |
-                       ssl::context::no_sslv3 | ssl::context::no_tlsv1 | ssl::context::no_tlsv1_1 |
-                       ssl::context::single_dh_use);
+// Answers an over-cap connection 503 with what it sent of its request (read
+// without blocking, at most 16 KiB), then closes it.
+void HttpTransport::Impl::Refuse(std::shared_ptr<tcp::socket> socket) {
+  std::string bytes(16 << 10, '\0');
+  const ssize_t n = ::recv(socket->native_handle(), bytes.data(), bytes.size(), MSG_DONTWAIT);
+  bytes.resize(n > 0 ? static_cast<size_t>(n) : 0);
+  const HttpRequest head = HeadFromBytes(bytes);
+  const std::string answer = Serialize(Error(503, busy_message, head));
+  (void)::send(socket->native_handle(), answer.data(), answer.size(), MSG_DONTWAIT | MSG_NOSIGNAL);
+  if (options.observe) options.observe(head.method, head.target, 503);
   error_code ec;
-  context->use_certificate_chain_file(files.cert_path, ec);
-  if (ec) return absl::InvalidArgumentError(absl::StrCat(files.cert_path, ": ", ec.message()));
-  context->use_private_key_file(files.key_path, ssl::context::pem, ec);
-  if (ec) return absl::InvalidArgumentError(absl::StrCat(files.key_path, ": ", ec.message()));
-  if (!files.ca_path.empty() && client_auth != ClientAuth::kNone) {
-    context->load_verify_file(files.ca_path, ec);
-    if (ec) return absl::InvalidArgumentError(absl::StrCat(files.ca_path, ": ", ec.message()));
-    context->set_verify_mode(
-        ssl::verify_peer | (client_auth == ClientAuth::kRequire ? ssl::verify_fail_if_no_peer_cert
-                                                                : ssl::verify_none),
-        ec);
-  } else if (client_auth == ClientAuth::kRequire) {
-    return absl::InvalidArgumentError("TLS: requiring client certificates needs --tls_ca");
-  }
-  return context;
+  socket->shutdown(tcp::socket::shutdown_send, ec);
+  socket->close(ec);
+  --refusing;
 }
+
+namespace {
 
 void RegisterMetrics(HttpTransport::Impl& t, prometheus::Registry& registry) {
   t.open_gauge = &prometheus::BuildGauge()
@@ -490,19 +504,6 @@ void RegisterMetrics(HttpTransport::Impl& t, prometheus::Registry& registry) {
         "body_too_large", "bad_request", "tls_handshake"}) {
     t.closed[reason] = &closed.Add({{"reason", reason}});
   }
-}
-
-absl::StatusOr<tcp::endpoint> Endpoint(const std::string& host, int port) {
-  error_code ec;
-  asio::ip::address address = asio::ip::make_address(host, ec);
-  if (!ec) return tcp::endpoint(address, static_cast<uint16_t>(port));
-  asio::io_context ioc;
-  tcp::resolver resolver(ioc);
-  auto results = resolver.resolve(host, std::to_string(port), ec);
-  if (ec || results.empty()) {
-    return absl::UnavailableError(absl::StrCat("http: cannot resolve ", host, ": ", ec.message()));
-  }
-  return results.begin()->endpoint();
 }
 
 }  // namespace
@@ -535,8 +536,9 @@ absl::StatusOr<std::unique_ptr<HttpTransport>> HttpTransport::Start(Options opti
                                                t.options.port, ": ", ec.message()));
   }
   t.port = t.acceptor.local_endpoint().port();
-  t.busy = Serialize(t.Error(503, absl::StrCat("connections: ", t.options.limits.max_connections,
-                                               " open, the most this server takes; retry later")));
+  t.busy_message = absl::StrCat("connections: ", t.options.limits.max_connections,
+                                " open, the most this server takes; retry later");
+  t.busy = Serialize(t.Error(503, t.busy_message, HttpRequest{}));
   t.Accept();
   for (int i = 0; i < std::max(1, t.options.io_threads); ++i) {
     t.io_threads.emplace_back([&t] { t.ioc.run(); });

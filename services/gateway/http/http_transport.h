@@ -91,9 +91,14 @@ class HttpTransport {
     HttpLimits limits;
     TlsFiles tls;  // cert and key: serve HTTPS only
     ClientAuth client_auth = ClientAuth::kNone;
-    // Answers the transport makes itself (408, 413, 431, 503 when full): the
-    // body for a status and message (e.g. the API's JSON error shape).
-    std::function<HttpResponse(int status, const std::string& message)> error_response;
+    // Answers the transport makes itself (400, 408, 413, 431, 503 when full):
+    // the answer for a status and message (e.g. the API's JSON error shape,
+    // request id and CORS headers). `head` is what was read of the request:
+    // method, target and the header fields received whole (all of them once
+    // the headers ended; the complete lines so far when a deadline or a size
+    // limit cut them; none when nothing came).
+    std::function<HttpResponse(int status, const std::string& message, const HttpRequest& head)>
+        error_response;
     // Sees every answer written: the request's method and target ("" when the
     // request line was never read) and the status.
     std::function<void(const std::string& method, const std::string& target, int status)> observe;

@@ -1,5 +1,6 @@
 #include "services/gateway/http/openapi.h"
 
+#include <algorithm>
 #include <map>
 #include <set>
 #include <utility>
@@ -7,6 +8,7 @@
 #include "absl/strings/ascii.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/strip.h"
+#include "common/validation/field_ranges.h"
 #include "google/protobuf/descriptor.pb.h"
 #include "google/protobuf/struct.pb.h"
 #include "google/protobuf/util/json_util.h"
@@ -123,6 +125,20 @@ bool WellKnownSchema(const std::string& full_name, Value* schema) {
   return true;
 }
 
+// minimum / maximum of a number with a row in the range table every service
+// checks (common/validation/field_ranges.h): the HTTP document states the
+// same ranges the gRPC side enforces. 64-bit integers are strings in JSON.
+void AddRange(const FieldDescriptor* field, Value* schema) {
+  const validation::FieldRange* range = validation::FindRange(field);
+  if (range == nullptr || field->is_repeated() ||
+      field->cpp_type() == FieldDescriptor::CPPTYPE_INT64 ||
+      field->cpp_type() == FieldDescriptor::CPPTYPE_UINT64) {
+    return;
+  }
+  Set(schema, "minimum", Num(range->zero_is_unset ? std::min(0.0, range->min) : range->min));
+  Set(schema, "maximum", Num(range->max));
+}
+
 class SchemaBuilder {
  public:
   explicit SchemaBuilder(const DescriptorPool* documented) : documented_(documented) {}
@@ -178,6 +194,7 @@ class SchemaBuilder {
       schema = Obj({{"type", Str("array")}, {"items", Single(field)}});
     } else {
       schema = Single(field);
+      AddRange(field, &schema);
     }
     std::string description = FieldComment(documented_, field);
     if (field->has_presence() && field->cpp_type() != FieldDescriptor::CPPTYPE_MESSAGE) {
@@ -232,6 +249,7 @@ class SchemaBuilder {
       }
       Value schema = field->is_repeated() ? Obj({{"type", Str("array")}, {"items", Single(field)}})
                                           : Single(field);
+      AddRange(field, &schema);
       Value parameter = Obj({{"name", Str(name)},
                              {"in", Str("query")},
                              {"required", Bool(false)},
@@ -338,81 +356,95 @@ std::unique_ptr<DescriptorPool> PoolFromDescriptorSet(const std::string& bytes) 
   return pool;
 }
 
-std::string OpenApiJson(const std::vector<ApiRoute>& routes,
-                        const std::vector<std::string>& export_formats,
-                        const DescriptorPool* documented) {
-  SchemaBuilder builder(documented);
-  Value paths = Obj({});
-  for (const ApiRoute& route : routes) {
-    const Descriptor* input = route.method->input_type();
-    const Descriptor* output = route.method->output_type();
-    builder.AddMessage(input);
-    builder.AddMessage(output);
-    Value operation = Obj({{"operationId", Str(route.method->name())},
-                           {"summary", Str(route.summary)},
-                           {"tags", Arr({Str("gateway")})}});
-    std::string description =
-        absl::StrCat("Calls gRPC ", route.method->full_name(), " in-process.");
-    google::protobuf::SourceLocation location;
-    const google::protobuf::MethodDescriptor* doc_method =
-        documented ? documented->FindMethodByName(route.method->full_name()) : nullptr;
-    if (doc_method != nullptr && doc_method->GetSourceLocation(&location)) {
-      const std::string comment = CleanComment(location);
-      if (!comment.empty()) absl::StrAppend(&description, " ", comment);
-    }
-    Set(&operation, "description", Str(description));
-    std::vector<Value> parameters;
-    if (route.http_method == "POST") {
-      Set(&operation, "requestBody",
-          Obj({{"required", Bool(true)},
-               {"content",
-                Obj({{"application/json", Obj({{"schema", Ref(input->full_name())}})}})}}));
-    } else {
-      builder.QueryParameters(input, "", 0, &parameters);
-    }
-    Value ok_content = Obj({{"application/json", Obj({{"schema", Ref(output->full_name())}})}});
-    if (route.exports) {
-      std::vector<Value> formats = {Str("json")};
-      for (const std::string& f : export_formats) formats.push_back(Str(f));
-      parameters.push_back(Obj(
-          {{"name", Str("format")},
+namespace {
+
+// ?format= and ?alternative= of a route that exports orchestrator files.
+void AddExportParameters(const std::vector<std::string>& export_formats,
+                         std::vector<Value>* parameters, Value* ok_content) {
+  std::vector<Value> formats = {Str("json")};
+  for (const std::string& f : export_formats) formats.push_back(Str(f));
+  parameters->push_back(
+      Obj({{"name", Str("format")},
            {"in", Str("query")},
            {"required", Bool(false)},
            {"description", Str("json (default): the response message. Otherwise the answer as the "
                                "named orchestrator's YAML, offers in rank order.")},
            {"schema",
             Obj({{"type", Str("string")}, {"enum", Arr(formats)}, {"default", Str("json")}})}}));
-      parameters.push_back(Obj(
-          {{"name", Str("alternative")},
+  parameters->push_back(
+      Obj({{"name", Str("alternative")},
            {"in", Str("query")},
            {"required", Bool(false)},
            {"description", Str("With an orchestrator format: 1 (default) is the file of rank 1's "
                                "shape, N the N-th other shape's file (node count or replicas); "
                                "the X-Export-Alternatives header says how many there are.")},
            {"schema", Obj({{"type", Str("integer")}, {"minimum", Num(1)}, {"default", Num(1)}})}}));
-      Set(&ok_content, "application/yaml", Obj({{"schema", Obj({{"type", Str("string")}})}}));
-    }
-    parameters.push_back(Obj(
-        {{"name", Str("X-Request-Id")},
-         {"in", Str("header")},
-         {"required", Bool(false)},
-         {"description", Str("Kept when plain (letters, digits, - _ ., up to 128) and echoed in "
-                             "the answer and the gateway's log; otherwise one is made.")},
-         {"schema", Obj({{"type", Str("string")}})}}));
-    Set(&operation, "parameters", Arr(parameters));
-    Value responses = Obj(
-        {{"200", Obj({{"description", Str("OK")},
-                      {"headers",
-                       Obj({{"X-Request-Id", Obj({{"description", Str("The request's id")},
-                                                  {"schema", Obj({{"type", Str("string")}})}})}})},
-                      {"content", ok_content}})}});
-    AddErrorResponses(&responses);
-    Set(&operation, "responses", responses);
-    Value item = Obj({});
-    Set(&item, absl::AsciiStrToLower(route.http_method), operation);
-    Set(&paths, route.path, item);
+  Set(ok_content, "application/yaml", Obj({{"schema", Obj({{"type", Str("string")}})}}));
+}
+
+Value RequestIdParameter() {
+  return Obj({{"name", Str("X-Request-Id")},
+              {"in", Str("header")},
+              {"required", Bool(false)},
+              {"description", Str("Kept when plain (letters, digits, - _ ., up to 128) and echoed "
+                                  "in the answer and the gateway's log; otherwise one is made.")},
+              {"schema", Obj({{"type", Str("string")}})}});
+}
+
+// "Calls gRPC <method> in-process." and the method's own comment.
+std::string OperationDescription(const ApiRoute& route, const DescriptorPool* documented) {
+  std::string description = absl::StrCat("Calls gRPC ", route.method->full_name(), " in-process.");
+  google::protobuf::SourceLocation location;
+  const google::protobuf::MethodDescriptor* doc_method =
+      documented ? documented->FindMethodByName(route.method->full_name()) : nullptr;
+  if (doc_method != nullptr && doc_method->GetSourceLocation(&location)) {
+    const std::string comment = CleanComment(location);
+    if (!comment.empty()) absl::StrAppend(&description, " ", comment);
   }
-  Set(&paths, kHealthPath,
+  return description;
+}
+
+// The operation of one API route: its input (body or query), answers and
+// errors.
+Value Operation(const ApiRoute& route, const std::vector<std::string>& export_formats,
+                const DescriptorPool* documented, SchemaBuilder& builder) {
+  const Descriptor* input = route.method->input_type();
+  const Descriptor* output = route.method->output_type();
+  builder.AddMessage(input);
+  builder.AddMessage(output);
+  Value operation = Obj({{"operationId", Str(route.method->name())},
+                         {"summary", Str(route.summary)},
+                         {"tags", Arr({Str("gateway")})},
+                         {"description", Str(OperationDescription(route, documented))}});
+  std::vector<Value> parameters;
+  if (route.http_method == "POST") {
+    Set(&operation, "requestBody",
+        Obj({{"required", Bool(true)},
+             {"content",
+              Obj({{"application/json", Obj({{"schema", Ref(input->full_name())}})}})}}));
+  } else {
+    builder.QueryParameters(input, "", 0, &parameters);
+  }
+  Value ok_content = Obj({{"application/json", Obj({{"schema", Ref(output->full_name())}})}});
+  if (route.exports) AddExportParameters(export_formats, &parameters, &ok_content);
+  parameters.push_back(RequestIdParameter());
+  Set(&operation, "parameters", Arr(parameters));
+  Value responses = Obj(
+      {{"200", Obj({{"description", Str("OK")},
+                    {"headers",
+                     Obj({{"X-Request-Id", Obj({{"description", Str("The request's id")},
+                                                {"schema", Obj({{"type", Str("string")}})}})}})},
+                    {"content", ok_content}})}});
+  AddErrorResponses(&responses);
+  Set(&operation, "responses", responses);
+  Value item = Obj({});
+  Set(&item, absl::AsciiStrToLower(route.http_method), operation);
+  return item;
+}
+
+// GET /v1/health and GET /v1/openapi.json.
+void AddFixedPaths(Value* paths) {
+  Set(paths, kHealthPath,
       Obj({{"get",
             Obj({{"operationId", Str("Health")},
                  {"summary", Str("grpc.health.v1 status of the gateway")},
@@ -426,7 +458,7 @@ std::string OpenApiJson(const std::vector<ApiRoute>& routes,
                               Str("Not serving yet (no catalog replica) or shutting down")},
                              {"content", Obj({{"application/json",
                                                Obj({{"schema", Ref("Health")}})}})}})}})}})}}));
-  Set(&paths, kOpenApiPath,
+  Set(paths, kOpenApiPath,
       Obj({{"get",
             Obj({{"operationId", Str("OpenApi")},
                  {"summary", Str("This document")},
@@ -437,16 +469,18 @@ std::string OpenApiJson(const std::vector<ApiRoute>& routes,
                                      Obj({{"application/json",
                                            Obj({{"schema",
                                                  Obj({{"type", Str("object")}})}})}})}})}})}})}}));
+}
 
-  Value schemas = builder.Schemas();
-  Set(&schemas, "Error", ErrorSchema());
-  Set(&schemas, "Health",
-      Obj({{"type", Str("object")},
-           {"required", Arr({Str("status")})},
-           {"properties", Obj({{"status", Obj({{"type", Str("string")},
-                                               {"enum", Arr({Str("SERVING"), Str("NOT_SERVING"),
-                                                             Str("UNKNOWN")})}})}})}}));
+Value HealthSchema() {
+  return Obj({{"type", Str("object")},
+              {"required", Arr({Str("status")})},
+              {"properties", Obj({{"status", Obj({{"type", Str("string")},
+                                                  {"enum", Arr({Str("SERVING"), Str("NOT_SERVING"),
+                                                                Str("UNKNOWN")})}})}})}});
+}
 
+// The whole document around its paths and schemas, as indented JSON.
+std::string Document(Value paths, Value schemas) {
   Value doc = Obj({
       {"openapi", Str("3.0.3")},
       {"info",
@@ -458,14 +492,31 @@ std::string OpenApiJson(const std::vector<ApiRoute>& routes,
                  "lowerCamelCase is accepted on input), 64-bit integers are decimal "
                  "strings, enums are value names. Errors carry the gRPC code, the message "
                  "and the field at fault.")}})},
-      {"paths", paths},
-      {"components", Obj({{"schemas", schemas}})},
+      {"paths", std::move(paths)},
+      {"components", Obj({{"schemas", std::move(schemas)}})},
   });
   google::protobuf::util::JsonPrintOptions options;
   options.add_whitespace = true;
   std::string json;
   (void)google::protobuf::util::MessageToJsonString(doc.struct_value(), &json, options);
   return json;
+}
+
+}  // namespace
+
+std::string OpenApiJson(const std::vector<ApiRoute>& routes,
+                        const std::vector<std::string>& export_formats,
+                        const DescriptorPool* documented) {
+  SchemaBuilder builder(documented);
+  Value paths = Obj({});
+  for (const ApiRoute& route : routes) {
+    Set(&paths, route.path, Operation(route, export_formats, documented, builder));
+  }
+  AddFixedPaths(&paths);
+  Value schemas = builder.Schemas();
+  Set(&schemas, "Error", ErrorSchema());
+  Set(&schemas, "Health", HealthSchema());
+  return Document(std::move(paths), std::move(schemas));
 }
 
 }  // namespace gpuadvisor::gateway::http

@@ -1,0 +1,117 @@
+#include "common/validation/field_ranges.h"
+
+#include <cmath>
+#include <string>
+
+#include "absl/container/flat_hash_map.h"
+#include "absl/strings/str_cat.h"
+#include "google/protobuf/descriptor.pb.h"
+
+namespace gpuadvisor::validation {
+namespace {
+
+using google::protobuf::Descriptor;
+using google::protobuf::DescriptorPool;
+using google::protobuf::FieldDescriptor;
+using google::protobuf::Message;
+using google::protobuf::Reflection;
+
+// The rows by field, resolved once against the generated pool (a row whose
+// field is not linked into this binary is simply never met).
+const absl::flat_hash_map<const FieldDescriptor*, const FieldRange*>& RowsByField() {
+  static const auto* rows = [] {
+    auto* map = new absl::flat_hash_map<const FieldDescriptor*, const FieldRange*>();
+    for (const FieldRange& range : kFieldRanges) {
+      const FieldDescriptor* field =
+          DescriptorPool::generated_pool()->FindFieldByName(std::string(range.field));
+      if (field != nullptr) map->emplace(field, &range);
+    }
+    return map;
+  }();
+  return *rows;
+}
+
+std::string Number(double v) {
+  // Integers as integers (1048576, not 1.04858e+06); others as %g.
+  if (std::isfinite(v) && v == std::floor(v) && std::fabs(v) < 1e15) {
+    return absl::StrCat(static_cast<int64_t>(v));
+  }
+  return absl::StrCat(v);
+}
+
+double Get(const Message& m, const Reflection* r, const FieldDescriptor* f, int index) {
+  const bool rep = index >= 0;
+  switch (f->cpp_type()) {
+    case FieldDescriptor::CPPTYPE_DOUBLE:
+      return rep ? r->GetRepeatedDouble(m, f, index) : r->GetDouble(m, f);
+    case FieldDescriptor::CPPTYPE_FLOAT:
+      return rep ? r->GetRepeatedFloat(m, f, index) : r->GetFloat(m, f);
+    case FieldDescriptor::CPPTYPE_INT32:
+      return rep ? r->GetRepeatedInt32(m, f, index) : r->GetInt32(m, f);
+    case FieldDescriptor::CPPTYPE_INT64:
+      return static_cast<double>(rep ? r->GetRepeatedInt64(m, f, index) : r->GetInt64(m, f));
+    case FieldDescriptor::CPPTYPE_UINT32:
+      return rep ? r->GetRepeatedUInt32(m, f, index) : r->GetUInt32(m, f);
+    case FieldDescriptor::CPPTYPE_UINT64:
+      return static_cast<double>(rep ? r->GetRepeatedUInt64(m, f, index) : r->GetUInt64(m, f));
+    default:
+      return 0;
+  }
+}
+
+std::string Join(absl::string_view path, const FieldDescriptor* f, int index) {
+  std::string out = path.empty() ? f->name() : absl::StrCat(path, ".", f->name());
+  if (index >= 0) absl::StrAppend(&out, "[", index, "]");
+  return out;
+}
+
+}  // namespace
+
+const FieldRange* FindRange(const FieldDescriptor* field) {
+  const auto& rows = RowsByField();
+  auto it = rows.find(field);
+  return it == rows.end() ? nullptr : it->second;
+}
+
+absl::Status CheckValue(const FieldRange& range, double value, absl::string_view path) {
+  if (InRange(range, value)) return absl::OkStatus();
+  std::string unit(range.unit.empty() ? "" : " ");
+  unit.append(range.unit.data(), range.unit.size());
+  return absl::InvalidArgumentError(absl::StrCat(
+      path, ": must be finite, >= ", Number(range.min), " and <= ", Number(range.max), unit,
+      range.zero_is_unset && range.min > 0 ? ", or 0 (unset)" : "", " (got ", Number(value), ")"));
+}
+
+absl::Status CheckRanges(const Message& message, absl::string_view path) {
+  const Descriptor* d = message.GetDescriptor();
+  const Reflection* r = message.GetReflection();
+  for (int i = 0; i < d->field_count(); ++i) {
+    const FieldDescriptor* f = d->field(i);
+    if (f->cpp_type() == FieldDescriptor::CPPTYPE_MESSAGE) {
+      if (f->is_repeated()) {
+        for (int k = 0; k < r->FieldSize(message, f); ++k) {
+          absl::Status s = CheckRanges(r->GetRepeatedMessage(message, f, k), Join(path, f, k));
+          if (!s.ok()) return s;
+        }
+      } else if (r->HasField(message, f)) {
+        absl::Status s = CheckRanges(r->GetMessage(message, f), Join(path, f, -1));
+        if (!s.ok()) return s;
+      }
+      continue;
+    }
+    const FieldRange* range = FindRange(f);
+    if (range == nullptr) continue;
+    if (f->is_repeated()) {
+      for (int k = 0; k < r->FieldSize(message, f); ++k) {
+        absl::Status s = CheckValue(*range, Get(message, r, f, k), Join(path, f, k));
+        if (!s.ok()) return s;
+      }
+    } else if (!f->has_presence() || r->HasField(message, f)) {
+      absl::Status s = CheckValue(*range, Get(message, r, f, -1), Join(path, f, -1));
+      if (!s.ok()) return s;
+    }
+  }
+  return absl::OkStatus();
+}
+
+}  // namespace gpuadvisor::validation

@@ -1,0 +1,40 @@
+#ifndef GPUADVISOR_SERVICES_GATEWAY_HTTP_HTTP_TRANSPORT_PARTS_H_
+#define GPUADVISOR_SERVICES_GATEWAY_HTTP_HTTP_TRANSPORT_PARTS_H_
+
+// Internal to http_transport.cc: the pieces that need no connection state.
+
+#include <openssl/ssl.h>
+
+#include <boost/asio.hpp>
+#include <boost/asio/ssl.hpp>
+#include <memory>
+#include <string>
+#include <utility>  // first: Boost.Asio's awaitable.hpp uses std::exchange without it
+
+#include "absl/status/statusor.h"
+#include "absl/strings/string_view.h"
+#include "services/gateway/http/http_transport.h"
+
+namespace gpuadvisor::gateway::http::transport_internal {
+
+// "CN=admin-ops,SAN=admin-ops" of a verified peer certificate, as gRPC's
+// CallerIdentity names it; "" when there is none.
+std::string CertificateIdentity(SSL* ssl);
+
+// The request line (if there) and the complete header lines in `bytes`: what
+// is left in the read buffer of a request whose headers were cut by a
+// deadline or a size limit.
+HttpRequest HeadFromBytes(absl::string_view bytes);
+
+// A TLS 1.2+ server context with the certificate chain and key, verifying
+// client certificates against files.ca_path as `client_auth` asks;
+// kInvalidArgument naming the file that cannot be used.
+absl::StatusOr<std::unique_ptr<boost::asio::ssl::context>> MakeTlsContext(const TlsFiles& files,
+                                                                          ClientAuth client_auth);
+
+// The endpoint to listen on: `host` as an address, else resolved.
+absl::StatusOr<boost::asio::ip::tcp::endpoint> Endpoint(const std::string& host, int port);
+
+}  // namespace gpuadvisor::gateway::http::transport_internal
+
+#endif  // GPUADVISOR_SERVICES_GATEWAY_HTTP_HTTP_TRANSPORT_PARTS_H_
