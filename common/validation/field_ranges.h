@@ -142,6 +142,8 @@ inline constexpr FieldRange kFieldRanges[] = {
     {"gpuadvisor.gateway.v1.Constraints.min_tokens_per_second_per_user", 0, 1e9, true, "tokens/s"},
     {"gpuadvisor.gateway.v1.Constraints.min_user_tokens_per_second", 0, 1e9, true, "tokens/s"},
     {"gpuadvisor.gateway.v1.Constraints.min_host_reliability", 0, 1, true, "fraction"},
+    {"gpuadvisor.gateway.v1.Constraints.tie_band_fraction", 0, 1, false, "fraction"},
+    {"gpuadvisor.gateway.v1.Constraints.confidence", 0.5, 0.99, false, "probability"},
     {"gpuadvisor.gateway.v1.EstimateRequest.vram_margin", 0, 0.9, true, "fraction kept free"},
 };
 // clang-format on
