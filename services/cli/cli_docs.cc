@@ -67,17 +67,13 @@ std::string Footer(const std::string& command) {
   return out;
 }
 
-// Readable help and short names for the fields people type most; every other
-// field still gets a flag, named after it, with generated help.
-WalkOptions WorkloadDocs() {
-  WalkOptions o;
-  o.root_group = "Output";
-  o.flatten = {"workload", "constraints"};
-  // The config.json text comes from a file through --hf_config, not a flag.
-  // min_user_tokens_per_second (--min_user_tps) supersedes the older
-  // min_tokens_per_second_per_user, which cannot say "no floor".
-  o.skip = {"workload.model.hf_config_json", "constraints.min_tokens_per_second_per_user"};
-  o.docs = {
+namespace {
+
+using Docs = absl::flat_hash_map<std::string, FlagDoc>;
+
+// The workload: the model, the task and its sizes.
+void AddWorkloadDocs(Docs& docs) {
+  docs.insert({
       {"workload.task", {{}, "what the GPUs do", "Workload"}},
       {"workload.model.preset",
        {{"model"}, "model preset (see `gpu-advisor models`), e.g. llama-3.1-70b", ""}},
@@ -100,6 +96,12 @@ WalkOptions WorkloadDocs() {
        {{"concurrency"}, "serving: sequences decoded at once", ""}},
       {"workload.output_tokens", {{}, "serving: output tokens per request", ""}},
       {"workload.requests", {{}, "batch inference: number of requests", ""}},
+  });
+}
+
+// The workload: data, checkpoints, serving and parallelism.
+void AddWorkloadDetailDocs(Docs& docs) {
+  docs.insert({
       {"workload.dataset_gb", {{}, "dataset stored during the job, e.g. 40GB", ""}},
       {"workload.egress_gb",
        {{"egress"},
@@ -123,6 +125,12 @@ WalkOptions WorkloadDocs() {
       {"workload.parallelism.offload",
        {{"offload"}, "offload optimizer/params to CPU or NVMe", ""}},
       {"workload.parallelism.master_weights", {{}, "keep an fp32 master copy", ""}},
+  });
+}
+
+// The constraints: budget, where, what, SLOs and the choice of hosts.
+void AddConstraintDocs(Docs& docs) {
+  docs.insert({
       {"constraints.objective",
        {{}, "ranking: cheapest total (default), fastest, best_value, deadline", ""}},
       {"constraints.max_usd_per_hour", {{}, "hourly budget, whole cluster", ""}},
@@ -137,6 +145,21 @@ WalkOptions WorkloadDocs() {
        {{}, "confidence of the deadline and budget checks, 0.5-0.99 (default 0.8: P80)", ""}},
       {"constraints.providers", {{}, "only these providers, e.g. aws,gcp", ""}},
       {"constraints.exclude_providers", {{}, "leave out these providers, e.g. vast,runpod", ""}},
+      {"constraints.host_tier",
+       {{},
+        "hosts: datacenter, community (marketplace hosts) or any (default: datacenter for an "
+        "endpoint, any otherwise)",
+        ""}},
+      {"constraints.min_host_reliability",
+       {{},
+        "least host reliability, 0-1 (Vast's score, e.g. 0.98); offers without a figure are "
+        "kept",
+        ""}},
+      {"constraints.group_regions",
+       {{},
+        "one row per offer sold alike in several regions (default true; false = a row per "
+        "region)",
+        ""}},
       {"constraints.regions", {{}, "only these regions", ""}},
       {"constraints.purchase_options", {{"purchase"}, "how to buy (default on_demand,spot)", ""}},
       {"constraints.single_node", {{}, "only single-node configurations", ""}},
@@ -152,6 +175,12 @@ WalkOptions WorkloadDocs() {
        {{"min_user_tps"},
         "serving SLO: least output tokens/s per user (endpoint default 10; 0 = no floor)",
         ""}},
+  });
+}
+
+// Output, and the fields of EstimateRequest.
+void AddOtherDocs(Docs& docs) {
+  docs.insert({
       {"max_results", {{}, "recommendations to return (default 10)", "Output"}},
       {"vram_margin", {{}, "fraction of GPU memory kept free (default 0.1)", "Workload"}},
       {"serving_slo.max_time_to_first_token_seconds",
@@ -164,7 +193,25 @@ WalkOptions WorkloadDocs() {
         "Workload"}},
       {"serving_slo.min_tokens_per_second",
        {{"min_tps"}, "serving SLO: least output tokens/s of the whole configuration", "Workload"}},
-  };
+  });
+}
+
+}  // namespace
+
+// Readable help and short names for the fields people type most; every other
+// field still gets a flag, named after it, with generated help.
+WalkOptions WorkloadDocs() {
+  WalkOptions o;
+  o.root_group = "Output";
+  o.flatten = {"workload", "constraints"};
+  // The config.json text comes from a file through --hf_config, not a flag.
+  // min_user_tokens_per_second (--min_user_tps) supersedes the older
+  // min_tokens_per_second_per_user, which cannot say "no floor".
+  o.skip = {"workload.model.hf_config_json", "constraints.min_tokens_per_second_per_user"};
+  AddWorkloadDocs(o.docs);
+  AddWorkloadDetailDocs(o.docs);
+  AddConstraintDocs(o.docs);
+  AddOtherDocs(o.docs);
   return o;
 }
 

@@ -173,38 +173,12 @@ absl::Status Commands::ApplyHfConfig(const std::string& file, sizing::v1::Worklo
   return absl::OkStatus();
 }
 
-// Returns the exit code.
-// `export_format`: "" for the table (or --json), else an ExportFormat name.
-absl::StatusOr<int> Commands::Recommend(const std::string& request_file,
-                                        const std::string& hf_config, const ProtoFlags& flags,
-                                        const std::string& export_format, int export_alternative) {
-  gw::RecommendRequest request;
-  if (!request_file.empty()) RETURN_IF_ERROR(ReadRequestFile(request_file, &request));
-  RETURN_IF_ERROR(flags.Apply(&request));
-  RETURN_IF_ERROR(ApplyHfConfig(hf_config, request.mutable_workload()));
-  auto stub = gw::GatewayService::NewStub(Channel());
-  gw::RecommendResponse response;
-  RETURN_IF_ERROR(Rpc(stub->Recommend(Context().get(), request, &response)));
-  const int code = response.recommendations().empty() ? 3 : 0;
-  if (!export_format.empty()) {
-    // The same library as the HTTP API's ?format= (services/gateway/export.h).
-    ASSIGN_OR_RETURN(const gateway::ExportFormat format, gateway::ParseExportFormat(export_format));
-    absl::StatusOr<gateway::ExportFile> file =
-        gateway::ExportAnswer(format, request, response, export_alternative);
-    if (!file.ok() && response.recommendations().empty()) {
-      std::cerr << "gpu-advisor: " << file.status().message() << "\n";
-      return 3;  // nothing matches, as without --export
-    }
-    if (!file.ok()) return file.status();
-    std::cout << file->text;
-    return code;
-  }
-  if (g_.json) {
-    PrintJson(response);
-    return code;
-  }
-  // Serving answers also show what users get: first token, per-user speed
-  // and the price of a million output tokens.
+namespace {
+
+// The ranked table: serving answers also show what users get (first token,
+// per-user speed and the price of a million output tokens). A row that
+// stands for the same offer in several regions says how many more.
+std::vector<std::vector<std::string>> RecommendationRows(const gw::RecommendResponse& response) {
   bool serving = false;
   for (const gw::Recommendation& r : response.recommendations())
     serving |= r.serving().replicas() > 0;
@@ -219,7 +193,9 @@ absl::StatusOr<int> Commands::Recommend(const std::string& request_file,
         absl::StrCat(r.rank()),
         r.offer().provider(),
         r.offer().instance_type(),
-        r.offer().region(),
+        r.also_in_regions().empty()
+            ? r.offer().region()
+            : absl::StrCat(r.offer().region(), " (+", r.also_in_regions_size(), ")"),
         Shape(r.offer()),
         Short(catalog::v1::PurchaseOption_descriptor(), r.purchase_option()),
         Money(r.cost().usd_per_hour()),
@@ -236,35 +212,31 @@ absl::StatusOr<int> Commands::Recommend(const std::string& request_file,
     row.push_back(r.warnings().empty() ? "" : r.warnings(0));
     rows.push_back(std::move(row));
   }
-  if (response.recommendations().empty()) {
-    std::cout << "No offer qualifies";
-    if (!flags.Given().empty()) std::cout << " for " << flags.Given();
-    std::cout << ".\n";
-  } else {
-    std::cout << RenderTable(rows, g_.wide ? 0 : TerminalWidth());
-    const gw::Recommendation& best = response.recommendations(0);
-    std::cout << "\n#1 because:\n";
-    for (const std::string& reason : best.reasons()) std::cout << "  - " << reason << "\n";
-    for (const std::string& warning : best.warnings()) std::cout << "  ! " << warning << "\n";
-    // Context, not warnings: already included in the numbers above.
-    if (!best.notes().empty()) {
-      std::cout << "\nNotes on #1:\n";
-      for (const std::string& note : best.notes()) std::cout << "  - " << note << "\n";
-    }
-    if (!response.what_if().empty()) {
-      std::cout << "\nWhat if:\n";
-      for (const gw::WhatIf& w : response.what_if()) {
-        std::cout << "  " << (w.summary().empty() ? w.axis() : w.summary())
-                  << (w.qualifies() ? "" : " (misses a constraint)") << "\n";
-      }
+  return rows;
+}
+
+// Why #1 ranks first, its warnings and notes, and the what-ifs.
+void PrintTopExplained(const gw::RecommendResponse& response) {
+  const gw::Recommendation& best = response.recommendations(0);
+  std::cout << "\n#1 because:\n";
+  for (const std::string& reason : best.reasons()) std::cout << "  - " << reason << "\n";
+  for (const std::string& warning : best.warnings()) std::cout << "  ! " << warning << "\n";
+  // Context, not warnings: already included in the numbers above.
+  if (!best.notes().empty()) {
+    std::cout << "\nNotes on #1:\n";
+    for (const std::string& note : best.notes()) std::cout << "  - " << note << "\n";
+  }
+  if (!response.what_if().empty()) {
+    std::cout << "\nWhat if:\n";
+    for (const gw::WhatIf& w : response.what_if()) {
+      std::cout << "  " << (w.summary().empty() ? w.axis() : w.summary())
+                << (w.qualifies() ? "" : " (misses a constraint)") << "\n";
     }
   }
-  if (!response.nearest_misses().empty()) {
-    std::cout << "\nNearest misses:\n";
-    for (const gw::NearestMiss& m : response.nearest_misses())
-      std::cout << "  " << m.summary() << "\n";
-  }
-  PrintAssumptions(response.assumptions());
+}
+
+// What was left out, and the data the answer is from.
+void PrintExclusions(const gw::RecommendResponse& response) {
   std::cout << "\nExcluded:";
   if (response.excluded().empty()) std::cout << " none";
   std::cout << "\n";
@@ -278,6 +250,61 @@ absl::StatusOr<int> Commands::Recommend(const std::string& request_file,
       response.catalog_age_seconds(),
       response.price_book_version().empty() ? "-" : response.price_book_version(),
       response.prices_as_of().empty() ? "-" : response.prices_as_of());
+}
+
+// --export: the same library as the HTTP API's ?format= (services/gateway/export.h).
+absl::StatusOr<int> PrintExport(const std::string& export_format, int export_alternative,
+                                const gw::RecommendRequest& request,
+                                const gw::RecommendResponse& response) {
+  ASSIGN_OR_RETURN(const gateway::ExportFormat format, gateway::ParseExportFormat(export_format));
+  absl::StatusOr<gateway::ExportFile> file =
+      gateway::ExportAnswer(format, request, response, export_alternative);
+  if (!file.ok() && response.recommendations().empty()) {
+    std::cerr << "gpu-advisor: " << file.status().message() << "\n";
+    return 3;  // nothing matches, as without --export
+  }
+  if (!file.ok()) return file.status();
+  std::cout << file->text;
+  return response.recommendations().empty() ? 3 : 0;
+}
+
+}  // namespace
+
+// Returns the exit code.
+// `export_format`: "" for the table (or --json), else an ExportFormat name.
+absl::StatusOr<int> Commands::Recommend(const std::string& request_file,
+                                        const std::string& hf_config, const ProtoFlags& flags,
+                                        const std::string& export_format, int export_alternative) {
+  gw::RecommendRequest request;
+  if (!request_file.empty()) RETURN_IF_ERROR(ReadRequestFile(request_file, &request));
+  RETURN_IF_ERROR(flags.Apply(&request));
+  RETURN_IF_ERROR(ApplyHfConfig(hf_config, request.mutable_workload()));
+  auto stub = gw::GatewayService::NewStub(Channel());
+  gw::RecommendResponse response;
+  RETURN_IF_ERROR(Rpc(stub->Recommend(Context().get(), request, &response)));
+  const int code = response.recommendations().empty() ? 3 : 0;
+  if (!export_format.empty()) {
+    return PrintExport(export_format, export_alternative, request, response);
+  }
+  if (g_.json) {
+    PrintJson(response);
+    return code;
+  }
+  if (response.recommendations().empty()) {
+    std::cout << "No offer qualifies";
+    if (!flags.Given().empty()) std::cout << " for " << flags.Given();
+    std::cout << ".\n";
+  } else {
+    std::cout << RenderTable(RecommendationRows(response), g_.wide ? 0 : TerminalWidth());
+    PrintTopExplained(response);
+  }
+  if (!response.nearest_misses().empty()) {
+    std::cout << "\nNearest misses:\n";
+    for (const gw::NearestMiss& m : response.nearest_misses())
+      std::cout << "  " << m.summary() << "\n";
+  }
+  PrintAssumptions(response.assumptions());
+  PrintExclusions(response);
   return code;
 }
 

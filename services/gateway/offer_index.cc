@@ -14,6 +14,8 @@
 namespace gpuadvisor::gateway {
 namespace {
 
+using ShapeKey = std::tuple<std::string, int32_t, int, double, int, double, std::string>;
+
 int Intern(absl::flat_hash_map<std::string, int>& ids, const std::string& name) {
   return ids.try_emplace(name, static_cast<int>(ids.size())).first->second;
 }
@@ -38,6 +40,73 @@ const std::vector<int>& Lookup(const absl::flat_hash_map<std::string, std::vecto
   static const std::vector<int>* const kNone = new std::vector<int>();
   auto it = folded.find(absl::AsciiStrToLower(name));
   return it == folded.end() ? *kNone : it->second;
+}
+
+// The list price at an option slot (OptionSlot).
+double PriceAt(const OfferFacts& f, int slot) {
+  return slot == 0   ? f.on_demand_usd_per_hour
+         : slot == 1 ? f.spot_usd_per_hour
+                     : f.reserved_usd_per_hour;
+}
+
+bool MultiNode(const catalog::v1::Offer& offer) {
+  return offer.max_nodes() > 1 && offer.fabric() != catalog::v1::FABRIC_TYPE_NONE &&
+         offer.fabric() != catalog::v1::FABRIC_TYPE_UNSPECIFIED;
+}
+
+// What sizing sees of an offer (its `key` is filled once the shape is new).
+OfferShape ShapeOf(const catalog::v1::Offer& offer, bool multi_node, int gpu) {
+  OfferShape shape;
+  shape.gpu_model = offer.gpu_model();
+  shape.gpu = gpu;
+  shape.gpus_per_node = offer.gpus_per_node();
+  shape.link = offer.link();
+  shape.link_bytes_per_second = offer.link_bytes_per_second();
+  shape.fabric = multi_node ? offer.fabric() : catalog::v1::FABRIC_TYPE_NONE;
+  shape.fabric_gbps = multi_node ? offer.fabric_gbps() : 0;
+  if (offer.has_scale_up() || offer.has_scale_out()) {
+    shape.has_topology = true;
+    shape.scale_up = offer.scale_up();
+    shape.scale_out = offer.scale_out();
+    shape.scale_up.clear_source();  // sources do not change the hardware
+    shape.scale_out.clear_source();
+  }
+  shape.host_link_bytes_per_second = offer.host_link().bytes_per_second_per_gpu();
+  return shape;
+}
+
+// Offers share a shape only when their topology is the same too.
+ShapeKey KeyOf(const OfferShape& shape) {
+  std::string topology_key;
+  if (shape.has_topology) {
+    std::string up, out;
+    shape.scale_up.SerializeToString(&up);
+    shape.scale_out.SerializeToString(&out);
+    topology_key = absl::StrCat(up.size(), ":", up, out);
+  }
+  absl::StrAppend(&topology_key, "|host ", shape.host_link_bytes_per_second);
+  return ShapeKey{shape.gpu_model,
+                  shape.gpus_per_node,
+                  shape.link,
+                  shape.link_bytes_per_second,
+                  shape.fabric,
+                  shape.fabric_gbps,
+                  std::move(topology_key)};
+}
+
+// The shape as a sizing configuration without its node count, in
+// deterministic bytes.
+std::string ConfigurationBytes(const OfferShape& shape) {
+  sizing::v1::GpuConfiguration config;
+  shape.FillConfiguration(0, &config);
+  std::string bytes;
+  google::protobuf::io::StringOutputStream raw(&bytes);
+  {
+    google::protobuf::io::CodedOutputStream out(&raw);
+    out.SetSerializationDeterministic(true);
+    config.SerializeToCodedStream(&out);
+  }
+  return bytes;
 }
 
 }  // namespace
@@ -71,54 +140,26 @@ void OfferShape::FillConfiguration(int32_t nodes, sizing::v1::GpuConfiguration* 
 
 OfferIndex::OfferIndex(std::shared_ptr<const catalog::Catalog> catalog)
     : catalog_(std::move(catalog)) {
-  using ShapeKey = std::tuple<std::string, int32_t, int, double, int, double, std::string>;
+  AddOffers();
+  BuildCells();
+  OrderCellsByPrice();
+  IndexNames();
+}
+
+void OfferIndex::AddOffers() {
   absl::flat_hash_map<ShapeKey, int> shape_ids;
   const auto& offers = catalog_->snapshot().offers();
   offers_.reserve(offers.size());
+  host_reliability_.reserve(offers.size());
   id_starts_.reserve(offers.size() + 1);
   for (const catalog::v1::Offer& offer : offers) {
-    const bool multi_node = offer.max_nodes() > 1 &&
-                            offer.fabric() != catalog::v1::FABRIC_TYPE_NONE &&
-                            offer.fabric() != catalog::v1::FABRIC_TYPE_UNSPECIFIED;
-    OfferShape shape;
-    shape.gpu_model = offer.gpu_model();
-    shape.gpu = Intern(gpus_, offer.gpu_model());
-    shape.gpus_per_node = offer.gpus_per_node();
-    shape.link = offer.link();
-    shape.link_bytes_per_second = offer.link_bytes_per_second();
-    shape.fabric = multi_node ? offer.fabric() : catalog::v1::FABRIC_TYPE_NONE;
-    shape.fabric_gbps = multi_node ? offer.fabric_gbps() : 0;
-    // Offers share a shape only when their topology is the same too.
-    std::string topology_key;
-    if (offer.has_scale_up() || offer.has_scale_out()) {
-      shape.has_topology = true;
-      shape.scale_up = offer.scale_up();
-      shape.scale_out = offer.scale_out();
-      shape.scale_up.clear_source();  // sources do not change the hardware
-      shape.scale_out.clear_source();
-      std::string up, out;
-      shape.scale_up.SerializeToString(&up);
-      shape.scale_out.SerializeToString(&out);
-      topology_key = absl::StrCat(up.size(), ":", up, out);
-    }
-    shape.host_link_bytes_per_second = offer.host_link().bytes_per_second_per_gpu();
-    absl::StrAppend(&topology_key, "|host ", shape.host_link_bytes_per_second);
-    auto [it, inserted] = shape_ids.try_emplace(
-        ShapeKey{shape.gpu_model, shape.gpus_per_node, shape.link, shape.link_bytes_per_second,
-                 shape.fabric, shape.fabric_gbps, std::move(topology_key)},
-        static_cast<int>(shapes_.size()));
+    const bool multi_node = MultiNode(offer);
+    OfferShape shape = ShapeOf(offer, multi_node, Intern(gpus_, offer.gpu_model()));
+    auto [it, inserted] = shape_ids.try_emplace(KeyOf(shape), static_cast<int>(shapes_.size()));
     if (inserted) {
-      sizing::v1::GpuConfiguration config;
-      shape.FillConfiguration(0, &config);
-      {
-        google::protobuf::io::StringOutputStream raw(&shape.key);
-        google::protobuf::io::CodedOutputStream out(&raw);
-        out.SetSerializationDeterministic(true);
-        config.SerializeToCodedStream(&out);
-      }
+      shape.key = ConfigurationBytes(shape);
       shapes_.push_back(std::move(shape));
     }
-
     OfferFacts facts;
     facts.shape = it->second;
     facts.provider = Intern(providers_, offer.provider());
@@ -127,6 +168,7 @@ OfferIndex::OfferIndex(std::shared_ptr<const catalog::Catalog> catalog)
     facts.gpus_per_node = offer.gpus_per_node();
     facts.max_nodes = multi_node ? offer.max_nodes() : 1;
     facts.unavailable = offer.availability() == catalog::v1::AVAILABILITY_UNAVAILABLE;
+    facts.community_host = offer.host_tier() == catalog::v1::HOST_TIER_COMMUNITY;
     facts.on_demand_usd_per_hour = offer.on_demand_usd_per_hour();
     facts.spot_usd_per_hour = offer.spot_usd_per_hour();
     facts.reserved_usd_per_hour = offer.reserved_usd_per_hour() > 0
@@ -134,11 +176,17 @@ OfferIndex::OfferIndex(std::shared_ptr<const catalog::Catalog> catalog)
                                       : offer.on_demand_usd_per_hour();
     facts.network_gbps = offer.network().gbps();
     offers_.push_back(facts);
+    any_community_host_ |= facts.community_host;
+    any_host_reliability_ |= offer.has_host_reliability();
+    host_reliability_.push_back(offer.has_host_reliability() ? offer.host_reliability() : -1.0);
     id_starts_.push_back(ids_.size());
     ids_ += offer.id();
   }
   id_starts_.push_back(ids_.size());
-  // Cells, by first offer; the per-option price order within each.
+}
+
+// Cells, by first offer.
+void OfferIndex::BuildCells() {
   using CellKey = std::tuple<int32_t, int32_t, bool, bool, bool, bool>;
   absl::flat_hash_map<CellKey, int> cell_ids;
   for (int i = 0; i < static_cast<int>(offers_.size()); ++i) {
@@ -161,23 +209,22 @@ OfferIndex::OfferIndex(std::shared_ptr<const catalog::Catalog> catalog)
     f.cell = it->second;
     cells_[f.cell].offers.push_back(i);
   }
+}
+
+// Each cell's offers by price per option sold, and whether distinct prices
+// give distinct keys.
+void OfferIndex::OrderCellsByPrice() {
   for (OfferCell& cell : cells_) {
     for (int slot = 0; slot < 3; ++slot) {
       if (!cell.sold[slot]) continue;
-      auto price = [&](int32_t i) {
-        const OfferFacts& f = offers_[i];
-        return slot == 0   ? f.on_demand_usd_per_hour
-               : slot == 1 ? f.spot_usd_per_hour
-                           : f.reserved_usd_per_hour;
-      };
+      auto price = [&](int32_t i) { return PriceAt(offers_[i], slot); };
       cell.by_price[slot] = cell.offers;
       std::stable_sort(cell.by_price[slot].begin(), cell.by_price[slot].end(),
                        [&](int32_t a, int32_t b) { return price(a) < price(b); });
       cell.price[slot].reserve(cell.by_price[slot].size());
       for (int32_t i : cell.by_price[slot]) cell.price[slot].push_back(price(i));
       double previous = 0;
-      for (int32_t i : cell.by_price[slot]) {
-        const double p = price(i);
+      for (double p : cell.price[slot]) {
         if (!std::isfinite(p) || p < 1e-9 || (p != previous && p <= previous * (1 + 1e-12))) {
           distinct_price_keys_ = false;
         }
@@ -185,6 +232,9 @@ OfferIndex::OfferIndex(std::shared_ptr<const catalog::Catalog> catalog)
       }
     }
   }
+}
+
+void OfferIndex::IndexNames() {
   by_provider_.assign(providers_.size(), {});
   by_region_.assign(regions_.size(), {});
   by_gpu_.assign(gpus_.size(), {});
@@ -229,12 +279,7 @@ void OfferIndex::BuildParts(int ids, int32_t OfferFacts::*kind, Parts& parts) co
       // The cell's by_price order, restricted to this part.
       const size_t from = parts.offers.size();
       parts.offers.insert(parts.offers.end(), order.begin() + run, order.begin() + end);
-      auto price = [&](int32_t i) {
-        const OfferFacts& o = offers_[i];
-        return slot == 0   ? o.on_demand_usd_per_hour
-               : slot == 1 ? o.spot_usd_per_hour
-                           : o.reserved_usd_per_hour;
-      };
+      auto price = [&](int32_t i) { return PriceAt(offers_[i], slot); };
       std::stable_sort(parts.offers.begin() + from, parts.offers.end(),
                        [&](int32_t a, int32_t b) { return price(a) < price(b); });
     }

@@ -59,6 +59,9 @@ struct OfferFacts {
   int32_t gpus_per_node;
   int32_t max_nodes;  // 1 when the offer has no inter-node fabric
   bool unavailable;
+  // Offer.host_tier COMMUNITY: a marketplace's independent host (unset and
+  // DATACENTER are datacenter-grade; docs/catalog.md).
+  bool community_host;
   double on_demand_usd_per_hour;
   double spot_usd_per_hour;
   double reserved_usd_per_hour;  // on-demand when none is published (pricing discounts it)
@@ -114,6 +117,11 @@ class OfferIndex {
     return absl::string_view(ids_).substr(id_starts_[offer],
                                           id_starts_[offer + 1] - id_starts_[offer]);
   }
+  // Offer.host_reliability by offer index; < 0 when the source gives none.
+  double host_reliability(int offer) const { return host_reliability_[offer]; }
+  // Whether some offer has a reliability figure / a community host.
+  bool any_host_reliability() const { return any_host_reliability_; }
+  bool any_community_host() const { return any_community_host_; }
   const std::vector<OfferShape>& shapes() const { return shapes_; }
   // Ordered by their first offer.
   const std::vector<OfferCell>& cells() const { return cells_; }
@@ -162,6 +170,12 @@ class OfferIndex {
   const std::vector<std::string>& region_names() const { return region_names_; }
 
  private:
+  // The constructor's steps, in order: every offer's facts and shape, the
+  // cells, each cell's offers by price, the offers by name and the parts.
+  void AddOffers();
+  void BuildCells();
+  void OrderCellsByPrice();
+  void IndexNames();
   // Cell parts of one name kind (providers or regions), flat: per id its
   // parts, per part its offers then one by-price list per slot sold.
   struct Parts {
@@ -188,6 +202,8 @@ class OfferIndex {
 
   std::shared_ptr<const catalog::Catalog> catalog_;
   std::vector<OfferFacts> offers_;
+  std::vector<double> host_reliability_;  // by offer; -1 = not published
+  bool any_host_reliability_ = false, any_community_host_ = false;
   std::string ids_;                // every Offer.id, in offer order
   std::vector<size_t> id_starts_;  // offer -> start in ids_; one more at the end
   std::vector<OfferShape> shapes_;

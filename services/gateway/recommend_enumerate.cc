@@ -18,7 +18,9 @@ using catalog::v1::PurchaseOption;
 absl::Status RunState::Enumerate(const RegionGroups* groups) {
   ChoosePurchaseOptions();
   RETURN_IF_ERROR(ResolveFilters(groups));
-  name_filtered_ = !provider_ok_.empty() || !region_ok_.empty() || !gpu_ok_.empty();
+  RETURN_IF_ERROR(ResolveHostFilter());
+  name_filtered_ =
+      !provider_ok_.empty() || !region_ok_.empty() || !gpu_ok_.empty() || host_filtered_;
   candidates_considered_ = static_cast<int>(index_->offers().size());
   shape_configs_.assign(index_->shapes().size() * kMaxSteps, -1);
   shape_steps_.assign(index_->shapes().size(), 0);
@@ -28,11 +30,13 @@ absl::Status RunState::Enumerate(const RegionGroups* groups) {
     reference_->MakeUnits(*this);
   } else if (!name_filtered_) {
     UnitsFromCells();
-  } else if (region_groups_.empty() && provider_ok_.empty() != region_ok_.empty()) {
+  } else if (!host_filtered_ && region_groups_.empty() &&
+             provider_ok_.empty() != region_ok_.empty()) {
     UnitsFromParts();
   } else {
     UnitsByVisiting();
   }
+  CountHostFiltered();
   AddConfigurations();
   return absl::OkStatus();
 }

@@ -67,12 +67,13 @@ absl::StatusOr<v1::RecommendResponse> RunState::Finish(const pricing::v1::QuoteR
   }
   std::vector<int> survivors = Survivors(quotes);
   RankTied(survivors, quotes);
-  const std::vector<int> chosen = ChooseSpread(survivors);
+  const std::vector<int> chosen = ChooseSpread(GroupRegions(survivors, quotes));
 
   v1::RecommendResponse response;
   for (int index : chosen) {
     v1::Recommendation* r = response.add_recommendations();
     Explain(candidates_[index], quotes.quotes(candidates_[index].quote), *r);
+    ExplainChoice(index, *r);
     r->set_rank(response.recommendations_size());
   }
   AddExclusions(survivors, quotes, response);

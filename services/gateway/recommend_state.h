@@ -6,6 +6,7 @@
 // lives in its own file, in the order a request meets them:
 //
 //   recommend_start.cc      validate, apply defaults, settings, name filters
+//   recommend_choice.cc     host filters, grouping regions (with the above)
 //   recommend_enumerate.cc  units (offer cells passing the filters) and the
 //                           configurations to size; the estimate cache
 //   recommend_rank.cc       ObjectiveKey; fitting configurations; the
@@ -181,11 +182,40 @@ class RunState {
     const OfferFacts& f = index_->offers()[offer];
     return (provider_ok_.empty() || provider_ok_[f.provider]) &&
            (gpu_ok_.empty() || gpu_ok_[f.gpu]) &&
-           (region_ok_.empty() || region_ok_[f.region] || InRegionGroup(f));
+           (region_ok_.empty() || region_ok_[f.region] || InRegionGroup(f)) &&
+           (!host_filtered_ || (PassesHostTier(f) && PassesReliability(offer)));
   }
   bool InRegionGroup(const OfferFacts& facts);
   // "your min_user_tokens_per_second", "the default min_user_tokens_per_second".
   std::string MinUserTpsName() const;
+
+  // ---- recommend_choice.cc
+  // Settles host_tier_ (the endpoint default stated), min_host_reliability_
+  // and group_regions_; kInvalidArgument for a reliability outside [0, 1].
+  absl::Status ResolveHostFilter();
+  bool PassesHostTier(const OfferFacts& f) const {
+    return host_tier_ == v1::HOST_TIER_CHOICE_DATACENTER  ? !f.community_host
+           : host_tier_ == v1::HOST_TIER_CHOICE_COMMUNITY ? f.community_host
+                                                          : true;
+  }
+  // An offer without a figure passes (its recommendation says so).
+  bool PassesReliability(int offer) const {
+    return min_host_reliability_ <= 0 || index_->host_reliability(offer) < 0 ||
+           index_->host_reliability(offer) >= min_host_reliability_;
+  }
+  // Counts the offers the host filters leave out (with the name filters'
+  // count, FILTERED), for the detail.
+  void CountHostFiltered();
+  // Why an offer was EXCLUSION_REASON_FILTERED, and how many the host
+  // filters left out.
+  std::string FilteredDetail(int offer) const;
+  std::string HostTierText() const;
+  // The survivors less the offers sold alike in another region (kept in
+  // also_in_regions_), when group_regions_.
+  std::vector<int> GroupRegions(const std::vector<int>& survivors,
+                                const pricing::v1::QuoteResponse& quotes);
+  // also_in_regions and the host notes of a recommendation.
+  void ExplainChoice(int candidate_index, v1::Recommendation& r) const;
 
   // ---- recommend_enumerate.cc
   absl::Status Enumerate(const RegionGroups* groups);
@@ -383,6 +413,14 @@ class RunState {
   std::vector<char> provider_ok_, region_ok_, gpu_ok_;
   std::vector<signed char> gpu_modelled_;  // by GPU id: -1 unknown yet, 0 no, 1 yes
   bool name_filtered_ = false;
+  // Host filters (recommend_choice.cc); host_filtered_ = some offer fails them.
+  v1::HostTierChoice host_tier_ = v1::HOST_TIER_CHOICE_ANY;
+  double min_host_reliability_ = 0;
+  bool host_filtered_ = false;
+  bool group_regions_ = true;
+  int host_tier_filtered_ = 0, reliability_filtered_ = 0;
+  // Kept candidate index -> the candidates sold alike in other regions.
+  absl::flat_hash_map<int, std::vector<int>> also_in_regions_;
   std::vector<const RegionGroups::Group*> region_groups_;  // asked for
   // (provider, region) id pair -> in a group asked for
   absl::flat_hash_map<int64_t, bool> group_member_;

@@ -228,10 +228,7 @@ std::string RunState::ExclusionDetail(int offer_index, v1::ExclusionReason reaso
   const std::string cap = absl::StrCat(" (cluster cap: ", NodeCapText(f), ")");
   switch (reason) {
     case v1::EXCLUSION_REASON_FILTERED:
-      return c.exclude_providers().empty()
-                 ? "not among the providers, regions, GPUs or purchase options asked for"
-                 : "not among the providers, regions, GPUs or purchase options asked for, or "
-                   "in constraints.exclude_providers";
+      return FilteredDetail(offer_index);
     case v1::EXCLUSION_REASON_NOT_MODELLED:
       return absl::StrCat(catalog_->snapshot().offers(offer_index).gpu_model(),
                           " is not a GPU (TPU, Trainium or Gaudi): sizing does not model its "

@@ -54,6 +54,28 @@ check "recommend: intervals, the head and the tie band in the JSON" json "$TMP/r
 code=$(call "$TMP/camel.json" POST /v1/recommend '{"workload": {"task": "TASK_LORA", "model": {"preset": "llama-3.1-8b"}, "trainTokens": 5e7, "sequenceLength": 2048}, "maxResults": 2}')
 check "recommend: lowerCamelCase input accepted" json "$TMP/camel.json" 'len(d["recommendations"]) == 2'
 
+# Choice controls (docs/gateway.md), in the short enum forms.
+SERVE='{"workload": {"task": "inference", "model": {"preset": "llama-3.1-8b"}, "concurrent_sequences": 16}, "max_results": 10'
+code=$(call "$TMP/serve.json" POST /v1/recommend "$SERVE}")
+check "endpoint: datacenter hosts by default, stated, community hosts counted as filtered" json "$TMP/serve.json" \
+  'd["recommendations"] and all(r["offer"]["host_tier"] != "HOST_TIER_COMMUNITY" for r in d["recommendations"]) and any(a["field"] == "constraints.host_tier" and a["value"] == "datacenter" for a in d["assumptions"]) and any(e["reason"] == "EXCLUSION_REASON_FILTERED" and "community" in e["detail"] for e in d["excluded"])'
+code=$(call "$TMP/any.json" POST /v1/recommend "$SERVE"', "constraints": {"host_tier": "any", "min_host_reliability": 0.98}}')
+check "host_tier any: marketplace hosts ranked too; min_host_reliability keeps offers without a figure, noted" json "$TMP/any.json" \
+  'any(r["offer"]["host_tier"] == "HOST_TIER_COMMUNITY" for r in d["recommendations"]) and all(any("host reliability unknown" in n for n in r["notes"]) for r in d["recommendations"] if "host_reliability" not in r["offer"])'
+code=$(call "$TMP/rel.json" POST /v1/recommend "$SERVE"', "constraints": {"min_host_reliability": 1.5}}')
+check "min_host_reliability 1.5: 400 naming the field" bash -c '[[ $1 == 400 ]] && grep -q "\"field\":\"constraints.min_host_reliability\"" "$2"' _ "$code" "$TMP/rel.json"
+LAMBDA='{"workload": {"task": "lora", "model": {"preset": "llama-3.1-8b"}, "train_tokens": 5e7, "sequence_length": 2048}, "max_results": 10, "constraints": {"providers": ["lambda"]'
+code=$(call "$TMP/grouped.json" POST /v1/recommend "$LAMBDA}}")
+code=$(call "$TMP/regions.json" POST /v1/recommend "$LAMBDA"', "group_regions": false}}')
+check "one row per instance type (also_in_regions); group_regions false: a row per region" $PY -c '
+import json, sys
+g, a = json.load(open(sys.argv[1])), json.load(open(sys.argv[2]))
+key = lambda r: (r["offer"]["instance_type"], r["purchase_option"], r["offer"]["nodes"])
+grouped = [r for r in g["recommendations"] if r["also_in_regions"]]
+sys.exit(0 if grouped and len({key(r) for r in g["recommendations"]}) == len(g["recommendations"])
+         and not any(r["also_in_regions"] for r in a["recommendations"])
+         and len({key(r) for r in a["recommendations"]}) < len(a["recommendations"]) else 1)' "$TMP/grouped.json" "$TMP/regions.json"
+
 code=$(call "$TMP/err.json" POST /v1/recommend '{"workload": {"task": "TASK_LORA", "model": {"params": -1}, "train_tokens": 5e7, "sequence_length": 2048}}')
 check "bad workload: 400 INVALID_ARGUMENT naming the field" bash -c '[[ $1 == 400 ]]' _ "$code"
 check "bad workload: google.rpc.Status with the code, message and field violation" json "$TMP/err.json" \

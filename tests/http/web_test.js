@@ -114,6 +114,44 @@ function parseCsv(text) {
   return rows;
 }
 
+// The choice controls: host tier, host reliability, one row per instance type.
+async function choiceChecks(page, sentBodies) {
+  const submit = async () => {
+    const before = sentBodies.length;
+    await page.click('#submit');
+    await page.waitForFunction((n) => document.querySelectorAll('#ranked tbody tr[data-rank]').length > 0, null, {timeout: 60000});
+    await page.waitForFunction(() => !document.querySelector('#submit').disabled, null, {timeout: 60000});
+    return sentBodies.length > before ? sentBodies[sentBodies.length - 1] : {};
+  };
+  const providers = () => page.$$eval('#ranked tbody tr[data-rank] td:nth-child(2) div:first-child', (d) => d.map((x) => x.textContent));
+  await page.selectOption('#task', 'TASK_LORA');
+  await page.fill('#exclude-providers', '');
+  await page.fill('#providers', 'lambda');
+  let sent = await submit();
+  const alsoIn = await page.$$eval('#ranked .also-in', (d) => d.map((x) => x.textContent));
+  check('one row per instance type: a grouped row says how many more regions sell it alike',
+        alsoIn.length > 0 && alsoIn.every((t) => /^\+\d+ more regions?$/.test(t)) &&
+        !('group_regions' in (sent.constraints || {})), alsoIn.join(','));
+  await page.uncheck('#group-regions');
+  sent = await submit();
+  check('unticking "One row per instance type" sends group_regions false: a row per region',
+        sent.constraints && sent.constraints.group_regions === false &&
+        (await page.$$('#ranked .also-in')).length === 0 &&
+        new URL(page.url()).searchParams.get('group_regions') === '0', JSON.stringify(sent.constraints));
+  await page.check('#group-regions');
+  await page.fill('#providers', '');
+  await page.selectOption('#host-tier', 'community');
+  await page.fill('#min-host-reliability', '0.98');
+  sent = await submit();
+  const market = await providers();
+  check('"Hosts: community" and a minimum reliability are sent; only marketplace hosts are ranked',
+        sent.constraints && sent.constraints.host_tier === 'community' && sent.constraints.min_host_reliability === 0.98 &&
+        market.length > 0 && market.every((p) => p === 'vast' || p === 'runpod') &&
+        new URL(page.url()).searchParams.get('host_tier') === 'community', `${JSON.stringify(sent.constraints)} ${market.join(',')}`);
+  await page.selectOption('#host-tier', '');
+  await page.fill('#min-host-reliability', '');
+}
+
 async function dailyUseChecks(browser, screenshot, errors) {
   const shot = (name) => (screenshot ? screenshot.replace(/\.png$/, `-${name}.png`) : null);
   const desktop = await browser.newPage({viewport: {width: 1440, height: 1000}, acceptDownloads: true});
@@ -225,6 +263,10 @@ async function dailyUseChecks(browser, screenshot, errors) {
   check('a folded serving row opens on click', await desktop.$eval('#ranked details.serving-detail', (d) => d.open));
   if (screenshot) await desktop.screenshot({path: shot('desktop-serving'), fullPage: true});
   const servingUrl = desktop.url();
+  check('an endpoint keeps to datacenter hosts by default, stated under Assumed',
+        !('host_tier' in (servingSent.constraints || {})) &&
+        (await desktop.textContent('#assumptions')).includes('constraints.host_tier'));
+  await choiceChecks(desktop, sentBodies);
   await desktop.close();
 
   // Phone width: nothing wider than the screen; wide tables scroll in their card.

@@ -247,6 +247,44 @@ sys.exit(0 if had & {"vast", "runpod"} and got and not got & {"vast", "runpod"} 
 err=$("$CLI" recommend --model=llama-3.1-8b --task=lora --train_tokens=50M --seq_len=2048 --exclude_providers=vasst 2>&1 >/dev/null); code=$?
 check "--exclude_providers with an unknown name: exit 2 naming the field and the closest" \
   bash -c '[[ $2 == 2 ]] && grep -q "constraints.exclude_providers\[0\]: unknown provider \"vasst\".*vast" <<<"$1"' _ "$err" "$code"
+# Hosts (docs/gateway.md): an endpoint keeps to datacenter hosts by default
+# and says so; --host_tier=any lifts it; --min_host_reliability keeps offers
+# without a figure and says so; --group_regions=false lists every region.
+js_dc=$("$CLI" recommend --model=llama-3.1-8b --task=inference --concurrency=16 --max_results=10 --json)
+js_any=$("$CLI" recommend --model=llama-3.1-8b --task=inference --concurrency=16 --max_results=10 --host_tier=any --json)
+check "endpoint: datacenter hosts by default (stated under Assumed); --host_tier=any ranks marketplace hosts too" /usr/bin/python3 -c '
+import json, sys
+dc, any_ = json.loads(sys.argv[1]), json.loads(sys.argv[2])
+tiers = lambda d: {r["offer"]["host_tier"] for r in d["recommendations"]}
+stated = any(a["field"] == "constraints.host_tier" and a["value"] == "datacenter" for a in dc["assumptions"])
+filtered = [e for e in dc["excluded"] if e["reason"] == "EXCLUSION_REASON_FILTERED"]
+sys.exit(0 if dc["recommendations"] and "HOST_TIER_COMMUNITY" not in tiers(dc) and stated
+         and filtered and "community (marketplace) host" in filtered[0]["detail"]
+         and "HOST_TIER_COMMUNITY" in tiers(any_) else 1)' "$js_dc" "$js_any"
+table=$("$CLI" recommend --model=llama-3.1-8b --task=inference --concurrency=16 --max_results=3)
+check "endpoint table: the host-tier default under Assumed" grep -q "constraints.host_tier.*datacenter" <<<"$table"
+js_rel=$("$CLI" recommend --model=llama-3.1-8b --task=lora --train_tokens=50M --seq_len=2048 --max_results=5 --host_tier=community --min_host_reliability=0.98 --json)
+check "--host_tier=community --min_host_reliability: marketplace hosts only, unknown figures kept and noted" /usr/bin/python3 -c '
+import json, sys
+d = json.loads(sys.argv[1])
+rs = d["recommendations"]
+sys.exit(0 if rs and all(r["offer"]["host_tier"] == "HOST_TIER_COMMUNITY" for r in rs)
+         and all(any("host reliability unknown" in n for n in r["notes"]) for r in rs if "host_reliability" not in r["offer"]) else 1)' "$js_rel"
+err=$("$CLI" recommend --model=llama-3.1-8b --task=lora --train_tokens=50M --seq_len=2048 --min_host_reliability=98 2>&1 >/dev/null); code=$?
+check "--min_host_reliability=98: exit 2 naming the field" \
+  bash -c '[[ $2 == 2 ]] && grep -q "constraints.min_host_reliability" <<<"$1"' _ "$err" "$code"
+js_g=$("$CLI" recommend --model=llama-3.1-8b --task=lora --train_tokens=50M --seq_len=2048 --providers=lambda --max_results=10 --json)
+js_all=$("$CLI" recommend --model=llama-3.1-8b --task=lora --train_tokens=50M --seq_len=2048 --providers=lambda --max_results=10 --group_regions=false --json)
+check "one row per instance type, the other regions named; --group_regions=false: a row per region" /usr/bin/python3 -c '
+import json, sys
+g, a = json.loads(sys.argv[1]), json.loads(sys.argv[2])
+key = lambda r: (r["offer"]["instance_type"], r["purchase_option"], r["offer"]["nodes"])
+grouped = [r for r in g["recommendations"] if r.get("also_in_regions")]
+keys = [key(r) for r in g["recommendations"]]
+sys.exit(0 if grouped and not any(r.get("also_in_regions") for r in a["recommendations"])
+         and any(len([k for k in map(key, a["recommendations"]) if k == key(r)]) > 1 for r in grouped) else 1)' "$js_g" "$js_all"
+table=$("$CLI" recommend --model=llama-3.1-8b --task=lora --train_tokens=50M --seq_len=2048 --providers=lambda --max_results=5)
+check "the table shows a grouped row's other regions as (+N)" grep -Eq " \(\+[0-9]+\)" <<<"$table"
 js=$("$CLI" recommend --model=llama-3.1-8b --task=lora --train_tokens=50M --seq_len=2048 --json)
 check "TPUs, Trainium and Gaudi are left out as not-modelled, never as does-not-fit" /usr/bin/python3 -c '
 import json, sys

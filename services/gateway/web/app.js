@@ -149,6 +149,11 @@ function buildRequest() {
   if (list($('#providers').value).length) constraints.providers = list($('#providers').value);
   if (list($('#regions').value).length) constraints.regions = list($('#regions').value);
   if (list($('#exclude-providers').value).length) constraints.exclude_providers = list($('#exclude-providers').value);
+  if ($('#host-tier').value) constraints.host_tier = $('#host-tier').value;
+  if ($('#min-host-reliability').value.trim() !== '') {
+    constraints.min_host_reliability = numberOrText($('#min-host-reliability').value);
+  }
+  if (!$('#group-regions').checked) constraints.group_regions = false;
   if (spotTouched) {
     constraints.purchase_options = $('#spot').checked
       ? ['PURCHASE_OPTION_ON_DEMAND', 'PURCHASE_OPTION_SPOT'] : ['PURCHASE_OPTION_ON_DEMAND'];
@@ -332,7 +337,12 @@ function renderRanked() {
       : null;
     tbody.append(el('tr', {class: r.rank === 1 ? 'top' : '', 'data-rank': String(r.rank)},
       el('td', {class: 'rank', text: String(r.rank)}),
-      el('td', {}, el('div', {text: o.provider}), el('div', {class: 'sub', text: o.region})),
+      el('td', {}, el('div', {text: o.provider}), el('div', {class: 'sub', text: o.region}),
+         // The same offer at the same price in other regions (group_regions).
+         (r.also_in_regions || []).length
+           ? el('div', {class: 'sub also-in', title: r.also_in_regions.join('; '),
+                        text: `+${r.also_in_regions.length} more region${r.also_in_regions.length === 1 ? '' : 's'}`})
+           : null),
       el('td', {}, el('div', {class: 'instance', text: o.instance_type}),
          // A serving answer's layout (replicas, TP) is in its folded row below.
          isServing(r) ? null
@@ -749,14 +759,15 @@ function rankedCsv() {
                   'purchase_option', 'usd_per_hour', 'estimated_hours', 'total_usd', 'compute_usd', 'storage_usd',
                   'egress_usd', 'preemption_usd', 'memory_per_gpu_bytes', 'gpu_memory_bytes',
                   'time_to_first_token_seconds', 'tokens_per_second_per_user', 'usd_per_million_output_tokens',
-                  'warnings'];
+                  'warnings', 'also_in_regions'];
   return toCsv([header, ...rankedRows.map(({rec: r}) => [
     r.rank, r.offer.provider, r.offer.instance_type, r.offer.region, r.offer.gpu_model, r.offer.gpus_per_node,
     r.offer.nodes, purchaseName(r.purchase_option), r.cost.usd_per_hour, r.estimated_hours, r.cost.total_usd,
     r.cost.compute_usd, r.cost.storage_usd, r.cost.egress_usd, r.cost.preemption_usd, r.memory.total_bytes,
     r.gpu_memory_bytes, isServing(r) ? r.serving.time_to_first_token_seconds : '',
     isServing(r) ? r.serving.tokens_per_second_per_user : '',
-    isServing(r) ? r.serving.usd_per_million_output_tokens : '', r.warnings.join(' | ')])]);
+    isServing(r) ? r.serving.usd_per_million_output_tokens : '', r.warnings.join(' | '),
+    (r.also_in_regions || []).join('; ')])]);
 }
 
 function offersCsv() {

@@ -1,0 +1,158 @@
+// Choice controls, beside the name filters (recommend_start.cc): which hosts
+// pass (Constraints.host_tier, min_host_reliability; the datacenter default
+// of an always-on endpoint), why an offer was left out, and one row per offer
+// sold alike in several regions (Constraints.group_regions).
+
+#include <cmath>
+#include <string>
+#include <tuple>
+#include <utility>
+#include <vector>
+
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
+#include "absl/strings/str_join.h"
+#include "services/gateway/recommend_state.h"
+#include "services/gateway/workload_defaults.h"
+
+namespace gpuadvisor::gateway::recommend {
+
+absl::Status RunState::ResolveHostFilter() {
+  const v1::Constraints& c = request_.constraints();
+  if (!(c.min_host_reliability() >= 0 && c.min_host_reliability() <= 1)) {
+    return absl::InvalidArgumentError(
+        "constraints.min_host_reliability: must be between 0 and 1 (a 0-1 score, e.g. 0.98)");
+  }
+  if (!v1::HostTierChoice_IsValid(c.host_tier())) {
+    return absl::InvalidArgumentError("constraints.host_tier: unknown value");
+  }
+  host_tier_ = c.host_tier();
+  if (host_tier_ == v1::HOST_TIER_CHOICE_UNSPECIFIED) {
+    host_tier_ = always_on_ ? v1::HOST_TIER_CHOICE_DATACENTER : v1::HOST_TIER_CHOICE_ANY;
+    if (always_on_) {
+      assumptions_.push_back(MakeAssumption(
+          "constraints.host_tier", "datacenter",
+          "an always-on endpoint runs on datacenter-grade hosts: marketplace community hosts "
+          "(Vast hosts outside datacenters, RunPod Community Cloud) are left out; set host_tier "
+          "to any (--host_tier=any) to include them"));
+    }
+  }
+  min_host_reliability_ = c.min_host_reliability();
+  host_filtered_ =
+      (host_tier_ == v1::HOST_TIER_CHOICE_DATACENTER && index_->any_community_host()) ||
+      host_tier_ == v1::HOST_TIER_CHOICE_COMMUNITY ||
+      (min_host_reliability_ > 0 && index_->any_host_reliability());
+  group_regions_ = !c.has_group_regions() || c.group_regions();
+  return absl::OkStatus();
+}
+
+void RunState::CountHostFiltered() {
+  if (!host_filtered_) return;
+  const std::vector<OfferFacts>& offers = index_->offers();
+  for (int offer = 0; offer < static_cast<int>(offers.size()); ++offer) {
+    if (!PassesHostTier(offers[offer])) {
+      ++host_tier_filtered_;
+    } else if (!PassesReliability(offer)) {
+      ++reliability_filtered_;
+    }
+  }
+}
+
+std::string RunState::HostTierText() const {
+  const bool defaulted = request_.constraints().host_tier() == v1::HOST_TIER_CHOICE_UNSPECIFIED;
+  return host_tier_ == v1::HOST_TIER_CHOICE_COMMUNITY
+             ? "constraints.host_tier is community"
+             : absl::StrCat("constraints.host_tier is datacenter",
+                            defaulted ? " (the default for an always-on endpoint)" : "");
+}
+
+std::string RunState::FilteredDetail(int offer) const {
+  const OfferFacts& f = index_->offers()[offer];
+  std::string text;
+  if (!PassesHostTier(f)) {
+    text = absl::StrCat(f.community_host ? "a community (marketplace) host" : "a datacenter host",
+                        ", and ", HostTierText());
+  } else if (!PassesReliability(offer)) {
+    text = absl::StrFormat("host reliability %.4g, under constraints.min_host_reliability %.4g",
+                           index_->host_reliability(offer), min_host_reliability_);
+  } else {
+    text = "not among the providers, regions, GPUs or purchase options asked for";
+    if (!request_.constraints().exclude_providers().empty()) {
+      absl::StrAppend(&text, ", or in constraints.exclude_providers");
+    }
+  }
+  // The example names one reason; the host filters' counts say what else.
+  if (host_tier_filtered_ > 0 && PassesHostTier(f)) {
+    absl::StrAppend(&text, "; ", host_tier_filtered_,
+                    host_tier_ == v1::HOST_TIER_CHOICE_COMMUNITY
+                        ? " datacenter hosts left out: "
+                        : " community (marketplace) hosts left out: ",
+                    HostTierText());
+  }
+  if (reliability_filtered_ > 0 && (!PassesHostTier(f) || PassesReliability(offer))) {
+    absl::StrAppendFormat(&text,
+                          "; %d hosts left out with a reliability under "
+                          "constraints.min_host_reliability %.4g",
+                          reliability_filtered_, min_host_reliability_);
+  }
+  return text;
+}
+
+// Survivors in rank order, less those sold alike (same provider, instance
+// type, purchase option, cluster size and quoted price) as a better-ranked
+// one in another region: theirs are listed in also_in_regions_.
+std::vector<int> RunState::GroupRegions(const std::vector<int>& survivors,
+                                        const pricing::v1::QuoteResponse& quotes) {
+  if (!group_regions_) return survivors;
+  using Key = std::tuple<int32_t, std::string, int, int32_t, double, double>;
+  absl::flat_hash_map<Key, int> first;  // -> candidate index
+  std::vector<int> grouped;
+  grouped.reserve(survivors.size());
+  for (int index : survivors) {
+    const Candidate& candidate = candidates_[index];
+    const pricing::v1::CostBreakdown& cost = quotes.quotes(candidate.quote).cost();
+    Key key{index_->offers()[candidate.offer_index].provider,
+            OfferOf(candidate).instance_type(),
+            static_cast<int>(candidate.option),
+            candidate.nodes,
+            cost.usd_per_hour(),
+            cost.total_usd()};
+    auto [it, inserted] = first.try_emplace(std::move(key), index);
+    if (inserted) {
+      grouped.push_back(index);
+    } else {
+      also_in_regions_[it->second].push_back(index);
+    }
+  }
+  if (grouped.size() < survivors.size()) {
+    assumptions_.push_back(MakeAssumption(
+        "constraints.group_regions", "true",
+        "one row per offer sold alike in several regions (the best-ranked region shown, the "
+        "others in also_in_regions); set group_regions to false (--group_regions=false) for one "
+        "row per region"));
+  }
+  return grouped;
+}
+
+void RunState::ExplainChoice(int candidate_index, v1::Recommendation& r) const {
+  const Candidate& candidate = candidates_[candidate_index];
+  auto it = also_in_regions_.find(candidate_index);
+  if (it != also_in_regions_.end()) {
+    for (int other : it->second) {
+      r.add_also_in_regions(
+          index_->region_names()[index_->offers()[candidates_[other].offer_index].region]);
+    }
+    r.add_notes(absl::StrCat("also sold alike, at the same price, in ", it->second.size(),
+                             it->second.size() == 1 ? " other region: " : " other regions: ",
+                             absl::StrJoin(r.also_in_regions(), "; ")));
+  }
+  if (min_host_reliability_ > 0 && index_->host_reliability(candidate.offer_index) < 0) {
+    r.add_notes(absl::StrFormat(
+        "host reliability unknown: %s publishes no figure, so constraints.min_host_reliability "
+        "(%.4g) could not be checked",
+        index_->provider_names()[index_->offers()[candidate.offer_index].provider],
+        min_host_reliability_));
+  }
+}
+
+}  // namespace gpuadvisor::gateway::recommend
