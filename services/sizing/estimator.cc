@@ -25,8 +25,6 @@ void SetMemory(double weights, double grads, double optimizer, double activation
                        out->activations_bytes() + out->kv_cache_bytes() + out->overhead_bytes());
 }
 
-std::string Gb(double bytes) { return absl::StrFormat("%.1f GB", bytes / 1e9); }
-
 void AddNote(v1::NoteSeverity severity, const char* code, std::string text,
              v1::ConfigurationEstimate* out) {
   v1::Note* note = out->add_structured_notes();

@@ -39,7 +39,6 @@ void EstimateServing(const Job& job, const GpuSpec& gpu,
 // Helpers shared by both job types.
 void SetMemory(double weights, double grads, double optimizer, double activations, double kv,
                double overhead, gpuadvisor::sizing::v1::MemoryBreakdown* out);
-std::string Gb(double bytes);
 // Adds a note: its text to `notes` (every note, in order, for clients that
 // read text only) and the same text with a stable `code` and a severity to
 // `structured_notes`. WARNING: it changes whether the job works or what it

@@ -11,15 +11,13 @@
 #include <vector>
 
 #include "absl/status/statusor.h"
+#include "common/io/units.h"
 #include "gpuadvisor/sizing/v1/sizing.pb.h"
 #include "services/sizing/model_spec.h"
 
 namespace gpuadvisor::sizing {
 
 class Profiles;
-
-// Default VRAM margin (fraction of GPU memory kept free).
-inline constexpr double kDefaultVramMargin = 0.1;
 
 struct Job {
   const ModelSpec* model = nullptr;

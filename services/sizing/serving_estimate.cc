@@ -9,6 +9,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
+#include "common/io/units.h"
 #include "services/sizing/estimator.h"
 #include "services/sizing/precision.h"
 #include "services/sizing/serving_plan.h"
@@ -358,17 +359,18 @@ std::string ServingNotFitReason(const Job& j, const ServingSetup& s, const Servi
   const Candidate& c = *ch.best;
   const v1::FrameworkProfile& e = *j.framework;
   if (!c.weights_fit) {
-    return absl::StrCat("needs ", Gb(c.mem.Total() - c.mem.kv),
+    return absl::StrCat("needs ", FormatGb(c.mem.Total() - c.mem.kv),
                         " per GPU before any KV cache with ", c.plan.tp * c.plan.pp,
-                        "-way sharding; ", s.gpu->name, " has ", Gb(s.capacity), ", of which ",
-                        e.display_name(), " claims ", Gb(c.usable), " (gpu_memory_utilization ",
-                        e.gpu_memory_utilization(), ")");
+                        "-way sharding; ", s.gpu->name, " has ", FormatGb(s.capacity),
+                        ", of which ", e.display_name(), " claims ", FormatGb(c.usable),
+                        " (gpu_memory_utilization ", e.gpu_memory_utilization(), ")");
   }
   if (!ch.found) {
     return absl::StrCat("KV cache holds only ", static_cast<int64_t>(c.max_concurrency), " of the ",
                         static_cast<int64_t>(c.target), " concurrent sequences of ",
                         static_cast<int64_t>(j.context), " tokens per replica (",
-                        Gb(c.usable - (c.mem.Total() - c.mem.kv)), " left for KV cache per GPU)");
+                        FormatGb(c.usable - (c.mem.Total() - c.mem.kv)),
+                        " left for KV cache per GPU)");
   }
   if (c.plan.pp > 1 && !s.links.fabric) {
     return "pipeline stages across nodes need an inter-node fabric; this configuration has none";

@@ -11,11 +11,10 @@
 #include "absl/status/status.h"
 #include "absl/strings/ascii.h"
 #include "absl/strings/str_cat.h"
+#include "common/io/deterministic.h"
 #include "common/io/fingerprint.h"
 #include "common/io/text_proto.h"
 #include "common/status/status_macros.h"
-#include "google/protobuf/io/coded_stream.h"
-#include "google/protobuf/io/zero_copy_stream_impl_lite.h"
 #include "services/sizing/estimator.h"
 #include "services/sizing/hf_config.h"
 #include "services/sizing/job.h"
@@ -55,13 +54,7 @@ std::string DataFingerprint(const v1::ModelList& models, const cv1::GpuList& gpu
   std::string bytes;
   const google::protobuf::Message* const messages[] = {&models, &gpus, &profiles};
   for (const google::protobuf::Message* message : messages) {
-    std::string one;
-    {
-      google::protobuf::io::StringOutputStream out(&one);
-      google::protobuf::io::CodedOutputStream coded(&out);
-      coded.SetSerializationDeterministic(true);
-      message->SerializeToCodedStream(&coded);
-    }
+    const std::string one = DeterministicBytes(*message);
     absl::StrAppend(&bytes, one.size(), ":", one);
   }
   return FingerprintHex(bytes);

@@ -9,6 +9,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
+#include "common/io/units.h"
 #include "services/sizing/estimator.h"
 #include "services/sizing/precision.h"
 #include "services/sizing/profiles.h"
@@ -130,8 +131,8 @@ std::string Percent(double f) { return absl::StrFormat("%.0f%%", 100.0 * f); }
 std::string RunnerUpReason(const Evaluated& best, const Evaluated& runner) {
   const double tb = best.SecondsPerToken(), tr = runner.SecondsPerToken();
   if (tr <= tb * (1.0 + kTie)) {
-    return absl::StrCat("as fast, but needs ", Gb(runner.mem.Total()), " per GPU against ",
-                        Gb(best.mem.Total()));
+    return absl::StrCat("as fast, but needs ", FormatGb(runner.mem.Total()), " per GPU against ",
+                        FormatGb(best.mem.Total()));
   }
   auto per_token = [](const Evaluated& e, double part) {
     return e.step.seconds > 0 ? part / e.step.seconds * e.SecondsPerToken() : 0.0;
@@ -234,7 +235,7 @@ void AddNotes(const TrainContext& c, const Evaluated& e, v1::ConfigurationEstima
   if (p.tp > 1 && (l.bridged_or_pcie || p.tp > l.domain_size)) {
     AddNote(v1::NOTE_SEVERITY_WARNING, "tp_over_pcie",
             absl::StrCat("TP over a bridged/PCIe domain: tensor-parallel all-reduces run at ",
-                         Gb(l.IntraBus(p.tp)), "/s; an NVSwitch node is much faster."),
+                         FormatGb(l.IntraBus(p.tp)), "/s; an NVSwitch node is much faster."),
             out);
   }
   if (p.Gpus() > 1 && !l.fast_domain && p.dp > 1) {
@@ -288,7 +289,7 @@ void AddNotes(const TrainContext& c, const Evaluated& e, v1::ConfigurationEstima
     AddNote(
         v1::NOTE_SEVERITY_INFO, "paged_optimizer",
         absl::StrCat(
-            "Paged optimizer state: ", Gb(e.mem.paged_out),
+            "Paged optimizer state: ", FormatGb(e.mem.paged_out),
             " per GPU lives in CPU memory (unified memory pages), with host traffic every step."),
         out);
   }
@@ -322,9 +323,9 @@ Search Choose(const TrainContext& c) {
 std::string NotFitReasonFor(const TrainContext& c, const Evaluated& chosen, bool found) {
   const Job& j = *c.job;
   if (!found) {
-    return absl::StrCat("needs ", Gb(chosen.mem.Total()), " per GPU with the leanest plan; ",
-                        c.gpu->name, " has ", Gb(c.gpu->memory_bytes), " (", Gb(c.usable),
-                        " usable at margin ", j.vram_margin, ")");
+    return absl::StrCat("needs ", FormatGb(chosen.mem.Total()), " per GPU with the leanest plan; ",
+                        c.gpu->name, " has ", FormatGb(c.gpu->memory_bytes), " (",
+                        FormatGb(c.usable), " usable at margin ", j.vram_margin, ")");
   }
   if (c.nodes > 1 && !c.links.fabric) {
     return "multi-node training needs an inter-node fabric; this configuration has none";
