@@ -3,13 +3,15 @@
 
 // Internal to http_transport.cc: the pieces that need no connection state.
 
+// clang-format off
+#include <utility>  // before Boost.Asio: its awaitable.hpp uses std::exchange without it
+// clang-format on
 #include <openssl/ssl.h>
 
 #include <boost/asio.hpp>
 #include <boost/asio/ssl.hpp>
 #include <memory>
 #include <string>
-#include <utility>  // first: Boost.Asio's awaitable.hpp uses std::exchange without it
 
 #include "absl/status/statusor.h"
 #include "absl/strings/string_view.h"
