@@ -56,6 +56,8 @@ async function exportsAreTheClisFiles(page) {
   await page.evaluate((r) => { lastRequest = r; }, request);
   let most = 0;
   for (const format of ['skypilot', 'dstack', 'karpenter']) {
+    // Empty first: the earlier click's file would satisfy the wait below.
+    await page.evaluate(() => document.querySelector('#export-output').replaceChildren());
     await page.click(`.exports a[data-format="${format}"]`);
     await page.waitForFunction((f) => document.querySelector('#export-output').textContent
       .includes(`--export=${f} `), format, {timeout: 20000});
@@ -543,8 +545,8 @@ async function httpsPass() {
     check('page loads over HTTPS with the test CA', response && response.ok() &&
           await page.isVisible('#workload-form'), response ? String(response.status()) : 'no answer');
     const security = response ? await response.securityDetails() : null;
-    check('the connection is TLS', security !== null && /TLS/.test(security.protocol()),
-          security ? security.protocol() : 'none');
+    check('the connection is TLS', security !== null && /TLS/.test(security.protocol || ''),
+          security ? String(security.protocol) : 'none');
     await page.selectOption('#task', 'TASK_LORA');
     await page.fill('#preset', 'llama-3.1-8b');
     await page.fill('#train-tokens', '5e7');
