@@ -180,7 +180,7 @@ TEST_F(EndToEnd, BadInputNamesTheField) {
   status = stub->Recommend(Deadline().get(), request, &response);
   EXPECT_EQ(status.error_code(), grpc::StatusCode::INVALID_ARGUMENT);
   EXPECT_EQ(status.error_message(),
-            "workload.train_tokens: must be finite, >= 0 and <= 10000000000000000 tokens (got -5)");
+            "workload.train_tokens: must be finite, >= 0 and <= 1e+16 tokens (got -5)");
 }
 
 TEST_F(EndToEnd, BudgetThatExcludesEverythingIsAnEmptyListNotAnError) {
