@@ -14,8 +14,6 @@
 
 namespace gpuadvisor::pricing {
 
-namespace v1 = ::gpuadvisor::pricing::v1;
-
 std::vector<v1::OfferPrice> PricesFromOffers(const catalog::v1::CatalogSnapshot& catalog) {
   std::vector<v1::OfferPrice> prices;
   prices.reserve(static_cast<size_t>(catalog.offers_size()));
