@@ -544,11 +544,16 @@ async function httpsPass() {
   const page = await browser.newPage({viewport: {width: 1440, height: 1100}});
   const errors = [];
   page.on('pageerror', (e) => errors.push(e.message));
+  // A resource that fails to load (the script, over a resumed TLS session) is
+  // an error too, not a silent fallback to the form's plain GET.
+  page.on('requestfailed', (r) => errors.push(`${r.url()}: ${r.failure() && r.failure().errorText}`));
   try {
     check('the test base is https', base.startsWith('https://'), base);
     const response = await page.goto(base + '/', {waitUntil: 'load'});
     check('page loads over HTTPS with the test CA', response && response.ok() &&
           await page.isVisible('#workload-form'), response ? String(response.status()) : 'no answer');
+    check('the page script ran (its memory legend is drawn)',
+          await page.$$eval('#memory-legend span', (spans) => spans.length) > 0, errors.join(' | '));
     const security = response ? await response.securityDetails() : null;
     check('the connection is TLS', security !== null && /TLS/.test(security.protocol || ''),
           security ? String(security.protocol) : 'none');
@@ -558,9 +563,12 @@ async function httpsPass() {
     await page.fill('#sequence-length', '2048');
     await page.fill('#max-results', '4');
     await page.click('#submit');
-    await page.waitForSelector('#ranked tbody tr[data-rank]', {timeout: 60000});
+    // Rows or the error banner: a failed answer is reported with its message,
+    // not as a timeout.
+    await page.waitForSelector('#ranked tbody tr[data-rank], #form-error:not([hidden])', {timeout: 60000});
     const rows = await page.$$eval('#ranked tbody tr[data-rank]', (trs) => trs.length);
-    check('the form asks the API over HTTPS and shows ranked offers', rows > 0, `${rows} rows`);
+    const banner = await page.$eval('#form-error', (e) => e.hidden ? '' : e.textContent);
+    check('the form asks the API over HTTPS and shows ranked offers', rows > 0, `${rows} rows ${banner}`);
     await page.click('.exports a[data-format="skypilot"]');
     await page.waitForFunction(() => document.querySelector('#export-output').textContent.includes('resources:'),
                                null, {timeout: 20000});

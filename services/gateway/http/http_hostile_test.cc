@@ -8,6 +8,7 @@
 #include <fcntl.h>
 #include <netinet/in.h>
 #include <netinet/tcp.h>
+#include <openssl/ssl.h>
 #include <poll.h>
 #include <sys/socket.h>
 #include <unistd.h>
@@ -565,6 +566,44 @@ TEST_F(HostileTlsTest, PlaintextAndWrongCaClientsAreClosedAndOthersServed) {
   }
   EXPECT_THAT(MetricsText(),
               HasSubstr("gpuadvisor_http_connections_closed_total{reason=\"tls_handshake\"}"));
+}
+
+// The gateway's HTTPS port verifies client certificates when presented. A
+// browser resumes the first connection's TLS session on the next ones (the
+// page's script and style load in parallel); each resumption must succeed.
+TEST_F(HostileTlsTest, ResumedSessionsAreServed) {
+  options_.client_auth = ClientAuth::kOptional;
+  StartHttp();
+  SSL_CTX* ctx = SSL_CTX_new(TLS_client_method());
+  ASSERT_NE(ctx, nullptr);
+  ASSERT_EQ(SSL_CTX_load_verify_locations(ctx, File("ca.pem").c_str(), nullptr), 1);
+  SSL_CTX_set_verify(ctx, SSL_VERIFY_PEER, nullptr);
+  SSL_SESSION* session = nullptr;
+  int resumed = 0;
+  for (int i = 0; i < 4; ++i) {
+    const int fd = Connect(http_->port());
+    ASSERT_GE(fd, 0);
+    SSL* ssl = SSL_new(ctx);
+    SSL_set_fd(ssl, fd);
+    if (session != nullptr) SSL_set_session(ssl, session);
+    ASSERT_EQ(SSL_connect(ssl), 1) << "connection " << i << ": the handshake failed";
+    const std::string request = "GET /v1/openapi.json HTTP/1.1\r\nHost: x\r\n\r\n";
+    ASSERT_EQ(SSL_write(ssl, request.data(), static_cast<int>(request.size())),
+              static_cast<int>(request.size()));
+    char buffer[4096];
+    const int n = SSL_read(ssl, buffer, sizeof(buffer));  // TLS 1.3: the ticket came first
+    ASSERT_GT(n, 0) << "connection " << i;
+    EXPECT_THAT(std::string(buffer, n), HasSubstr("HTTP/1.1 200")) << "connection " << i;
+    if (i > 0 && SSL_session_reused(ssl) == 1) ++resumed;
+    if (session != nullptr) SSL_SESSION_free(session);
+    session = SSL_get1_session(ssl);
+    SSL_shutdown(ssl);
+    SSL_free(ssl);
+    close(fd);
+  }
+  if (session != nullptr) SSL_SESSION_free(session);
+  SSL_CTX_free(ctx);
+  EXPECT_EQ(resumed, 3) << "the later connections resume the first one's session";
 }
 
 }  // namespace

@@ -95,6 +95,15 @@ absl::StatusOr<std::unique_ptr<ssl::context>> MakeTlsContext(const TlsFiles& fil
         ssl::verify_peer | (client_auth == ClientAuth::kRequire ? ssl::verify_fail_if_no_peer_cert
                                                                 : ssl::verify_none),
         ec);
+    // With peer verification on, OpenSSL refuses to resume a session whose
+    // context id is unset ("session id context uninitialized"): a browser's
+    // second connection, which resumes the first one's session, would fail its
+    // handshake and the page would load without its script.
+    static constexpr unsigned char kSessionContext[] = "gpu-advisor-http";
+    if (SSL_CTX_set_session_id_context(context->native_handle(), kSessionContext,
+                                       sizeof(kSessionContext) - 1) != 1) {
+      return absl::InternalError("TLS: cannot set the session id context");
+    }
   } else if (client_auth == ClientAuth::kRequire) {
     return absl::InvalidArgumentError("TLS: requiring client certificates needs --tls_ca");
   }
