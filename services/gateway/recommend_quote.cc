@@ -32,18 +32,30 @@ absl::StatusOr<RecommendationRun::QuotePlan> RunState::PlanQuote(
   for (int i = 0; i < static_cast<int>(quoted_.size()); ++i) quoted_[i] = i;
   AddReservedWhatIfs();
   plan.items.reserve(quoted_.size());
-  for (int q = 0; q < static_cast<int>(quoted_.size()); ++q) {
-    Candidate& candidate = candidates_[quoted_[q]];
-    candidate.quote = q;
+  std::vector<int> quotable;
+  quotable.reserve(quoted_.size());
+  for (int candidate_index : quoted_) {
+    Candidate& candidate = candidates_[candidate_index];
     candidate.overhead_hours =
         overheads_ != nullptr ? overheads_->TotalHours(OverheadRuleOf(candidate), RunOf(candidate))
                               : 0;
-    plan.items.push_back(
-        {.offer_id = index_->id(candidate.offer_index),
-         .nodes = candidate.nodes + candidate.spare_nodes,
-         .hours = Est(candidate.config).estimated_hours() + candidate.overhead_hours,
-         .purchase_option = candidate.option});
+    const double hours = Est(candidate.config).estimated_hours() + candidate.overhead_hours;
+    // The provider's overheads (moving a huge dataset in) can carry a run past
+    // what pricing quotes: this candidate's problem, never the request's.
+    if (!(hours <= kMaxQuotableHours)) {
+      if (!candidate.what_if_only) {
+        ExcludeQuoted(candidate, candidate_index, v1::EXCLUSION_REASON_RUNS_TOO_LONG);
+      }
+      continue;
+    }
+    candidate.quote = static_cast<int>(plan.items.size());
+    plan.items.push_back({.offer_id = index_->id(candidate.offer_index),
+                          .nodes = candidate.nodes + candidate.spare_nodes,
+                          .hours = hours,
+                          .purchase_option = candidate.option});
+    quotable.push_back(candidate_index);
   }
+  quoted_ = std::move(quotable);
   return plan;
 }
 

@@ -266,18 +266,16 @@ int FeedExtremes(const std::string& rpc, const Message& base, const Call& call) 
       continue;
     }
     std::vector<double> values(std::begin(kExtremes), std::end(kExtremes));
-    // The lower bound is accepted. (The upper bounds are not fed yet: a
-    // Recommend with workload.dataset_gb = 1e9 makes the gateway send pricing
-    // more than 1e6 hours, its transfer overheads on top of an estimate it
-    // checked alone, and answer INTERNAL; reported for the recommend stages.)
+    // Both bounds are accepted, and answered with finite numbers.
     values.push_back(range->min);
+    values.push_back(range->max);
     for (double value : values) {
       const bool integer = path.back()->cpp_type() != FieldDescriptor::CPPTYPE_DOUBLE &&
                            path.back()->cpp_type() != FieldDescriptor::CPPTYPE_FLOAT;
       if (integer && (std::isnan(value) || std::isinf(value))) continue;
       std::unique_ptr<Message> request(base.New());
       request->CopyFrom(base);
-      const bool bound = value == range->min;
+      const bool bound = value == range->min || value == range->max;
       if (bound) {
         SetExact(request.get(), path, value);
       } else {
