@@ -110,7 +110,8 @@ std::string Money(double usd) { return absl::StrFormat("%.2f", usd); }
 std::string Range(const sizing::v1::Interval& i) {
   if (!(i.p50() > 0)) return "-";
   auto sig3 = [](double v) {
-    return v >= 100 ? absl::StrFormat("%.0f", v) : absl::StrFormat(v >= 10 ? "%.1f" : "%.2f", v);
+    if (v >= 100) return absl::StrFormat("%.0f", v);
+    return v >= 10 ? absl::StrFormat("%.1f", v) : absl::StrFormat("%.2f", v);
   };
   return absl::StrCat(sig3(i.p10()), "-", sig3(i.p90()));
 }
