@@ -39,7 +39,30 @@ std::string Number(double v) {
   return absl::StrCat(v);
 }
 
-double Get(const Message& m, const Reflection* r, const FieldDescriptor* f, int index) {
+std::string Join(absl::string_view path, const FieldDescriptor* f, int index) {
+  std::string out = path.empty() ? f->name() : absl::StrCat(path, ".", f->name());
+  if (index >= 0) absl::StrAppend(&out, "[", index, "]");
+  return out;
+}
+
+}  // namespace
+
+bool IsNumeric(const FieldDescriptor* field) {
+  switch (field->cpp_type()) {
+    case FieldDescriptor::CPPTYPE_DOUBLE:
+    case FieldDescriptor::CPPTYPE_FLOAT:
+    case FieldDescriptor::CPPTYPE_INT32:
+    case FieldDescriptor::CPPTYPE_INT64:
+    case FieldDescriptor::CPPTYPE_UINT32:
+    case FieldDescriptor::CPPTYPE_UINT64:
+      return true;
+    default:
+      return false;
+  }
+}
+
+double NumericValue(const Message& m, const FieldDescriptor* f, int index) {
+  const Reflection* r = m.GetReflection();
   const bool rep = index >= 0;
   switch (f->cpp_type()) {
     case FieldDescriptor::CPPTYPE_DOUBLE:
@@ -58,14 +81,6 @@ double Get(const Message& m, const Reflection* r, const FieldDescriptor* f, int 
       return 0;
   }
 }
-
-std::string Join(absl::string_view path, const FieldDescriptor* f, int index) {
-  std::string out = path.empty() ? f->name() : absl::StrCat(path, ".", f->name());
-  if (index >= 0) absl::StrAppend(&out, "[", index, "]");
-  return out;
-}
-
-}  // namespace
 
 const FieldRange* FindRange(const FieldDescriptor* field) {
   const auto& rows = RowsByField();
@@ -103,11 +118,11 @@ absl::Status CheckRanges(const Message& message, absl::string_view path) {
     if (range == nullptr) continue;
     if (f->is_repeated()) {
       for (int k = 0; k < r->FieldSize(message, f); ++k) {
-        absl::Status s = CheckValue(*range, Get(message, r, f, k), Join(path, f, k));
+        absl::Status s = CheckValue(*range, NumericValue(message, f, k), Join(path, f, k));
         if (!s.ok()) return s;
       }
     } else if (!f->has_presence() || r->HasField(message, f)) {
-      absl::Status s = CheckValue(*range, Get(message, r, f, -1), Join(path, f, -1));
+      absl::Status s = CheckValue(*range, NumericValue(message, f, -1), Join(path, f, -1));
       if (!s.ok()) return s;
     }
   }

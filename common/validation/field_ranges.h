@@ -160,6 +160,15 @@ constexpr const FieldRange& RangeOf(std::string_view full_name) {
 // The row of `field`, or nullptr.
 const FieldRange* FindRange(const google::protobuf::FieldDescriptor* field);
 
+// Whether `field` holds a number (double, float or an integer type): the
+// kinds of field a row can bound.
+bool IsNumeric(const google::protobuf::FieldDescriptor* field);
+
+// The number `field` of `message` holds (element `index` of a repeated field,
+// or -1 for a singular one), as a double; 0 for a field that is not numeric.
+double NumericValue(const google::protobuf::Message& message,
+                    const google::protobuf::FieldDescriptor* field, int index = -1);
+
 // Whether `value` is within `range` (finite; 0 when it means unset).
 inline bool InRange(const FieldRange& range, double value) {
   return (value >= range.min && value <= range.max) || (range.zero_is_unset && value == 0);

@@ -25,27 +25,13 @@ using ::gpuadvisor::testing::StatusIs;
 using ::testing::HasSubstr;
 using ::testing::IsEmpty;
 
-bool IsNumber(const FieldDescriptor* f) {
-  switch (f->cpp_type()) {
-    case FieldDescriptor::CPPTYPE_DOUBLE:
-    case FieldDescriptor::CPPTYPE_FLOAT:
-    case FieldDescriptor::CPPTYPE_INT32:
-    case FieldDescriptor::CPPTYPE_INT64:
-    case FieldDescriptor::CPPTYPE_UINT32:
-    case FieldDescriptor::CPPTYPE_UINT64:
-      return true;
-    default:
-      return false;
-  }
-}
-
 // Every numeric field reachable from `d` (repeated ones and sub-messages
 // included), by full name.
 void Numbers(const Descriptor* d, std::set<const Descriptor*>* seen, std::set<std::string>* out) {
   if (!seen->insert(d).second) return;
   for (int i = 0; i < d->field_count(); ++i) {
     const FieldDescriptor* f = d->field(i);
-    if (IsNumber(f)) out->insert(f->full_name());
+    if (IsNumeric(f)) out->insert(f->full_name());
     if (f->cpp_type() == FieldDescriptor::CPPTYPE_MESSAGE) Numbers(f->message_type(), seen, out);
   }
 }

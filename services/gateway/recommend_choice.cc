@@ -19,10 +19,7 @@ namespace gpuadvisor::gateway::recommend {
 
 absl::Status RunState::ResolveHostFilter() {
   const v1::Constraints& c = request_.constraints();
-  if (!(c.min_host_reliability() >= 0 && c.min_host_reliability() <= 1)) {
-    return absl::InvalidArgumentError(
-        "constraints.min_host_reliability: must be between 0 and 1 (a 0-1 score, e.g. 0.98)");
-  }
+  // min_host_reliability's range (0-1) is the shared table's, checked at the start.
   if (!v1::HostTierChoice_IsValid(c.host_tier())) {
     return absl::InvalidArgumentError("constraints.host_tier: unknown value");
   }

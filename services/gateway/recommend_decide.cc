@@ -13,6 +13,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
+#include "common/validation/field_ranges.h"
 #include "services/gateway/recommend_state.h"
 #include "services/gateway/recommend_text.h"
 
@@ -242,6 +243,9 @@ double RunState::DefaultBand(int best, const pricing::v1::QuoteResponse& quotes)
     band = RelativeHalfWidth(TotalUsdAt(c, q, -kZ90), TotalUsdAt(c, q, 0), TotalUsdAt(c, q, kZ90));
     measure = "total cost of the cheapest";
   }
+  // No wider than a request may ask for (the shared range table's row).
+  static constexpr double kMaxTieBand =
+      validation::RangeOf("gpuadvisor.gateway.v1.Constraints.tie_band_fraction").max;
   band = std::min(band, kMaxTieBand);
   assumptions_.push_back(MakeTieAssumption(band, measure, index_->id(c.offer_index)));
   return band;

@@ -54,19 +54,6 @@ absl::Status ValidateConstraints(const v1::RecommendRequest& request) {
   return absl::OkStatus();
 }
 
-// The tie band and the confidence of the checks (docs/gateway.md, "Objectives").
-absl::Status ValidateRanking(const v1::Constraints& c) {
-  if (c.has_tie_band_fraction() &&
-      !(c.tie_band_fraction() >= 0 && c.tie_band_fraction() <= kMaxTieBand)) {
-    return absl::InvalidArgumentError(
-        absl::StrCat("constraints.tie_band_fraction: must be between 0 and ", kMaxTieBand));
-  }
-  if (c.has_confidence() && !(c.confidence() >= 0.5 && c.confidence() <= 0.99)) {
-    return absl::InvalidArgumentError("constraints.confidence: must be between 0.5 and 0.99");
-  }
-  return absl::OkStatus();
-}
-
 absl::Status UnknownName(absl::string_view field, int i, absl::string_view kind,
                          absl::string_view name, const std::vector<std::string>& valid) {
   return absl::InvalidArgumentError(
@@ -96,7 +83,6 @@ absl::StatusOr<RecommendationRun> StartRun(std::shared_ptr<const OfferIndex> ind
                                            EstimateCache* estimate_cache,
                                            const ReferenceScan* reference) {
   if (absl::Status s = ValidateConstraints(request); !s.ok()) return s;
-  RETURN_IF_ERROR(ValidateRanking(request.constraints()));
   if (index == nullptr) return absl::UnavailableError("no catalog replica yet; retry");
   auto run = std::make_unique<RunState>();
   run->index_ = std::move(index);

@@ -73,8 +73,6 @@ inline constexpr double kDefaultVramMargin = 0.1;
 // Deadline and budget checks are made at this percentile of the hours and
 // the total cost unless Constraints.confidence says otherwise.
 inline constexpr double kDefaultConfidence = 0.8;
-// The widest tie band a request may ask for (Constraints.tie_band_fraction).
-inline constexpr double kMaxTieBand = 1.0;
 // The per-user output speed floor of an interactive endpoint (TASK_INFERENCE)
 // when the request sets none is data: OverheadModel::serving_defaults(), from
 // data/gateway/overheads.textproto with its source. Stated in the answer when

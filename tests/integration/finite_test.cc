@@ -50,20 +50,6 @@ std::string PathName(const FieldPath& path) {
   return name;
 }
 
-bool IsNumber(const FieldDescriptor* f) {
-  switch (f->cpp_type()) {
-    case FieldDescriptor::CPPTYPE_DOUBLE:
-    case FieldDescriptor::CPPTYPE_FLOAT:
-    case FieldDescriptor::CPPTYPE_INT32:
-    case FieldDescriptor::CPPTYPE_INT64:
-    case FieldDescriptor::CPPTYPE_UINT32:
-    case FieldDescriptor::CPPTYPE_UINT64:
-      return true;
-    default:
-      return false;
-  }
-}
-
 // Every singular numeric field of `d`, through singular sub-messages (not
 // repeated ones, and no message type twice on one path).
 void CollectNumbers(const Descriptor* d, FieldPath* prefix, std::vector<FieldPath>* out) {
@@ -71,7 +57,7 @@ void CollectNumbers(const Descriptor* d, FieldPath* prefix, std::vector<FieldPat
     const FieldDescriptor* f = d->field(i);
     if (f->is_repeated()) continue;
     prefix->push_back(f);
-    if (IsNumber(f)) {
+    if (validation::IsNumeric(f)) {
       out->push_back(*prefix);
     } else if (f->cpp_type() == FieldDescriptor::CPPTYPE_MESSAGE) {
       bool cycle = f->message_type() == d;
@@ -153,7 +139,7 @@ std::string QueryOf(const Message& request) {
   r->ListFields(request, &fields);
   std::vector<std::string> parts;
   for (const FieldDescriptor* f : fields) {
-    if (!IsNumber(f) || f->is_repeated()) continue;
+    if (!validation::IsNumeric(f) || f->is_repeated()) continue;
     std::string value;
     switch (f->cpp_type()) {
       case FieldDescriptor::CPPTYPE_DOUBLE:
@@ -214,28 +200,11 @@ constexpr double kInf = std::numeric_limits<double>::infinity();
 const double kExtremes[] = {
     std::numeric_limits<double>::quiet_NaN(), kInf, -kInf, 1.7e308, -1.7e308, -1};
 
-// The value the field at `path` of `m` holds (after Set's integer mapping).
+// The value the field at `path` of `root` holds (after Set's integer mapping).
 double Get(const Message& root, const FieldPath& path) {
   const Message* m = &root;
   for (size_t i = 0; i + 1 < path.size(); ++i) m = &m->GetReflection()->GetMessage(*m, path[i]);
-  const FieldDescriptor* f = path.back();
-  const Reflection* r = m->GetReflection();
-  switch (f->cpp_type()) {
-    case FieldDescriptor::CPPTYPE_DOUBLE:
-      return r->GetDouble(*m, f);
-    case FieldDescriptor::CPPTYPE_FLOAT:
-      return r->GetFloat(*m, f);
-    case FieldDescriptor::CPPTYPE_INT32:
-      return r->GetInt32(*m, f);
-    case FieldDescriptor::CPPTYPE_INT64:
-      return static_cast<double>(r->GetInt64(*m, f));
-    case FieldDescriptor::CPPTYPE_UINT32:
-      return r->GetUInt32(*m, f);
-    case FieldDescriptor::CPPTYPE_UINT64:
-      return static_cast<double>(r->GetUInt64(*m, f));
-    default:
-      return 0;
-  }
+  return validation::NumericValue(*m, path.back());
 }
 
 // What one call gave: the status and, when OK, the answer.
