@@ -19,6 +19,7 @@
 #include "absl/strings/str_split.h"
 #include "common/io/json_quote.h"
 #include "common/io/text_proto.h"
+#include "common/io/units.h"
 #include "common/status/grpc_status.h"
 #include "common/status/status_macros.h"
 #include "google/protobuf/util/json_util.h"
@@ -115,8 +116,6 @@ std::string Range(const sizing::v1::Interval& i) {
   };
   return absl::StrCat(sig3(i.p10()), "-", sig3(i.p90()));
 }
-
-std::string Gb(int64_t bytes) { return absl::StrFormat("%.2f GB", bytes / 1e9); }
 
 std::string Shape(const catalog::v1::Offer& offer) {
   return offer.nodes() > 1
@@ -381,7 +380,8 @@ absl::StatusOr<int> Commands::Estimate(const std::string& request_file,
   const sizing::v1::WorkloadTotals& t = response.totals();
   std::cout << absl::StrFormat(
       "workload: %.3g FLOPs, %.3g tokens, checkpoint %s, single-GPU minimum %s\n", t.total_flops(),
-      t.total_tokens(), Gb(t.checkpoint_bytes()), Gb(t.min_vram_bytes_single_gpu()));
+      t.total_tokens(), FormatGb(t.checkpoint_bytes(), 2),
+      FormatGb(t.min_vram_bytes_single_gpu(), 2));
   return 0;
 }
 
@@ -451,14 +451,14 @@ void Commands::PrintEstimate(const gw::EstimateResponse& response,
                                c.gpu_model(), e.fits() ? "fits" : "does NOT fit",
                                100 * e.memory_margin());
   std::cout << RenderTable({{"MEMORY PER GPU", "BYTES"},
-                            {"weights", Gb(m.weights_bytes())},
-                            {"gradients", Gb(m.gradients_bytes())},
-                            {"optimizer", Gb(m.optimizer_bytes())},
-                            {"activations", Gb(m.activations_bytes())},
-                            {"kv cache", Gb(m.kv_cache_bytes())},
-                            {"overhead", Gb(m.overhead_bytes())},
-                            {"total", Gb(m.total_bytes())},
-                            {"capacity", Gb(e.gpu_memory_bytes())}});
+                            {"weights", FormatGb(m.weights_bytes(), 2)},
+                            {"gradients", FormatGb(m.gradients_bytes(), 2)},
+                            {"optimizer", FormatGb(m.optimizer_bytes(), 2)},
+                            {"activations", FormatGb(m.activations_bytes(), 2)},
+                            {"kv cache", FormatGb(m.kv_cache_bytes(), 2)},
+                            {"overhead", FormatGb(m.overhead_bytes(), 2)},
+                            {"total", FormatGb(m.total_bytes(), 2)},
+                            {"capacity", FormatGb(e.gpu_memory_bytes(), 2)}});
   const sizing::v1::ParallelPlan& p = e.plan();
   std::cout << absl::StrFormat("plan: %s\n", p.description());
   std::cout << absl::StrFormat(

@@ -55,7 +55,6 @@ int Report(const absl::Status& status, bool json, int exit_code = -1);
 // Protobuf JSON of `message`, proto field names, every field.
 void PrintJson(const google::protobuf::Message& message);
 std::string Money(double usd);
-std::string Gb(int64_t bytes);
 // "8x H100-SXM", "2x8 H100-SXM".
 std::string Shape(const catalog::v1::Offer& offer);
 

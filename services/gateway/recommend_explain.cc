@@ -8,6 +8,7 @@
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
+#include "common/io/units.h"
 #include "services/gateway/recommend_state.h"
 #include "services/gateway/recommend_text.h"
 
@@ -181,8 +182,8 @@ void RunState::ExplainReasons(const Candidate& candidate, const pricing::v1::Quo
   }
   if (serving_) ExplainServing(candidate, quote, r);
 
-  r.add_reasons(absl::StrCat("fits: ", Gb(e.memory().total_bytes()), " of ",
-                             Gb(e.gpu_memory_bytes()), " per GPU (",
+  r.add_reasons(absl::StrCat("fits: ", FormatGb(e.memory().total_bytes()), " of ",
+                             FormatGb(e.gpu_memory_bytes()), " per GPU (",
                              Fixed(100 * e.memory_margin(), 0), "% free)"));
   if (!e.plan().description().empty())
     r.add_reasons(absl::StrCat("plan: ", e.plan().description()));

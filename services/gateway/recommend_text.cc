@@ -25,8 +25,6 @@ std::string SignedFixed(double value, int precision) {
   return text;
 }
 
-std::string Gb(double bytes) { return absl::StrCat(Fixed(bytes / 1e9, 1), " GB"); }
-
 std::string LinkName(LinkType link) {
   switch (link) {
     case catalog::v1::LINK_TYPE_NVLINK:

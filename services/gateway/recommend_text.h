@@ -17,8 +17,6 @@ namespace gpuadvisor::gateway::recommend {
 std::string Fixed(double value, int precision);
 // printf's "%+.<precision>f": the sign always.
 std::string SignedFixed(double value, int precision);
-// "16.1 GB" from bytes.
-std::string Gb(double bytes);
 // "16.1", "2000": GB without exponents.
 std::string Gigabytes(double gb);
 std::string LinkName(catalog::v1::LinkType link);

@@ -7,6 +7,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
+#include "common/io/units.h"
 #include "services/gateway/recommend_state.h"
 #include "services/gateway/recommend_text.h"
 
@@ -205,7 +206,8 @@ void RunState::DescribeMiss(const std::string& key, const Miss& miss, const std:
     m->set_reason(v1::EXCLUSION_REASON_DOES_NOT_FIT);
     m->set_limit(vram_margin_);
     m->set_summary(absl::StrFormat("the closest fit needs %s per GPU on %s GPUs (%s)",
-                                   Gb(e->memory().total_bytes()), Gb(e->gpu_memory_bytes()), who));
+                                   FormatGb(e->memory().total_bytes()),
+                                   FormatGb(e->gpu_memory_bytes()), who));
   }
 }
 
@@ -243,7 +245,8 @@ std::string RunState::ExclusionDetail(int offer_index, v1::ExclusionReason reaso
     case v1::EXCLUSION_REASON_DOES_NOT_FIT:
       if (e == nullptr) break;
       return absl::StrCat(
-          "needs ", Gb(e->memory().total_bytes()), " per GPU, has ", Gb(e->gpu_memory_bytes()),
+          "needs ", FormatGb(e->memory().total_bytes()), " per GPU, has ",
+          FormatGb(e->gpu_memory_bytes()),
           absl::StrFormat(" with a %.0f%% margin", 100 * vram_margin_), ", even at ", at, cap,
           e->not_fit_reason().empty() ? "" : absl::StrCat(": ", e->not_fit_reason()));
     case v1::EXCLUSION_REASON_TOO_SLOW:

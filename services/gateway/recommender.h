@@ -36,6 +36,7 @@
 #include <vector>
 
 #include "absl/status/statusor.h"
+#include "common/io/units.h"
 #include "common/validation/field_ranges.h"
 #include "gpuadvisor/gateway/v1/gateway.pb.h"
 #include "gpuadvisor/pricing/v1/pricing.pb.h"
@@ -69,7 +70,8 @@ inline constexpr int kMaxMaxNodes =
 // The longest run pricing quotes (PricingService.Quote items[].hours); a
 // longer estimate is excluded as EXCLUSION_REASON_RUNS_TOO_LONG.
 inline constexpr double kMaxQuotableHours = 1e6;
-inline constexpr double kDefaultVramMargin = 0.1;
+// The VRAM margin when the request sets none: kDefaultVramMargin
+// (common/io/units.h), the same default sizing applies.
 // Deadline and budget checks are made at this percentile of the hours and
 // the total cost unless Constraints.confidence says otherwise.
 inline constexpr double kDefaultConfidence = 0.8;
