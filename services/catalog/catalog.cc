@@ -9,9 +9,8 @@
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_split.h"
+#include "common/io/deterministic.h"
 #include "common/validation/field_ranges.h"
-#include "google/protobuf/io/coded_stream.h"
-#include "google/protobuf/io/zero_copy_stream_impl_lite.h"
 #include "services/catalog/fingerprint.h"
 #include "services/catalog/topology_check.h"
 
@@ -78,14 +77,7 @@ std::string FilterFingerprint(const ListOffersRequest& request) {
   ListOffersRequest filters = request;
   filters.clear_page_size();
   filters.clear_page_token();
-  std::string bytes;
-  {
-    google::protobuf::io::StringOutputStream out(&bytes);
-    google::protobuf::io::CodedOutputStream coded(&out);
-    coded.SetSerializationDeterministic(true);
-    filters.SerializeToCodedStream(&coded);
-  }
-  return FingerprintHex(bytes);
+  return FingerprintHex(DeterministicBytes(filters));
 }
 
 std::string EncodePageToken(absl::string_view fingerprint, absl::string_view last_id) {

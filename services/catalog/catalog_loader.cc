@@ -14,10 +14,9 @@
 #include "absl/strings/str_split.h"
 #include "absl/time/clock.h"
 #include "absl/time/time.h"
+#include "common/io/deterministic.h"
 #include "common/io/text_proto.h"
-#include "google/protobuf/io/coded_stream.h"
 #include "google/protobuf/io/tokenizer.h"
-#include "google/protobuf/io/zero_copy_stream_impl_lite.h"
 #include "google/protobuf/text_format.h"
 #include "services/catalog/catalog.h"
 #include "services/catalog/catalog_guards.h"
@@ -69,14 +68,7 @@ std::string SnapshotContentHash(const CatalogSnapshot& snapshot) {
   CatalogSnapshot content = snapshot;
   content.clear_version();
   content.clear_loaded_at_unix_seconds();
-  std::string bytes;
-  {
-    google::protobuf::io::StringOutputStream out(&bytes);
-    google::protobuf::io::CodedOutputStream coded(&out);
-    coded.SetSerializationDeterministic(true);
-    content.SerializeToCodedStream(&coded);
-  }
-  return FingerprintHex(bytes);
+  return FingerprintHex(DeterministicBytes(content));
 }
 
 namespace {

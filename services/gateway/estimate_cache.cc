@@ -3,8 +3,7 @@
 #include <utility>
 
 #include "absl/strings/str_cat.h"
-#include "google/protobuf/io/coded_stream.h"
-#include "google/protobuf/io/zero_copy_stream_impl_lite.h"
+#include "common/io/deterministic.h"
 
 namespace gpuadvisor::gateway {
 
@@ -16,14 +15,7 @@ std::string EstimateCache::WorkloadKey(const sizing::v1::EstimateRequest& reques
     bare.clear_configurations();
     return WorkloadKey(bare);
   }
-  std::string key;
-  {
-    google::protobuf::io::StringOutputStream raw(&key);
-    google::protobuf::io::CodedOutputStream out(&raw);
-    out.SetSerializationDeterministic(true);
-    request.SerializeToCodedStream(&out);
-  }
-  return key;
+  return DeterministicBytes(request);
 }
 
 std::string EstimateCache::model() const {

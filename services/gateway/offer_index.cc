@@ -8,8 +8,7 @@
 
 #include "absl/strings/ascii.h"
 #include "absl/strings/str_cat.h"
-#include "google/protobuf/io/coded_stream.h"
-#include "google/protobuf/io/zero_copy_stream_impl_lite.h"
+#include "common/io/deterministic.h"
 
 namespace gpuadvisor::gateway {
 namespace {
@@ -99,14 +98,7 @@ ShapeKey KeyOf(const OfferShape& shape) {
 std::string ConfigurationBytes(const OfferShape& shape) {
   sizing::v1::GpuConfiguration config;
   shape.FillConfiguration(0, &config);
-  std::string bytes;
-  google::protobuf::io::StringOutputStream raw(&bytes);
-  {
-    google::protobuf::io::CodedOutputStream out(&raw);
-    out.SetSerializationDeterministic(true);
-    config.SerializeToCodedStream(&out);
-  }
-  return bytes;
+  return DeterministicBytes(config);
 }
 
 }  // namespace

@@ -1,8 +1,7 @@
 #include "services/gateway/response_cache.h"
 
 #include "absl/strings/str_cat.h"
-#include "google/protobuf/io/coded_stream.h"
-#include "google/protobuf/io/zero_copy_stream_impl_lite.h"
+#include "common/io/deterministic.h"
 
 namespace gpuadvisor::gateway {
 
@@ -44,14 +43,9 @@ std::string ResponseCache::Key(const v1::RecommendRequest& request,
   std::string key =
       absl::StrCat(catalog_version.size(), ":", catalog_version, price_book_version.size(), ":",
                    price_book_version, sizing_model.size(), ":", sizing_model);
-  {
-    // Deterministic: map fields (none today) and field order never vary the
-    // bytes of equal requests.
-    google::protobuf::io::StringOutputStream stream(&key);
-    google::protobuf::io::CodedOutputStream coded(&stream);
-    coded.SetSerializationDeterministic(true);
-    request.SerializeToCodedStream(&coded);
-  }
+  // Deterministic: map fields (none today) and field order never vary the
+  // bytes of equal requests.
+  AppendDeterministicBytes(request, &key);
   return key;
 }
 

@@ -13,10 +13,10 @@
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
+#include "common/io/deterministic.h"
+#include "common/io/fingerprint.h"
 #include "common/status/status_macros.h"
 #include "common/validation/field_ranges.h"
-#include "google/protobuf/io/coded_stream.h"
-#include "google/protobuf/io/zero_copy_stream_impl_lite.h"
 #include "services/pricing/billing_math.h"
 #include "services/pricing/price_book_checks.h"
 
@@ -71,21 +71,7 @@ double EgressUsd(const v1::BillingRule& rule, double gb, double hours) {
 // 64-bit FNV-1a over the deterministic serialization of everything but the
 // version: stable across processes and builds, unlike absl::Hash.
 std::string ContentHash(const v1::PriceBook& book) {
-  std::string bytes;
-  {
-    google::protobuf::io::StringOutputStream stream(&bytes);
-    google::protobuf::io::CodedOutputStream coded(&stream);
-    coded.SetSerializationDeterministic(true);
-    book.SerializeToCodedStream(&coded);
-  }
-  uint64_t hash = 0xcbf29ce484222325ULL;
-  for (unsigned char c : bytes) {
-    hash ^= c;
-    hash *= 0x100000001b3ULL;
-  }
-  char hex[17];
-  std::snprintf(hex, sizeof(hex), "%016llx", static_cast<unsigned long long>(hash));
-  return hex;
+  return FingerprintHex(DeterministicBytes(book));
 }
 
 // True if `pattern` names the family of `gpu_model`: equal, or a prefix that
