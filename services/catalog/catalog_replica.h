@@ -8,18 +8,14 @@
 // snapshot and reports how stale it is; with a cache file it also survives a
 // restart while the catalog service is down.
 //
-// Staleness: the replica asks for heartbeats (Options::heartbeat_interval).
-// A stream that stays silent for `missed_heartbeats` intervals (a hung,
+// Following (wait-for-ready, heartbeats and the watchdog, chunks reassembled
+// and checked before a snapshot is validated and swapped in, backoff, age) is
+// the one watch follower of common/grpc/watch_follower.h, the same as the
+// price follower's: a stream silent for `missed_heartbeats` intervals (a hung,
 // SIGSTOPped or partitioned catalog) is cancelled and re-dialled, and
-// AgeSeconds() counts from the last message heard, so the age rises within
-// seconds of a hang instead of staying 0 while a dead stream looks open.
-//
-// Chunks: the replica asks for them (WatchCatalogRequest.accept_chunks) and
-// reassembles each snapshot whole (SnapshotAssembler) before it validates
-// and swaps it in; a stream that ends, breaks or sends a chunk out of order
-// mid-snapshot leaves the serving snapshot as it was (the partial one is
-// dropped and reported through on_rejected, and the replica reconnects).
-// A catalog service that sends whole snapshots is followed as before.
+// AgeSeconds() counts from the last message heard; a stream that ends, breaks
+// or sends a chunk out of order mid-snapshot leaves the serving snapshot as it
+// was (reported through on_rejected) and the replica reconnects.
 //
 // Cache file: a one-line header ("gpuadvisor-catalog-cache 1 offers=N gpus=G
 // bytes=B fnv1a64=H version=V") then B bytes of the binary CatalogSnapshot;
@@ -28,11 +24,9 @@
 // offer/GPU counts differ from the header is ignored (and reported through
 // on_rejected), never served. Thread-safe.
 
-#include <atomic>
 #include <functional>
 #include <memory>
 #include <string>
-#include <thread>
 
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
@@ -40,6 +34,7 @@
 #include "absl/synchronization/mutex.h"
 #include "absl/time/time.h"
 #include "common/grpc/watch_chunks.h"
+#include "common/grpc/watch_follower.h"
 #include "gpuadvisor/catalog/v1/catalog.grpc.pb.h"
 #include "grpcpp/client_context.h"
 #include "services/catalog/catalog.h"
@@ -53,21 +48,25 @@ using SnapshotAssembler = ::gpuadvisor::SnapshotAssembler<v1::CatalogSnapshot>;
 class CatalogReplica {
  public:
   struct Options {
-    std::string cache_path;                            // binary CatalogSnapshot; "" = no cache
-    absl::Duration retry_interval = absl::Seconds(1);  // between reconnects
+    std::string cache_path = "";  // binary CatalogSnapshot; "" = no cache
+    // The first wait before re-dialling, doubling up to max_retry_interval.
+    absl::Duration retry_interval = absl::Seconds(1);
+    absl::Duration max_retry_interval = absl::Seconds(30);
     // Heartbeats asked of the catalog (zero: none, the replica then counts an
-    // open stream as current, as before). Silence for missed_heartbeats
-    // intervals ends the stream.
+    // open stream as current). Silence for missed_heartbeats intervals ends
+    // the stream.
     absl::Duration heartbeat_interval = absl::Seconds(1);
     int missed_heartbeats = 3;
     // Called from the follower thread with each accepted snapshot (also the
     // cached one at Start), and with the reason a snapshot was rejected.
     // Either may be null.
-    std::function<void(const std::shared_ptr<const Catalog>&)> on_snapshot;
-    std::function<void(const absl::Status&)> on_rejected;
+    std::function<void(const std::shared_ptr<const Catalog>&)> on_snapshot = nullptr;
+    std::function<void(const absl::Status&)> on_rejected = nullptr;
     // Called when the cache file cannot be written (logged, and the replica
     // carries on); may be null. common/metrics/write_failures.h counts it.
     std::function<void(const absl::Status&)> on_cache_write_failed = nullptr;
+    // What the replica's age is measured with (tests move a ManualClock).
+    const Clock* clock = Clock::Real();
   };
 
   CatalogReplica(std::unique_ptr<v1::CatalogService::StubInterface> stub, Options options);
@@ -97,36 +96,24 @@ class CatalogReplica {
   bool WaitUntilLoaded(absl::Duration timeout) const;
 
  private:
-  void Follow();
-  void Watchdog();
-  // Marks the follower thread busy with a snapshot (or done), restarting the
-  // watchdog's count of silence either way.
-  void SetApplying(bool applying);
-  // A snapshot that will not be served (logged, and on_rejected).
-  void Reject(const std::string& reason);
+  using Watch =
+      WatchFollower<v1::WatchCatalogRequest, v1::WatchCatalogResponse, v1::CatalogSnapshot>;
+  Watch::Protocol Protocol();
+  static WatchFollowerOptions FollowerOptions(const Options& options);
+  // Validates and swaps in a snapshot; `serialized`: its bytes when the
+  // caller has them (chunks), written to the cache as they are.
+  absl::Status Apply(v1::CatalogSnapshot snapshot, bool from_cache,
+                     std::string serialized = std::string());
+  void LoadCache();
   std::string ServingVersion() const;
-  // `serialized`: the snapshot's bytes when the caller has them (chunks),
-  // written to the cache as they are.
-  void Apply(v1::CatalogSnapshot snapshot, bool from_cache, std::string serialized = std::string());
 
   std::unique_ptr<v1::CatalogService::StubInterface> stub_;
   const Options options_;
-  std::thread follower_;
-  std::thread watchdog_;
 
   mutable absl::Mutex mu_;
   std::shared_ptr<const Catalog> current_ ABSL_GUARDED_BY(mu_);
-  bool connected_ ABSL_GUARDED_BY(mu_) = false;
-  absl::Time synced_at_ ABSL_GUARDED_BY(mu_) = absl::InfinitePast();
-  bool stopping_ ABSL_GUARDED_BY(mu_) = false;
-  grpc::ClientContext* active_call_ ABSL_GUARDED_BY(mu_) = nullptr;
-  const grpc::ClientContext* cancelled_call_ ABSL_GUARDED_BY(mu_) = nullptr;  // by the watchdog
-  absl::Time last_heard_ ABSL_GUARDED_BY(mu_) = absl::InfinitePast();  // any message on the stream
-  absl::Duration call_heartbeat_ ABSL_GUARDED_BY(mu_) =
-      absl::ZeroDuration();  // accepted by the server
-  // The follower thread is validating and swapping in a snapshot (seconds at
-  // a million offers) and not reading: the watchdog does not time it.
-  bool applying_ ABSL_GUARDED_BY(mu_) = false;
+
+  Watch watch_;  // last: stopped (by ~CatalogReplica) before the rest goes
 };
 
 }  // namespace gpuadvisor::catalog

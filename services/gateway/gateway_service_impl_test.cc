@@ -143,7 +143,8 @@ class GatewayServiceTest : public ::testing::Test {
         catalog::CatalogReplica::Options{.cache_path = "",
                                          .retry_interval = absl::Milliseconds(100),
                                          .on_snapshot = nullptr,
-                                         .on_rejected = nullptr});
+                                         .on_rejected = nullptr,
+                                         .clock = &clock_});
     replica_->Start();
     ASSERT_TRUE(replica_->WaitUntilLoaded(absl::Seconds(10)));
     StartGateway(DefaultOptions());
@@ -221,6 +222,7 @@ class GatewayServiceTest : public ::testing::Test {
   std::unique_ptr<grpc::Server> catalog_server_, sizing_server_, pricing_server_, gateway_server_;
   int catalog_port_ = 0, sizing_port_ = 0, pricing_port_ = 0, gateway_port_ = 0;
   std::unique_ptr<Metrics> metrics_;
+  ManualClock clock_;  // the replica's age moves with it
   std::unique_ptr<catalog::CatalogReplica> replica_;
   ResponseCache response_cache_{{.max_entries = 16}};
   std::unique_ptr<GatewayServiceImpl> service_;
@@ -278,7 +280,13 @@ TEST_F(GatewayServiceTest, PricingDownIsUnavailable) {
 TEST_F(GatewayServiceTest, ReplicaServesAndAgesWhenTheCatalogGoesAway) {
   ShutdownServer(*catalog_server_, 0.1);
   catalog_server_.reset();
-  absl::SleepFor(absl::Milliseconds(1200));
+  // Two seconds pass on the replica's clock; its age rises once it has seen
+  // the stream end.
+  clock_.Advance(absl::Seconds(2));
+  const absl::Time deadline = absl::Now() + absl::Seconds(10);
+  while (replica_->AgeSeconds() < 1.0 && absl::Now() < deadline) {
+    absl::SleepFor(absl::Milliseconds(5));
+  }
   EXPECT_GE(replica_->AgeSeconds(), 1.0);
   v1::RecommendResponse response;
   ASSERT_TRUE(Recommend(&response).ok());

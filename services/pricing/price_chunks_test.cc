@@ -359,6 +359,11 @@ TEST(PriceFollowerBackoff, ReDiallingBacksOffAndResetsOnceABookArrives) {
   ::testing::internal::CaptureStderr();
   follower.Start();
   ASSERT_TRUE(follower.WaitForVersion(book->version(), absl::Now() + absl::Seconds(30)));
+  // The backoff is reset once the book is taken, just after it is served.
+  for (const absl::Time until = absl::Now() + absl::Seconds(10);
+       follower.retry_delay() != options.retry_interval && absl::Now() < until;) {
+    absl::SleepFor(absl::Milliseconds(1));
+  }
   EXPECT_EQ(follower.retry_delay(), options.retry_interval);
   follower.Stop();
   const std::string log = ::testing::internal::GetCapturedStderr();
@@ -393,7 +398,8 @@ TEST(PriceFollowerBackoff, AWatchWaitsForTheWriterToBeServing) {
                                 absl::ToChronoTime(absl::Now() + absl::Milliseconds(100)));
   }
   ASSERT_EQ(channel->GetState(false), GRPC_CHANNEL_TRANSIENT_FAILURE);
-  absl::SleepFor(absl::Milliseconds(300));
+  // No book while the writer is not SERVING; that no call failed meanwhile is
+  // checked in the log at the end (a call that did not wait would have).
   EXPECT_EQ(copy.Current(), nullptr);
   SetServing(*writer.server, {"gpuadvisor.pricing.v1.PricingService"}, true);
   ASSERT_TRUE(follower.WaitForVersion(writer.book().version(), absl::Now() + absl::Seconds(30)));

@@ -25,6 +25,7 @@
 #include "common/grpc/watch_hub.h"
 #include "common/metrics/metrics.h"
 #include "gpuadvisor/pricing/v1/pricing.grpc.pb.h"
+#include "services/pricing/price_follower.h"
 #include "services/pricing/price_store.h"
 
 namespace gpuadvisor::pricing {
@@ -86,10 +87,8 @@ std::shared_ptr<const WatchHub::Encoded> EncodePriceBook(const v1::PriceBook& bo
 // The WatchPrices source over `store`, which must outlive the hub.
 WatchHub::Source PriceWatchSource(PriceStore* store, ChunkEncoding encoding = ChunkEncoding());
 
-// Initial metadata of a WatchPrices stream: the book version when it opened,
-// and the heartbeat interval accepted (ms).
-inline constexpr char kPriceWatchVersionHeader[] = "x-price-book-version";
-inline constexpr char kPriceWatchHeartbeatHeader[] = "x-watch-heartbeat-ms";
+// Initial metadata of a WatchPrices stream (kPriceWatchVersionHeader,
+// kPriceWatchHeartbeatHeader): services/pricing/price_follower.h.
 
 }  // namespace gpuadvisor::pricing
 
