@@ -101,72 +101,45 @@ absl::Status CheckTlsAtStart(const ServiceMainOptions& options, Metrics& metrics
   return absl::OkStatus();
 }
 
-int ServeUntilSignal(const ServiceMainOptions& options, Metrics& metrics,
-                     const std::vector<grpc::Service*>& services,
-                     const std::function<void()>& before_shutdown) {
-  if (!options.config_error.ok()) return FailStartup(options.name, options.config_error);
-  if (absl::Status tls = CheckTlsAtStart(options, metrics); !tls.ok()) {
-    return FailStartup(options.name, tls);
-  }
-  // Debian builds Abseil without NDEBUG, so every Mutex keeps the debug-only
-  // lock-order graph (about 1% of the gateway's CPU under load). The tests
-  // keep that check; a serving process does not pay for it.
-  absl::SetMutexDeadlockDetectionMode(absl::OnDeadlockCycle::kIgnore);
-  absl::StatusOr<StartedServer> server = StartServer(options.server, services);
-  if (!server.ok()) return FailStartup(options.name, server.status());
+namespace {
+
+// Says how the main port is served: a loud warning for plaintext.
+void AnnounceTransport(const ServiceMainOptions& options, int port) {
   if (!options.server.tls.enabled()) {
     std::fprintf(
         stderr,
         "WARNING: %s serves PLAINTEXT gRPC on %s:%d (no --tls_cert/--tls_key/--tls_ca): anyone who "
         "can reach the port can read and forge calls, admin token included. Local use only.\n",
-        options.name.c_str(), options.server.host.c_str(), server->port);
-  } else {
-    std::fprintf(stderr, "%s: TLS on %s:%d, client certificates %s\n", options.name.c_str(),
-                 options.server.host.c_str(), server->port,
-                 options.server.client_auth == ClientAuth::kRequire    ? "required"
-                 : options.server.client_auth == ClientAuth::kOptional ? "verified when presented"
-                                                                       : "not requested");
+        options.name.c_str(), options.server.host.c_str(), port);
+    return;
   }
-  absl::StatusOr<MetricsEndpoint> endpoint =
-      ServeMetrics(absl::StrCat(options.server.host, ":", options.metrics_port), metrics);
-  if (!endpoint.ok()) {
-    ShutdownServer(*server->server, 0);
-    return FailStartup(options.name, endpoint.status());
-  }
-  // The plaintext health-only port mirrors the main server's health.
-  std::unique_ptr<grpc::Server> health_server;
-  if (options.health_port >= 0) {
-    ServerOptions health_options;
-    health_options.host = options.server.host;
-    health_options.port = options.health_port;
-    health_options.max_receive_bytes = 4 << 10;
-    health_options.max_threads = 8;
-    absl::StatusOr<StartedServer> health = StartServer(health_options, {});
-    if (!health.ok()) {
-      ShutdownServer(*server->server, 0);
-      (void)endpoint->exposer.release();
-      return FailStartup(options.name, health.status());
-    }
-    std::fprintf(stderr, "%s: grpc.health.v1 also on plaintext %s:%d\n", options.name.c_str(),
-                 options.server.host.c_str(), health->port);
-    health_server = std::move(health->server);
-  }
-  auto set_serving = [&](bool serving) {
-    SetServing(*server->server, options.health_names, serving);
-    if (health_server != nullptr) SetServing(*health_server, options.health_names, serving);
-  };
-  std::vector<std::string> extra;
-  if (options.on_started) {
-    absl::StatusOr<std::vector<std::string>> started = options.on_started(*server->server);
-    if (!started.ok()) {
-      ShutdownServer(*server->server, 0);
-      (void)endpoint->exposer.release();
-      return FailStartup(options.name, started.status());
-    }
-    extra = *std::move(started);
-  }
-  AnnounceListening(options.name, options.server.host, server->port, endpoint->port, extra);
+  std::fprintf(stderr, "%s: TLS on %s:%d, client certificates %s\n", options.name.c_str(),
+               options.server.host.c_str(), port,
+               options.server.client_auth == ClientAuth::kRequire    ? "required"
+               : options.server.client_auth == ClientAuth::kOptional ? "verified when presented"
+                                                                     : "not requested");
+}
 
+// The plaintext health-only port (--health_port), which mirrors the main
+// server's health; null when there is none.
+absl::StatusOr<std::unique_ptr<grpc::Server>> StartHealthServer(const ServiceMainOptions& options) {
+  if (options.health_port < 0) return nullptr;
+  ServerOptions health_options;
+  health_options.host = options.server.host;
+  health_options.port = options.health_port;
+  health_options.max_receive_bytes = 4 << 10;
+  health_options.max_threads = 8;
+  absl::StatusOr<StartedServer> health = StartServer(health_options, {});
+  if (!health.ok()) return health.status();
+  std::fprintf(stderr, "%s: grpc.health.v1 also on plaintext %s:%d\n", options.name.c_str(),
+               options.server.host.c_str(), health->port);
+  return std::move(health->server);
+}
+
+// SERVING once options.ready() (checked every 0.1 s until then), until
+// SIGTERM/SIGINT; then NOT_SERVING for --drain_seconds.
+void ServeUntilSignalThenDrain(const ServiceMainOptions& options,
+                               const std::function<void(bool)>& set_serving) {
   bool serving = false;
   while (true) {
     if (!serving && (!options.ready || options.ready())) {
@@ -181,9 +154,54 @@ int ServeUntilSignal(const ServiceMainOptions& options, Metrics& metrics,
                  options.name.c_str(), options.drain_seconds);
     absl::SleepFor(absl::Seconds(options.drain_seconds));
   }
+}
+
+}  // namespace
+
+int ServeUntilSignal(const ServiceMainOptions& options, Metrics& metrics,
+                     const std::vector<grpc::Service*>& services,
+                     const std::function<void()>& before_shutdown) {
+  if (!options.config_error.ok()) return FailStartup(options.name, options.config_error);
+  if (absl::Status tls = CheckTlsAtStart(options, metrics); !tls.ok()) {
+    return FailStartup(options.name, tls);
+  }
+  // Debian builds Abseil without NDEBUG, so every Mutex keeps the debug-only
+  // lock-order graph (about 1% of the gateway's CPU under load). The tests
+  // keep that check; a serving process does not pay for it.
+  absl::SetMutexDeadlockDetectionMode(absl::OnDeadlockCycle::kIgnore);
+  absl::StatusOr<StartedServer> server = StartServer(options.server, services);
+  if (!server.ok()) return FailStartup(options.name, server.status());
+  AnnounceTransport(options, server->port);
+  absl::StatusOr<MetricsEndpoint> endpoint =
+      ServeMetrics(absl::StrCat(options.server.host, ":", options.metrics_port), metrics);
+  if (!endpoint.ok()) {
+    ShutdownServer(*server->server, 0);
+    return FailStartup(options.name, endpoint.status());
+  }
+  // A start that fails from here stops what started (the exposer is left to
+  // the OS, as at the end).
+  const auto fail = [&](const absl::Status& status) {
+    ShutdownServer(*server->server, 0);
+    (void)endpoint->exposer.release();
+    return FailStartup(options.name, status);
+  };
+  absl::StatusOr<std::unique_ptr<grpc::Server>> health_server = StartHealthServer(options);
+  if (!health_server.ok()) return fail(health_server.status());
+  std::vector<std::string> extra;
+  if (options.on_started) {
+    absl::StatusOr<std::vector<std::string>> started = options.on_started(*server->server);
+    if (!started.ok()) return fail(started.status());
+    extra = *std::move(started);
+  }
+  AnnounceListening(options.name, options.server.host, server->port, endpoint->port, extra);
+
+  ServeUntilSignalThenDrain(options, [&](bool serving) {
+    SetServing(*server->server, options.health_names, serving);
+    if (*health_server != nullptr) SetServing(**health_server, options.health_names, serving);
+  });
   if (before_shutdown) before_shutdown();
   ShutdownServer(*server->server, options.shutdown_grace_seconds);
-  if (health_server != nullptr) ShutdownServer(*health_server, 0);
+  if (*health_server != nullptr) ShutdownServer(**health_server, 0);
   // civetweb's stop joins threads that poll with a one-second timeout. The
   // process is about to exit and the exposer holds only a weak reference to
   // the registry, so let the OS reclaim it instead of waiting.

@@ -29,6 +29,7 @@
 #include <memory>
 #include <string>
 #include <thread>
+#include <utility>
 #include <vector>
 
 #include "absl/flags/flag.h"
@@ -111,114 +112,139 @@ int Check(const std::vector<char*>& positional) {
   return 0;
 }
 
+gpuadvisor::catalog::CatalogServiceImpl::Options ServiceOptionsFromFlags(std::string token) {
+  gpuadvisor::catalog::CatalogServiceImpl::Options options;
+  options.admin_token = std::move(token);
+  options.watch.max_watchers = absl::GetFlag(FLAGS_max_watchers);
+  options.watch.slow_watcher = absl::Seconds(absl::GetFlag(FLAGS_watch_slow_seconds));
+  options.snapshot_encoding.chunk_bytes =
+      std::max<int64_t>(1024, absl::GetFlag(FLAGS_watch_chunk_bytes));
+  return options;
+}
+
+// A follower sends ReloadCatalog on to the writer and answers once this
+// replica serves what the writer now serves.
+auto ForwardReloadsTo(gpuadvisor::catalog::v1::CatalogService::Stub* writer,
+                      gpuadvisor::catalog::CatalogStore* store) {
+  return [writer, store](grpc::ServerContext* context,
+                         const gpuadvisor::catalog::v1::ReloadCatalogRequest& request,
+                         gpuadvisor::catalog::v1::ReloadCatalogResponse* response) {
+    std::unique_ptr<grpc::ClientContext> forward =
+        gpuadvisor::ForwardingContext(*context, std::chrono::seconds(30));
+    const grpc::Status status = writer->ReloadCatalog(forward.get(), request, response);
+    if (!status.ok()) return status;
+    if (!store->WaitForVersion(response->catalog_version(), absl::Now() + absl::Seconds(10))) {
+      return grpc::Status(grpc::StatusCode::UNAVAILABLE,
+                          "the writer reloaded (" + response->catalog_version() +
+                              ") but this replica has not received it yet; it will follow");
+    }
+    return grpc::Status::OK;
+  };
+}
+
+// The writer reads the files, and says what it holds (for the memory per
+// offer, docs/performance.md).
+absl::Status LoadAsWriter(gpuadvisor::catalog::CatalogServiceImpl& service,
+                          const gpuadvisor::catalog::CatalogStore& store) {
+  const absl::Time load_start = absl::Now();
+  if (absl::Status loaded = service.Reload(); !loaded.ok()) return loaded;
+  const gpuadvisor::catalog::v1::CatalogSnapshot& loaded = store.Current()->snapshot();
+  std::fprintf(stderr,
+               "catalog: loaded %d offers (%s) in %.1f s; snapshot %.0f MB in memory, %.0f MB "
+               "serialized\n",
+               loaded.offers_size(), loaded.version().c_str(),
+               absl::ToDoubleSeconds(absl::Now() - load_start),
+               static_cast<double>(loaded.SpaceUsedLong()) / 1e6,
+               static_cast<double>(loaded.ByteSizeLong()) / 1e6);
+  return absl::OkStatus();
+}
+
+// A follower serves the writer's snapshots through a replica, with its age
+// as gpuadvisor_follower_writer_age_seconds.
+std::unique_ptr<gpuadvisor::catalog::CatalogReplica> FollowWriter(
+    const std::string& writer_address, gpuadvisor::catalog::CatalogStore& store,
+    gpuadvisor::catalog::CatalogServiceImpl& service, gpuadvisor::Metrics& metrics) {
+  gpuadvisor::catalog::CatalogReplica::Options options;
+  options.cache_path = absl::GetFlag(FLAGS_catalog_cache_file);
+  options.on_cache_write_failed =
+      gpuadvisor::WriteFailureCounter(metrics.registry(), "catalog", "catalog_cache");
+  options.on_snapshot = [&](const std::shared_ptr<const gpuadvisor::catalog::Catalog>& latest) {
+    store.Install(latest);
+    service.Followed();
+  };
+  auto replica = std::make_unique<gpuadvisor::catalog::CatalogReplica>(
+      gpuadvisor::catalog::v1::CatalogService::NewStub(gpuadvisor::BackendChannel(writer_address)),
+      options);
+  replica->Start();
+  metrics.AddCollectable(std::make_shared<gpuadvisor::FunctionMetric>(
+      "gpuadvisor_follower_writer_age_seconds",
+      "Seconds since this follower replica was last known to be current with its writer (0 while "
+      "in step).",
+      [r = replica.get()] { return r->AgeSeconds(); }));
+  std::fprintf(stderr, "catalog: following the writer at %s\n", writer_address.c_str());
+  return replica;
+}
+
+// Optional polling, for files replaced in place (a mounted ConfigMap). The
+// store keeps the version of identical content, so an unchanged file wakes
+// no watcher; a bad one is rejected and counted like a bad ReloadCatalog.
+std::thread PollFiles(int seconds, gpuadvisor::catalog::CatalogServiceImpl& service,
+                      absl::Notification& stop) {
+  return std::thread([&service, &stop, seconds] {
+    while (!stop.WaitForNotificationWithTimeout(absl::Seconds(seconds))) {
+      if (absl::Status reloaded = service.Reload(); !reloaded.ok()) {
+        std::fprintf(stderr, "catalog: reload rejected, previous catalog still serving: %s\n",
+                     reloaded.ToString().c_str());
+      }
+    }
+  });
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
   gpuadvisor::BlockTerminationSignals();
   const std::vector<char*> positional = absl::ParseCommandLine(argc, argv);
   if (absl::GetFlag(FLAGS_check)) return Check(positional);
-  const gpuadvisor::catalog::CatalogSources sources =
-      gpuadvisor::catalog::CatalogSourcesFromFlags();
-
   absl::StatusOr<std::string> token = gpuadvisor::catalog::AdminTokenFromFlags();
   if (!token.ok()) return gpuadvisor::FailStartup("catalog", token.status());
 
   gpuadvisor::Metrics metrics("catalog");
-  gpuadvisor::catalog::CatalogStore store(sources);
+  gpuadvisor::catalog::CatalogStore store(gpuadvisor::catalog::CatalogSourcesFromFlags());
   // Single writer: a follower serves the writer's snapshots through a
   // replica and sends admin reloads on to it; the writer reads the files.
   const std::string writer_address = absl::GetFlag(FLAGS_writer_address);
   const bool writer = gpuadvisor::IsWriter(writer_address, absl::GetFlag(FLAGS_writer_host));
   std::unique_ptr<gpuadvisor::catalog::v1::CatalogService::Stub> writer_stub;
-  gpuadvisor::catalog::CatalogServiceImpl::Options service_options;
-  service_options.admin_token = *token;
-  service_options.watch.max_watchers = absl::GetFlag(FLAGS_max_watchers);
-  service_options.watch.slow_watcher = absl::Seconds(absl::GetFlag(FLAGS_watch_slow_seconds));
-  service_options.snapshot_encoding.chunk_bytes =
-      std::max<int64_t>(1024, absl::GetFlag(FLAGS_watch_chunk_bytes));
+  gpuadvisor::catalog::CatalogServiceImpl::Options service_options =
+      ServiceOptionsFromFlags(*std::move(token));
   if (!writer) {
     writer_stub = gpuadvisor::catalog::v1::CatalogService::NewStub(
         gpuadvisor::BackendChannel(writer_address));
-    service_options.forward_reload =
-        [&](grpc::ServerContext* context,
-            const gpuadvisor::catalog::v1::ReloadCatalogRequest& request,
-            gpuadvisor::catalog::v1::ReloadCatalogResponse* response) {
-          std::unique_ptr<grpc::ClientContext> forward =
-              gpuadvisor::ForwardingContext(*context, std::chrono::seconds(30));
-          const grpc::Status status = writer_stub->ReloadCatalog(forward.get(), request, response);
-          if (!status.ok()) return status;
-          // Answer once this replica serves what the writer now serves.
-          if (!store.WaitForVersion(response->catalog_version(), absl::Now() + absl::Seconds(10))) {
-            return grpc::Status(grpc::StatusCode::UNAVAILABLE,
-                                "the writer reloaded (" + response->catalog_version() +
-                                    ") but this replica has not received it yet; it will follow");
-          }
-          return grpc::Status::OK;
-        };
+    service_options.forward_reload = ForwardReloadsTo(writer_stub.get(), &store);
   }
   gpuadvisor::catalog::CatalogServiceImpl service(&store, &metrics, service_options);
   std::unique_ptr<gpuadvisor::catalog::CatalogReplica> replica;
   if (writer) {
-    const absl::Time load_start = absl::Now();
-    if (absl::Status loaded = service.Reload(); !loaded.ok()) {
+    if (absl::Status loaded = LoadAsWriter(service, store); !loaded.ok()) {
       return gpuadvisor::FailStartup("catalog", loaded);
     }
-    // What the catalog holds, for the memory per offer (docs/performance.md).
-    const gpuadvisor::catalog::v1::CatalogSnapshot& loaded = store.Current()->snapshot();
-    std::fprintf(stderr,
-                 "catalog: loaded %d offers (%s) in %.1f s; snapshot %.0f MB in memory, %.0f MB "
-                 "serialized\n",
-                 loaded.offers_size(), loaded.version().c_str(),
-                 absl::ToDoubleSeconds(absl::Now() - load_start),
-                 static_cast<double>(loaded.SpaceUsedLong()) / 1e6,
-                 static_cast<double>(loaded.ByteSizeLong()) / 1e6);
   } else {
-    gpuadvisor::catalog::CatalogReplica::Options replica_options;
-    replica_options.cache_path = absl::GetFlag(FLAGS_catalog_cache_file);
-    replica_options.on_cache_write_failed =
-        gpuadvisor::WriteFailureCounter(metrics.registry(), "catalog", "catalog_cache");
-    replica_options.on_snapshot =
-        [&](const std::shared_ptr<const gpuadvisor::catalog::Catalog>& latest) {
-          store.Install(latest);
-          service.Followed();
-        };
-    replica = std::make_unique<gpuadvisor::catalog::CatalogReplica>(
-        gpuadvisor::catalog::v1::CatalogService::NewStub(
-            gpuadvisor::BackendChannel(writer_address)),
-        replica_options);
-    replica->Start();
-    metrics.AddCollectable(std::make_shared<gpuadvisor::FunctionMetric>(
-        "gpuadvisor_follower_writer_age_seconds",
-        "Seconds since this follower replica was last known to be current with its writer (0 while "
-        "in step).",
-        [r = replica.get()] { return r->AgeSeconds(); }));
-    std::fprintf(stderr, "catalog: following the writer at %s\n", writer_address.c_str());
+    replica = FollowWriter(writer_address, store, service, metrics);
   }
-
-  // Optional polling, for files replaced in place (a mounted ConfigMap). The
-  // store keeps the version of identical content, so an unchanged file wakes
-  // no watcher; a bad one is rejected and counted like a bad ReloadCatalog.
   absl::Notification stop;
   std::thread poller;
   if (const int seconds = absl::GetFlag(FLAGS_reload_interval_seconds); writer && seconds > 0) {
-    poller = std::thread([&, seconds] {
-      while (!stop.WaitForNotificationWithTimeout(absl::Seconds(seconds))) {
-        if (absl::Status reloaded = service.Reload(); !reloaded.ok()) {
-          std::fprintf(stderr, "catalog: reload rejected, previous catalog still serving: %s\n",
-                       reloaded.ToString().c_str());
-        }
-      }
-    });
+    poller = PollFiles(seconds, service, stop);
   }
 
   gpuadvisor::ServiceMainOptions options = gpuadvisor::ServiceMainOptionsFromFlags(
       "catalog", 50051, 9461, {"gpuadvisor.catalog.v1.CatalogService"});
   options.ready = [&store] { return store.Current() != nullptr; };
-  const int code = gpuadvisor::ServeUntilSignal(options, metrics, {&service}, [&] {
+  return gpuadvisor::ServeUntilSignal(options, metrics, {&service}, [&] {
     stop.Notify();
     if (poller.joinable()) poller.join();
     if (replica != nullptr) replica->Stop();
     service.Shutdown();
   });
-  return code;
 }

@@ -168,26 +168,121 @@ void AnnounceHttp(const gpuadvisor::gateway::http::HttpServer::Options& http, in
   }
 }
 
+// The data files the gateway reads at start (region groups, overheads).
+struct GatewayData {
+  gpuadvisor::gateway::RegionGroups region_groups;
+  gpuadvisor::gateway::OverheadModel overheads;
+};
+
+absl::StatusOr<GatewayData> LoadGatewayData(const std::string& data_dir) {
+  absl::StatusOr<gpuadvisor::gateway::RegionGroups> region_groups =
+      gpuadvisor::gateway::RegionGroups::FromFile(data_dir + "/gateway/regions.textproto");
+  if (!region_groups.ok()) return region_groups.status();
+  absl::StatusOr<gpuadvisor::gateway::OverheadModel> overheads =
+      gpuadvisor::gateway::OverheadModel::FromFile(data_dir + "/gateway/overheads.textproto");
+  if (!overheads.ok()) return overheads.status();
+  return GatewayData{*std::move(region_groups), *std::move(overheads)};
+}
+
+// The catalog replica's options: accepted and rejected snapshots and failed
+// cache writes counted in `metrics`.
+gpuadvisor::catalog::CatalogReplica::Options ReplicaOptions(gpuadvisor::Metrics& metrics) {
+  gpuadvisor::catalog::CatalogReplica::Options options;
+  options.cache_path = absl::GetFlag(FLAGS_catalog_cache_file);
+  options.on_snapshot = [&metrics](const auto&) {
+    metrics.DataLoaded(true, absl::ToDoubleSeconds(absl::Now() - absl::UnixEpoch()));
+  };
+  options.on_rejected = [&metrics](const absl::Status&) { metrics.DataLoaded(false, 0); };
+  options.on_cache_write_failed =
+      gpuadvisor::WriteFailureCounter(metrics.registry(), "gateway", "catalog_cache");
+  return options;
+}
+
+// Pricing's book, followed: the response cache keys on its version, and
+// answers are priced from it while it is current (and, with --local_quotes,
+// while its quote rules are this build's).
+struct PriceCopy {
+  explicit PriceCopy(gpuadvisor::Metrics& metrics)
+      : follower(
+            gpuadvisor::pricing::v1::PricingService::NewStub(
+                gpuadvisor::BackendChannel(absl::GetFlag(FLAGS_pricing_address))),
+            &books,
+            {.name = "gateway",
+             // A rejected book keeps the copy held; counted like a rejected snapshot.
+             .on_rejected = [&metrics](const absl::Status&) { metrics.DataLoaded(false, 0); }}) {}
+
+  // The current book for `catalog_version` ("" = any); null when the copy is
+  // not current.
+  std::shared_ptr<const gpuadvisor::pricing::PriceBook> Current(
+      const std::string& catalog_version) {
+    if (follower.AgeSeconds() != 0) return nullptr;  // none yet, or the stream went quiet
+    return books.ForCatalog(catalog_version);
+  }
+  std::shared_ptr<const gpuadvisor::pricing::PriceBook> ForLocalQuotes(const std::string& version) {
+    if (follower.AgeSeconds() != 0) return nullptr;
+    return gpuadvisor::pricing::BookForLocalQuotes(books, version);
+  }
+
+  gpuadvisor::pricing::PriceBooks books;
+  gpuadvisor::pricing::PriceFollower follower;
+};
+
+gpuadvisor::gateway::GatewayServiceImpl::Options ServiceOptions(
+    const GatewayData& data, const gpuadvisor::ProxyRanges& trusted_proxies,
+    gpuadvisor::gateway::ResponseCache* response_cache,
+    gpuadvisor::gateway::EstimateCache* estimate_cache, PriceCopy* prices) {
+  return {.backend_timeout = absl::Milliseconds(absl::GetFlag(FLAGS_backend_timeout_ms)),
+          .response_cache = response_cache,
+          .price_book_version =
+              [prices] {
+                std::shared_ptr<const gpuadvisor::pricing::PriceBook> book = prices->Current("");
+                return book == nullptr ? std::string() : book->version();
+              },
+          // In process only while the copy's quote rules are this build's.
+          .price_book = absl::GetFlag(FLAGS_local_quotes)
+                            ? std::function([prices](const std::string& version) {
+                                return prices->ForLocalQuotes(version);
+                              })
+                            : nullptr,
+          .estimate_cache = estimate_cache,
+          .region_groups = &data.region_groups,
+          .overheads = &data.overheads,
+          .rate_limit = RateLimitFromFlags(trusted_proxies),
+          .sizing_probe_interval = absl::Milliseconds(absl::GetFlag(FLAGS_sizing_probe_ms))};
+}
+
+// With --http_port >= 0: the HTTP/JSON front end starts once the gRPC server
+// has (over its in-process channel) and is kept in `http`.
+void ServeHttpOnStart(const std::vector<std::string>& proxy_ranges, gpuadvisor::Metrics& metrics,
+                      std::unique_ptr<gpuadvisor::gateway::http::HttpServer>* http,
+                      gpuadvisor::ServiceMainOptions* options) {
+  if (absl::GetFlag(FLAGS_http_port) < 0) return;
+  gpuadvisor::gateway::http::HttpServer::Options http_options =
+      HttpOptionsFromFlags(*options, proxy_ranges, metrics);
+  options->on_started = [http, http_options, max_message_bytes = options->server.max_send_bytes,
+                         grpc_tls = options->server.tls.enabled()](
+                            grpc::Server& server) -> absl::StatusOr<std::vector<std::string>> {
+    grpc::ChannelArguments args;
+    args.SetMaxReceiveMessageSize(max_message_bytes);
+    absl::StatusOr<std::unique_ptr<gpuadvisor::gateway::http::HttpServer>> started =
+        gpuadvisor::gateway::http::HttpServer::Start(server.InProcessChannel(args), http_options);
+    if (!started.ok()) return started.status();
+    *http = *std::move(started);
+    AnnounceHttp(http_options, (*http)->port(), grpc_tls);
+    return std::vector<std::string>{absl::StrCat("http=", http_options.host, ":", (*http)->port())};
+  };
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
   gpuadvisor::BlockTerminationSignals();
   absl::ParseCommandLine(argc, argv);
-  absl::StatusOr<gpuadvisor::gateway::RegionGroups> region_groups =
-      gpuadvisor::gateway::RegionGroups::FromFile(absl::GetFlag(FLAGS_data_dir) +
-                                                  "/gateway/regions.textproto");
-  if (!region_groups.ok()) {
-    std::fprintf(stderr, "gateway: %s\n", std::string(region_groups.status().message()).c_str());
+  absl::StatusOr<GatewayData> data = LoadGatewayData(absl::GetFlag(FLAGS_data_dir));
+  if (!data.ok()) {
+    std::fprintf(stderr, "gateway: %s\n", std::string(data.status().message()).c_str());
     return 1;
   }
-  absl::StatusOr<gpuadvisor::gateway::OverheadModel> overheads =
-      gpuadvisor::gateway::OverheadModel::FromFile(absl::GetFlag(FLAGS_data_dir) +
-                                                   "/gateway/overheads.textproto");
-  if (!overheads.ok()) {
-    std::fprintf(stderr, "gateway: %s\n", std::string(overheads.status().message()).c_str());
-    return 1;
-  }
-
   const std::vector<std::string> proxy_ranges =
       absl::StrSplit(absl::GetFlag(FLAGS_trusted_proxies), ',', absl::SkipWhitespace());
   absl::StatusOr<gpuadvisor::ProxyRanges> trusted_proxies =
@@ -199,21 +294,12 @@ int main(int argc, char** argv) {
   }
 
   gpuadvisor::Metrics metrics("gateway");
-  gpuadvisor::catalog::CatalogReplica::Options replica_options;
-  replica_options.cache_path = absl::GetFlag(FLAGS_catalog_cache_file);
-  replica_options.on_snapshot = [&metrics](const auto&) {
-    metrics.DataLoaded(true, absl::ToDoubleSeconds(absl::Now() - absl::UnixEpoch()));
-  };
-  replica_options.on_rejected = [&metrics](const absl::Status&) { metrics.DataLoaded(false, 0); };
-  replica_options.on_cache_write_failed =
-      gpuadvisor::WriteFailureCounter(metrics.registry(), "gateway", "catalog_cache");
   gpuadvisor::catalog::CatalogReplica replica(
       gpuadvisor::catalog::v1::CatalogService::NewStub(
           gpuadvisor::BackendChannel(absl::GetFlag(FLAGS_catalog_address))),
-      replica_options);
+      ReplicaOptions(metrics));
   replica.Start();
   gpuadvisor::gateway::GatewayMetrics::AddCatalogAge(&metrics, &replica);
-  // The response cache needs to know the live price-book version.
   gpuadvisor::gateway::ResponseCache response_cache(
       {.max_entries =
            static_cast<size_t>(std::max(0, absl::GetFlag(FLAGS_response_cache_entries)))});
@@ -221,81 +307,28 @@ int main(int argc, char** argv) {
       {.max_estimates =
            static_cast<size_t>(std::max(0, absl::GetFlag(FLAGS_estimate_cache_entries))),
        .max_age = absl::Seconds(absl::GetFlag(FLAGS_estimate_cache_seconds))});
-  // Pricing's book, followed: the response cache keys on its version, and
-  // answers are priced from it while it is current.
-  gpuadvisor::pricing::PriceBooks price_copy;
-  gpuadvisor::pricing::PriceFollower prices(
-      gpuadvisor::pricing::v1::PricingService::NewStub(
-          gpuadvisor::BackendChannel(absl::GetFlag(FLAGS_pricing_address))),
-      &price_copy,
-      {.name = "gateway",
-       // A rejected book keeps the copy held; counted like a rejected snapshot.
-       .on_rejected = [&metrics](const absl::Status&) { metrics.DataLoaded(false, 0); }});
-  const bool local_quotes = absl::GetFlag(FLAGS_local_quotes);
-  if (response_cache.enabled() || local_quotes) prices.Start();
-  const auto current_copy = [&prices, &price_copy](const std::string& catalog_version)
-      -> std::shared_ptr<const gpuadvisor::pricing::PriceBook> {
-    if (prices.AgeSeconds() != 0) return nullptr;  // none yet, or the stream went quiet
-    return price_copy.ForCatalog(catalog_version);
-  };
+  PriceCopy prices(metrics);
+  if (response_cache.enabled() || absl::GetFlag(FLAGS_local_quotes)) prices.follower.Start();
   gpuadvisor::gateway::GatewayMetrics::AddPriceBookCopyAge(
-      &metrics, [&prices] { return prices.AgeSeconds(); });
+      &metrics, [&prices] { return prices.follower.AgeSeconds(); });
   gpuadvisor::gateway::GatewayServiceImpl service(
       &replica,
       gpuadvisor::sizing::v1::SizingService::NewStub(
           gpuadvisor::BackendChannel(absl::GetFlag(FLAGS_sizing_address))),
       gpuadvisor::pricing::v1::PricingService::NewStub(
           gpuadvisor::BackendChannel(absl::GetFlag(FLAGS_pricing_address))),
-      &metrics,
-      {.backend_timeout = absl::Milliseconds(absl::GetFlag(FLAGS_backend_timeout_ms)),
-       .response_cache = &response_cache,
-       .price_book_version =
-           [&current_copy] {
-             std::shared_ptr<const gpuadvisor::pricing::PriceBook> book = current_copy("");
-             return book == nullptr ? std::string() : book->version();
-           },
-       // In process only while the copy's quote rules are this build's.
-       .price_book =
-           local_quotes
-               ? std::function([&prices, &price_copy](const std::string& version)
-                                   -> std::shared_ptr<const gpuadvisor::pricing::PriceBook> {
-                   if (prices.AgeSeconds() != 0) return nullptr;
-                   return gpuadvisor::pricing::BookForLocalQuotes(price_copy, version);
-                 })
-               : nullptr,
-       .estimate_cache = &estimate_cache,
-       .region_groups = &*region_groups,
-       .overheads = &*overheads,
-
-       .rate_limit = RateLimitFromFlags(*trusted_proxies),
-       .sizing_probe_interval = absl::Milliseconds(absl::GetFlag(FLAGS_sizing_probe_ms))});
+      &metrics, ServiceOptions(*data, *trusted_proxies, &response_cache, &estimate_cache, &prices));
 
   gpuadvisor::ServiceMainOptions options = gpuadvisor::ServiceMainOptionsFromFlags(
       "gateway", 50050, 9460, {"gpuadvisor.gateway.v1.GatewayService"});
   options.ready = [&] { return replica.Current() != nullptr; };
-
   std::unique_ptr<gpuadvisor::gateway::http::HttpServer> http;
-  if (absl::GetFlag(FLAGS_http_port) >= 0) {
-    gpuadvisor::gateway::http::HttpServer::Options http_options =
-        HttpOptionsFromFlags(options, proxy_ranges, metrics);
-    options.on_started = [&http, http_options, max_message_bytes = options.server.max_send_bytes,
-                          grpc_tls = options.server.tls.enabled()](
-                             grpc::Server& server) -> absl::StatusOr<std::vector<std::string>> {
-      grpc::ChannelArguments args;
-      args.SetMaxReceiveMessageSize(max_message_bytes);
-      absl::StatusOr<std::unique_ptr<gpuadvisor::gateway::http::HttpServer>> started =
-          gpuadvisor::gateway::http::HttpServer::Start(server.InProcessChannel(args), http_options);
-      if (!started.ok()) return started.status();
-      http = *std::move(started);
-      AnnounceHttp(http_options, http->port(), grpc_tls);
-      return std::vector<std::string>{absl::StrCat("http=", http_options.host, ":", http->port())};
-    };
-  }
+  ServeHttpOnStart(proxy_ranges, metrics, &http, &options);
   // HTTP stops taking requests before the gRPC server drains.
   const int code = gpuadvisor::ServeUntilSignal(options, metrics, {&service}, [&] {
     if (http) http->Stop();
   });
-  prices.Stop();
+  prices.follower.Stop();
   replica.Stop();
   return code;
 }

@@ -72,11 +72,100 @@ ABSL_FLAG(
     "Where to keep the followed catalog across restarts (so pricing can start while the catalog is "
     "down); empty = none.");
 
+namespace {
+
+// Updates accepted before a restart: re-applied on top of the first
+// catalog's list prices (offers it no longer has are dropped then); the
+// returned Persist writes every accepted update durably to `path` (none when
+// `path` is empty). An unreadable file stops the start rather than lose
+// updates.
+absl::StatusOr<gpuadvisor::pricing::PriceStore::Persist> RestoreUpdates(
+    const std::string& path, gpuadvisor::pricing::PriceStore& store, gpuadvisor::Metrics& metrics) {
+  if (path.empty()) return gpuadvisor::pricing::PriceStore::Persist();
+  if (access(path.c_str(), F_OK) == 0) {
+    gpuadvisor::pricing::v1::UpdatePricesRequest saved;
+    if (absl::Status loaded = gpuadvisor::LoadTextProtoFile(path, &saved); !loaded.ok()) {
+      return loaded;
+    }
+    store.Restore(saved);
+    std::fprintf(stderr,
+                 "pricing: %d saved price updates from %s, applied with the first catalog\n",
+                 saved.prices_size(), path.c_str());
+  }
+  return [path,
+          failed = gpuadvisor::WriteFailureCounter(metrics.registry(), "pricing", "price_updates")](
+             const gpuadvisor::pricing::v1::UpdatePricesRequest& all) {
+    std::string text;
+    google::protobuf::TextFormat::PrintToString(all, &text);
+    absl::Status written = gpuadvisor::WriteFileDurably(
+        path, "# Accepted UpdatePrices, newest per offer (written by pricing_server).\n" + text);
+    if (!written.ok()) failed(written);
+    return written;
+  };
+}
+
+// A follower sends UpdatePrices on to the writer and answers once this
+// replica quotes what the writer now quotes.
+auto ForwardUpdatesTo(gpuadvisor::pricing::v1::PricingService::Stub* writer,
+                      gpuadvisor::pricing::PriceFollower* follower) {
+  return [writer, follower](grpc::ServerContext* context,
+                            const gpuadvisor::pricing::v1::UpdatePricesRequest& request,
+                            gpuadvisor::pricing::v1::UpdatePricesResponse* response) {
+    std::unique_ptr<grpc::ClientContext> forward =
+        gpuadvisor::ForwardingContext(*context, std::chrono::seconds(30));
+    const grpc::Status status = writer->UpdatePrices(forward.get(), request, response);
+    if (!status.ok()) return status;
+    if (!follower->WaitForVersion(response->price_book_version(),
+                                  absl::Now() + absl::Seconds(10))) {
+      return grpc::Status(grpc::StatusCode::UNAVAILABLE,
+                          "the writer applied the update (" + response->price_book_version() +
+                              ") but this replica has not received it yet; it will follow");
+    }
+    return grpc::Status::OK;
+  };
+}
+
+// The writer builds each catalog snapshot's book: its offers and list
+// prices, billing rules from the file, live updates re-applied on top.
+std::unique_ptr<gpuadvisor::catalog::CatalogReplica> FollowCatalog(
+    const std::string& billing_path, const std::string& catalog_address,
+    gpuadvisor::pricing::PriceStore& store, gpuadvisor::Metrics& metrics) {
+  gpuadvisor::catalog::CatalogReplica::Options options;
+  options.cache_path = absl::GetFlag(FLAGS_catalog_cache_file);
+  options.on_snapshot = [&store, &metrics, billing_path](
+                            const std::shared_ptr<const gpuadvisor::catalog::Catalog>& latest) {
+    absl::StatusOr<std::shared_ptr<const gpuadvisor::pricing::PriceBook>> next =
+        gpuadvisor::pricing::LoadPriceBook(billing_path, latest->snapshot());
+    const absl::Status status = next.ok() ? store.Rebase(*next) : next.status();
+    metrics.DataLoaded(status.ok(), absl::ToDoubleSeconds(absl::Now() - absl::UnixEpoch()));
+    if (!status.ok())
+      std::fprintf(stderr, "pricing: kept the old prices: %s\n", status.ToString().c_str());
+  };
+  auto replica = std::make_unique<gpuadvisor::catalog::CatalogReplica>(
+      gpuadvisor::catalog::v1::CatalogService::NewStub(gpuadvisor::BackendChannel(catalog_address)),
+      options);
+  replica->Start();
+  return replica;
+}
+
+// A follower takes the writer's books, with its age as
+// gpuadvisor_follower_writer_age_seconds.
+void FollowWriter(const std::string& writer_address, gpuadvisor::pricing::PriceFollower& follower,
+                  gpuadvisor::Metrics& metrics) {
+  follower.Start();
+  metrics.AddCollectable(std::make_shared<gpuadvisor::FunctionMetric>(
+      "gpuadvisor_follower_writer_age_seconds",
+      "Seconds since this follower replica was last known to be current with its writer (0 while "
+      "in step).",
+      [f = &follower] { return f->AgeSeconds(); }));
+  std::fprintf(stderr, "pricing: following the writer at %s\n", writer_address.c_str());
+}
+
+}  // namespace
+
 int main(int argc, char** argv) {
   gpuadvisor::BlockTerminationSignals();
   absl::ParseCommandLine(argc, argv);
-  const std::string billing_path = absl::GetFlag(FLAGS_data_dir) + "/pricing/billing.textproto";
-
   absl::StatusOr<std::string> token =
       gpuadvisor::ReadAdminToken(absl::GetFlag(FLAGS_admin_token_file), "GPUADVISOR_ADMIN_TOKEN");
   if (!token.ok()) return gpuadvisor::FailStartup("pricing", token.status());
@@ -89,40 +178,14 @@ int main(int argc, char** argv) {
 
   gpuadvisor::Metrics metrics("pricing");
   gpuadvisor::pricing::PriceStore store;
-
-  // Updates accepted before a restart: re-applied on top of the first
-  // catalog's list prices (offers it no longer has are dropped then). An
-  // unreadable file stops the start rather than lose updates.
-  const std::string updates_path = absl::GetFlag(FLAGS_price_updates_file);
-  gpuadvisor::pricing::PriceStore::Persist persist;
-  if (!updates_path.empty()) {
-    if (access(updates_path.c_str(), F_OK) == 0) {
-      gpuadvisor::pricing::v1::UpdatePricesRequest saved;
-      if (absl::Status loaded = gpuadvisor::LoadTextProtoFile(updates_path, &saved); !loaded.ok()) {
-        return gpuadvisor::FailStartup("pricing", loaded);
-      }
-      store.Restore(saved);
-      std::fprintf(stderr,
-                   "pricing: %d saved price updates from %s, applied with the first catalog\n",
-                   saved.prices_size(), updates_path.c_str());
-    }
-    persist = [updates_path, failed = gpuadvisor::WriteFailureCounter(metrics.registry(), "pricing",
-                                                                      "price_updates")](
-                  const gpuadvisor::pricing::v1::UpdatePricesRequest& all) {
-      std::string text;
-      google::protobuf::TextFormat::PrintToString(all, &text);
-      absl::Status written = gpuadvisor::WriteFileDurably(
-          updates_path,
-          "# Accepted UpdatePrices, newest per offer (written by pricing_server).\n" + text);
-      if (!written.ok()) failed(written);
-      return written;
-    };
-  }
+  absl::StatusOr<gpuadvisor::pricing::PriceStore::Persist> persist =
+      RestoreUpdates(absl::GetFlag(FLAGS_price_updates_file), store, metrics);
+  if (!persist.ok()) return gpuadvisor::FailStartup("pricing", persist.status());
   const std::string writer_address = absl::GetFlag(FLAGS_writer_address);
   const bool writer = gpuadvisor::IsWriter(writer_address, absl::GetFlag(FLAGS_writer_host));
   gpuadvisor::pricing::PricingServiceImpl::Options service_options;
   service_options.admin_token = *token;
-  service_options.persist = persist;
+  service_options.persist = writer ? *persist : nullptr;  // the writer persists
   service_options.watch_encoding.chunk_bytes =
       std::max<int64_t>(1024, absl::GetFlag(FLAGS_watch_chunk_bytes));
   std::unique_ptr<gpuadvisor::pricing::v1::PricingService::Stub> writer_stub;
@@ -134,56 +197,15 @@ int main(int argc, char** argv) {
         gpuadvisor::pricing::v1::PricingService::NewStub(
             gpuadvisor::BackendChannel(writer_address)),
         &store, gpuadvisor::pricing::PriceFollower::Options{.name = "pricing follower"});
-    service_options.persist = nullptr;  // the writer persists
-    service_options.forward_update =
-        [&](grpc::ServerContext* context,
-            const gpuadvisor::pricing::v1::UpdatePricesRequest& request,
-            gpuadvisor::pricing::v1::UpdatePricesResponse* response) {
-          std::unique_ptr<grpc::ClientContext> forward =
-              gpuadvisor::ForwardingContext(*context, std::chrono::seconds(30));
-          const grpc::Status status = writer_stub->UpdatePrices(forward.get(), request, response);
-          if (!status.ok()) return status;
-          // Answer once this replica quotes what the writer now quotes.
-          if (!follower->WaitForVersion(response->price_book_version(),
-                                        absl::Now() + absl::Seconds(10))) {
-            return grpc::Status(grpc::StatusCode::UNAVAILABLE,
-                                "the writer applied the update (" + response->price_book_version() +
-                                    ") but this replica has not received it yet; it will follow");
-          }
-          return grpc::Status::OK;
-        };
+    service_options.forward_update = ForwardUpdatesTo(writer_stub.get(), follower.get());
   }
   gpuadvisor::pricing::PricingServiceImpl service(&store, &metrics, service_options);
-
-  // The writer builds each catalog snapshot's book: its offers and list
-  // prices, billing rules from the file, live updates re-applied on top. A
-  // follower takes the writer's books instead.
   std::unique_ptr<gpuadvisor::catalog::CatalogReplica> replica;
   if (writer) {
-    gpuadvisor::catalog::CatalogReplica::Options replica_options;
-    replica_options.cache_path = absl::GetFlag(FLAGS_catalog_cache_file);
-    replica_options.on_snapshot =
-        [&](const std::shared_ptr<const gpuadvisor::catalog::Catalog>& latest) {
-          absl::StatusOr<std::shared_ptr<const gpuadvisor::pricing::PriceBook>> next =
-              gpuadvisor::pricing::LoadPriceBook(billing_path, latest->snapshot());
-          const absl::Status status = next.ok() ? store.Rebase(*next) : next.status();
-          metrics.DataLoaded(status.ok(), absl::ToDoubleSeconds(absl::Now() - absl::UnixEpoch()));
-          if (!status.ok())
-            std::fprintf(stderr, "pricing: kept the old prices: %s\n", status.ToString().c_str());
-        };
-    replica = std::make_unique<gpuadvisor::catalog::CatalogReplica>(
-        gpuadvisor::catalog::v1::CatalogService::NewStub(
-            gpuadvisor::BackendChannel(catalog_address)),
-        replica_options);
-    replica->Start();
+    replica = FollowCatalog(absl::GetFlag(FLAGS_data_dir) + "/pricing/billing.textproto",
+                            catalog_address, store, metrics);
   } else {
-    follower->Start();
-    metrics.AddCollectable(std::make_shared<gpuadvisor::FunctionMetric>(
-        "gpuadvisor_follower_writer_age_seconds",
-        "Seconds since this follower replica was last known to be current with its writer (0 while "
-        "in step).",
-        [f = follower.get()] { return f->AgeSeconds(); }));
-    std::fprintf(stderr, "pricing: following the writer at %s\n", writer_address.c_str());
+    FollowWriter(writer_address, *follower, metrics);
   }
 
   gpuadvisor::ServiceMainOptions options = gpuadvisor::ServiceMainOptionsFromFlags(

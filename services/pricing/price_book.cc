@@ -327,31 +327,55 @@ absl::StatusOr<std::shared_ptr<const PriceBook>> PriceBook::Create(v1::PriceBook
   return std::shared_ptr<const PriceBook>(std::move(book));
 }
 
-absl::Status PriceBook::Index() {
-  if (!data_.prices_as_of().empty() && !ParseAsOf(data_.prices_as_of(), &prices_as_of_)) {
-    prices_as_of_ = absl::InfinitePast();
-  }
+namespace {
 
-  // Billing rules: by provider, and by provider with an instance-type prefix.
-  absl::flat_hash_map<std::string, const v1::BillingRule*> by_provider;
-  std::vector<std::pair<std::string, const v1::BillingRule*>> by_prefix;  // "<provider>/<prefix>"
-  for (const v1::BillingRule& rule : data_.billing()) {
-    std::string key = absl::AsciiStrToLower(rule.provider());
-    if (key.find('/') == std::string::npos) {
-      by_provider.emplace(std::move(key), &rule);
-    } else {
-      by_prefix.emplace_back(std::move(key), &rule);
+// The book's billing rules and spot risks, looked up per offer.
+class RuleIndex {
+ public:
+  explicit RuleIndex(const v1::PriceBook& data) : default_billing_(data.default_billing()) {
+    // Billing rules: by provider, and by provider with an instance-type prefix.
+    for (const v1::BillingRule& rule : data.billing()) {
+      std::string key = absl::AsciiStrToLower(rule.provider());
+      if (key.find('/') == std::string::npos) {
+        by_provider_.emplace(std::move(key), &rule);
+      } else {
+        by_prefix_.emplace_back(std::move(key), &rule);
+      }
+    }
+    // Spot risks by lower-case provider.
+    for (const v1::SpotRisk& risk : data.spot_risks()) {
+      risks_[absl::AsciiStrToLower(risk.provider())].push_back(&risk);
     }
   }
-  // Spot risks by lower-case provider.
-  absl::flat_hash_map<std::string, std::vector<const v1::SpotRisk*>> risks;
-  for (const v1::SpotRisk& risk : data_.spot_risks()) {
-    risks[absl::AsciiStrToLower(risk.provider())].push_back(&risk);
+
+  // The rule of the longest "<provider>/<prefix>" that starts `type_key`
+  // ("<provider>/<instance type>", lower case), else the provider's, else
+  // the default.
+  const v1::BillingRule* Billing(const std::string& provider, const std::string& type_key) const {
+    const v1::BillingRule* billing = nullptr;
+    size_t best_len = 0;
+    for (const auto& [key, rule] : by_prefix_) {
+      if (key.size() > best_len && absl::StartsWith(type_key, key)) {
+        best_len = key.size();
+        billing = rule;
+      }
+    }
+    if (billing != nullptr) return billing;
+    auto it = by_provider_.find(provider);
+    return it != by_provider_.end() ? it->second : &default_billing_;
   }
-  auto find_risk = [&](const std::string& provider,
-                       absl::string_view gpu_model) -> const v1::SpotRisk* {
-    auto it = risks.find(provider);
-    if (it == risks.end()) return nullptr;
+
+  // The provider's risk for the longest GPU family naming `gpu_model`, else
+  // its "*" risk; then the same for provider "*". Null when none.
+  const v1::SpotRisk* Risk(const std::string& provider, absl::string_view gpu_model) const {
+    const v1::SpotRisk* risk = RiskOf(provider, gpu_model);
+    return risk != nullptr ? risk : RiskOf("*", gpu_model);
+  }
+
+ private:
+  const v1::SpotRisk* RiskOf(const std::string& provider, absl::string_view gpu_model) const {
+    auto it = risks_.find(provider);
+    if (it == risks_.end()) return nullptr;
     const v1::SpotRisk* best = nullptr;
     const v1::SpotRisk* any = nullptr;
     for (const v1::SpotRisk* risk : it->second) {
@@ -363,8 +387,45 @@ absl::Status PriceBook::Index() {
       }
     }
     return best != nullptr ? best : any;
-  };
+  }
 
+  const v1::BillingRule& default_billing_;
+  absl::flat_hash_map<std::string, const v1::BillingRule*> by_provider_;
+  std::vector<std::pair<std::string, const v1::BillingRule*>> by_prefix_;
+  absl::flat_hash_map<std::string, std::vector<const v1::SpotRisk*>> risks_;
+};
+
+// Checkpoint writes: the offer's rule, else the default rule (0: not stated).
+void FillCheckpoint(const v1::BillingRule& fallback, quote_internal::OfferEntry* entry) {
+  const v1::BillingRule& rule = *entry->billing;
+  entry->checkpoint_write_gb_per_second = rule.checkpoint_write_gb_per_second() > 0
+                                              ? rule.checkpoint_write_gb_per_second()
+                                              : fallback.checkpoint_write_gb_per_second();
+  entry->default_interval_hours =
+      (rule.checkpoint_interval_minutes() > 0 ? rule.checkpoint_interval_minutes()
+                                              : fallback.checkpoint_interval_minutes()) /
+      60.0;
+}
+
+void FillSpotRisk(const v1::SpotRisk& risk, quote_internal::OfferEntry* entry) {
+  entry->has_spot_risk = true;
+  entry->interruptions_per_hour =
+      risk.interruption_frequency() > 0
+          ? InterruptionFractionToRatePerHour(risk.interruption_frequency(),
+                                              risk.instance_lifetime_hours())
+          : risk.interruptions_per_hour();
+  entry->has_notice = risk.has_notice_seconds();
+  entry->notice_seconds = risk.notice_seconds();
+  entry->capacity_restart_factor = risk.capacity_restart_factor();
+}
+
+}  // namespace
+
+absl::Status PriceBook::Index() {
+  if (!data_.prices_as_of().empty() && !ParseAsOf(data_.prices_as_of(), &prices_as_of_)) {
+    prices_as_of_ = absl::InfinitePast();
+  }
+  const RuleIndex rules(data_);
   offers_.reserve(static_cast<size_t>(data_.prices_size()));
   for (int i = 0; i < data_.prices_size(); ++i) {
     const v1::OfferPrice& price = data_.prices(i);
@@ -372,39 +433,12 @@ absl::Status PriceBook::Index() {
     entry.price = &price;
     entry.index = i;
     const std::string provider = absl::AsciiStrToLower(price.provider());
-    const std::string type_key =
-        absl::StrCat(provider, "/", absl::AsciiStrToLower(IdInstanceType(price.offer_id())));
-    size_t best_len = 0;
-    for (const auto& [key, rule] : by_prefix) {
-      if (key.size() > best_len && absl::StartsWith(type_key, key)) {
-        best_len = key.size();
-        entry.billing = rule;
-      }
-    }
-    if (entry.billing == nullptr) {
-      auto it = by_provider.find(provider);
-      entry.billing = it != by_provider.end() ? it->second : &data_.default_billing();
-    }
-    const v1::BillingRule& fallback = data_.default_billing();
-    entry.checkpoint_write_gb_per_second = entry.billing->checkpoint_write_gb_per_second() > 0
-                                               ? entry.billing->checkpoint_write_gb_per_second()
-                                               : fallback.checkpoint_write_gb_per_second();
-    entry.default_interval_hours = (entry.billing->checkpoint_interval_minutes() > 0
-                                        ? entry.billing->checkpoint_interval_minutes()
-                                        : fallback.checkpoint_interval_minutes()) /
-                                   60.0;
-    const v1::SpotRisk* risk = find_risk(provider, price.gpu_model());
-    if (risk == nullptr) risk = find_risk("*", price.gpu_model());
-    if (risk != nullptr) {
-      entry.has_spot_risk = true;
-      entry.interruptions_per_hour =
-          risk->interruption_frequency() > 0
-              ? InterruptionFractionToRatePerHour(risk->interruption_frequency(),
-                                                  risk->instance_lifetime_hours())
-              : risk->interruptions_per_hour();
-      entry.has_notice = risk->has_notice_seconds();
-      entry.notice_seconds = risk->notice_seconds();
-      entry.capacity_restart_factor = risk->capacity_restart_factor();
+    entry.billing = rules.Billing(
+        provider,
+        absl::StrCat(provider, "/", absl::AsciiStrToLower(IdInstanceType(price.offer_id()))));
+    FillCheckpoint(data_.default_billing(), &entry);
+    if (const v1::SpotRisk* risk = rules.Risk(provider, price.gpu_model()); risk != nullptr) {
+      FillSpotRisk(*risk, &entry);
     }
     if (!offers_.emplace(price.offer_id(), entry).second) {
       return absl::InternalError(absl::StrCat("duplicate offer id ", price.offer_id()));

@@ -131,6 +131,48 @@ bool ParseAsOf(const std::string& text, absl::Time* out) {
          absl::ParseTime(absl::RFC3339_full, text, absl::UTCTimeZone(), out, &err);
 }
 
+namespace {
+
+// One spot risk's own fields (its uniqueness is checked by the caller).
+std::optional<FieldError> ValidateRisk(const v1::SpotRisk& risk,
+                                       const std::vector<PathElement>& base) {
+  if (risk.provider().empty()) return FieldError{Join(base, "provider"), "must not be empty"};
+  if (risk.gpu_model().empty()) {
+    return FieldError{Join(base, "gpu_model"), "must not be empty (\"*\" for any)"};
+  }
+  if (auto e = CheckAmount(base, "interruptions_per_hour", risk.interruptions_per_hour())) {
+    return e;
+  }
+  if (auto e = CheckAmount(base, "interruption_frequency", risk.interruption_frequency())) {
+    return e;
+  }
+  if (risk.interruption_frequency() >= 1) {
+    return FieldError{Join(base, "interruption_frequency"), "must be < 1 (a fraction)"};
+  }
+  if (auto e = CheckAmount(base, "instance_lifetime_hours", risk.instance_lifetime_hours())) {
+    return e;
+  }
+  if (risk.interruption_frequency() > 0) {
+    if (risk.instance_lifetime_hours() <= 0) {
+      return FieldError{Join(base, "instance_lifetime_hours"),
+                        "must be > 0 with interruption_frequency"};
+    }
+    if (risk.interruptions_per_hour() > 0) {
+      return FieldError{Join(base, "interruptions_per_hour"),
+                        "must be 0 with interruption_frequency (it is derived)"};
+    }
+  }
+  if (risk.has_notice_seconds()) {
+    if (auto e = CheckAmount(base, "notice_seconds", risk.notice_seconds())) return e;
+  }
+  if (auto e = CheckAmount(base, "capacity_restart_factor", risk.capacity_restart_factor())) {
+    return e;
+  }
+  return std::nullopt;
+}
+
+}  // namespace
+
 std::optional<FieldError> Validate(const v1::PriceBook& book) {
   if (!book.prices_as_of().empty()) {
     absl::Time unused;
@@ -156,38 +198,7 @@ std::optional<FieldError> Validate(const v1::PriceBook& book) {
   for (int i = 0; i < book.spot_risks_size(); ++i) {
     const v1::SpotRisk& risk = book.spot_risks(i);
     const std::vector<PathElement> base = {{"spot_risks", i}};
-    if (risk.provider().empty()) return FieldError{Join(base, "provider"), "must not be empty"};
-    if (risk.gpu_model().empty()) {
-      return FieldError{Join(base, "gpu_model"), "must not be empty (\"*\" for any)"};
-    }
-    if (auto e = CheckAmount(base, "interruptions_per_hour", risk.interruptions_per_hour())) {
-      return e;
-    }
-    if (auto e = CheckAmount(base, "interruption_frequency", risk.interruption_frequency())) {
-      return e;
-    }
-    if (risk.interruption_frequency() >= 1) {
-      return FieldError{Join(base, "interruption_frequency"), "must be < 1 (a fraction)"};
-    }
-    if (auto e = CheckAmount(base, "instance_lifetime_hours", risk.instance_lifetime_hours())) {
-      return e;
-    }
-    if (risk.interruption_frequency() > 0) {
-      if (risk.instance_lifetime_hours() <= 0) {
-        return FieldError{Join(base, "instance_lifetime_hours"),
-                          "must be > 0 with interruption_frequency"};
-      }
-      if (risk.interruptions_per_hour() > 0) {
-        return FieldError{Join(base, "interruptions_per_hour"),
-                          "must be 0 with interruption_frequency (it is derived)"};
-      }
-    }
-    if (risk.has_notice_seconds()) {
-      if (auto e = CheckAmount(base, "notice_seconds", risk.notice_seconds())) return e;
-    }
-    if (auto e = CheckAmount(base, "capacity_restart_factor", risk.capacity_restart_factor())) {
-      return e;
-    }
+    if (auto e = ValidateRisk(risk, base)) return e;
     auto [it, inserted] =
         risk_keys.emplace(absl::StrCat(absl::AsciiStrToLower(risk.provider()), "\n",
                                        absl::AsciiStrToLower(risk.gpu_model())),
