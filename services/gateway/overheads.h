@@ -31,11 +31,6 @@ struct RunData {
   // The offer's published instance network (catalog Offer.network.gbps); 0 =
   // not published. Downloads run at the rule's download_gbps, capped by it.
   double network_gbps = 0;
-  // Ignored since pricing counts checkpoint writes (quote rules 2); kept until
-  // the recommender stops setting them.
-  double checkpoint_gb = 0;
-  double checkpoint_interval_minutes = 0;
-  bool checkpoints_priced_elsewhere = false;
 };
 
 class OverheadModel {

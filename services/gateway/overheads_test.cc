@@ -18,7 +18,7 @@ TEST(Overheads, DataFileLoadsAndComputesEachPart) {
   ASSERT_FALSE(model->empty());
   // Default rule: 5 min start-up, 10 GB image at 10 Gbps (8 s); checkpoint
   // writes are pricing's (Quote.checkpoint_hours), never counted here.
-  RunData run{.run_hours = 10.5, .weights_gb = 16, .dataset_gb = 9, .checkpoint_gb = 100};
+  RunData run{.run_hours = 10.5, .weights_gb = 16, .dataset_gb = 9};
   const v1::Overheads o = model->For("aws", run);
   EXPECT_DOUBLE_EQ(o.startup_hours(), 5.0 / 60);
   EXPECT_DOUBLE_EQ(o.image_pull_hours(), 10.0 / (10.0 / 8 * 3600));
@@ -45,20 +45,14 @@ TEST(Overheads, RuleForThenForEqualsForByProvider) {
   EXPECT_EQ(OverheadModel().RuleFor("aws"), nullptr);
   EXPECT_EQ(OverheadModel().TotalHours(nullptr, {}), 0);
   for (const char* provider : {"aws", "vast", "VAST", "no-such-provider"}) {
-    for (bool spot : {false, true}) {
-      for (double network_gbps : {0.0, 5.0, 3200.0}) {
-        const RunData run{.run_hours = 10.5,
-                          .weights_gb = 16,
-                          .dataset_gb = 9,
-                          .network_gbps = network_gbps,
-                          .checkpoint_gb = 100,
-                          .checkpoints_priced_elsewhere = spot};
-        const v1::Overheads by_name = model->For(provider, run);
-        EXPECT_GT(by_name.total_hours(), 0);
-        EXPECT_EQ(model->For(model->RuleFor(provider), run).SerializeAsString(),
-                  by_name.SerializeAsString());
-        EXPECT_EQ(model->TotalHours(model->RuleFor(provider), run), by_name.total_hours());
-      }
+    for (double network_gbps : {0.0, 5.0, 3200.0}) {
+      const RunData run{
+          .run_hours = 10.5, .weights_gb = 16, .dataset_gb = 9, .network_gbps = network_gbps};
+      const v1::Overheads by_name = model->For(provider, run);
+      EXPECT_GT(by_name.total_hours(), 0);
+      EXPECT_EQ(model->For(model->RuleFor(provider), run).SerializeAsString(),
+                by_name.SerializeAsString());
+      EXPECT_EQ(model->TotalHours(model->RuleFor(provider), run), by_name.total_hours());
     }
   }
 }
@@ -101,20 +95,13 @@ TEST(Overheads, RejectsBadRulesNamingTheField) {
     EXPECT_TRUE(google::protobuf::TextFormat::ParseFromString(text, &rules));
     return OverheadModel::FromProto(rules);
   };
-  EXPECT_THAT(
-      parse(
-          R"(rules { provider: "aws" download_gbps: 1 checkpoint_write_gb_per_second: 1 checkpoint_interval_minutes: 60 })"),
-      StatusIs(absl::StatusCode::kInvalidArgument, HasSubstr("default rule")));
-  EXPECT_THAT(
-      parse(
-          R"(rules { download_gbps: 0 checkpoint_write_gb_per_second: 1 checkpoint_interval_minutes: 60 })"),
-      StatusIs(absl::StatusCode::kInvalidArgument, HasSubstr("rules[0].download_gbps")));
-  EXPECT_THAT(
-      parse(
-          R"(rules { startup_minutes: -1 download_gbps: 1 checkpoint_write_gb_per_second: 1 checkpoint_interval_minutes: 60 })"),
-      StatusIs(absl::StatusCode::kInvalidArgument, HasSubstr("rules[0].startup_minutes")));
-  constexpr char kRule[] =
-      R"(rules { download_gbps: 1 checkpoint_write_gb_per_second: 1 checkpoint_interval_minutes: 60 } )";
+  EXPECT_THAT(parse(R"(rules { provider: "aws" download_gbps: 1 })"),
+              StatusIs(absl::StatusCode::kInvalidArgument, HasSubstr("default rule")));
+  EXPECT_THAT(parse(R"(rules { download_gbps: 0 })"),
+              StatusIs(absl::StatusCode::kInvalidArgument, HasSubstr("rules[0].download_gbps")));
+  EXPECT_THAT(parse(R"(rules { startup_minutes: -1 download_gbps: 1 })"),
+              StatusIs(absl::StatusCode::kInvalidArgument, HasSubstr("rules[0].startup_minutes")));
+  constexpr char kRule[] = R"(rules { download_gbps: 1 } )";
   EXPECT_THAT(parse(std::string(kRule) +
                     R"(serving_defaults { min_user_tokens_per_second: -1 source: "x" })"),
               StatusIs(absl::StatusCode::kInvalidArgument,

@@ -157,9 +157,6 @@ RunData RunState::RunOf(const Candidate& candidate) const {
   run.run_hours = Est(candidate.config).estimated_hours();
   run.weights_gb = totals.weights_bytes() / 1e9;
   run.dataset_gb = w.dataset_gb();
-  run.checkpoint_gb = training_ ? totals.checkpoint_bytes() / 1e9 : 0;
-  run.checkpoint_interval_minutes = w.checkpoint_interval_minutes();
-  run.checkpoints_priced_elsewhere = candidate.option == catalog::v1::PURCHASE_OPTION_SPOT;
   run.network_gbps = index_->offers()[candidate.offer_index].network_gbps;
   return run;
 }

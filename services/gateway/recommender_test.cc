@@ -956,7 +956,7 @@ absl::StatusOr<OverheadModel> OverheadsWithUserFloor(double floor) {
   v1::OverheadRules rules;
   if (!google::protobuf::TextFormat::ParseFromString(
           absl::StrCat(R"(as_of: "2026-12-01"
-             rules { download_gbps: 10 checkpoint_write_gb_per_second: 2 checkpoint_interval_minutes: 60 }
+             rules { download_gbps: 10 }
              serving_defaults { min_user_tokens_per_second: )",
                        floor, R"( source: "a test SLO" })"),
           &rules)) {
