@@ -329,9 +329,8 @@ TEST(EmbeddedData, MarketAndBillingFixes) {
 // prices, the rest are added, topology rules apply to the imported rows too,
 // and the whole validates.
 TEST(EmbeddedData, LoadsTogetherWithTheSkyPilotFixtures) {
-  const std::string fixtures =
-      GPUADVISOR_SOURCE_DIR "/../shared/fixtures/skypilot-catalog/catalogs/v8";
-  GPUADVISOR_REQUIRE_FIXTURE(fixtures + "/lambda/vms.csv");  // a failure under CI=true
+  const std::string fixtures = GPUADVISOR_SOURCE_DIR "/tests/data/skypilot-catalog/catalogs/v8";
+  GPUADVISOR_REQUIRE_FIXTURE(fixtures + "/lambda/vms.csv");
   CatalogSources sources = DefaultSources();
   sources.skypilot_csv_paths = {fixtures + "/aws/vms.p4de-p5.excerpt.csv",
                                 fixtures + "/lambda/vms.csv",

@@ -24,8 +24,7 @@ using ::testing::HasSubstr;
 using ::testing::Pair;
 
 constexpr char kExcerpts[] = GPUADVISOR_SOURCE_DIR "/tests/data/skypilot";
-constexpr char kFixtures[] =
-    GPUADVISOR_SOURCE_DIR "/../shared/fixtures/skypilot-catalog/catalogs/v8";
+constexpr char kFixtures[] = GPUADVISOR_SOURCE_DIR "/tests/data/skypilot-catalog/catalogs/v8";
 constexpr double kMiB = 1024.0 * 1024.0;
 
 // The real GPU list: the importer's job is to map real names onto it.
@@ -488,8 +487,8 @@ TEST(CleanRegion, DropsEmptyPartsAndStrayWhitespace) {
 }
 
 // ---------------------------------------------------------------------------
-// Every fixture file from ../shared (skipped when the folder is absent, a
-// failure under CI=true).
+// Every vendored fixture file (tests/data/skypilot-catalog; a missing one
+// fails the test).
 
 struct FixtureCase {
   const char* path;  // relative to catalogs/v8

@@ -1,7 +1,6 @@
 // The refresher's guards and imports on real recorded files
-// (../shared/fixtures). The fetch over HTTPS, faults included, is tested
-// end to end by tests/integration/refresh_test.sh against a local replay
-// server.
+// (vendored under tests/data, see their SOURCE.md). The fetch over HTTPS, faults included, is
+// tested end to end by tests/integration/refresh_test.sh against a local replay server.
 
 #include "services/refresher/refresher.h"
 
@@ -31,7 +30,7 @@ using ::gpuadvisor::testing::StatusIs;
 using ::testing::HasSubstr;
 using ::testing::Not;
 
-constexpr char kFixtures[] = GPUADVISOR_SOURCE_DIR "/../shared/fixtures";
+constexpr char kFixtures[] = GPUADVISOR_SOURCE_DIR "/tests/data";
 
 class RefresherImport : public ::testing::Test {
  protected:

@@ -23,7 +23,7 @@ using ::gpuadvisor::sizing::v1::Model;
 using ::gpuadvisor::testing::StatusIs;
 using ::testing::HasSubstr;
 
-constexpr char kConfigs[] = GPUADVISOR_SOURCE_DIR "/../shared/fixtures/hf-configs";
+constexpr char kConfigs[] = GPUADVISOR_SOURCE_DIR "/tests/data/hf-configs";
 
 absl::StatusOr<Model> FromFixture(const std::string& name) {
   absl::StatusOr<std::string> text = ReadFile(std::string(kConfigs) + "/" + name);

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # The refresher end to end (docs/catalog.md "Refresh"): a local HTTPS server
 # (tests/refresh/replay_server.py, a throwaway CA made with openssl) replays
-# real recorded files of ../shared/fixtures (Vast's offer search, SkyPilot's
+# real recorded files vendored under tests/data (Vast's offer search, SkyPilot's
 # Lambda vms.csv) and the sample pages of tests/data (Azure Retail Prices,
 # two pages through NextPageLink; OCI's price list; gpuhunt's catalog.zip);
 # the refresher fetches them over verified TLS, the catalog writer reloads,
@@ -12,8 +12,7 @@
 # answer, the same price) with a growing age and a visible reason, for every
 # source; and a real Prometheus
 # with deploy/prometheus/rules.yml fires GpuAdvisorSourceStale when a source
-# passes its budget. Fixtures missing: skipped locally, a failure when
-# CI=true. Bounded (about 60-90 s) and self-cleaning.
+# passes its budget. Fixtures missing: a failure. Bounded (about 60-90 s) and self-cleaning.
 # Usage: tests/refresh/refresh_test.sh BUILD_DIR
 set -uo pipefail
 
@@ -22,14 +21,13 @@ BUILD_DIR=$(cd "${1:?usage: $0 BUILD_DIR}" && pwd)
 CLI=$BUILD_DIR/services/cli/gpu-advisor
 REFRESHER=$BUILD_DIR/services/refresher/refresher
 PY=/usr/bin/python3
-FIX=$ROOT/../shared/fixtures
+FIX=$ROOT/tests/data
 
 for tool in prometheus promtool curl openssl "$PY" "$CLI" "$REFRESHER"; do
   command -v "$tool" >/dev/null || { echo "refresh_test: missing $tool" >&2; exit 1; }
 done
 if [[ ! -f "$FIX/vast/vastai-search-offers.excerpt.json" ]]; then
-  if [[ "${CI:-}" == true ]]; then echo "FAIL  fixtures missing under CI=true: $FIX" >&2; exit 1; fi
-  echo "SKIP  fixtures missing: $FIX"; exit 0
+  echo "FAIL  fixtures missing: $FIX (tests/data is part of the repository)" >&2; exit 1
 fi
 
 # shellcheck source=deploy/local/stack.sh

@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """HTTPS replay server for the refresher's tests.
 
-Serves the recorded files of a folder (copies of ../shared/fixtures) over
+Serves the recorded files of a folder (copies of the fixtures vendored under tests/data) over
 TLS, with ETag / If-None-Match, and with a fault per path chosen by the test
 through <folder>/modes.json, read on every request:
 

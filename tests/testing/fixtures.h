@@ -1,10 +1,10 @@
 #ifndef GPUADVISOR_TESTS_TESTING_FIXTURES_H_
 #define GPUADVISOR_TESTS_TESTING_FIXTURES_H_
 
-// Tests that read the real public files in ../shared/fixtures (beside the
-// repository). A developer checkout may lack that folder, so the test is
-// skipped there; CI (CI=true, a clean clone with ../shared beside it) must
-// have it, so there the missing file is a failure, never a silent skip.
+// Tests that read real public files vendored under tests/data/<folder>/
+// (each folder's SOURCE.md says where from, when and under which licence).
+// They are part of the repository, so a missing file is a broken checkout:
+// the test fails, it never skips.
 //
 //   TEST(VastImport, RealOffers) {
 //     GPUADVISOR_REQUIRE_FIXTURE(kVastFile);
@@ -33,16 +33,15 @@ inline bool PathExists(const std::string& path) {
 
 }  // namespace gpuadvisor::testing
 
-// Skips the test when `path` is missing, or fails it under CI=true.
-#define GPUADVISOR_REQUIRE_FIXTURE(path)                                                        \
-  do {                                                                                          \
-    const std::string gpuadvisor_fixture_path_(path);                                           \
-    if (!::gpuadvisor::testing::PathExists(gpuadvisor_fixture_path_)) {                         \
-      if (::gpuadvisor::testing::RunningInCi()) {                                               \
-        FAIL() << gpuadvisor_fixture_path_ << " is missing and CI=true: fixtures are required"; \
-      }                                                                                         \
-      GTEST_SKIP() << gpuadvisor_fixture_path_ << " not present";                               \
-    }                                                                                           \
+// Fails the test (never skips) when `path` is missing.
+#define GPUADVISOR_REQUIRE_FIXTURE(path)                                \
+  do {                                                                  \
+    const std::string gpuadvisor_fixture_path_(path);                   \
+    if (!::gpuadvisor::testing::PathExists(gpuadvisor_fixture_path_)) { \
+      FAIL() << gpuadvisor_fixture_path_                                \
+             << " is missing: tests/data is part of the "               \
+                "repository (see its SOURCE.md files)";                 \
+    }                                                                   \
   } while (0)
 
 #endif  // GPUADVISOR_TESTS_TESTING_FIXTURES_H_

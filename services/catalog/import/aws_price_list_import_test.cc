@@ -18,7 +18,7 @@ using ::gpuadvisor::catalog::v1::OfferList;
 using ::gpuadvisor::testing::StatusIs;
 using ::testing::HasSubstr;
 
-constexpr char kFixtures[] = GPUADVISOR_SOURCE_DIR "/../shared/fixtures/aws-price-list";
+constexpr char kFixtures[] = GPUADVISOR_SOURCE_DIR "/tests/data/aws-price-list";
 
 const OfferList& EmbeddedOffers() {
   static const OfferList* offers = [] {

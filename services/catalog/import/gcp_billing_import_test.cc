@@ -17,7 +17,7 @@ using ::gpuadvisor::catalog::v1::OfferList;
 using ::gpuadvisor::testing::StatusIs;
 using ::testing::HasSubstr;
 
-constexpr char kFixtures[] = GPUADVISOR_SOURCE_DIR "/../shared/fixtures/gcp-billing-catalog";
+constexpr char kFixtures[] = GPUADVISOR_SOURCE_DIR "/tests/data/gcp-billing-catalog";
 constexpr char kFamilies[] = GPUADVISOR_SOURCE_DIR "/data/catalog/gcp_billing_families.csv";
 
 std::vector<GcpSkuFamily> Families() {

@@ -19,7 +19,7 @@ using ::gpuadvisor::testing::StatusIs;
 using ::testing::HasSubstr;
 
 constexpr char kDataDir[] = GPUADVISOR_SOURCE_DIR "/data";
-constexpr char kFixtures[] = GPUADVISOR_SOURCE_DIR "/../shared/fixtures";
+constexpr char kFixtures[] = GPUADVISOR_SOURCE_DIR "/tests/data";
 
 // The embedded catalog plus the real price files, through the loader the
 // catalog server uses: imported offers pass the whole-snapshot validation,

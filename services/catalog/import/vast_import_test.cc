@@ -20,7 +20,7 @@ using ::gpuadvisor::testing::StatusIs;
 using ::testing::HasSubstr;
 
 constexpr char kVastFile[] =
-    GPUADVISOR_SOURCE_DIR "/../shared/fixtures/vast/vastai-search-offers.excerpt.json";
+    GPUADVISOR_SOURCE_DIR "/tests/data/vast/vastai-search-offers.excerpt.json";
 constexpr char kContinents[] = GPUADVISOR_SOURCE_DIR "/data/catalog/country_continents.csv";
 
 VastImportOptions Options() {
@@ -50,7 +50,7 @@ TEST(ContinentTable, EmbeddedFileCoversTheMarketplaceCountries) {
 // same continent for every country in it, so both sources name a place alike.
 TEST(ContinentTable, AgreesWithSkyPilotsVastRegions) {
   const std::string file =
-      GPUADVISOR_SOURCE_DIR "/../shared/fixtures/skypilot-catalog/catalogs/v8/vast/vms.csv";
+      GPUADVISOR_SOURCE_DIR "/tests/data/skypilot-catalog/catalogs/v8/vast/vms.csv";
   GPUADVISOR_REQUIRE_FIXTURE(file);
   absl::StatusOr<std::string> text = ReadFile(file);
   ASSERT_OK(text);
