@@ -92,10 +92,17 @@ std::shared_ptr<const Catalog> CatalogStore::Current() const {
 std::shared_ptr<const Catalog> CatalogStore::WaitForChange(const std::string& known_version,
                                                            absl::Time deadline) const {
   absl::MutexLock lock(&mu_);
+  ++waiters_;
   while (!shutdown_ && (current_ == nullptr || current_->snapshot().version() == known_version)) {
     if (changed_.WaitWithDeadline(&mu_, deadline)) break;  // timed out
   }
+  --waiters_;
   return current_;
+}
+
+int CatalogStore::waiters() const {
+  absl::MutexLock lock(&mu_);
+  return waiters_;
 }
 
 void CatalogStore::Shutdown() {

@@ -71,6 +71,9 @@ class CatalogStore {
 
   // Wakes all waiters; later WaitForChange() calls return at once.
   void Shutdown();
+  // Callers blocked in WaitForChange now (tests wait for a waiter to block
+  // instead of sleeping).
+  int waiters() const;
 
   // Status of the last Reload() (OK before the first one) and how many
   // reloads failed; for metrics and health reporting.
@@ -86,6 +89,7 @@ class CatalogStore {
   std::string current_hash_ ABSL_GUARDED_BY(mu_);
   int64_t sequence_ ABSL_GUARDED_BY(mu_) = 0;
   bool shutdown_ ABSL_GUARDED_BY(mu_) = false;
+  mutable int waiters_ ABSL_GUARDED_BY(mu_) = 0;
   absl::Status last_status_ ABSL_GUARDED_BY(mu_);
   int64_t failed_reloads_ ABSL_GUARDED_BY(mu_) = 0;
   std::vector<std::string> last_warnings_ ABSL_GUARDED_BY(mu_);

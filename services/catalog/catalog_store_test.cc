@@ -200,12 +200,13 @@ TEST_F(CatalogStoreTest, WaitForChangeWakesOnReload) {
     seen = store.WaitForChange(v1, absl::Now() + absl::Seconds(30))->snapshot().version();
     woke = true;
   });
-  absl::SleepFor(absl::Milliseconds(50));
+  while (store.waiters() == 0) std::this_thread::yield();  // the waiter is blocked
   EXPECT_FALSE(woke);
-  // A rejected reload does not wake anyone.
+  // A rejected reload changes no version, so it wakes no one.
   Write(offers_path_, "offers {");
   EXPECT_FALSE(store.Reload().ok());
-  absl::SleepFor(absl::Milliseconds(50));
+  EXPECT_EQ(store.Current()->snapshot().version(), v1);
+  EXPECT_EQ(store.waiters(), 1);
   EXPECT_FALSE(woke);
   Write(offers_path_, absl::StrReplaceAll(kOffers, {{"0.707", "0.70683"}}));
   ASSERT_OK(store.Reload());
@@ -219,7 +220,7 @@ TEST_F(CatalogStoreTest, ShutdownWakesWaiters) {
   ASSERT_OK(store.Reload());
   const std::string v1 = store.Current()->snapshot().version();
   std::thread waiter([&] { store.WaitForChange(v1, absl::InfiniteFuture()); });
-  absl::SleepFor(absl::Milliseconds(20));
+  while (store.waiters() == 0) std::this_thread::yield();  // the waiter is blocked
   store.Shutdown();
   waiter.join();  // would hang without the wake-up
   EXPECT_EQ(store.WaitForChange(v1, absl::InfiniteFuture())->snapshot().version(), v1);

@@ -47,8 +47,15 @@ std::shared_ptr<const PriceBook> PriceBooks::WaitForChange(const std::string& kn
     return shutdown_ ||
            (book_ != nullptr && (known_version.empty() || book_->version() != known_version));
   };
+  ++waiters_;
   mu_.AwaitWithDeadline(absl::Condition(&changed), deadline);
+  --waiters_;
   return book_;
+}
+
+int PriceBooks::waiters() const {
+  absl::MutexLock lock(&mu_);
+  return waiters_;
 }
 
 void PriceBooks::Shutdown() {

@@ -54,6 +54,9 @@ class PriceBooks {
 
   // Wakes every WaitForChange, now and later, so streams can end.
   void Shutdown();
+  // Callers blocked in WaitForChange now (tests wait for a waiter to block
+  // instead of sleeping).
+  int waiters() const;
 
  private:
   mutable absl::Mutex mu_;
@@ -62,6 +65,7 @@ class PriceBooks {
   // catalog versions.
   std::vector<std::shared_ptr<const PriceBook>> by_catalog_ ABSL_GUARDED_BY(mu_);
   bool shutdown_ ABSL_GUARDED_BY(mu_) = false;
+  mutable int waiters_ ABSL_GUARDED_BY(mu_) = 0;
 };
 
 // The book of `books` for `catalog_version` (ForCatalog) when this build may

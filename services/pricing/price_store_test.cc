@@ -107,7 +107,7 @@ TEST(PriceStore, WaitForChangeWakesOnUpdate) {
   const std::string version = store.Current()->version();
   std::shared_ptr<const PriceBook> seen;
   std::thread waiter([&] { seen = store.WaitForChange(version, absl::Now() + absl::Seconds(30)); });
-  absl::SleepFor(absl::Milliseconds(30));
+  while (store.waiters() == 0) std::this_thread::yield();  // the waiter is blocked
   auto updated = store.Update(PriceUpdate("aws/b/r", 21));
   ASSERT_OK(updated);
   waiter.join();
@@ -121,7 +121,7 @@ TEST(PriceStore, ShutdownWakesWaiters) {
   const std::string version = store.Current()->version();
   const absl::Time start = absl::Now();
   std::thread waiter([&] { store.WaitForChange(version, absl::Now() + absl::Seconds(30)); });
-  absl::SleepFor(absl::Milliseconds(20));
+  while (store.waiters() == 0) std::this_thread::yield();  // the waiter is blocked
   store.Shutdown();
   waiter.join();
   EXPECT_LT(absl::Now() - start, absl::Seconds(10));
