@@ -3,7 +3,7 @@
 
 // Import of SkyPilot catalog CSVs (skypilot-org/skypilot-catalog, schema v8,
 // `catalogs/v8/<cloud>/vms.csv`) into catalog offers. Quirks handled (see
-// ../shared/fixtures/skypilot-catalog/SOURCE.md):
+// tests/data/skypilot-catalog/SOURCE.md):
 //   - columns are found by header name; their order differs per cloud;
 //   - RFC 4180 quoting (commas, doubled quotes, line breaks inside quotes),
 //     CRLF or LF line ends, a UTF-8 byte-order mark, UTF-8 text kept as is;

@@ -4,7 +4,7 @@
 // Import of an AWS Price List offer file for AmazonEC2 (the Bulk API's
 // offers/v1.0/aws/AmazonEC2/current/<region>/index.json): products keyed by
 // SKU, terms.OnDemand[sku][sku.offerTermCode].priceDimensions[...]. Format
-// notes and pitfalls: ../shared/fixtures/aws-price-list/SOURCE.md.
+// notes and pitfalls: tests/data/aws-price-list/SOURCE.md.
 //
 // A product is a row. Kept: productFamily "Compute Instance", Linux, Shared
 // tenancy, capacitystatus Used, preInstalledSw NA, marketoption OnDemand, with

@@ -5,7 +5,7 @@
 // (GET cloudbilling.googleapis.com/v1/services/6F81-5844-456A/skus): a page
 // {"skus": [...], "nextPageToken": ...}, a list of such pages, or the pages'
 // SKUs concatenated into one list. Format notes and pitfalls:
-// ../shared/fixtures/gcp-billing-catalog/SOURCE.md.
+// tests/data/gcp-billing-catalog/SOURCE.md.
 //
 // The API has no machine prices: a GPU machine's price is assembled from its
 // GPU, core and RAM SKUs in the same region,

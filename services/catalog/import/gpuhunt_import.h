@@ -6,7 +6,7 @@
 //   instance_name,location,price,cpu,memory,gpu_count,gpu_name,gpu_memory,
 //   spot,disk_size,gpu_vendor,flags,cpu_arch,provider_data
 // parsed by header name; older catalogs without the last four columns are
-// accepted. Schema and pitfalls: ../shared/fixtures/gpuhunt/SOURCE.md.
+// accepted. Schema and pitfalls: tests/data/gpuhunt/SOURCE.md.
 //   price         USD/hour for the whole instance
 //   memory        GB; gpu_memory GB per GPU (picks the GPU variant)
 //   spot          True/False (any case); spot and on-demand are separate rows

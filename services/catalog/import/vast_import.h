@@ -5,7 +5,7 @@
 // (a list of offers) or of the API it calls (POST /api/v0/bundles/,
 // {"offers": [...]}). Vast is a live marketplace: every offer is one host's
 // slice of a machine, priced on its own. Format notes and pitfalls:
-// ../shared/fixtures/vast/SOURCE.md.
+// tests/data/vast/SOURCE.md.
 //
 // One Offer per (machine_id, num_gpus) - several search results for the same
 // slice of one machine are alternatives, so only the cheapest is kept
