@@ -97,16 +97,27 @@ run() {  # log n c args...
   timeout 600 h2load -n "$n" -c "$c" -m 1 -t 1 --log-file="$log" "$@" >"$log.out" 2>&1 ||
     { cat "$log.out" >&2; echo "http_vs_grpc: h2load failed" >&2; exit 1; }
 }
+# The gateway's CPU time (user + system, clock ticks) around each transport's
+# runs: its cost per call, apart from waiting for a core.
+GATEWAY_PID=$(pgrep -n -f "gateway_server .*--http_port" || true)
+[[ -n "$GATEWAY_PID" ]] || { echo "http_vs_grpc: no gateway process" >&2; exit 1; }
+ticks() { awk '{print $14 + $15}' "/proc/$GATEWAY_PID/stat"; }
+grpc_ticks=0 http_ticks=0
 calls=$((N < CLIENTS ? CLIENTS : N))
 for round in $(seq 1 "$ROUNDS"); do
   for bin in "$TMP"/req-*.bin; do
     base=$(basename "${bin%.bin}")
+    t0=$(ticks)
     run "$TMP/grpc-$round-$base.log" "$calls" "$CLIENTS" -H 'content-type: application/grpc' \
       -H 'te: trailers' -d "$bin" "http://$GATEWAY_ADDR$RECOMMEND"
+    t1=$(ticks)
     run "$TMP/http-$round-$base.log" "$calls" "$CLIENTS" --h1 -H 'content-type: application/json' \
       -d "${bin%.bin}.json" "http://$GATEWAY_HTTP/v1/recommend"
+    t2=$(ticks)
+    grpc_ticks=$((grpc_ticks + t1 - t0)) http_ticks=$((http_ticks + t2 - t1))
   done
 done
+echo "gateway CPU per call: gRPC $((grpc_ticks * 1000000 / $(getconf CLK_TCK) / (calls * ROUNDS * $(ls "$TMP"/req-*.bin | wc -l)))) us, HTTP/JSON $((http_ticks * 1000000 / $(getconf CLK_TCK) / (calls * ROUNDS * $(ls "$TMP"/req-*.bin | wc -l)))) us"
 echo "load average after: $(cut -d' ' -f1-3 /proc/loadavg)"
 
 "$PY" - "$TMP" "$offers" "$CLIENTS" <<'PY'

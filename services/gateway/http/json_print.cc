@@ -20,9 +20,19 @@ using google::protobuf::FieldDescriptor;
 using google::protobuf::Message;
 using google::protobuf::Reflection;
 
+// Whether `c` goes into a JSON string as it is (no escape).
+bool Plain(unsigned char c) { return c >= 0x20 && c != '"' && c != '\\'; }
+
 void AppendString(absl::string_view s, std::string* out) {
   out->push_back('"');
-  for (unsigned char c : s) {
+  size_t i = 0;
+  while (i < s.size()) {
+    // The run of plain bytes in one append: answers are mostly prose.
+    size_t j = i;
+    while (j < s.size() && Plain(static_cast<unsigned char>(s[j]))) ++j;
+    out->append(s.data() + i, j - i);
+    if (j == s.size()) break;
+    const unsigned char c = static_cast<unsigned char>(s[j]);
     switch (c) {
       case '"':
         out->append("\\\"");
@@ -39,15 +49,13 @@ void AppendString(absl::string_view s, std::string* out) {
       case '\t':
         out->append("\\t");
         break;
-      default:
-        if (c < 0x20) {
-          char buf[8];
-          std::snprintf(buf, sizeof(buf), "\\u%04x", c);
-          out->append(buf);
-        } else {
-          out->push_back(static_cast<char>(c));
-        }
+      default: {
+        char buf[8];
+        std::snprintf(buf, sizeof(buf), "\\u%04x", c);
+        out->append(buf);
+      }
     }
+    i = j + 1;
   }
   out->push_back('"');
 }
