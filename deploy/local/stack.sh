@@ -88,7 +88,8 @@ stack_start() {
     ${STACK_CATALOG_ARGS[@]+"${STACK_CATALOG_ARGS[@]}"} || return 1
   CATALOG_ADDR=$ANNOUNCED_GRPC CATALOG_METRICS=$ANNOUNCED_METRICS
   _stack_launch sizing "$bin/sizing/sizing_server" "$logdir" \
-    --port=$p_siz --metrics_port=$m_siz --data_dir="$data" ${tls[@]+"${tls[@]}"} || return 1
+    --port=$p_siz --metrics_port=$m_siz --data_dir="$data" --catalog_address="$CATALOG_ADDR" \
+    ${tls[@]+"${tls[@]}"} || return 1
   SIZING_ADDR=$ANNOUNCED_GRPC SIZING_METRICS=$ANNOUNCED_METRICS
   _stack_launch pricing "$bin/pricing/pricing_server" "$logdir" \
     --port=$p_pri --metrics_port=$m_pri --data_dir="$data" --catalog_address="$CATALOG_ADDR" \

@@ -326,8 +326,12 @@ std::string CountsLine(const cal::CaseList& cases, const std::vector<Result>& re
       tuned += x != 0 && x != 1;
     }
   }
+  // A not-measured base is a stated conservative default, not a setting
+  // tuned on anything; it is counted apart.
+  int defaults = 0;
   for (const v1::EfficiencyBase& e : profiles.efficiency()) {
-    tuned += (e.training() != 0) + (e.decode_bandwidth() != 0) + (e.fp8_training() != 0);
+    const int n = (e.training() != 0) + (e.decode_bandwidth() != 0) + (e.fp8_training() != 0);
+    (e.not_measured() ? defaults : tuned) += n;
   }
   std::set<std::string> sources, held;
   for (const Result& r : results) {
@@ -335,8 +339,9 @@ std::string CountsLine(const cal::CaseList& cases, const std::vector<Result>& re
   }
   return absl::StrFormat(
       "%d tuned settings (framework and GPU-generation factors in profiles.textproto) against %d "
-      "independent sources in %d cases; %d held-out source(s)",
-      tuned, sources.size(), cases.cases_size(), held.size());
+      "independent sources in %d cases; %d held-out source(s); %d not-measured conservative "
+      "defaults",
+      tuned, sources.size(), cases.cases_size(), held.size(), defaults);
 }
 
 // A row's error as the intervals read it (error_interval_fit.h): the

@@ -49,6 +49,20 @@ void EstimateConfiguration(const Job& job, const GpuSpec& gpu, const v1::GpuConf
     EstimateServing(job, gpu, config, out);
   }
   FillIntervals(job, out);
+  if (!gpu.efficiency_not_measured.empty()) {
+    v1::Note* note = out->add_structured_notes();
+    note->set_code("efficiency_not_measured");
+    note->set_severity(v1::NOTE_SEVERITY_WARNING);
+    note->set_text(absl::StrFormat(
+        "Efficiency not measured: no two independent published measurements of %s (%s %s) "
+        "training or serving speed; the estimate uses a stated conservative default (%.2f of "
+        "the dense 16-bit peak before model-size effects, %.2f of memory bandwidth). Treat its "
+        "speed and hours as uncertain.",
+        gpu.name, gpu.vendor, gpu.architecture, gpu.compute_efficiency,
+        gpu.decode_bandwidth_efficiency));
+    note->set_source(gpu.efficiency_not_measured);
+    out->add_notes(note->text());
+  }
   // Known problems of the task on this GPU's software stack (data).
   if (job.profiles == nullptr) return;
   for (const v1::Hazard* h :

@@ -77,8 +77,8 @@ absl::StatusOr<Job> BuildJob(const v1::Workload& w, const ModelSpec& m, const Pr
   j.moe = m.routed_expert_params > 0;
   if (j.moe) {
     j.moe_layers = m.layers - m.resolved.dense_layers();
-    j.moe_dispatch_elements_per_token = m.hidden * std::max(1, m.resolved.active_experts());
-    j.expert_flops_fraction = std::min(
+    j.train.moe_dispatch_elements_per_token = m.hidden * std::max(1, m.resolved.active_experts());
+    j.train.expert_flops_fraction = std::min(
         1.0, m.routed_expert_params * m.active_expert_fraction / std::max(m.compute_params, 1.0));
   }
   j.precision = w.precision() == v1::PRECISION_UNSPECIFIED ? v1::PRECISION_BF16 : w.precision();
@@ -122,7 +122,7 @@ absl::StatusOr<Job> BuildJob(const v1::Workload& w, const ModelSpec& m, const Pr
   absl::Status s = j.training ? BuildTrainingJob(w, &j, totals) : BuildServingJob(w, &j, totals);
   if (!s.ok()) return s;
   totals->set_params(m.params);
-  totals->set_trainable_params(j.TrainableParams());
+  totals->set_trainable_params(j.train.TrainableParams());
   totals->set_total_tokens(j.total_tokens);
   return j;
 }

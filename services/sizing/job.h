@@ -19,31 +19,9 @@ namespace gpuadvisor::sizing {
 
 class Profiles;
 
-struct Job {
-  const ModelSpec* model = nullptr;
-  const gpuadvisor::sizing::v1::FrameworkProfile* framework = nullptr;
-  const Profiles* profiles = nullptr;
-  // Link, memory and kernel constants (data/sizing/engine.textproto).
-  const gpuadvisor::sizing::v1::EngineConstants* engine = nullptr;
-  gpuadvisor::sizing::v1::Task task = gpuadvisor::sizing::v1::TASK_UNSPECIFIED;
-  bool training = false;
-  bool lora = false;  // LoRA or QLoRA
-  bool qlora = false;
-  bool batch = false;  // batch inference
-  bool moe = false;
-  gpuadvisor::sizing::v1::Precision precision = gpuadvisor::sizing::v1::PRECISION_BF16;
-  double vram_margin = kDefaultVramMargin;
-  bool vram_margin_given = false;
-  // Assumptions stated in every estimate (structured: code, severity, text).
-  std::vector<gpuadvisor::sizing::v1::Note> notes;
-
-  // Hints (training and serving). -1 / 0 = chosen by sizing.
-  int zero_hint = -1;
-  int tp_hint = 0;
-  int pp_hint = 0;
-  int ep_hint = 0;
-
-  // ---- Training.
+// The training half of a Job (BuildTrainingJob): batch, memory techniques,
+// bytes per parameter, FLOPs per token and the run's length.
+struct TrainingJob {
   double seq = 0;
   double micro_batch = 1;
   double global_batch = 0;  // sequences per optimizer step; 0 = default per plan
@@ -72,14 +50,18 @@ struct Job {
   double forward_flops_per_token = 0;
   double dequant_bytes_per_pass = 0;  // QLoRA: frozen 4-bit params x traffic per pass
   double extra_overhead_bytes = 0;    // QLoRA dequantization buffers
-  double total_tokens = 0;
   double checkpoint_interval_minutes = 0;
   double efficiency_factor = 1;                // framework x LoRA x MoE multipliers
   double moe_dispatch_elements_per_token = 0;  // hidden x active experts, per MoE layer
-  double moe_layers = 0;
-  double expert_flops_fraction = 0;  // of the matmul FLOPs, in routed experts
+  double expert_flops_fraction = 0;            // of the matmul FLOPs, in routed experts
 
-  // ---- Serving.
+  double TrainableParams() const { return trainable_dense + trainable_expert; }
+  double WeightBytes() const { return weight_bytes_dense + weight_bytes_expert; }
+};
+
+// The serving half of a Job (BuildServingJob): sequence lengths, load,
+// weights, KV cache and the bytes and FLOPs of decode and prefill.
+struct ServingJob {
   double context = 0;
   double prompt = 0;
   double output = 0;
@@ -105,11 +87,40 @@ struct Job {
   double bw_ratio = 1;              // precision's share of the 16-bit bandwidth efficiency
   double decode_flops_per_token = 0;
   double prefill_flops_per_token = 0;
+};
 
+// The shared part, and the half of the job's kind (`train` when `training`,
+// else `serve`; the other half stays default).
+struct Job {
+  const ModelSpec* model = nullptr;
+  const gpuadvisor::sizing::v1::FrameworkProfile* framework = nullptr;
+  const Profiles* profiles = nullptr;
+  // Link, memory and kernel constants (data/sizing/engine.textproto).
+  const gpuadvisor::sizing::v1::EngineConstants* engine = nullptr;
+  gpuadvisor::sizing::v1::Task task = gpuadvisor::sizing::v1::TASK_UNSPECIFIED;
+  bool training = false;
+  bool lora = false;  // LoRA or QLoRA
+  bool qlora = false;
+  bool batch = false;  // batch inference
+  bool moe = false;
+  gpuadvisor::sizing::v1::Precision precision = gpuadvisor::sizing::v1::PRECISION_BF16;
+  double vram_margin = kDefaultVramMargin;
+  bool vram_margin_given = false;
+  // Assumptions stated in every estimate (structured: code, severity, text).
+  std::vector<gpuadvisor::sizing::v1::Note> notes;
   std::string precision_note;  // filled when the precision was adapted
 
-  double TrainableParams() const { return trainable_dense + trainable_expert; }
-  double WeightBytes() const { return weight_bytes_dense + weight_bytes_expert; }
+  // Hints (training and serving). -1 / 0 = chosen by sizing.
+  int zero_hint = -1;
+  int tp_hint = 0;
+  int pp_hint = 0;
+  int ep_hint = 0;
+
+  double total_tokens = 0;  // training tokens, or batch inference prompt + output tokens
+  double moe_layers = 0;    // layers with routed experts
+
+  TrainingJob train;
+  ServingJob serve;
 };
 
 // Bytes per GPU.

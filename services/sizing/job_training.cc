@@ -93,20 +93,20 @@ double TrainTokens(const v1::Workload& w, const Job& j) {
 void SetTrainingOptions(const v1::Workload& w, Job* job) {
   Job& j = *job;
   const v1::FrameworkProfile& fw = *j.framework;
-  j.seq = w.sequence_length();
-  j.micro_batch = std::max(1, w.micro_batch_size());
-  j.global_batch = w.global_batch_size();
-  j.checkpointing = w.gradient_checkpointing();
-  j.offload = w.parallelism().offload();
-  j.paged_optimizer =
+  j.train.seq = w.sequence_length();
+  j.train.micro_batch = std::max(1, w.micro_batch_size());
+  j.train.global_batch = w.global_batch_size();
+  j.train.checkpointing = w.gradient_checkpointing();
+  j.train.offload = w.parallelism().offload();
+  j.train.paged_optimizer =
       w.has_paged_optimizer() ? w.paged_optimizer() : (j.lora && fw.paged_optimizer());
-  j.activation_offload =
+  j.train.activation_offload =
       w.has_activation_offload() ? w.activation_offload() : fw.activation_offload();
-  j.activation_offload_needs_checkpointing = !w.has_activation_offload();
-  j.optimizer_in_backward = w.has_optimizer_in_backward() && w.optimizer_in_backward();
-  if (j.qlora && j.checkpointing == v1::GRADIENT_CHECKPOINTING_UNSPECIFIED &&
+  j.train.activation_offload_needs_checkpointing = !w.has_activation_offload();
+  j.train.optimizer_in_backward = w.has_optimizer_in_backward() && w.optimizer_in_backward();
+  if (j.qlora && j.train.checkpointing == v1::GRADIENT_CHECKPOINTING_UNSPECIFIED &&
       fw.qlora_checkpointing() != v1::GRADIENT_CHECKPOINTING_UNSPECIFIED) {
-    j.checkpointing = fw.qlora_checkpointing();
+    j.train.checkpointing = fw.qlora_checkpointing();
     v1::Note& note = j.notes.emplace_back();
     note.set_code("checkpointing_assumed");
     note.set_severity(v1::NOTE_SEVERITY_INFO);
@@ -149,10 +149,10 @@ bool SetBytesPerParam(const v1::Workload& w, Job* job) {
     default:
       states = 2.0 * state_b;
   }
-  j.weight_bytes_per_param = w_b;
-  j.grad_bytes_per_param = w_b;
-  j.optimizer_bytes_per_param = states + (master ? 4.0 : 0.0);
-  j.act_bytes_per_element = fp32 ? 4.0 : 2.0;
+  j.train.weight_bytes_per_param = w_b;
+  j.train.grad_bytes_per_param = w_b;
+  j.train.optimizer_bytes_per_param = states + (master ? 4.0 : 0.0);
+  j.train.act_bytes_per_element = fp32 ? 4.0 : 2.0;
   if (j.precision == v1::PRECISION_FP8) {
     j.precision_note = "FP8 training: FP8 GEMMs with 16-bit weights and gradients.";
   }
@@ -165,12 +165,12 @@ void SetAdapterParams(const v1::Workload& w, Job* job) {
   Job& j = *job;
   const ModelSpec& m = *j.model;
   const double n = m.params;
-  const double w_b = j.weight_bytes_per_param;
+  const double w_b = j.train.weight_bytes_per_param;
   const int rank = w.lora_rank() > 0 ? w.lora_rank() : (j.qlora ? 64 : 16);
   const LoraCount lc = LoraParams(m, rank, w);
   const double scale = std::min(1.0, n / std::max(lc.dense + lc.expert, 1.0));
-  j.trainable_dense = lc.dense * scale;
-  j.trainable_expert = lc.expert * scale;
+  j.train.trainable_dense = lc.dense * scale;
+  j.train.trainable_expert = lc.expert * scale;
   v1::Precision base = j.precision;
   if (j.qlora) {
     if (base != v1::PRECISION_INT4 && base != v1::PRECISION_INT8) base = v1::PRECISION_NF4;
@@ -179,14 +179,17 @@ void SetAdapterParams(const v1::Workload& w, Job* job) {
       j.precision_note = "QLoRA: base weights stored in NF4, computed in BF16.";
     }
     // Dequantized copy of the largest matrix for the current matmul.
-    j.extra_overhead_bytes = 2.0 * m.hidden * std::max(m.intermediate, m.attention_width) * 2.0;
+    j.train.extra_overhead_bytes =
+        2.0 * m.hidden * std::max(m.intermediate, m.attention_width) * 2.0;
     const double frozen_quantized = std::max(n - m.embedding_params - m.lm_head_params, 0.0);
-    j.dequant_bytes_per_pass = frozen_quantized * j.framework->qlora_dequant_bytes_per_param();
+    j.train.dequant_bytes_per_pass =
+        frozen_quantized * j.framework->qlora_dequant_bytes_per_param();
   }
   const double base_bytes = QuantizedWeightBytes(m, base);
   const double expert_base = m.routed_expert_params * WeightBytesPerParam(base);
-  j.weight_bytes_expert = expert_base + j.trainable_expert * w_b;
-  j.weight_bytes_dense = std::max(base_bytes - expert_base, 0.0) + j.trainable_dense * w_b;
+  j.train.weight_bytes_expert = expert_base + j.train.trainable_expert * w_b;
+  j.train.weight_bytes_dense =
+      std::max(base_bytes - expert_base, 0.0) + j.train.trainable_dense * w_b;
   if (IsQuantized(j.precision) && j.precision != v1::PRECISION_FP8) {
     j.precision = v1::PRECISION_BF16;
   }
@@ -200,32 +203,33 @@ void SetFlops(Job* job) {
   Job& j = *job;
   const ModelSpec& m = *j.model;
   const double window = m.sliding_window;
-  const double t_eff = window > 0 ? std::min(j.seq, window) : j.seq;
+  const double t_eff = window > 0 ? std::min(j.train.seq, window) : j.train.seq;
   const double attn_fwd = 4.0 * m.layers * m.attention_width * t_eff;
   const double fwd = 2.0 * m.compute_params + attn_fwd;
   const double model_flops = (j.lora ? 4.0 : 6.0) * m.compute_params + 3.0 * attn_fwd;
-  j.model_flops_per_token = model_flops;
-  j.forward_flops_per_token = fwd;
-  j.hw_flops_per_token[v1::GRADIENT_CHECKPOINTING_UNSPECIFIED] = model_flops;
-  j.hw_flops_per_token[v1::GRADIENT_CHECKPOINTING_NONE] = model_flops;
-  j.hw_flops_per_token[v1::GRADIENT_CHECKPOINTING_SELECTIVE] = model_flops + 0.25 * fwd;
-  j.hw_flops_per_token[v1::GRADIENT_CHECKPOINTING_FULL] = model_flops + fwd;
+  j.train.model_flops_per_token = model_flops;
+  j.train.forward_flops_per_token = fwd;
+  j.train.hw_flops_per_token[v1::GRADIENT_CHECKPOINTING_UNSPECIFIED] = model_flops;
+  j.train.hw_flops_per_token[v1::GRADIENT_CHECKPOINTING_NONE] = model_flops;
+  j.train.hw_flops_per_token[v1::GRADIENT_CHECKPOINTING_SELECTIVE] = model_flops + 0.25 * fwd;
+  j.train.hw_flops_per_token[v1::GRADIENT_CHECKPOINTING_FULL] = model_flops + fwd;
 }
 
 // Totals: FLOPs, checkpoint and weight bytes, and the memory of one GPU
 // without sharding.
 void SetTrainingTotals(const Job& j, v1::WorkloadTotals* totals) {
-  totals->set_total_flops(j.total_tokens * j.model_flops_per_token);
-  totals->set_checkpoint_bytes(static_cast<int64_t>(std::llround(
-      j.TrainableParams() * (j.weight_bytes_per_param + j.optimizer_bytes_per_param))));
-  totals->set_weights_bytes(static_cast<int64_t>(std::llround(j.WeightBytes())));
+  totals->set_total_flops(j.total_tokens * j.train.model_flops_per_token);
+  totals->set_checkpoint_bytes(static_cast<int64_t>(
+      std::llround(j.train.TrainableParams() *
+                   (j.train.weight_bytes_per_param + j.train.optimizer_bytes_per_param))));
+  totals->set_weights_bytes(static_cast<int64_t>(std::llround(j.train.WeightBytes())));
   TrainPlan single;
-  single.ckpt = j.checkpointing == v1::GRADIENT_CHECKPOINTING_UNSPECIFIED
+  single.ckpt = j.train.checkpointing == v1::GRADIENT_CHECKPOINTING_UNSPECIFIED
                     ? v1::GRADIENT_CHECKPOINTING_FULL
-                    : j.checkpointing;
+                    : j.train.checkpointing;
   single.offload = v1::OFFLOAD_NONE;
   Job solo = j;
-  solo.activation_offload = false;
+  solo.train.activation_offload = false;
   totals->set_min_vram_bytes_single_gpu(
       static_cast<int64_t>(std::llround(TrainingMemory(solo, single).Total())));
 }
@@ -241,12 +245,12 @@ absl::Status BuildTrainingJob(const v1::Workload& w, Job* job, v1::WorkloadTotal
   if (j.lora) {
     SetAdapterParams(w, &j);
   } else {
-    j.trainable_expert = m.routed_expert_params;
-    j.trainable_dense = m.params - m.routed_expert_params;
-    j.weight_bytes_dense = j.trainable_dense * j.weight_bytes_per_param;
-    j.weight_bytes_expert = j.trainable_expert * j.weight_bytes_per_param;
+    j.train.trainable_expert = m.routed_expert_params;
+    j.train.trainable_dense = m.params - m.routed_expert_params;
+    j.train.weight_bytes_dense = j.train.trainable_dense * j.train.weight_bytes_per_param;
+    j.train.weight_bytes_expert = j.train.trainable_expert * j.train.weight_bytes_per_param;
   }
-  j.logits_bytes_per_token =
+  j.train.logits_bytes_per_token =
       m.kind == v1::MODEL_KIND_DIFFUSION
           ? 0.0
           : m.vocab * LogitsBytesPerElement(
@@ -254,11 +258,11 @@ absl::Status BuildTrainingJob(const v1::Workload& w, Job* job, v1::WorkloadTotal
                           w.chunked_loss(), fp32, fw);
   SetFlops(&j);
   // Efficiency multipliers of the framework (adapter kernels, MoE GEMMs).
-  j.efficiency_factor = fw.training_efficiency();
-  if (j.lora) j.efficiency_factor *= fw.lora_efficiency();
-  if (j.moe) j.efficiency_factor *= fw.moe_efficiency();
+  j.train.efficiency_factor = fw.training_efficiency();
+  if (j.lora) j.train.efficiency_factor *= fw.lora_efficiency();
+  if (j.moe) j.train.efficiency_factor *= fw.moe_efficiency();
   j.total_tokens = TrainTokens(w, j);
-  j.checkpoint_interval_minutes = w.checkpoint_interval_minutes();
+  j.train.checkpoint_interval_minutes = w.checkpoint_interval_minutes();
   SetTrainingTotals(j, totals);
   return absl::OkStatus();
 }

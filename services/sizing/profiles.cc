@@ -168,6 +168,14 @@ absl::Status CheckEfficiency(const v1::SizingProfiles& data) {
     if (auto s = Range(path, "fp8_training", e.fp8_training(), 0, 1, false); !s.ok()) return s;
     if (e.source().empty())
       return absl::InvalidArgumentError(absl::StrCat(path, ".source: must be set"));
+    // A measured base rests on two independent publications at least.
+    const absl::flat_hash_set<std::string> sources(e.sources().begin(), e.sources().end());
+    if (!e.not_measured() && sources.size() < 2) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          path,
+          ".sources: a measured efficiency base needs at least two independent published "
+          "measurements (or not_measured: true with a stated conservative default)"));
+    }
   }
   return absl::OkStatus();
 }

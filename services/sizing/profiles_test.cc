@@ -4,8 +4,10 @@
 
 #include "services/sizing/profiles.h"
 
+#include <set>
 #include <string>
 
+#include "absl/strings/str_cat.h"
 #include "common/io/text_proto.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
@@ -89,18 +91,41 @@ namespace gpuadvisor::sizing {
 namespace {
 
 // A measured efficiency setting rests on at least two independent sources
-// (separated by ';' in its source); a planning value says it is judgement.
-TEST(Profiles, EveryEfficiencyBaseHasTwoSourcesOrSaysJudgement) {
+// (EfficiencyBase.sources, distinct); one without says not_measured, and
+// loading enforces it: a new base with one source is refused.
+TEST(Profiles, EveryEfficiencyBaseHasTwoSourcesOrIsNotMeasured) {
   v1::SizingProfiles data;
   ASSERT_TRUE(
       LoadTextProtoFile(GPUADVISOR_SOURCE_DIR "/data/sizing/profiles.textproto", &data).ok());
   ASSERT_GT(data.efficiency_size(), 0);
+  int measured = 0;
   for (const v1::EfficiencyBase& e : data.efficiency()) {
-    const std::string& s = e.source();
-    const bool judgement = s.rfind("judgement", 0) == 0;
-    const bool two = s.find(';') != std::string::npos;
-    EXPECT_TRUE(judgement || two) << e.vendor() << " " << e.architecture() << ": " << s;
+    std::set<std::string> distinct(e.sources().begin(), e.sources().end());
+    EXPECT_TRUE(e.not_measured() || distinct.size() >= 2)
+        << e.vendor() << " " << e.architecture() << ": " << e.source();
+    measured += !e.not_measured();
   }
+  EXPECT_GE(measured, 3) << "NVIDIA, CDNA 2 and CDNA 3 are measured";
+  ASSERT_TRUE(Profiles::Build(data).ok());
+
+  v1::EfficiencyBase* added = data.add_efficiency();
+  added->set_vendor("AMD");
+  added->set_architecture("CDNA 5");
+  added->set_training(0.5);
+  added->set_decode_bandwidth(0.7);
+  added->set_source("one vendor blog");
+  added->add_sources("one vendor blog");
+  const std::string path = absl::StrCat("efficiency[", data.efficiency_size() - 1, "].sources");
+  EXPECT_THAT(Profiles::Build(data).status(),
+              StatusIs(absl::StatusCode::kInvalidArgument, HasSubstr(path)));
+  added->add_sources("one vendor blog");  // the same publication twice
+  EXPECT_THAT(Profiles::Build(data).status(),
+              StatusIs(absl::StatusCode::kInvalidArgument, HasSubstr(path)));
+  added->add_sources("an independent benchmark");
+  EXPECT_TRUE(Profiles::Build(data).ok());
+  added->clear_sources();
+  added->set_not_measured(true);
+  EXPECT_TRUE(Profiles::Build(data).ok());
 }
 
 // The engine's constants (data/sizing/engine.textproto) load, and a value

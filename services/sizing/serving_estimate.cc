@@ -54,7 +54,7 @@ double TotalTokensPerSecond(const Candidate& c) {
 // estimate reports and with the gateway's comparisons (a value equal to the
 // limit meets it); infinity when a number is not finite.
 double SloShortfall(const Job& j, const Candidate& c) {
-  const v1::ServingSlo& slo = j.slo;
+  const v1::ServingSlo& slo = j.serve.slo;
   double miss = 0;
   const double ttft = slo.max_time_to_first_token_seconds();
   if (ttft > 0 && !(c.speed.ttft_seconds <= ttft)) miss += c.speed.ttft_seconds / ttft - 1.0;
@@ -70,7 +70,7 @@ double SloShortfall(const Job& j, const Candidate& c) {
 
 // The SLOs `c` misses, in words with the numbers; "" when none.
 std::string SloMisses(const Job& j, const Candidate& c) {
-  const v1::ServingSlo& slo = j.slo;
+  const v1::ServingSlo& slo = j.serve.slo;
   std::string out;
   auto add = [&out](const std::string& text) {
     absl::StrAppend(&out, out.empty() ? "" : "; ", text);
@@ -186,8 +186,8 @@ Candidate Evaluate(const Job& j, const GpuSpec& gpu, const Links& links, int gpn
   // cache holds, up to the engine's max_num_seqs (0 = no such cap).
   const double cap = e.max_num_seqs() > 0 ? e.max_num_seqs() : kNoKvBatch;
   if (per_seq <= 0 && c.weights_fit) c.max_concurrency = cap;
-  c.target = j.concurrency > 0
-                 ? std::ceil(j.concurrency / p.replicas)
+  c.target = j.serve.concurrency > 0
+                 ? std::ceil(j.serve.concurrency / p.replicas)
                  : (e.max_num_seqs() > 0 ? std::min(cap, c.max_concurrency) : c.max_concurrency);
   c.fits = c.weights_fit && c.target >= 1 && c.max_concurrency >= c.target;
   p.batch = std::max(1.0, c.fits ? c.target : std::min(c.target, std::max(c.max_concurrency, 1.0)));
@@ -368,7 +368,7 @@ std::string ServingNotFitReason(const Job& j, const ServingSetup& s, const Servi
   if (!ch.found) {
     return absl::StrCat("KV cache holds only ", static_cast<int64_t>(c.max_concurrency), " of the ",
                         static_cast<int64_t>(c.target), " concurrent sequences of ",
-                        static_cast<int64_t>(j.context), " tokens per replica (",
+                        static_cast<int64_t>(j.serve.context), " tokens per replica (",
                         FormatGb(c.usable - (c.mem.Total() - c.mem.kv)),
                         " left for KV cache per GPU)");
   }
@@ -405,7 +405,7 @@ void ServingNotes(const Job& j, const ServingSetup& s, const ServingChoice& ch,
   if (c.weights_fit) {
     AddNote(v1::NOTE_SEVERITY_INFO, "kv_capacity",
             absl::StrCat("KV cache: up to ", static_cast<int64_t>(c.max_concurrency),
-                         " concurrent sequences of ", static_cast<int64_t>(j.context),
+                         " concurrent sequences of ", static_cast<int64_t>(j.serve.context),
                          " tokens per replica with ", e.display_name(), " (gpu_memory_utilization ",
                          e.gpu_memory_utilization(), ")."),
             out);
@@ -482,9 +482,9 @@ void FillServing(const Job& j, const ServingSetup& setup, const Candidate& c,
   out->set_communication_fraction(s.communication_fraction);
   out->set_goodput(1.0);
   if (!j.batch) {
-    out->set_estimated_hours(j.serving_hours);
-  } else if (j.requests > 0 && se->requests_per_second() > 0) {
-    out->set_estimated_hours(j.requests / se->requests_per_second() / 3600.0);
+    out->set_estimated_hours(j.serve.serving_hours);
+  } else if (j.serve.requests > 0 && se->requests_per_second() > 0) {
+    out->set_estimated_hours(j.serve.requests / se->requests_per_second() / 3600.0);
   } else {
     AddNote(v1::NOTE_SEVERITY_WARNING, "no_requests", "No requests given: estimated_hours is 0.",
             out);

@@ -20,11 +20,11 @@ double KvSplit(const Job& j, const ServePlan& p) {
 }  // namespace
 
 double KvBytesPerTokenPerGpu(const Job& j, const ServePlan& p) {
-  return j.kv_bytes_per_sequence / std::max(j.context, 1.0) / KvSplit(j, p);
+  return j.serve.kv_bytes_per_sequence / std::max(j.serve.context, 1.0) / KvSplit(j, p);
 }
 
 double KvBytesPerSequencePerGpu(const Job& j, const ServePlan& p) {
-  return j.kv_bytes_per_sequence / KvSplit(j, p);
+  return j.serve.kv_bytes_per_sequence / KvSplit(j, p);
 }
 
 Memory ServingMemory(const Job& j, const ServePlan& p) {
@@ -32,14 +32,14 @@ Memory ServingMemory(const Job& j, const ServePlan& p) {
   const v1::FrameworkProfile& e = *j.framework;
   Memory mem;
   const double shards = static_cast<double>(p.tp) * p.pp;
-  mem.weights = j.serving_weight_bytes / shards;
+  mem.weights = j.serve.serving_weight_bytes / shards;
   mem.kv = p.batch * KvBytesPerSequencePerGpu(j, p);
   // Workspace: one layer's activations for the engine's prefill chunk
   // (vLLM profiles max_num_batched_tokens; a replica that never holds that
   // many tokens needs only its batch x context) plus fp32 logits of the
   // sampled positions.
-  const double chunk =
-      std::min(std::max(p.batch, 1.0) * j.context, static_cast<double>(e.max_batched_tokens()));
+  const double chunk = std::min(std::max(p.batch, 1.0) * j.serve.context,
+                                static_cast<double>(e.max_batched_tokens()));
   mem.activations = chunk * m.activation_elements_per_token_layer * 2.0 / p.tp +
                     std::max(p.batch, 1.0) * m.vocab * 4.0;
   const v1::MemoryConstants& k = j.engine->memory();
@@ -68,8 +68,8 @@ struct SpeedInputs {
 // Routed-expert bytes read when `n` tokens each pick their experts: the
 // experts at least one of them selects.
 double TouchedExpertBytes(const Job& j, double n) {
-  if (j.expert_read_bytes <= 0) return 0;
-  return j.expert_read_bytes * (1.0 - std::pow(1.0 - j.model->active_expert_fraction, n));
+  if (j.serve.expert_read_bytes <= 0) return 0;
+  return j.serve.expert_read_bytes * (1.0 - std::pow(1.0 - j.model->active_expert_fraction, n));
 }
 
 // Communication of one decode step: under TP two all-reduces of b x h per
@@ -110,11 +110,11 @@ void DecodeStep(const Job& j, const Links& links, int gpus_per_node, const Serve
   const ModelSpec& m = *j.model;
   // Weights read per decode step: the dense part plus the routed experts
   // that at least one of the b tokens selects.
-  const double weights = j.dense_read_bytes + TouchedExpertBytes(j, b);
+  const double weights = j.serve.dense_read_bytes + TouchedExpertBytes(j, b);
   // TP splits the KV heads (no further than their count); each pipeline
   // stage reads its own layers' share, and the stages' times add up.
   const double kv =
-      b * j.kv_read_bytes_per_sequence / std::min(static_cast<double>(p.tp), m.kv_tp_shards);
+      b * j.serve.kv_read_bytes_per_sequence / std::min(static_cast<double>(p.tp), m.kv_tp_shards);
   const v1::KernelConstants& k = j.engine->kernels();
   const double decode_efficiency =
       k.decode_gemm_efficiency() * m.hidden / (m.hidden + k.gemm_width_half());
@@ -139,8 +139,8 @@ double PrefillSeconds(const Job& j, const GpuSpec& gpu, const Links& links, int 
   const double prefill_efficiency = gpu.compute_efficiency * m.hidden /
                                     (m.hidden + k.gemm_width_half()) *
                                     j.framework->prefill_efficiency();
-  const double w = j.dense_read_bytes + TouchedExpertBytes(j, n);
-  double t = n * j.prefill_flops_per_token / (p.tp * in.peak * prefill_efficiency) +
+  const double w = j.serve.dense_read_bytes + TouchedExpertBytes(j, n);
+  double t = n * j.serve.prefill_flops_per_token / (p.tp * in.peak * prefill_efficiency) +
              w / p.tp / in.bw + m.layers * k.per_layer_step_seconds();
   if (p.tp > 1) {
     t += 2.0 * m.layers *
@@ -164,23 +164,23 @@ ServeSpeed ServingSpeed(const Job& j, const GpuSpec& gpu, const Links& links, in
   SpeedInputs in;
   in.peak = PeakFlops(gpu, j.precision, false, &ignored);
   if (in.peak <= 0) return s;
-  in.bw =
-      gpu.memory_bandwidth * gpu.decode_bandwidth_efficiency * j.bw_ratio * e.decode_efficiency();
+  in.bw = gpu.memory_bandwidth * gpu.decode_bandwidth_efficiency * j.serve.bw_ratio *
+          e.decode_efficiency();
   const double b = std::max(p.batch, 1.0);
   DecodeStep(j, links, gpus_per_node, p, in, b, &s);
-  s.ttft_unloaded_seconds = PrefillSeconds(j, gpu, links, gpus_per_node, p, in, j.prompt);
+  s.ttft_unloaded_seconds = PrefillSeconds(j, gpu, links, gpus_per_node, p, in, j.serve.prompt);
   // Prefill throughput under load: the engine batches prompts into chunks
   // of up to max_batched_tokens; stages of a pipeline work on different
   // chunks at once.
-  const double chunk =
-      std::max(j.prompt, std::min(b * j.prompt, static_cast<double>(e.max_batched_tokens())));
+  const double chunk = std::max(
+      j.serve.prompt, std::min(b * j.serve.prompt, static_cast<double>(e.max_batched_tokens())));
   s.prefill_tokens_per_second =
       p.pp * chunk / PrefillSeconds(j, gpu, links, gpus_per_node, p, in, chunk);
   // A request costs its prefill plus its share of the batched decode steps.
-  const double prefill_per_request = j.prompt / s.prefill_tokens_per_second;
-  const double per_request = prefill_per_request + j.output * s.step_seconds / b;
+  const double prefill_per_request = j.serve.prompt / s.prefill_tokens_per_second;
+  const double per_request = prefill_per_request + j.serve.output * s.step_seconds / b;
   s.requests_per_second = 1.0 / per_request;
-  s.output_tokens_per_second = s.requests_per_second * j.output;
+  s.output_tokens_per_second = s.requests_per_second * j.serve.output;
   s.prefill_fraction = prefill_per_request / per_request;
   s.prefill_wait_seconds =
       PrefillWaitSeconds(s.prefill_fraction, b, prefill_per_request, kTtftPercentile);
@@ -191,8 +191,8 @@ ServeSpeed ServingSpeed(const Job& j, const GpuSpec& gpu, const Links& links, in
   // sequences' prefills. So the per-user speed times the concurrency is the
   // replica's output rate, not b / step_seconds.
   const double streaming =
-      std::max(b * per_request - s.ttft_unloaded_seconds, j.output * s.step_seconds);
-  s.user_tokens_per_second = streaming > 0 ? j.output / streaming : 0.0;
+      std::max(b * per_request - s.ttft_unloaded_seconds, j.serve.output * s.step_seconds);
+  s.user_tokens_per_second = streaming > 0 ? j.serve.output / streaming : 0.0;
   return s;
 }
 

@@ -4,6 +4,8 @@
 #include <cctype>
 #include <cmath>
 #include <cstdint>
+#include <memory>
+#include <optional>
 #include <string>
 #include <utility>
 #include <vector>
@@ -15,6 +17,7 @@
 #include "common/io/fingerprint.h"
 #include "common/io/text_proto.h"
 #include "common/status/status_macros.h"
+#include "services/catalog/gpu_name_resolver.h"
 #include "services/sizing/estimator.h"
 #include "services/sizing/hf_config.h"
 #include "services/sizing/job.h"
@@ -29,24 +32,15 @@ struct SizingModel::Data {
   std::vector<ModelSpec> presets;                      // file order
   absl::flat_hash_map<std::string, int> preset_index;  // lower-case name
   std::vector<GpuSpec> gpus;
-  absl::flat_hash_map<std::string, int> gpu_index;  // normalized name and aliases
+  // GpuNameResolver::Key of every name and alias.
+  absl::flat_hash_map<std::string, int> gpu_index;
+  // The catalog's spellings ("H100 SXM5", "A100-80G-PCIe") of the same GPUs.
+  std::unique_ptr<catalog::GpuNameResolver> gpu_names;
   Profiles profiles;
   std::string fingerprint;  // data_fingerprint()
 };
 
 namespace {
-
-// "RTX A6000", "rtx-a6000" and "RTXA6000" are the same GPU.
-std::string NormalizeGpuName(const std::string& name) {
-  std::string out;
-  out.reserve(name.size());
-  for (char ch : name) {
-    if (std::isalnum(static_cast<unsigned char>(ch))) {
-      out.push_back(static_cast<char>(std::tolower(static_cast<unsigned char>(ch))));
-    }
-  }
-  return out;
-}
 
 // The deterministic bytes of each input, one after the other, fingerprinted.
 std::string DataFingerprint(const v1::ModelList& models, const cv1::GpuList& gpus,
@@ -119,10 +113,27 @@ absl::StatusOr<GpuSpec> BuildGpuSpec(const cv1::Gpu& g, const std::string& path,
   s.decode_bandwidth_efficiency =
       base != nullptr ? base->decode_bandwidth() : k.default_decode_bandwidth();
   s.fp8_training_factor = k.default_fp8_training();
+  if (base != nullptr && base->not_measured()) s.efficiency_not_measured = base->source();
   if (base != nullptr && base->fp8_training() > 0) s.fp8_training_factor = base->fp8_training();
   s.compute_efficiency = training * std::min(1.0, std::pow(std::max(balance, k.balance_floor()),
                                                            k.balance_exponent()));
   return s;
+}
+
+// A preset (or config.json) with the request's non-zero model fields over
+// it. A preset's derived fields must not pin an overridden shape: when the
+// caller changes the architecture, the counts are recomputed from it.
+v1::Model WithOverrides(const v1::Model& preset, const v1::Model& request_model) {
+  v1::Model overrides = request_model;
+  overrides.clear_hf_config_json();  // resolved by the caller; not echoed back
+  v1::Model merged = MergeModel(preset, overrides);
+  const v1::Model& o = overrides;
+  const bool shape_changed = o.layers() || o.hidden_size() || o.attention_heads() || o.kv_heads() ||
+                             o.intermediate_size() || o.vocab_size() || o.experts() ||
+                             o.active_experts() || o.head_dim() || o.expert_intermediate_size();
+  if (shape_changed && o.params() == 0) merged.clear_params();
+  if ((shape_changed || o.params() > 0) && o.active_params() == 0) merged.clear_active_params();
+  return merged;
 }
 
 // The default global batch of a training task without global_batch_size
@@ -131,11 +142,11 @@ absl::StatusOr<GpuSpec> BuildGpuSpec(const cv1::Gpu& g, const std::string& path,
 // data-parallel rank (note "global_batch_assumed").
 void AddBatchDefault(const Job& j, const v1::Workload& w, const Profiles& profiles,
                      std::vector<v1::AppliedDefault>& applied) {
-  if (!j.training || w.global_batch_size() > 0 || j.seq <= 0) return;
+  if (!j.training || w.global_batch_size() > 0 || j.train.seq <= 0) return;
   const v1::BatchDefault* d = profiles.BatchDefaultFor(j.task);
   if (d == nullptr) return;
   const int64_t tokens = static_cast<int64_t>(std::llround(d->tokens()));
-  const int64_t sequences = static_cast<int64_t>(std::ceil(d->tokens() / j.seq));
+  const int64_t sequences = static_cast<int64_t>(std::ceil(d->tokens() / j.train.seq));
   applied.push_back(MakeAppliedDefault(
       "workload.global_batch_size",
       absl::StrCat(sequences, " sequences (", tokens, " tokens per step)"),
@@ -211,7 +222,7 @@ absl::StatusOr<SizingModel> SizingModel::Create(v1::ModelList models, cv1::GpuLi
     const std::string path = absl::StrCat("gpus[", i, "]");
     ASSIGN_OR_RETURN(GpuSpec spec, BuildGpuSpec(g, path, data->profiles));
     auto add = [&](const std::string& name, const char* field) -> absl::Status {
-      const std::string key = NormalizeGpuName(name);
+      const std::string key = catalog::GpuNameResolver::Key(name);
       if (key.empty()) {
         return absl::InvalidArgumentError(absl::StrCat(path, ".", field, ": empty name"));
       }
@@ -226,6 +237,7 @@ absl::StatusOr<SizingModel> SizingModel::Create(v1::ModelList models, cv1::GpuLi
     for (const std::string& alias : g.aliases()) RETURN_IF_ERROR(add(alias, "aliases"));
     data->gpus.push_back(std::move(spec));
   }
+  data->gpu_names = std::make_unique<catalog::GpuNameResolver>(gpus);
   return SizingModel(std::move(data));
 }
 
@@ -236,15 +248,12 @@ absl::StatusOr<SizingModel> SizingModel::FromDataDir(const std::string& data_dir
                    data_dir + "/sizing/engine.textproto");
 }
 
-absl::StatusOr<SizingModel> SizingModel::FromFiles(const std::string& models_path,
-                                                   const std::string& gpus_path,
-                                                   const std::string& profiles_path,
-                                                   const std::string& error_intervals_path,
-                                                   const std::string& engine_path) {
-  v1::ModelList models;
-  RETURN_IF_ERROR(LoadTextProtoFile(models_path, &models));
-  cv1::GpuList gpus;
-  RETURN_IF_ERROR(LoadTextProtoFile(gpus_path, &gpus));
+namespace {
+
+// The sizing data besides the GPUs: profiles, error intervals, engine.
+absl::StatusOr<v1::SizingProfiles> LoadProfiles(const std::string& profiles_path,
+                                                const std::string& error_intervals_path,
+                                                const std::string& engine_path) {
   v1::SizingProfiles profiles;
   if (!profiles_path.empty()) RETURN_IF_ERROR(LoadTextProtoFile(profiles_path, &profiles));
   if (!error_intervals_path.empty()) {
@@ -257,6 +266,40 @@ absl::StatusOr<SizingModel> SizingModel::FromFiles(const std::string& models_pat
     RETURN_IF_ERROR(LoadTextProtoFile(engine_path, &engine));
     *profiles.mutable_engine() = engine.engine();
   }
+  return profiles;
+}
+
+}  // namespace
+
+absl::StatusOr<SizingModel> SizingModel::FromDataDir(const std::string& data_dir,
+                                                     cv1::GpuList gpus) {
+  v1::ModelList models;
+  RETURN_IF_ERROR(LoadTextProtoFile(data_dir + "/sizing/models.textproto", &models));
+  ASSIGN_OR_RETURN(v1::SizingProfiles profiles,
+                   LoadProfiles(data_dir + "/sizing/profiles.textproto",
+                                data_dir + "/sizing/error_intervals.textproto",
+                                data_dir + "/sizing/engine.textproto"));
+  absl::StatusOr<SizingModel> model =
+      Create(std::move(models), std::move(gpus), std::move(profiles));
+  if (!model.ok()) {
+    return absl::Status(
+        model.status().code(),
+        absl::StrCat(data_dir, "/sizing with the catalog's GPUs: ", model.status().message()));
+  }
+  return model;
+}
+
+absl::StatusOr<SizingModel> SizingModel::FromFiles(const std::string& models_path,
+                                                   const std::string& gpus_path,
+                                                   const std::string& profiles_path,
+                                                   const std::string& error_intervals_path,
+                                                   const std::string& engine_path) {
+  v1::ModelList models;
+  RETURN_IF_ERROR(LoadTextProtoFile(models_path, &models));
+  cv1::GpuList gpus;
+  RETURN_IF_ERROR(LoadTextProtoFile(gpus_path, &gpus));
+  ASSIGN_OR_RETURN(v1::SizingProfiles profiles,
+                   LoadProfiles(profiles_path, error_intervals_path, engine_path));
   absl::StatusOr<SizingModel> model =
       Create(std::move(models), std::move(gpus), std::move(profiles));
   if (!model.ok()) {
@@ -269,7 +312,12 @@ absl::StatusOr<SizingModel> SizingModel::FromFiles(const std::string& models_pat
 }
 
 const GpuSpec* SizingModel::FindGpu(const std::string& name) const {
-  auto it = data_->gpu_index.find(NormalizeGpuName(name));
+  auto it = data_->gpu_index.find(catalog::GpuNameResolver::Key(name));
+  if (it == data_->gpu_index.end() && data_->gpu_names != nullptr) {
+    if (std::optional<std::string> canonical = data_->gpu_names->Canonical(name)) {
+      it = data_->gpu_index.find(catalog::GpuNameResolver::Key(*canonical));
+    }
+  }
   return it == data_->gpu_index.end() ? nullptr : &data_->gpus[it->second];
 }
 
@@ -307,21 +355,7 @@ absl::StatusOr<v1::EstimateResponse> SizingModel::Estimate(
   }
   ModelSpec spec;
   if (preset != nullptr) {
-    v1::Model overrides = w.model();
-    overrides.clear_hf_config_json();  // resolved above; not echoed back
-    v1::Model merged = MergeModel(*preset, overrides);
-    // A preset's derived fields must not pin an overridden shape: when the
-    // caller changes the architecture, recompute the counts from it.
-    const v1::Model& o = overrides;
-    const bool shape_changed = o.layers() || o.hidden_size() || o.attention_heads() ||
-                               o.kv_heads() || o.intermediate_size() || o.vocab_size() ||
-                               o.experts() || o.active_experts() || o.head_dim() ||
-                               o.expert_intermediate_size();
-    if (shape_changed && o.params() == 0) merged.clear_params();
-    if ((shape_changed || o.params() > 0) && o.active_params() == 0) {
-      merged.clear_active_params();
-    }
-    ASSIGN_OR_RETURN(spec, BuildModelSpec(merged, "workload.model"));
+    ASSIGN_OR_RETURN(spec, BuildModelSpec(WithOverrides(*preset, w.model()), "workload.model"));
   } else {
     ASSIGN_OR_RETURN(spec, BuildModelSpec(w.model(), "workload.model"));
   }
@@ -350,7 +384,7 @@ absl::StatusOr<v1::EstimateResponse> SizingModel::Estimate(
   AddBatchDefault(job, filled, data_->profiles, applied);
   for (v1::AppliedDefault& a : applied) *response.add_applied_defaults() = std::move(a);
   job.model = &spec;
-  if (!job.training) job.slo = request.serving_slo();
+  if (!job.training) job.serve.slo = request.serving_slo();
   RETURN_IF_ERROR(CheckHintsDivideSomeConfiguration(job, request));
   response.mutable_estimates()->Reserve(request.configurations_size());
   for (int i = 0; i < request.configurations_size(); ++i) {

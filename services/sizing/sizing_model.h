@@ -41,6 +41,10 @@ struct GpuSpec {
   double compute_efficiency = 0;
   // Achieved fraction of memory bandwidth in 16-bit decode.
   double decode_bandwidth_efficiency = 0;
+  // Non-empty when the generation's efficiency is not measured
+  // (EfficiencyBase.not_measured): the base's source, which names the
+  // conservative default. Every estimate on it is warned.
+  std::string efficiency_not_measured;
   // Fraction of compute_efficiency FP8 training keeps at the FP8 peak
   // (EfficiencyBase.fp8_training, else the engine's default_fp8_training).
   double fp8_training_factor = 0;
@@ -71,7 +75,14 @@ class SizingModel {
                                                const std::string& error_intervals_path = "",
                                                const std::string& engine_path = "");
 
-  // FromFiles on the layout of data/: <data_dir>/sizing/models.textproto,
+  // The service's path: the GPU specs as the catalog service lists them
+  // (ListGpus, services/sizing/catalog_gpus.h), the rest from
+  // <data_dir>/sizing/ (models, profiles, error intervals, engine).
+  static absl::StatusOr<SizingModel> FromDataDir(const std::string& data_dir,
+                                                 gpuadvisor::catalog::v1::GpuList gpus);
+
+  // Tests and the calibration: FromFiles on the layout of data/, the GPU
+  // specs read from the catalog's file: <data_dir>/sizing/models.textproto,
   // <data_dir>/catalog/gpus.textproto, <data_dir>/sizing/profiles.textproto,
   // <data_dir>/sizing/error_intervals.textproto and
   // <data_dir>/sizing/engine.textproto.
@@ -102,7 +113,8 @@ class SizingModel {
   const std::string& data_fingerprint() const;
 
   // The GPU behind a canonical name or alias (case, spaces, '-' and '_'
-  // ignored), or nullptr.
+  // ignored), else behind the catalog's spelling of one
+  // (catalog::GpuNameResolver: "H100 SXM5", "A100-80G-PCIe"), or nullptr.
   const GpuSpec* FindGpu(const std::string& name) const;
 
  private:

@@ -2,6 +2,8 @@
 
 #include "services/sizing/sizing_service_impl.h"
 
+#include <unistd.h>
+
 #include "absl/strings/str_cat.h"
 #include "common/grpc/server.h"
 #include "common/io/text_proto.h"
@@ -9,6 +11,9 @@
 #include "grpcpp/create_channel.h"
 #include "grpcpp/security/credentials.h"
 #include "gtest/gtest.h"
+#include "services/catalog/catalog_service_impl.h"
+#include "services/catalog/catalog_store.h"
+#include "services/sizing/catalog_gpus.h"
 #include "tests/testing/status_matchers.h"
 
 namespace gpuadvisor::sizing {
@@ -113,6 +118,82 @@ TEST_F(SizingServiceTest, AnswersNameTheModelByItsDataAndBuild) {
   EXPECT_NE(other->data_fingerprint(), same->data_fingerprint());
   EXPECT_NE(SizingServiceImpl(std::make_shared<const SizingModel>(*other), &metrics_).fingerprint(),
             estimate.model_fingerprint());
+}
+
+// The GPU specs come from a real catalog service (ListGpus over a port-0
+// server on the shipped data), not from sizing's own reading of the file:
+// the same GPUs, the catalog's spellings resolve, and the answers equal the
+// file path's.
+TEST(SizingFromCatalog, GpuSpecsComeThroughListGpus) {
+  const std::string offers =
+      absl::StrCat(::testing::TempDir(), "/sizing_from_catalog.", getpid(), ".textproto");
+  ASSERT_OK(WriteFileAtomically(offers, R"pb(
+    source: "test"
+    prices_as_of: "2026-12-04"
+    offers {
+      id: "lambda/gpu_1x_h100_sxm5/us-east-1"
+      provider: "lambda"
+      instance_type: "gpu_1x_h100_sxm5"
+      region: "us-east-1"
+      gpu_model: "H100-SXM"
+      gpus_per_node: 1
+      nodes: 1
+      max_nodes: 1
+      link: LINK_TYPE_NONE
+      fabric: FABRIC_TYPE_NONE
+      on_demand_usd_per_hour: 4.29
+      availability: AVAILABILITY_AVAILABLE
+      source: "test"
+    }
+  )pb"));
+  catalog::CatalogSources sources;
+  sources.gpus_path = GPUADVISOR_SOURCE_DIR "/data/catalog/gpus.textproto";
+  sources.offer_paths = {offers};
+  catalog::CatalogStore store(sources);
+  Metrics metrics("catalog");
+  catalog::CatalogServiceImpl catalog_service(&store, &metrics,
+                                              catalog::CatalogServiceImpl::Options{});
+  ASSERT_OK(catalog_service.Reload());
+  absl::StatusOr<StartedServer> started = StartServer(ServerOptions(), {&catalog_service});
+  ASSERT_OK(started);
+  auto stub = catalog::v1::CatalogService::NewStub(grpc::CreateChannel(
+      absl::StrCat("127.0.0.1:", started->port), grpc::InsecureChannelCredentials()));
+
+  absl::StatusOr<catalog::v1::GpuList> gpus = FetchCatalogGpus(*stub, absl::Seconds(10));
+  ASSERT_OK(gpus);
+  catalog::v1::GpuList file;
+  ASSERT_OK(LoadTextProtoFile(GPUADVISOR_SOURCE_DIR "/data/catalog/gpus.textproto", &file));
+  ASSERT_GT(file.gpus_size(), 0);
+  EXPECT_EQ(gpus->gpus_size(), file.gpus_size());
+  absl::StatusOr<SizingModel> from_catalog =
+      SizingModel::FromDataDir(GPUADVISOR_SOURCE_DIR "/data", *gpus);
+  ASSERT_OK(from_catalog);
+  absl::StatusOr<SizingModel> from_file = SizingModel::FromDataDir(GPUADVISOR_SOURCE_DIR "/data");
+  ASSERT_OK(from_file);
+  // A spelling only the catalog's resolver knows.
+  ASSERT_NE(from_catalog->FindGpu("NVIDIA H100 SXM5"), nullptr);
+  EXPECT_EQ(from_catalog->FindGpu("NVIDIA H100 SXM5")->name, "H100-SXM");
+
+  v1::EstimateRequest request;
+  request.mutable_workload()->set_task(v1::TASK_INFERENCE);
+  request.mutable_workload()->mutable_model()->set_preset("llama-3.1-8b");
+  v1::GpuConfiguration* c = request.add_configurations();
+  c->set_gpu_model("H100-SXM");
+  c->set_gpus_per_node(1);
+  c->set_nodes(1);
+  absl::StatusOr<v1::EstimateResponse> a = from_catalog->Estimate(request);
+  absl::StatusOr<v1::EstimateResponse> b = from_file->Estimate(request);
+  ASSERT_OK(a);
+  ASSERT_OK(b);
+  EXPECT_EQ(a->estimates(0).tokens_per_second(), b->estimates(0).tokens_per_second());
+  EXPECT_GT(a->estimates(0).tokens_per_second(), 0);
+
+  // No catalog: kUnavailable after the wait, naming the call.
+  ShutdownServer(*started->server, 1);
+  EXPECT_THAT(FetchCatalogGpus(*stub, absl::Milliseconds(300), absl::Milliseconds(100)),
+              ::gpuadvisor::testing::StatusIs(absl::StatusCode::kUnavailable,
+                                              ::testing::HasSubstr("ListGpus")));
+  catalog_service.Shutdown();
 }
 
 }  // namespace

@@ -40,10 +40,10 @@ struct Evaluated {
 // models (small GEMMs) and few tokens per micro-batch, times the framework.
 double TrainingEfficiency(const Job& j, const GpuSpec& g) {
   const ModelSpec& m = *j.model;
-  const double tokens = j.micro_batch * j.seq;
+  const double tokens = j.train.micro_batch * j.train.seq;
   const v1::KernelConstants& k = j.engine->kernels();
   double e = g.compute_efficiency * m.hidden / (m.hidden + k.gemm_width_half()) * tokens /
-             (tokens + k.training_tokens_half()) * j.efficiency_factor;
+             (tokens + k.training_tokens_half()) * j.train.efficiency_factor;
   // Only the GEMMs run in FP8; attention, norms and casts do not (HANDBOOK
   // A2.2): the generation's FP8 factor (data) of the 16-bit efficiency at
   // the FP8 peak.
@@ -82,8 +82,8 @@ void RunSearch(const TrainContext& c, v1::Offload offload, Search* s) {
                                         v1::GRADIENT_CHECKPOINTING_SELECTIVE,
                                         v1::GRADIENT_CHECKPOINTING_FULL};
   int n_ckpts = 3;
-  if (j.checkpointing != v1::GRADIENT_CHECKPOINTING_UNSPECIFIED) {
-    ckpts[0] = j.checkpointing;
+  if (j.train.checkpointing != v1::GRADIENT_CHECKPOINTING_UNSPECIFIED) {
+    ckpts[0] = j.train.checkpointing;
     n_ckpts = 1;
   }
   for (int i = 0; i < n; ++i) {
@@ -220,8 +220,8 @@ std::string HintProblem(const Job& j, int gpn, int gpus) {
 double Goodput(const Job& j, int gpus) {
   const v1::GoodputModel& g = j.profiles->goodput();
   if (g.interruptions_per_gpu_hour() <= 0) return 1.0;
-  const double interval = j.checkpoint_interval_minutes > 0
-                              ? j.checkpoint_interval_minutes
+  const double interval = j.train.checkpoint_interval_minutes > 0
+                              ? j.train.checkpoint_interval_minutes
                               : g.default_checkpoint_interval_minutes();
   const double lost_hours = (g.restart_minutes() + interval / 2.0) / 60.0;
   const double overhead = g.interruptions_per_gpu_hour() * gpus * lost_hours;
@@ -265,9 +265,9 @@ void AddNotes(const TrainContext& c, const Evaluated& e, v1::ConfigurationEstima
             absl::StrCat(
                 "global_batch_size not given: ", static_cast<int64_t>(std::llround(p.global_batch)),
                 " sequences per step assumed (",
-                static_cast<int64_t>(std::llround(p.global_batch * j.seq)), " tokens; ",
+                static_cast<int64_t>(std::llround(p.global_batch * j.train.seq)), " tokens; ",
                 p.micro_batches, " micro-batch", p.micro_batches == 1 ? "" : "es", " of ",
-                static_cast<int>(j.micro_batch), " per data-parallel rank)",
+                static_cast<int>(j.train.micro_batch), " per data-parallel rank)",
                 j.profiles != nullptr && j.profiles->BatchDefaultFor(j.task) != nullptr
                     ? absl::StrCat(
                           ", from the task's default of ",
@@ -277,7 +277,7 @@ void AddNotes(const TrainContext& c, const Evaluated& e, v1::ConfigurationEstima
                 "."),
             out);
   }
-  if (j.offload == v1::OFFLOAD_UNSPECIFIED && p.offload != v1::OFFLOAD_NONE) {
+  if (j.train.offload == v1::OFFLOAD_UNSPECIFIED && p.offload != v1::OFFLOAD_NONE) {
     AddNote(
         v1::NOTE_SEVERITY_WARNING, "offload_required",
         absl::StrCat("Fits only with ", v1::Offload_Name(p.offload),
@@ -306,8 +306,8 @@ void AddNotes(const TrainContext& c, const Evaluated& e, v1::ConfigurationEstima
 Search Choose(const TrainContext& c) {
   const Job& j = *c.job;
   Search s;
-  RunSearch(c, j.offload == v1::OFFLOAD_UNSPECIFIED ? v1::OFFLOAD_NONE : j.offload, &s);
-  if (!s.best.valid && j.offload == v1::OFFLOAD_UNSPECIFIED && j.framework->cpu_offload()) {
+  RunSearch(c, j.train.offload == v1::OFFLOAD_UNSPECIFIED ? v1::OFFLOAD_NONE : j.train.offload, &s);
+  if (!s.best.valid && j.train.offload == v1::OFFLOAD_UNSPECIFIED && j.framework->cpu_offload()) {
     Search o;
     RunSearch(c, v1::OFFLOAD_OPTIMIZER_CPU, &o);
     if (!o.best.valid) RunSearch(c, v1::OFFLOAD_OPTIMIZER_AND_PARAMS_CPU, &o);
@@ -405,10 +405,10 @@ void EstimateTraining(const Job& j, const GpuSpec& gpu, const v1::GpuConfigurati
   const Search s = Choose(c);
   const bool found = s.best.valid;
   if (!found && !s.leanest.valid) {
-    return NotFit(j.global_batch > 0
-                      ? absl::StrCat("workload.global_batch_size: ", j.global_batch,
+    return NotFit(j.train.global_batch > 0
+                      ? absl::StrCat("workload.global_batch_size: ", j.train.global_batch,
                                      " sequences cannot be split over the data-parallel ranks of ",
-                                     gpus, " GPUs with micro_batch_size ", j.micro_batch)
+                                     gpus, " GPUs with micro_batch_size ", j.train.micro_batch)
                       : "no parallel plan applies to this configuration",
                   out);
   }

@@ -63,18 +63,18 @@ double OptimizerStepSeconds(const TrainContext& c, const TrainPlan& p) {
   const double stages = static_cast<double>(p.tp) * p.pp;
   const double shards = p.zero >= 1 ? std::max(1, p.dp) : 1;
   const double expert_shards = p.zero >= 1 ? std::max(1, p.dp / std::max(1, p.ep)) : 1;
-  const double params = j.trainable_dense / stages / shards +
-                        j.trainable_expert / stages / std::max(1, p.ep) / expert_shards;
-  const double bytes_per_param =
-      2.0 * j.optimizer_bytes_per_param + j.grad_bytes_per_param + j.weight_bytes_per_param;
+  const double params = j.train.trainable_dense / stages / shards +
+                        j.train.trainable_expert / stages / std::max(1, p.ep) / expert_shards;
+  const double bytes_per_param = 2.0 * j.train.optimizer_bytes_per_param +
+                                 j.train.grad_bytes_per_param + j.train.weight_bytes_per_param;
   return params * bytes_per_param / c.bandwidth;
 }
 
 bool SetBatch(const Job& j, TrainPlan* p) {
-  const double per_pass = static_cast<double>(p->dp) * j.micro_batch;
-  if (j.global_batch > 0) {
-    if (per_pass > j.global_batch) return false;
-    p->micro_batches = static_cast<int>(std::max(1.0, std::round(j.global_batch / per_pass)));
+  const double per_pass = static_cast<double>(p->dp) * j.train.micro_batch;
+  if (j.train.global_batch > 0) {
+    if (per_pass > j.train.global_batch) return false;
+    p->micro_batches = static_cast<int>(std::max(1.0, std::round(j.train.global_batch / per_pass)));
     p->global_batch = p->micro_batches * per_pass;
     p->global_batch_defaulted = false;
     return true;
@@ -83,8 +83,8 @@ bool SetBatch(const Job& j, TrainPlan* p) {
   // The task's default tokens per step (data/sizing/profiles.textproto
   // batch_defaults, from common recipes).
   const v1::BatchDefault* d = j.profiles != nullptr ? j.profiles->BatchDefaultFor(j.task) : nullptr;
-  if (d != nullptr && j.seq > 0) {
-    m = std::max(m, static_cast<int>(std::ceil(d->tokens() / (j.seq * per_pass))));
+  if (d != nullptr && j.train.seq > 0) {
+    m = std::max(m, static_cast<int>(std::ceil(d->tokens() / (j.train.seq * per_pass))));
   }
   p->micro_batches = m;
   p->global_batch = m * per_pass;
@@ -114,7 +114,7 @@ double WeightsMemory(const Job& j, const TrainPlan& p, Memory* mem) {
   const double dp = p.dp;
   const double ep = p.ep;
   const double edp = std::max(1.0, dp / ep);  // data-parallel group of one expert shard
-  const double held_per_param = m.params > 0 ? j.WeightBytes() / m.params : 2.0;
+  const double held_per_param = m.params > 0 ? j.train.WeightBytes() / m.params : 2.0;
   const double expert_share = m.params > 0 ? m.routed_expert_params / m.params : 0.0;
   const double gather = 2.0 * m.largest_layer_params * held_per_param / p.tp *
                         (1.0 - expert_share + expert_share / ep);
@@ -123,10 +123,11 @@ double WeightsMemory(const Job& j, const TrainPlan& p, Memory* mem) {
     return gather;
   }
   if (p.zero >= 3) {
-    mem->weights = j.weight_bytes_dense / shard / dp + j.weight_bytes_expert / shard / ep / edp;
+    mem->weights =
+        j.train.weight_bytes_dense / shard / dp + j.train.weight_bytes_expert / shard / ep / edp;
     return gather;
   }
-  mem->weights = j.weight_bytes_dense / shard + j.weight_bytes_expert / shard / ep;
+  mem->weights = j.train.weight_bytes_dense / shard + j.train.weight_bytes_expert / shard / ep;
   return 0;
 }
 
@@ -137,19 +138,20 @@ void OptimizerStateMemory(const Job& j, const TrainPlan& p, Memory* mem) {
   const double shard = static_cast<double>(p.tp) * p.pp;
   const double dp = p.dp;
   const double edp = std::max(1.0, dp / p.ep);
-  const double dense = j.trainable_dense / shard;
-  const double expert = j.trainable_expert / shard / p.ep;
-  if (j.optimizer_in_backward) {
+  const double dense = j.train.trainable_dense / shard;
+  const double expert = j.train.trainable_expert / shard / p.ep;
+  if (j.train.optimizer_in_backward) {
     // Each parameter is stepped as soon as its gradient exists: one
     // layer's gradients at a time (torchtune optimizer_in_bwd).
-    mem->grads = j.TrainableParams() / std::max(1.0, m.layers) / p.tp * j.grad_bytes_per_param;
+    mem->grads =
+        j.train.TrainableParams() / std::max(1.0, m.layers) / p.tp * j.train.grad_bytes_per_param;
   } else {
     mem->grads = (dense / (p.zero >= 2 ? dp : 1.0) + expert / (p.zero >= 2 ? edp : 1.0)) *
-                 j.grad_bytes_per_param;
+                 j.train.grad_bytes_per_param;
   }
   mem->optimizer = (dense / (p.zero >= 1 ? dp : 1.0) + expert / (p.zero >= 1 ? edp : 1.0)) *
-                   j.optimizer_bytes_per_param;
-  if (j.paged_optimizer) mem->pageable = mem->optimizer;
+                   j.train.optimizer_bytes_per_param;
+  if (j.train.paged_optimizer) mem->pageable = mem->optimizer;
 }
 
 // Activations of one micro-batch, sequence-parallel under TP. With 1F1B
@@ -157,10 +159,10 @@ void OptimizerStateMemory(const Job& j, const TrainPlan& p, Memory* mem) {
 // whatever p is (Korthikanti §4.2.3); the last stage also holds logits.
 void ActivationMemory(const Job& j, const TrainPlan& p, Memory* mem) {
   const ModelSpec& m = *j.model;
-  const double tokens = j.micro_batch * j.seq;
+  const double tokens = j.train.micro_batch * j.train.seq;
   const double per_layer =
-      m.activation_elements_per_token_layer * j.act_bytes_per_element * tokens / p.tp;
-  const double layer_input = m.hidden * j.act_bytes_per_element * tokens / p.tp;
+      m.activation_elements_per_token_layer * j.train.act_bytes_per_element * tokens / p.tp;
+  const double layer_input = m.hidden * j.train.act_bytes_per_element * tokens / p.tp;
   double stored = 0;   // what checkpointing keeps for backward
   double working = 0;  // one layer's recompute working set
   switch (p.ckpt) {
@@ -174,15 +176,15 @@ void ActivationMemory(const Job& j, const TrainPlan& p, Memory* mem) {
     default:
       stored = per_layer * m.layers;
   }
-  if (j.activation_offload &&
-      !(j.activation_offload_needs_checkpointing && p.ckpt == v1::GRADIENT_CHECKPOINTING_NONE)) {
+  if (j.train.activation_offload && !(j.train.activation_offload_needs_checkpointing &&
+                                      p.ckpt == v1::GRADIENT_CHECKPOINTING_NONE)) {
     // Saved activations stream to CPU memory; about two layers' worth stay
     // resident (torchtune activation offloading, Unsloth offloaded checkpoints).
     const double resident = 2.0 * stored / std::max(1.0, m.layers);
     mem->offloaded_activations = stored - resident;
     stored = resident;
   }
-  const double logits = j.logits_bytes_per_token * tokens / p.tp;
+  const double logits = j.train.logits_bytes_per_token * tokens / p.tp;
   if (p.pp > 1) {
     mem->activations = std::max(stored + working, stored / p.pp + working + logits);
   } else {
@@ -199,7 +201,7 @@ Memory TrainingMemory(const Job& j, const TrainPlan& p) {
   ActivationMemory(j, p, &mem);
   const v1::MemoryConstants& k = j.engine->memory();
   mem.overhead = gather_buffer + k.cuda_context_bytes() + j.framework->workspace_bytes() +
-                 (p.Gpus() > 1 ? k.nccl_buffer_bytes() : 0.0) + j.extra_overhead_bytes;
+                 (p.Gpus() > 1 ? k.nccl_buffer_bytes() : 0.0) + j.train.extra_overhead_bytes;
   return mem;
 }
 
@@ -211,9 +213,9 @@ namespace {
 // micro-batch's GEMM time.
 double ExpertFlopsFactor(const TrainContext& c, const TrainPlan& p) {
   const Job& j = *c.job;
-  if (j.expert_flops_fraction <= 0) return 1.0;
+  if (j.train.expert_flops_fraction <= 0) return 1.0;
   const ModelSpec& mm = *j.model;
-  const double tokens_micro = j.micro_batch * j.seq;
+  const double tokens_micro = j.train.micro_batch * j.train.seq;
   const double experts = std::max(1, mm.resolved.experts());
   const double tokens_per_expert =
       tokens_micro * std::max(1, mm.resolved.active_experts()) * p.ep / experts;
@@ -231,7 +233,8 @@ double ExpertFlopsFactor(const TrainContext& c, const TrainPlan& p) {
       j.framework->fp8_efficiency() > 0) {
     expert_fp8 = j.framework->fp8_efficiency();
   }
-  return 1.0 - j.expert_flops_fraction + j.expert_flops_fraction * expert_fp8 / std::max(e, 0.05);
+  return 1.0 - j.train.expert_flops_fraction +
+         j.train.expert_flops_fraction * expert_fp8 / std::max(e, 0.05);
 }
 
 // Compute of one micro-batch on one stage, and QLoRA's dequantization of
@@ -239,13 +242,13 @@ double ExpertFlopsFactor(const TrainContext& c, const TrainPlan& p) {
 // recomputed forward (memory-bound traffic, not FLOPs).
 double StageComputeSeconds(const TrainContext& c, const TrainPlan& p) {
   const Job& j = *c.job;
-  const double tokens_micro = j.micro_batch * j.seq;
+  const double tokens_micro = j.train.micro_batch * j.train.seq;
   const double stages = static_cast<double>(p.tp) * p.pp;
-  double stage = tokens_micro * j.hw_flops_per_token[p.ckpt] * ExpertFlopsFactor(c, p) / stages /
-                 (c.peak * c.efficiency);
-  if (j.dequant_bytes_per_pass > 0 && c.bandwidth > 0) {
+  double stage = tokens_micro * j.train.hw_flops_per_token[p.ckpt] * ExpertFlopsFactor(c, p) /
+                 stages / (c.peak * c.efficiency);
+  if (j.train.dequant_bytes_per_pass > 0 && c.bandwidth > 0) {
     const double passes = 2.0 + (p.ckpt == v1::GRADIENT_CHECKPOINTING_FULL ? 1.0 : 0.0);
-    stage += passes * j.dequant_bytes_per_pass / stages / c.bandwidth;
+    stage += passes * j.train.dequant_bytes_per_pass / stages / c.bandwidth;
   }
   return stage;
 }
@@ -258,7 +261,8 @@ double TensorParallelSeconds(const TrainContext& c, const TrainPlan& p) {
   const Links& l = c.links;
   const int gpn = c.gpus_per_node;
   const double k = p.ckpt == v1::GRADIENT_CHECKPOINTING_FULL ? 6.0 : 4.0;
-  const double bytes = j.micro_batch * j.seq * j.model->hidden * j.act_bytes_per_element;
+  const double bytes =
+      j.train.micro_batch * j.train.seq * j.model->hidden * j.train.act_bytes_per_element;
   const bool cross_node = p.tp > gpn;
   const double bus = cross_node ? l.InterBus(gpn, gpn, gpn) : l.IntraBus(p.tp);
   const double lat = cross_node ? l.node_latency : l.IntraLatency(p.tp);
@@ -274,8 +278,8 @@ double ExpertParallelSeconds(const TrainContext& c, const TrainPlan& p) {
   const Links& l = c.links;
   const int gpn = c.gpus_per_node;
   const double k = p.ckpt == v1::GRADIENT_CHECKPOINTING_FULL ? 6.0 : 4.0;
-  const double bytes = j.micro_batch * j.seq * j.moe_dispatch_elements_per_token *
-                       j.act_bytes_per_element / p.tp * (p.ep - 1.0) / p.ep;
+  const double bytes = j.train.micro_batch * j.train.seq * j.train.moe_dispatch_elements_per_token *
+                       j.train.act_bytes_per_element / p.tp * (p.ep - 1.0) / p.ep;
   const int in_node = std::max(1, std::min(p.ep, gpn / p.tp));
   const int span = std::min(gpn, in_node * p.tp);
   double t = bytes * in_node / p.ep / l.IntraBus(span) + l.IntraLatency(span);
@@ -293,7 +297,8 @@ double PipelineSeconds(const TrainContext& c, const TrainPlan& p, int virtual_st
   const Job& j = *c.job;
   const Links& l = c.links;
   const int gpn = c.gpus_per_node;
-  const double bytes = j.micro_batch * j.seq * j.model->hidden * j.act_bytes_per_element / p.tp;
+  const double bytes =
+      j.train.micro_batch * j.train.seq * j.model->hidden * j.train.act_bytes_per_element / p.tp;
   const bool across = p.Gpus() > gpn;
   return virtual_stages * (across ? 2.0 * (l.node_latency + bytes / (l.node_bus / gpn))
                                   : 2.0 * (l.IntraLatency(gpn) + bytes / l.IntraBus(gpn)));
@@ -318,12 +323,12 @@ double DataParallelExposedSeconds(const TrainContext& c, const TrainPlan& p, dou
   const double bus = spans_nodes ? l.InterBus(members, gpn, gpn) : l.IntraBus(p.tp * p.dp);
   const double lat = spans_nodes ? l.node_latency : l.IntraLatency(p.tp * p.dp);
   const int edp = std::max(1, p.dp / p.ep);
-  const double g_dense = j.trainable_dense * j.grad_bytes_per_param / stages;
-  const double g_expert = j.trainable_expert * j.grad_bytes_per_param / stages / p.ep;
+  const double g_dense = j.train.trainable_dense * j.train.grad_bytes_per_param / stages;
+  const double g_expert = j.train.trainable_expert * j.train.grad_bytes_per_param / stages / p.ep;
   double dp_time = 0;
   if (p.zero >= 3) {
-    const double w_dense = j.weight_bytes_dense / stages;
-    const double w_expert = j.weight_bytes_expert / stages / p.ep;
+    const double w_dense = j.train.weight_bytes_dense / stages;
+    const double w_expert = j.train.weight_bytes_expert / stages / p.ep;
     const double per_micro =
         2.0 * (AllGatherSeconds(w_dense, p.dp, bus) + AllGatherSeconds(w_expert, edp, bus)) +
         AllGatherSeconds(g_dense, p.dp, bus) + AllGatherSeconds(g_expert, edp, bus) +
@@ -350,16 +355,17 @@ double OffloadSeconds(const TrainContext& c, const TrainPlan& p, const Memory& m
   const v1::MemoryConstants& k = j.engine->memory();
   const double stages = static_cast<double>(p.tp) * p.pp;
   double offload = 0;
-  const double shard_params = j.TrainableParams() / stages / std::max(1, p.dp);
+  const double shard_params = j.train.TrainableParams() / stages / std::max(1, p.dp);
   if (OffloadsOptimizer(p.offload)) {
-    offload += shard_params * (j.grad_bytes_per_param + j.weight_bytes_per_param) / host +
-               shard_params / k.cpu_adam_params_per_second();
+    offload +=
+        shard_params * (j.train.grad_bytes_per_param + j.train.weight_bytes_per_param) / host +
+        shard_params / k.cpu_adam_params_per_second();
     if (OffloadsToNvme(p.offload)) {
-      offload += shard_params * j.optimizer_bytes_per_param * 2.0 /
+      offload += shard_params * j.train.optimizer_bytes_per_param * 2.0 /
                  (k.nvme_bytes_per_second() / std::max(1, c.gpus_per_node));
     }
     if (OffloadsParams(p.offload)) {
-      offload += p.micro_batches * 2.0 * j.WeightBytes() / stages / std::max(1, p.dp) / host;
+      offload += p.micro_batches * 2.0 * j.train.WeightBytes() / stages / std::max(1, p.dp) / host;
     }
   }
   if (mem.pageable > 0) {
@@ -404,8 +410,8 @@ TrainStep TrainingStep(const TrainContext& c, const TrainPlan& p, const Memory& 
   s.communication = slots * comm_micro + dp_exposed;
   s.offload = offload;
   if (s.seconds <= 0) return s;
-  s.tokens_per_second = p.global_batch * j.seq / s.seconds;
-  s.utilization = s.tokens_per_second * j.model_flops_per_token / (p.Gpus() * c.peak);
+  s.tokens_per_second = p.global_batch * j.train.seq / s.seconds;
+  s.utilization = s.tokens_per_second * j.train.model_flops_per_token / (p.Gpus() * c.peak);
   s.communication_fraction = s.communication / s.seconds;
   s.bubble_fraction = s.bubble / s.seconds;
   return s;

@@ -76,7 +76,8 @@ absl::StatusOr<Stack> Stack::Start(const std::string& admin_token,
     std::vector<std::string> args = common;
     if (spec.slot == &stack.catalog)
       args.insert(args.end(), catalog_args.begin(), catalog_args.end());
-    if (spec.slot == &stack.pricing)
+    // Pricing follows the catalog; sizing takes its GPU specs from it.
+    if (spec.slot == &stack.pricing || spec.slot == &stack.sizing)
       args.push_back("--catalog_address=" + stack.catalog->grpc_address());
     absl::StatusOr<std::unique_ptr<ServiceProcess>> process =
         ServiceProcess::Start(BinaryPath(spec.service, spec.binary), args);
