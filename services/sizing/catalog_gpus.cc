@@ -1,6 +1,7 @@
 #include "services/sizing/catalog_gpus.h"
 
 #include <algorithm>
+#include <cstdio>
 #include <utility>
 
 #include "absl/status/status.h"
@@ -32,6 +33,20 @@ absl::StatusOr<cv1::GpuList> FetchCatalogGpus(cv1::CatalogService::StubInterface
   }
   return absl::UnavailableError(
       absl::StrCat("catalog ListGpus: ", last, " (asked for ", absl::FormatDuration(wait), ")"));
+}
+
+absl::StatusOr<cv1::GpuList> WaitForCatalogGpus(cv1::CatalogService::StubInterface& stub,
+                                                const absl::Notification& stop,
+                                                absl::Duration round) {
+  for (int rounds = 1; !stop.HasBeenNotified(); ++rounds) {
+    absl::StatusOr<cv1::GpuList> gpus = FetchCatalogGpus(stub, round, round / 4);
+    if (gpus.ok()) return gpus;
+    if (rounds % 15 != 1) continue;  // the first failure, then one line every 15 rounds
+    std::fprintf(stderr, "sizing: NOT_SERVING, %s; still asking after %s\n",
+                 std::string(gpus.status().message()).c_str(),
+                 absl::FormatDuration(rounds * round).c_str());
+  }
+  return absl::CancelledError("stopped before the catalog answered ListGpus");
 }
 
 }  // namespace gpuadvisor::sizing

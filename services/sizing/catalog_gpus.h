@@ -7,6 +7,7 @@
 // (SizingModel::FromDataDir(data_dir)) is for tests and the calibration only.
 
 #include "absl/status/statusor.h"
+#include "absl/synchronization/notification.h"
 #include "absl/time/time.h"
 #include "gpuadvisor/catalog/v1/catalog.grpc.pb.h"
 
@@ -18,6 +19,14 @@ namespace gpuadvisor::sizing {
 absl::StatusOr<catalog::v1::GpuList> FetchCatalogGpus(
     catalog::v1::CatalogService::StubInterface& stub, absl::Duration wait,
     absl::Duration retry = absl::Seconds(1));
+
+// FetchCatalogGpus with no time limit, for a server that is already up and
+// reports NOT_SERVING meanwhile: asks in rounds of `round` (a line on stderr
+// after the first failed round, then every 15th) until the catalog answers, or
+// kCancelled within a round of `stop` being notified (shutdown).
+absl::StatusOr<catalog::v1::GpuList> WaitForCatalogGpus(
+    catalog::v1::CatalogService::StubInterface& stub, const absl::Notification& stop,
+    absl::Duration round = absl::Seconds(2));
 
 }  // namespace gpuadvisor::sizing
 

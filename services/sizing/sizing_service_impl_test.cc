@@ -4,7 +4,10 @@
 
 #include <unistd.h>
 
+#include <thread>
+
 #include "absl/strings/str_cat.h"
+#include "absl/synchronization/notification.h"
 #include "common/grpc/server.h"
 #include "common/io/text_proto.h"
 #include "gmock/gmock.h"
@@ -193,7 +196,69 @@ TEST(SizingFromCatalog, GpuSpecsComeThroughListGpus) {
   EXPECT_THAT(FetchCatalogGpus(*stub, absl::Milliseconds(300), absl::Milliseconds(100)),
               ::gpuadvisor::testing::StatusIs(absl::StatusCode::kUnavailable,
                                               ::testing::HasSubstr("ListGpus")));
+
+  // A server waiting without a limit (sizing_server): stopped, it gives up
+  // with kCancelled; still waiting when the catalog comes up, it gets the list.
+  absl::Notification stopped;
+  stopped.Notify();
+  EXPECT_THAT(WaitForCatalogGpus(*stub, stopped, absl::Milliseconds(200)),
+              ::gpuadvisor::testing::StatusIs(absl::StatusCode::kCancelled));
+  absl::Notification never;
+  absl::StatusOr<catalog::v1::GpuList> waited;
+  std::thread waiter([&] { waited = WaitForCatalogGpus(*stub, never, absl::Milliseconds(200)); });
+  ServerOptions same_port;
+  same_port.port = started->port;
+  absl::StatusOr<StartedServer> restarted = StartServer(same_port, {&catalog_service});
+  ASSERT_OK(restarted);
+  waiter.join();
+  ASSERT_OK(waited);
+  EXPECT_EQ(waited->gpus_size(), file.gpus_size());
+  ShutdownServer(*restarted->server, 1);
   catalog_service.Shutdown();
+}
+
+// Before the catalog has answered, sizing_server's service has no model: its
+// calls are UNAVAILABLE (and main() reports NOT_SERVING); once the model is
+// set they are answered, with its fingerprint.
+TEST(SizingServiceWithoutModel, AnswersUnavailableUntilTheModelIsSet) {
+  Metrics metrics("sizing");
+  SizingServiceImpl service(nullptr, &metrics);
+  EXPECT_FALSE(service.has_model());
+  EXPECT_EQ(service.fingerprint(), "");
+  absl::StatusOr<StartedServer> started = StartServer(ServerOptions(), {&service});
+  ASSERT_OK(started);
+  auto stub = v1::SizingService::NewStub(grpc::CreateChannel(
+      absl::StrCat("127.0.0.1:", started->port), grpc::InsecureChannelCredentials()));
+  v1::EstimateRequest request;
+  request.mutable_workload()->set_task(v1::TASK_INFERENCE);
+  request.mutable_workload()->mutable_model()->set_preset("llama-3.1-8b");
+  v1::GpuConfiguration* c = request.add_configurations();
+  c->set_gpu_model("H100-SXM");
+  c->set_gpus_per_node(1);
+  c->set_nodes(1);
+  {
+    grpc::ClientContext context;
+    v1::EstimateResponse response;
+    const grpc::Status s = stub->Estimate(&context, request, &response);
+    EXPECT_EQ(s.error_code(), grpc::StatusCode::UNAVAILABLE);
+    EXPECT_THAT(s.error_message(), ::testing::HasSubstr("catalog"));
+    grpc::ClientContext list_context;
+    v1::ListModelsResponse models;
+    EXPECT_EQ(stub->ListModels(&list_context, v1::ListModelsRequest(), &models).error_code(),
+              grpc::StatusCode::UNAVAILABLE);
+  }
+  absl::StatusOr<SizingModel> model = SizingModel::FromDataDir(GPUADVISOR_SOURCE_DIR "/data");
+  ASSERT_OK(model);
+  service.SetModel(std::make_shared<const SizingModel>(*std::move(model)));
+  EXPECT_TRUE(service.has_model());
+  grpc::ClientContext context;
+  v1::EstimateResponse response;
+  ASSERT_TRUE(stub->Estimate(&context, request, &response).ok());
+  ASSERT_EQ(response.estimates_size(), 1);
+  EXPECT_GT(response.estimates(0).tokens_per_second(), 0);
+  EXPECT_FALSE(response.model_fingerprint().empty());
+  EXPECT_EQ(response.model_fingerprint(), service.fingerprint());
+  ShutdownServer(*started->server, 1);
 }
 
 }  // namespace
