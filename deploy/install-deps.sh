@@ -14,6 +14,7 @@ PACKAGES=(
   # C++ build
   cmake g++ pkg-config ninja-build
   ccache clang-format  # a shared compiler cache; the formatting check (.clang-format)
+  universal-ctags  # the code-shape check (tests/tools/code_shape.py)
   libgrpc++-dev protobuf-compiler-grpc  # gRPCConfig.cmake needs the plugins to exist
   libprotobuf-dev protobuf-compiler
   libabsl-dev prometheus-cpp-dev

@@ -25,6 +25,8 @@ BUILD_DIR=${BUILD_DIR:-build}
 bash deploy/install-deps.sh
 # Formatting first: every C++ file as .clang-format says (fix with tests/format.sh).
 bash tests/format.sh --check
+# Code shape: no function over 80 lines, no .cc over 600 lines (outside tests).
+python3 tests/tools/code_shape.py
 cmake -S . -B "$BUILD_DIR" -G Ninja -DCMAKE_BUILD_TYPE=Release -DGPUADVISOR_WERROR=ON
 cmake --build "$BUILD_DIR" -j "$(nproc)"
 # shellcheck disable=SC2086
