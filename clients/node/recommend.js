@@ -108,7 +108,7 @@ async function checkRecommend(gateway) {
   const recs = reply.recommendations;
   console.log(`QLoRA llama-3.1-8b, 50M tokens: ${recs.length} recommendations ` +
     `(${reply.candidates_considered} candidates, catalog ${reply.catalog_version || '?'}, ` +
-    `prices as of ${reply.prices_as_of || '?'})`);
+    `prices used: oldest ${reply.oldest_price_as_of || '?'}, newest ${reply.newest_price_as_of || '?'})`);
   if (recs.length) printTable(recs);
   const problems = [];
   if (recs.length === 0) problems.push('no recommendations');

@@ -136,9 +136,17 @@ struct OfferFindings {
   Offer& offer;
   std::string where;
   GuardReport& report;
-  void Warn(const std::string& message) {
+  // A kept outlier flags the price it is about (Offer.price_flags):
+  // answers never rank the offer on it.
+  void Warn(const std::string& message, v1::PurchaseOption option = v1::PURCHASE_OPTION_UNSPECIFIED,
+            double price = 0) {
     offer.add_warnings(message);
     report.warnings.push_back(absl::StrCat(where, ": ", message));
+    if (option == v1::PURCHASE_OPTION_UNSPECIFIED) return;
+    v1::PriceFlag* flag = offer.add_price_flags();
+    flag->set_purchase_option(option);
+    flag->set_listed_usd_per_hour(price);
+    flag->set_reason(message);
   }
   void Error(const std::string& message) {
     report.errors.push_back(absl::StrCat(where, ": ", message));
@@ -174,7 +182,12 @@ void CheckPrice(const CatalogGuards& guards, const PriceRange* range, const char
       f.Error(absl::StrCat(what, ": more than ", reject, "x outside the market range"));
     } else if (warn_f > 0 && (per_gpu < range->low_usd_per_gpu_hour() / warn_f ||
                               per_gpu > range->high_usd_per_gpu_hour() * warn_f)) {
-      f.Warn(absl::StrCat(what, ": outside the market range, check the source"));
+      const std::string_view name(field);
+      f.Warn(absl::StrCat(what, ": outside the market range, check the source"),
+             name == "spot_usd_per_hour"       ? v1::PURCHASE_OPTION_SPOT
+             : name == "reserved_usd_per_hour" ? v1::PURCHASE_OPTION_RESERVED
+                                               : v1::PURCHASE_OPTION_ON_DEMAND,
+             price);
     }
   } else if ((guards.min_usd_per_gpu_hour() > 0 && per_gpu < guards.min_usd_per_gpu_hour()) ||
              (guards.max_usd_per_gpu_hour() > 0 && per_gpu > guards.max_usd_per_gpu_hour())) {
@@ -210,10 +223,12 @@ void CheckSpotDiscount(const CatalogGuards& guards, OfferFindings& f) {
     f.Error(absl::StrCat(text, ": more than ", std::round(guards.reject_spot_discount() * 100),
                          "% off is not a market price"));
   } else if (guards.warn_spot_discount() > 0 && discount > guards.warn_spot_discount()) {
-    f.Warn(absl::StrCat(text, ": likely stale"));
+    f.Warn(absl::StrCat(text, ": likely stale"), v1::PURCHASE_OPTION_SPOT,
+           offer.spot_usd_per_hour());
   } else if (discount < 0) {
     f.Warn(absl::StrFormat("spot price %.0f%% above on-demand: likely stale",
-                           std::round(-discount * 100)));
+                           std::round(-discount * 100)),
+           v1::PURCHASE_OPTION_SPOT, offer.spot_usd_per_hour());
   }
 }
 

@@ -76,10 +76,16 @@ TEST_F(GuardedData, TheEmbeddedDataPassesAndItsOutliersAreFlagged) {
   for (const auto& offer : loaded->snapshot.offers()) {
     if (offer.id() == "azure/Standard_NC4as_T4_v3/eastus") {
       EXPECT_THAT(offer.warnings(), Contains("spot price 88% below on-demand: likely stale"));
+      // The price it is about, flagged, so answers never rank on it.
+      ASSERT_EQ(offer.price_flags_size(), 1);
+      EXPECT_EQ(offer.price_flags(0).purchase_option(), v1::PURCHASE_OPTION_SPOT);
+      EXPECT_EQ(offer.price_flags(0).listed_usd_per_hour(), offer.spot_usd_per_hour());
+      EXPECT_EQ(offer.price_flags(0).reason(), "spot price 88% below on-demand: likely stale");
     }
+    EXPECT_EQ(offer.price_flags_size(), offer.warnings_size()) << offer.id();
     flagged += offer.warnings_size() > 0;
   }
-  EXPECT_GT(flagged, 0);
+  EXPECT_EQ(flagged, 7);  // the seven spot prices of docs/catalog.md "Load guards"
   EXPECT_LT(flagged, loaded->snapshot.offers_size() / 10);  // outliers, not the norm
 }
 

@@ -24,6 +24,7 @@
 #include "services/catalog/gpu_name_resolver.h"
 #include "services/catalog/import/gcp_machines.h"
 #include "services/catalog/located_text_proto.h"
+#include "services/catalog/provenance.h"
 #include "services/catalog/skypilot_import.h"
 #include "services/catalog/topology.h"
 
@@ -84,6 +85,7 @@ absl::Status MergeImported(const GpuNameResolver& resolver, std::vector<Offer>& 
     if (absl::Status s = ValidateAndNormalizeOffer(resolver, offer); !s.ok()) {
       return absl::Status(s.code(), absl::StrCat(offer.source(), ": ", s.message()));
     }
+    FillPriceProvenance(offer, 0);
     auto [it, inserted] = index_by_id.emplace(offer.id(), snapshot.offers_size());
     if (inserted) {
       *snapshot.add_offers() = std::move(offer);
@@ -106,6 +108,11 @@ absl::Status MergeImported(const GpuNameResolver& resolver, std::vector<Offer>& 
     if (known.vcpus() == 0) known.set_vcpus(offer.vcpus());
     if (known.ram_bytes() == 0) known.set_ram_bytes(offer.ram_bytes());
     known.set_source(absl::StrCat(known.source(), "; prices ", offer.source()));
+    // The prices are the import's now: so are their source, time and budget.
+    known.set_price_source(offer.price_source());
+    known.set_priced_at_unix_seconds(offer.priced_at_unix_seconds());
+    known.set_stale_after_seconds(offer.stale_after_seconds());
+    known.set_last_seen_available_unix_seconds(offer.last_seen_available_unix_seconds());
   }
   return absl::OkStatus();
 }
@@ -114,7 +121,8 @@ absl::Status MergeImported(const GpuNameResolver& resolver, std::vector<Offer>& 
 // like an import. A missing file is no refreshed data yet, not an error.
 absl::Status MergeRefreshed(const std::string& path, const GpuNameResolver& resolver,
                             absl::flat_hash_map<std::string, int>& index_by_id,
-                            CatalogSnapshot& snapshot, std::vector<std::string>& source_names) {
+                            CatalogSnapshot& snapshot, std::vector<std::string>& source_names,
+                            std::vector<v1::SourceState>& states) {
   if (path.empty() || !std::filesystem::exists(path)) return absl::OkStatus();
   absl::StatusOr<std::string> text = ReadFile(path);
   if (!text.ok()) return text.status();
@@ -134,6 +142,7 @@ absl::Status MergeRefreshed(const std::string& path, const GpuNameResolver& reso
     return s;
   }
   source_names.push_back(absl::StrCat(path, " (", refreshed.source(), ")"));
+  states.assign(refreshed.sources().begin(), refreshed.sources().end());
   return absl::OkStatus();
 }
 
@@ -195,6 +204,7 @@ absl::Status LoadOfferFile(const std::string& path, const GpuNameResolver& resol
     if (offer.as_of().empty() && !offers.prices_as_of().empty()) {
       offer.set_as_of(offers.prices_as_of());
     }
+    FillPriceProvenance(offer, offers.stale_after_seconds());
     const int line = tree.GetLocation(list, i).line + 1;
     auto [it, inserted] = state.index_by_id.emplace(offer.id(), state.snapshot.offers_size());
     if (!inserted) {

@@ -56,6 +56,7 @@ const std::map<std::string, std::vector<std::string>>& Examples() {
         "gpu-advisor offers --group_by=gpu --min_vram=40GB"}},
       {"gpus", {"gpu-advisor gpus"}},
       {"models", {"gpu-advisor models"}},
+      {"sources", {"gpu-advisor sources", "gpu-advisor sources --json"}},
       {"health", {"gpu-advisor health"}},
   };
   return *examples;

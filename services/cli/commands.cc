@@ -175,6 +175,21 @@ absl::Status Commands::ApplyHfConfig(const std::string& file, sizing::v1::Worklo
 
 namespace {
 
+std::string AgeCell(int64_t seconds) {
+  if (seconds < 0) return "?";
+  if (seconds < 120) return absl::StrCat(seconds, "s");
+  if (seconds < 2 * 3600) return absl::StrCat(seconds / 60, "m");
+  if (seconds < 2 * 86400) return absl::StrCat(seconds / 3600, "h");
+  return absl::StrCat(seconds / 86400, "d");
+}
+
+// "C-AWS 5d", "R5 226d!" (older than its source's budget): where the price
+// comes from and its age.
+std::string PricedCell(const gw::PriceProvenance& p) {
+  if (p.source().empty()) return "-";
+  return absl::StrCat(p.source(), " ", AgeCell(p.age_seconds()), p.stale() ? "!" : "");
+}
+
 // The ranked table: serving answers also show what users get (first token,
 // per-user speed and the price of a million output tokens). A row that
 // stands for the same offer in several regions says how many more.
@@ -182,9 +197,9 @@ std::vector<std::vector<std::string>> RecommendationRows(const gw::RecommendResp
   bool serving = false;
   for (const gw::Recommendation& r : response.recommendations())
     serving |= r.serving().replicas() > 0;
-  std::vector<std::string> header = {"RANK",    "PROVIDER",  "INSTANCE", "REGION",
-                                     "GPUS",    "BUY",       "USD/H",    "HOURS",
-                                     "P10-P90", "TOTAL USD", "P10-P90",  "MEM FREE"};
+  std::vector<std::string> header = {"RANK",      "PROVIDER", "INSTANCE", "REGION", "GPUS",
+                                     "BUY",       "PRICED",   "USD/H",    "HOURS",  "P10-P90",
+                                     "TOTAL USD", "P10-P90",  "MEM FREE"};
   if (serving) header.insert(header.end(), {"TTFT S", "TOK/S/USER", "USD/1M TOK"});
   header.push_back("TOP WARNING");
   std::vector<std::vector<std::string>> rows = {header};
@@ -198,6 +213,7 @@ std::vector<std::vector<std::string>> RecommendationRows(const gw::RecommendResp
             : absl::StrCat(r.offer().region(), " (+", r.also_in_regions_size(), ")"),
         Shape(r.offer()),
         Short(catalog::v1::PurchaseOption_descriptor(), r.purchase_option()),
+        PricedCell(r.price()),
         Money(r.cost().usd_per_hour()),
         absl::StrFormat("%.1f", r.estimated_hours()),
         Range(r.estimated_hours_interval()),
@@ -246,10 +262,15 @@ void PrintExclusions(const gw::RecommendResponse& response) {
         e.example(), e.detail().empty() ? "" : absl::StrCat(" (", e.detail(), ")"));
   }
   std::cout << absl::StrFormat(
-      "Catalog %s (age %ds), prices %s as of %s\n", response.catalog_version(),
+      "Catalog %s (age %ds), price book %s\n", response.catalog_version(),
       response.catalog_age_seconds(),
-      response.price_book_version().empty() ? "-" : response.price_book_version(),
-      response.prices_as_of().empty() ? "-" : response.prices_as_of());
+      response.price_book_version().empty() ? "-" : response.price_book_version());
+  if (!response.oldest_price_as_of().empty()) {
+    std::cout << absl::StrFormat(
+        "Prices used: oldest %s (%s old), newest %s (%s old)\n", response.oldest_price_as_of(),
+        AgeCell(response.oldest_price_age_seconds()), response.newest_price_as_of(),
+        AgeCell(response.newest_price_age_seconds()));
+  }
 }
 
 // --export: the same library as the HTTP API's ?format= (services/gateway/export.h).

@@ -190,6 +190,10 @@ class Commands {
   absl::StatusOr<int> Gpus();
 
   absl::StatusOr<int> Models();
+  // Per price source: result, last attempt and success, age against its
+  // budget, offers, rows read / kept / rejected by reason. Exit 0; 3 when
+  // the catalog names no source.
+  absl::StatusOr<int> Sources();
 
   absl::StatusOr<int> Health(const std::string& target, const std::string& service);
 

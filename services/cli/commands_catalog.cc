@@ -15,6 +15,7 @@
 #include "absl/strings/str_join.h"
 #include "absl/strings/str_replace.h"
 #include "absl/strings/str_split.h"
+#include "absl/time/time.h"
 #include "common/io/json_quote.h"
 #include "common/io/text_proto.h"
 #include "common/status/grpc_status.h"
@@ -176,6 +177,59 @@ absl::StatusOr<int> Commands::Models() {
   }
   std::cout << RenderTable(rows);
   return response.models().empty() ? 3 : 0;
+}
+
+namespace {
+
+std::string Age(int64_t seconds) {
+  if (seconds < 0) return "never";
+  if (seconds < 120) return absl::StrCat(seconds, "s");
+  if (seconds < 2 * 3600) return absl::StrCat(seconds / 60, "m");
+  if (seconds < 2 * 86400) return absl::StrCat(seconds / 3600, "h");
+  return absl::StrCat(seconds / 86400, "d");
+}
+
+std::string When(int64_t unix_seconds) {
+  if (unix_seconds <= 0) return "-";
+  return absl::FormatTime("%Y-%m-%d %H:%M", absl::FromUnixSeconds(unix_seconds),
+                          absl::UTCTimeZone());
+}
+
+}  // namespace
+
+absl::StatusOr<int> Commands::Sources() {
+  auto stub = gw::GatewayService::NewStub(Channel());
+  catalog::v1::ListSourcesResponse response;
+  RETURN_IF_ERROR(
+      Rpc(stub->ListSources(Context().get(), catalog::v1::ListSourcesRequest(), &response)));
+  if (g_.json) {
+    PrintJson(response);
+    return response.sources().empty() ? 3 : 0;
+  }
+  std::vector<std::vector<std::string>> rows = {{"SOURCE", "KIND", "RESULT", "AGE", "BUDGET",
+                                                 "STALE", "LAST SUCCESS", "LAST ATTEMPT", "OFFERS",
+                                                 "PRICES", "ROWS READ/KEPT", "REJECTED"}};
+  for (const catalog::v1::SourceState& s : response.sources()) {
+    std::vector<std::string> rejected;
+    for (const catalog::v1::RejectedRows& r : s.rows_rejected()) {
+      rejected.push_back(absl::StrCat(r.reason(), ": ", r.rows()));
+    }
+    rows.push_back({s.name(), s.kind(),
+                    s.reason().empty() ? s.result() : absl::StrCat(s.result(), ": ", s.reason()),
+                    Age(s.age_seconds()),
+                    s.stale_after_seconds() > 0 ? Age(s.stale_after_seconds()) : "-",
+                    s.stale() ? "STALE" : "", When(s.last_success_unix_seconds()),
+                    When(s.last_attempt_unix_seconds()), absl::StrCat(s.offers()),
+                    s.oldest_as_of() == s.newest_as_of()
+                        ? s.oldest_as_of()
+                        : absl::StrCat(s.oldest_as_of(), " .. ", s.newest_as_of()),
+                    s.kind() == "refresh" ? absl::StrCat(s.rows_read(), "/", s.rows_kept()) : "-",
+                    rejected.empty() ? "" : absl::StrJoin(rejected, ", ")});
+  }
+  std::cout << RenderTable(rows, g_.wide ? 0 : TerminalWidth());
+  std::cout << "Catalog " << response.catalog_version() << ", ages at "
+            << When(response.now_unix_seconds()) << " UTC\n";
+  return response.sources().empty() ? 3 : 0;
 }
 
 absl::StatusOr<int> Commands::Health(const std::string& target, const std::string& service) {

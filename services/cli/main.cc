@@ -90,7 +90,8 @@ struct CommandLine {
   Globals globals;
   CLI::App app{kDescription, "gpu-advisor"};
   CLI::App *recommend = nullptr, *estimate = nullptr, *offers = nullptr, *gpus = nullptr,
-           *models = nullptr, *health = nullptr, *completion = nullptr, *help = nullptr;
+           *models = nullptr, *sources = nullptr, *health = nullptr, *completion = nullptr,
+           *help = nullptr;
   ProtoFlags recommend_flags, estimate_flags, config_flags, offer_flags;
   std::string request_file, hf_config, export_format, offers_sort, offers_group_by;
   int export_alternative = 1;
@@ -106,7 +107,8 @@ struct CommandLine {
                                       gpuadvisor_build_commit(), ")"),
                          "the version and the commit this binary was built from");
     std::string all_examples = "Examples:\n";
-    for (const char* c : {"recommend", "estimate", "offers", "gpus", "models", "health"}) {
+    for (const char* c :
+         {"recommend", "estimate", "offers", "gpus", "models", "sources", "health"}) {
       for (const std::string& e : Examples().at(c)) absl::StrAppend(&all_examples, "  ", e, "\n");
     }
     app.footer(all_examples);
@@ -121,6 +123,10 @@ struct CommandLine {
     models = app.add_subcommand("models", "model presets known to sizing");
     AddGlobals(models, &globals);
     models->footer(Footer("models"));
+    sources = app.add_subcommand(
+        "sources", "where prices come from: per source its last attempt, success, rows and age");
+    AddGlobals(sources, &globals);
+    sources->footer(Footer("sources"));
     health = app.add_subcommand("health", "grpc.health.v1 status; exit 0 if SERVING");
     health->add_option("--target", target, "server to check (default: the gateway)");
     health->add_option("--service", service, "service name; empty = the whole server");
@@ -265,9 +271,10 @@ int Parse(CommandLine& cli, int argc, char** argv, bool json) {
     if (app.get_subcommands().empty()) {
       for (int i = 1; i < argc; ++i) {
         if (argv[i][0] == '-') continue;
-        message = absl::StrCat("unknown command \"", argv[i],
-                               "\"; commands: recommend, estimate, offers, gpus, models, health, "
-                               "completion, help");
+        message = absl::StrCat(
+            "unknown command \"", argv[i],
+            "\"; commands: recommend, estimate, offers, gpus, models, sources, health, "
+            "completion, help");
         break;
       }
     } else {
@@ -318,6 +325,8 @@ int Main(int argc, char** argv) {
     code = commands.Gpus();
   } else if (cli.models->parsed()) {
     code = commands.Models();
+  } else if (cli.sources->parsed()) {
+    code = commands.Sources();
   } else if (cli.health->parsed()) {
     code = commands.Health(cli.target, cli.service);
   } else if (cli.completion->parsed()) {

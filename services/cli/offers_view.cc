@@ -113,16 +113,27 @@ std::vector<std::vector<std::string>> OfferRows(const std::vector<Offer>& offers
           : absl::StrCat(" ", Lower(catalog::v1::PurchaseOption_descriptor(), purchase));
   std::vector<std::vector<std::string>> rows = {
       {"PROVIDER", "INSTANCE", "REGION", "GPUS", "VRAM", "VCPUS", "RAM", "LINK", "FABRIC",
-       "MAX NODES", "ON-DEMAND", "SPOT", absl::StrCat("USD/GPU-H", at)}};
+       "MAX NODES", "ON-DEMAND", "SPOT", absl::StrCat("USD/GPU-H", at), "PRICED", "FLAG"}};
   for (const Offer& o : offers) {
     const double price = OfferPrice(o, purchase);
-    rows.push_back({o.provider(), o.instance_type(), o.region(), Shape(o),
-                    Bytes(MemoryOf(memory, o.gpu_model())),
-                    o.vcpus() > 0 ? absl::StrCat(o.vcpus()) : "-", Bytes(o.ram_bytes()),
-                    Lower(catalog::v1::LinkType_descriptor(), o.link()),
-                    Lower(catalog::v1::FabricType_descriptor(), o.fabric()),
-                    absl::StrCat(o.max_nodes()), Money(o.on_demand_usd_per_hour()),
-                    Money(o.spot_usd_per_hour()), price > 0 ? Money(price / Gpus(o)) : "-"});
+    // A price the catalog flags (Offer.price_flags) is marked "!": answers
+    // never rank on it; FLAG says why.
+    auto mark = [&](PurchaseOption option, double usd) {
+      for (const catalog::v1::PriceFlag& f : o.price_flags()) {
+        if (f.purchase_option() == option) return absl::StrCat(Money(usd), "!");
+      }
+      return Money(usd);
+    };
+    rows.push_back(
+        {o.provider(), o.instance_type(), o.region(), Shape(o),
+         Bytes(MemoryOf(memory, o.gpu_model())), o.vcpus() > 0 ? absl::StrCat(o.vcpus()) : "-",
+         Bytes(o.ram_bytes()), Lower(catalog::v1::LinkType_descriptor(), o.link()),
+         Lower(catalog::v1::FabricType_descriptor(), o.fabric()), absl::StrCat(o.max_nodes()),
+         mark(catalog::v1::PURCHASE_OPTION_ON_DEMAND, o.on_demand_usd_per_hour()),
+         mark(catalog::v1::PURCHASE_OPTION_SPOT, o.spot_usd_per_hour()),
+         price > 0 ? Money(price / Gpus(o)) : "-",
+         absl::StrCat(o.price_source().empty() ? "-" : o.price_source(), " ", o.as_of()),
+         o.price_flags().empty() ? "" : o.price_flags(0).reason()});
   }
   return rows;
 }

@@ -46,7 +46,8 @@ GatewayMetrics::GatewayMetrics(Metrics* metrics)
                                          {"Estimate", "unary"},
                                          {"ListOffers", "unary"},
                                          {"ListGpus", "unary"},
-                                         {"ListModels", "unary"}});
+                                         {"ListModels", "unary"},
+                                         {"ListSources", "unary"}});
 }
 
 void GatewayMetrics::AddCatalogAge(Metrics* metrics, const catalog::CatalogReplica* replica) {

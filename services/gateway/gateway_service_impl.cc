@@ -15,6 +15,7 @@
 #include "grpcpp/alarm.h"
 #include "grpcpp/client_context.h"
 #include "grpcpp/impl/codegen/proto_utils.h"
+#include "services/catalog/provenance.h"
 #include "services/gateway/recommend_pipeline.h"
 #include "services/gateway/workload_defaults.h"
 
@@ -472,6 +473,25 @@ grpc::Status GatewayServiceImpl::ListGpus(grpc::ServerContext* context,
   if (current == nullptr) return rpc.Finish(ToGrpcStatus(NoCatalogYet()));
   *response->mutable_gpus() = current->snapshot().gpus();
   response->set_catalog_version(current->snapshot().version());
+  return rpc.Finish(grpc::Status::OK);
+}
+
+grpc::Status GatewayServiceImpl::ListSources(grpc::ServerContext* context,
+                                             const catalog::v1::ListSourcesRequest*,
+                                             catalog::v1::ListSourcesResponse* response) {
+  RpcScope rpc(metrics_, kService, "ListSources");
+  if (grpc::Status admitted = limiter_.Admit(*context); !admitted.ok()) return rpc.Finish(admitted);
+  std::shared_ptr<const catalog::Catalog> current = replica_->Current();
+  if (current == nullptr) return rpc.Finish(ToGrpcStatus(NoCatalogYet()));
+  const catalog::v1::CatalogSnapshot& snapshot = current->snapshot();
+  *response->mutable_sources() = snapshot.sources();
+  for (catalog::v1::SourceState& s : *response->mutable_sources()) {
+    if (s.kind() == "file") s.set_last_attempt_unix_seconds(snapshot.loaded_at_unix_seconds());
+  }
+  const absl::Time now = absl::Now();
+  catalog::AgeSources(*response->mutable_sources(), now);
+  response->set_catalog_version(snapshot.version());
+  response->set_now_unix_seconds(absl::ToUnixSeconds(now));
   return rpc.Finish(grpc::Status::OK);
 }
 

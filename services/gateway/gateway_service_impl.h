@@ -131,6 +131,11 @@ class GatewayServiceImpl final
   grpc::Status ListModels(grpc::ServerContext* context,
                           const sizing::v1::ListModelsRequest* request,
                           sizing::v1::ListModelsResponse* response) override;
+  // The snapshot's SourceStates, aged now; file sources' last attempt is the
+  // snapshot's load time. UNAVAILABLE before any snapshot.
+  grpc::Status ListSources(grpc::ServerContext* context,
+                           const catalog::v1::ListSourcesRequest* request,
+                           catalog::v1::ListSourcesResponse* response) override;
 
  private:
   class RecommendCall;  // one Recommend that missed the response cache

@@ -161,11 +161,22 @@ void OfferIndex::AddOffers() {
     facts.max_nodes = multi_node ? offer.max_nodes() : 1;
     facts.unavailable = offer.availability() == catalog::v1::AVAILABILITY_UNAVAILABLE;
     facts.community_host = offer.host_tier() == catalog::v1::HOST_TIER_COMMUNITY;
-    facts.on_demand_usd_per_hour = offer.on_demand_usd_per_hour();
-    facts.spot_usd_per_hour = offer.spot_usd_per_hour();
-    facts.reserved_usd_per_hour = offer.reserved_usd_per_hour() > 0
+    // A flagged price is never ranked on: not sold that way, for the index.
+    bool flagged[3] = {false, false, false};
+    for (int k = 0; k < offer.price_flags_size(); ++k) {
+      const catalog::v1::PurchaseOption option = offer.price_flags(k).purchase_option();
+      if (option == catalog::v1::PURCHASE_OPTION_UNSPECIFIED || flagged[OptionSlot(option)]) {
+        continue;
+      }
+      flagged[OptionSlot(option)] = true;
+      flagged_.push_back({static_cast<int32_t>(offers_.size()), option, k});
+    }
+    facts.on_demand_usd_per_hour = flagged[0] ? 0 : offer.on_demand_usd_per_hour();
+    facts.spot_usd_per_hour = flagged[1] ? 0 : offer.spot_usd_per_hour();
+    facts.reserved_usd_per_hour = flagged[2] ? 0
+                                  : offer.reserved_usd_per_hour() > 0
                                       ? offer.reserved_usd_per_hour()
-                                      : offer.on_demand_usd_per_hour();
+                                      : facts.on_demand_usd_per_hour;
     facts.network_gbps = offer.network().gbps();
     offers_.push_back(facts);
     any_community_host_ |= facts.community_host;

@@ -100,6 +100,15 @@ struct CellPart {
   uint32_t begin = 0;  // where its lists start in the index's buffer
 };
 
+// A price the catalog flags as a likely outlier (Offer.price_flags): the
+// index treats the offer as not sold that way, so no answer ranks it on that
+// price; Recommend counts it under EXCLUSION_REASON_SUSPECT_PRICE.
+struct FlaggedPrice {
+  int32_t offer = 0;  // offer index
+  catalog::v1::PurchaseOption option = catalog::v1::PURCHASE_OPTION_UNSPECIFIED;
+  int flag = 0;  // index into the offer's price_flags
+};
+
 // 0 on-demand, 1 spot, 2 reserved: the slot of OfferCell::sold and by_price.
 int OptionSlot(catalog::v1::PurchaseOption option);
 
@@ -123,6 +132,8 @@ class OfferIndex {
   bool any_host_reliability() const { return any_host_reliability_; }
   bool any_community_host() const { return any_community_host_; }
   const std::vector<OfferShape>& shapes() const { return shapes_; }
+  // Every flagged price, by offer index (their facts' price is 0).
+  const std::vector<FlaggedPrice>& flagged_prices() const { return flagged_; }
   // Ordered by their first offer.
   const std::vector<OfferCell>& cells() const { return cells_; }
   // Whether every list price is finite and >= 1e-9 and, within each cell and
@@ -207,6 +218,7 @@ class OfferIndex {
   std::string ids_;                // every Offer.id, in offer order
   std::vector<size_t> id_starts_;  // offer -> start in ids_; one more at the end
   std::vector<OfferShape> shapes_;
+  std::vector<FlaggedPrice> flagged_;
   std::vector<OfferCell> cells_;
   bool distinct_price_keys_ = true;
   std::vector<std::vector<int32_t>> by_provider_, by_region_, by_gpu_;

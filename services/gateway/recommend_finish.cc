@@ -13,6 +13,8 @@
 
 #include "absl/container/flat_hash_set.h"
 #include "absl/strings/str_cat.h"
+#include "absl/time/clock.h"
+#include "services/gateway/price_provenance.h"
 #include "services/gateway/recommend_state.h"
 
 namespace gpuadvisor::gateway::recommend {
@@ -67,6 +69,8 @@ absl::StatusOr<v1::RecommendResponse> RunState::Finish(const pricing::v1::QuoteR
   }
   std::vector<int> survivors = Survivors(quotes);
   RankTied(survivors, quotes);
+  const absl::Time now = absl::Now();
+  PreferSeenAvailable(survivors, now);
   const std::vector<int> chosen = ChooseSpread(GroupRegions(survivors, quotes));
 
   v1::RecommendResponse response;
@@ -74,8 +78,10 @@ absl::StatusOr<v1::RecommendResponse> RunState::Finish(const pricing::v1::QuoteR
     v1::Recommendation* r = response.add_recommendations();
     Explain(candidates_[index], quotes.quotes(candidates_[index].quote), *r);
     ExplainChoice(index, *r);
+    ExplainPrice(now, *r);
     r->set_rank(response.recommendations_size());
   }
+  StatePriceSpan(now, response);
   AddExclusions(survivors, quotes, response);
   response.set_candidates_considered(candidates_considered_);
   response.set_catalog_version(catalog_->snapshot().version());
@@ -134,6 +140,20 @@ std::vector<int> RunState::Survivors(const pricing::v1::QuoteResponse& quotes) {
   return survivors;
 }
 
+// Offers seen available within their source's budget (or whose source does
+// not report availability) keep their rank; the others follow them, so one
+// is never rank 1, and when nothing else qualifies they are left out as
+// unavailable.
+void RunState::PreferSeenAvailable(std::vector<int>& survivors, absl::Time now) {
+  auto seen = [&](int index) { return SeenRecently(OfferOf(candidates_[index]), now); };
+  std::stable_partition(survivors.begin(), survivors.end(), seen);
+  if (survivors.empty() || seen(survivors.front())) return;
+  for (int index : survivors) {
+    ExcludeQuoted(candidates_[index], index, v1::EXCLUSION_REASON_UNAVAILABLE);
+  }
+  survivors.clear();
+}
+
 // A fallback list for autoscalers: first the best candidate of each
 // (provider, region), then the rest in rank order; shown in rank order.
 std::vector<int> RunState::ChooseSpread(const std::vector<int>& survivors) const {
@@ -179,6 +199,14 @@ void RunState::AddExclusions(const std::vector<int>& survivors,
   add(v1::EXCLUSION_REASON_FILTERED, filtered_by_name_, first_filtered_by_name_, -1, -1);
   for (const Unit& unit : units_) {
     if (unit.candidates_per_offer == 0) add(unit.reason, unit.count, unit.first, unit.config, -1);
+  }
+  // Prices the catalog flags, at an option asked for: never ranked on.
+  for (const FlaggedPrice& flagged : index_->flagged_prices()) {
+    if (std::find(options_.begin(), options_.end(), flagged.option) == options_.end() ||
+        !PassesNames(flagged.offer)) {
+      continue;
+    }
+    add(v1::EXCLUSION_REASON_SUSPECT_PRICE, 1, flagged.offer, -1, -1);
   }
   for (const auto& [offer, q] : quoted_offers_) {
     if (q.survived || q.quoted < units_[q.unit].candidates_per_offer) continue;

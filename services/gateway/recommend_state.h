@@ -29,6 +29,7 @@
 
 #include "absl/container/flat_hash_map.h"
 #include "absl/status/status.h"
+#include "absl/time/time.h"
 #include "services/gateway/recommender.h"
 
 namespace gpuadvisor::gateway::recommend {
@@ -276,6 +277,7 @@ class RunState {
   // ---- recommend_finish.cc
   absl::StatusOr<v1::RecommendResponse> Finish(const pricing::v1::QuoteResponse& quotes);
   std::vector<int> Survivors(const pricing::v1::QuoteResponse& quotes);
+  void PreferSeenAvailable(std::vector<int>& survivors, absl::Time now);
   std::vector<int> ChooseSpread(const std::vector<int>& survivors) const;
   void AddExclusions(const std::vector<int>& survivors, const pricing::v1::QuoteResponse& quotes,
                      v1::RecommendResponse& response);

@@ -7,7 +7,9 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
+#include "absl/time/clock.h"
 #include "common/io/units.h"
+#include "services/gateway/price_provenance.h"
 #include "services/gateway/recommend_state.h"
 #include "services/gateway/recommend_text.h"
 
@@ -236,7 +238,13 @@ std::string RunState::ExclusionDetail(int offer_index, v1::ExclusionReason reaso
                           " is not a GPU (TPU, Trainium or Gaudi): sizing does not model its "
                           "memory, parallel plans or throughput, so it is left out");
     case v1::EXCLUSION_REASON_UNAVAILABLE:
+      if (const catalog::v1::Offer& o = catalog_->snapshot().offers(offer_index);
+          !SeenRecently(o, absl::Now())) {
+        return NotSeenText(o, absl::Now());
+      }
       return "the catalog marks it unavailable";
+    case v1::EXCLUSION_REASON_SUSPECT_PRICE:
+      return SuspectPriceDetail(catalog_->snapshot().offers(offer_index), options_);
     case v1::EXCLUSION_REASON_TOO_MANY_GPUS:
       return absl::StrCat(f.gpus_per_node,
                           " GPUs per node > constraints.max_gpus = ", c.max_gpus());

@@ -2,12 +2,14 @@
 
 #include <algorithm>
 #include <cmath>
+#include <functional>
 #include <limits>
 #include <map>
 #include <string>
 
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
+#include "absl/time/clock.h"
 #include "gmock/gmock.h"
 #include "google/protobuf/text_format.h"
 #include "gtest/gtest.h"
@@ -185,10 +187,10 @@ const RegionGroups& DataRegionGroups() {
   return *groups;
 }
 
-absl::StatusOr<v1::RecommendResponse> RunWith(const v1::RecommendRequest& request, double need_gb,
-                                              pricing::v1::QuoteRequest* quoted = nullptr,
-                                              double hours_scale = 1.0) {
-  std::shared_ptr<const catalog::Catalog> catalog = TestCatalog();
+absl::StatusOr<v1::RecommendResponse> RunWith(
+    const v1::RecommendRequest& request, double need_gb,
+    pricing::v1::QuoteRequest* quoted = nullptr, double hours_scale = 1.0,
+    std::shared_ptr<const catalog::Catalog> catalog = TestCatalog()) {
   absl::StatusOr<RecommendationRun> run =
       RecommendationRun::Start(catalog, request, &DataRegionGroups());
   if (!run.ok()) return run.status();
@@ -1129,6 +1131,110 @@ TEST(Recommender, NonFiniteQuotesNeverReachTheRanking) {
     if (e.reason() == v1::EXCLUSION_REASON_NOT_PRICED) not_priced += e.count();
   }
   EXPECT_GT(not_priced, 0);
+}
+
+}  // namespace
+}  // namespace gpuadvisor::gateway
+
+namespace gpuadvisor::gateway {
+namespace {
+
+// TestCatalog with every offer priced by one live source ("market", a 1 h
+// budget) that saw each offer available `seen_ago(id)` seconds ago.
+std::shared_ptr<const catalog::Catalog> SeenCatalog(
+    const std::function<int64_t(const std::string&)>& seen_ago) {
+  catalog::v1::CatalogSnapshot s = TestCatalog()->snapshot();
+  const int64_t now = absl::ToUnixSeconds(absl::Now());
+  for (catalog::v1::Offer& o : *s.mutable_offers()) {
+    o.set_price_source("market");
+    o.set_priced_at_unix_seconds(now - 60);
+    o.set_stale_after_seconds(3600);
+    o.set_last_seen_available_unix_seconds(now - seen_ago(o.id()));
+  }
+  absl::StatusOr<std::shared_ptr<const catalog::Catalog>> c = catalog::Catalog::Create(s);
+  EXPECT_TRUE(c.ok()) << c.status();
+  return c.ok() ? *c : nullptr;
+}
+
+// Issue 19 item 4: an offer not seen available for longer than its source's
+// budget is never rank 1, and says when it was last seen.
+TEST(Recommender, AnOfferNotSeenWithinItsBudgetIsNeverRankOne) {
+  absl::StatusOr<v1::RecommendResponse> base = RunWith(Training(), 40);
+  ASSERT_OK(base);
+  ASSERT_GE(base->recommendations_size(), 2);
+  const std::string top = base->recommendations(0).offer().id();
+  v1::RecommendRequest all = Training();
+  all.set_max_results(100);
+  absl::StatusOr<v1::RecommendResponse> response =
+      RunWith(all, 40, nullptr, 1.0,
+              SeenCatalog([&](const std::string& id) { return id == top ? 7200 : 60; }));
+  ASSERT_OK(response);
+  ASSERT_GE(response->recommendations_size(), 2);
+  EXPECT_NE(response->recommendations(0).offer().id(), top);
+  bool found = false;
+  for (const v1::Recommendation& r : response->recommendations()) {
+    ASSERT_TRUE(r.price().has_last_seen_available_seconds());
+    EXPECT_EQ(r.price().source(), "market");
+    if (r.offer().id() != top) {
+      EXPECT_LT(r.price().last_seen_available_seconds(), 3600);
+      EXPECT_THAT(r.warnings(), Not(Contains(HasSubstr("availability:"))));
+      continue;
+    }
+    found = true;
+    EXPECT_GE(r.price().last_seen_available_seconds(), 7200);
+    EXPECT_THAT(
+        r.warnings(),
+        Contains(HasSubstr("availability: not seen available for 2 h, over the 60 min budget "
+                           "of its source market")));
+  }
+  EXPECT_TRUE(found) << "the offer still ranks, after those seen recently";
+
+  // Nothing seen recently: left out as unavailable, with the reason.
+  response =
+      RunWith(Training(), 40, nullptr, 1.0, SeenCatalog([](const std::string&) { return 7200; }));
+  ASSERT_OK(response);
+  EXPECT_THAT(response->recommendations(), IsEmpty());
+  int unavailable = 0;
+  for (const v1::Exclusion& e : response->excluded()) {
+    if (e.reason() == v1::EXCLUSION_REASON_UNAVAILABLE) unavailable = e.count();
+  }
+  EXPECT_GT(unavailable, 1) << "the catalog's unavailable Azure T4, and the offers not seen";
+}
+
+// Issue 19 item 5: a flagged price is never ranked on; its own exclusion.
+TEST(Recommender, AFlaggedSpotPriceIsLeftOutWithItsOwnReason) {
+  catalog::v1::CatalogSnapshot s = TestCatalog()->snapshot();
+  int flagged = 0;
+  for (catalog::v1::Offer& o : *s.mutable_offers()) {
+    if (o.spot_usd_per_hour() <= 0 || flagged++ > 0) continue;
+    catalog::v1::PriceFlag* f = o.add_price_flags();
+    f->set_purchase_option(catalog::v1::PURCHASE_OPTION_SPOT);
+    f->set_listed_usd_per_hour(o.spot_usd_per_hour());
+    f->set_reason("spot price 91% below on-demand: likely stale");
+  }
+  ASSERT_EQ(flagged > 0, true);
+  absl::StatusOr<std::shared_ptr<const catalog::Catalog>> c = catalog::Catalog::Create(s);
+  ASSERT_OK(c);
+  v1::RecommendRequest request = Training();
+  request.mutable_constraints()->add_purchase_options(catalog::v1::PURCHASE_OPTION_SPOT);
+  request.mutable_constraints()->add_purchase_options(catalog::v1::PURCHASE_OPTION_ON_DEMAND);
+  request.set_max_results(50);
+  absl::StatusOr<v1::RecommendResponse> response = RunWith(request, 40, nullptr, 1.0, *c);
+  ASSERT_OK(response);
+  ASSERT_THAT(response->recommendations(), Not(IsEmpty()));
+  for (const v1::Recommendation& r : response->recommendations()) {
+    if (r.offer().price_flags().empty()) continue;
+    EXPECT_NE(r.purchase_option(), catalog::v1::PURCHASE_OPTION_SPOT) << r.offer().id();
+    EXPECT_THAT(r.price().flags(), Contains(HasSubstr("likely stale")));
+  }
+  bool suspect = false;
+  for (const v1::Exclusion& e : response->excluded()) {
+    if (e.reason() != v1::EXCLUSION_REASON_SUSPECT_PRICE) continue;
+    suspect = true;
+    EXPECT_EQ(e.count(), 1);
+    EXPECT_THAT(e.detail(), HasSubstr("likely stale): never ranked on it"));
+  }
+  EXPECT_TRUE(suspect);
 }
 
 }  // namespace

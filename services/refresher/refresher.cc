@@ -47,8 +47,14 @@ absl::StatusOr<std::string> ReadKey(const RefreshSource& source) {
 void Stamp(const RefreshSource& source, absl::Time now, std::vector<Offer>& offers) {
   const std::string date = absl::FormatTime("%Y-%m-%d", now, absl::UTCTimeZone());
   const std::string at = absl::FormatTime("%Y-%m-%dT%H:%M:%SZ", now, absl::UTCTimeZone());
+  // A live marketplace lists only what can be rented now: seen available.
+  const bool lists_availability = source.format() == "vast";
   for (Offer& o : offers) {
     o.set_as_of(date);
+    o.set_price_source(source.name());
+    o.set_priced_at_unix_seconds(absl::ToUnixSeconds(now));
+    o.set_stale_after_seconds(source.stale_after_seconds());
+    if (lists_availability) o.set_last_seen_available_unix_seconds(absl::ToUnixSeconds(now));
     o.set_source(absl::StrCat(kRefreshSourcePrefix, source.name(), " at ", at, ", stale after ",
                               source.stale_after_seconds(), " s (", o.source(), ")"));
   }
@@ -67,6 +73,26 @@ std::string Origin(const std::string& url) {
     }
   }
   return origin;
+}
+
+catalog::v1::SourceState ToProto(const SourceState& s) {
+  catalog::v1::SourceState out;
+  out.set_name(s.name);
+  out.set_kind("refresh");
+  out.set_last_attempt_unix_seconds(s.last_attempt_unix);
+  out.set_last_success_unix_seconds(s.last_success_unix);
+  out.set_result(s.result);
+  out.set_reason(s.reason);
+  out.set_rows_read(s.rows.read);
+  out.set_rows_kept(s.rows.kept);
+  for (const auto& [reason, rows] : s.rows.rejected) {
+    catalog::v1::RejectedRows* r = out.add_rows_rejected();
+    r->set_reason(reason);
+    r->set_rows(rows);
+  }
+  out.set_offers(s.offers);
+  out.set_stale_after_seconds(s.stale_after_seconds);
+  return out;
 }
 
 }  // namespace
@@ -209,10 +235,13 @@ void Refresher::RunRefresh(Source& source, absl::Time now) {
   state.last_attempt_unix = absl::ToUnixSeconds(now);
   ++state.attempts;
   source.next_due = now + absl::Seconds(std::max<int64_t>(1, source.config.interval_seconds()));
-  auto fail = [&state](const char* result, const absl::Status& why) {
+  // A failed attempt publishes the unchanged good copies with the new state,
+  // so the reason reaches the catalog's followers (best effort).
+  auto fail = [&](const char* result, const absl::Status& why) {
     ++state.failures;
     state.result = result;
     state.reason = std::string(why.message());
+    if (state.last_success_unix > 0) (void)Publish();
   };
   source.pending.clear();
   source.modified_pages = 0;
@@ -256,6 +285,9 @@ std::string Refresher::OutputText() const {
     if (!source->good.empty()) names.push_back(source->config.name());
   }
   list.set_source(absl::StrCat("refresher: ", absl::StrJoin(names, ", ")));
+  // The states ride with the offers to the catalog and its followers
+  // (CatalogSnapshot.sources: `gpu-advisor sources`, GET /v1/sources).
+  for (const auto& source : sources_) *list.add_sources() = ToProto(source->state);
   std::string text;
   google::protobuf::TextFormat::PrintToString(list, &text);
   return absl::StrCat(

@@ -52,12 +52,15 @@ for name in $names; do
   done
 done
 # The CLI writes the same files from the same library.
-cli_args=(--model=llama-3.1-8b --task=lora --train_tokens=50M --seq_len=2048 --max_results=6)
+# (finetune-8b-clouds: clouds every orchestrator runs on; the cheapest LoRA
+# answers are marketplaces since flagged spot prices no longer rank.)
+cli_args=(--model=llama-3.1-8b --task=full_finetune --train_tokens=1B --seq_len=4096
+          --providers=aws,gcp,azure,lambda,nebius,runpod --max_results=8)
 for format in skypilot dstack karpenter; do
   "$BUILD_DIR/services/cli/gpu-advisor" recommend --gateway="$GATEWAY_ADDR" "${cli_args[@]}" \
     --export="$format" > "$TMP/cli.$format.yaml" 2> "$TMP/cli.$format.err"
   check "CLI --export=$format: exit 0" test -s "$TMP/cli.$format.yaml"
-  check "CLI --export=$format == ?format=$format" cmp -s "$TMP/cli.$format.yaml" "$TMP/lora-8b.$format.1.yaml"
+  check "CLI --export=$format == ?format=$format" cmp -s "$TMP/cli.$format.yaml" "$TMP/finetune-8b-clouds.$format.1.yaml"
 done
 echo "export_test: $files files checked; $passed passed, $failed failed"
 (( files >= 20 )) || { echo "export_test: expected at least 20 export files"; exit 1; }

@@ -116,6 +116,8 @@ for route in offers gpus models; do
       models)
         call "$TMP/models.json" GET /v1/models >/dev/null
         check "GET /v1/models: presets" json "$TMP/models.json" 'any(m["preset"] == "llama-3.1-70b" for m in d["models"])'
+        call "$TMP/sources.json" GET /v1/sources >/dev/null
+        check "GET /v1/sources: every price source with its age and budget" json "$TMP/sources.json" 'any(s["name"] == "C-AWS" and s["kind"] == "file" and s["offers"] > 0 and int(s["age_seconds"]) > 0 and int(s["stale_after_seconds"]) == 7776000 for s in d["sources"]) and any(s["name"] == "C-TPU" and s["stale"] for s in d["sources"])'
         ;;
     esac
   else
@@ -137,11 +139,16 @@ check "openapi.json has every field of every route message, typed per the JSON m
   $PY "$ROOT/tests/http/check_openapi_proto.py" "$TMP/openapi.json" "$TMP/contract.binpb"
 
 # Exports.
+# Exports of clouds each orchestrator runs on (the cheapest LoRA answers are
+# marketplaces and neoclouds since Azure's T4 spot price, flagged as likely
+# stale, no longer ranks).
+LORA_CLOUDS='{"workload": {"task": "TASK_LORA", "model": {"preset": "llama-3.1-8b"}, "train_tokens": 5e7, "sequence_length": 2048}, "constraints": {"providers": ["aws", "gcp", "azure"]}, "max_results": 6}'
+call "$TMP/rec_clouds.json" POST /v1/recommend "$LORA_CLOUDS" >/dev/null
 for format in skypilot dstack karpenter; do
-  code=$(call "$TMP/export.$format.yaml" POST "/v1/recommend?format=$format" "$LORA")
+  code=$(call "$TMP/export.$format.yaml" POST "/v1/recommend?format=$format" "$LORA_CLOUDS")
   check "?format=$format: 200 YAML" test "$code" = 200
   check "?format=$format: parses and follows the $format schema, offers in rank order" \
-    $PY "$ROOT/tests/http/export_check.py" "$format" "$TMP/export.$format.yaml" "$TMP/rec.json"
+    $PY "$ROOT/tests/http/export_check.py" "$format" "$TMP/export.$format.yaml" "$TMP/rec_clouds.json"
 done
 code=$(call "$TMP/fmt.json" POST "/v1/recommend?format=terraform" "$LORA")
 check "?format=terraform: 400 naming format" bash -c '[[ $1 == 400 ]] && grep -q "\"field\":\"format\"" "$2"' _ "$code" "$TMP/fmt.json"

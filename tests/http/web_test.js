@@ -232,6 +232,26 @@ async function dailyUseChecks(browser, screenshot, errors) {
   check('offers CSV: one line per listed offer with the spot price column',
         offersCsv.length === prices.length + 1 && spotAt > 0 &&
         offersCsv.slice(1).every((row, i) => Number(row[spotAt]) === prices[i]), offersCsv[0].join(','));
+  // A price the catalog flags (AWS p3 spot, 88% below on-demand) is marked.
+  await desktop.fill('#offer-providers', 'aws');
+  await desktop.fill('#offer-gpu', 'V100');
+  await desktop.click('#offers-form button[type="submit"]');
+  await desktop.waitForFunction(() => new URL(location.href).searchParams.get('providers') === 'aws', null, {timeout: 10000});
+  await desktop.waitForTimeout(300);
+  const flagged = await desktop.$$eval('#offers tbody td.price.flagged', (tds) => tds.map((td) => td.title));
+  check('offers mark a flagged spot price and say why', flagged.length > 0 && flagged.every((t) => /likely stale/.test(t)),
+        flagged.join(' | '));
+  await desktop.fill('#offer-providers', '');
+  await desktop.fill('#offer-gpu', '');
+  // Price sources: one row per source, with its age; the 2024 TPU prices stale.
+  await desktop.click('#tab-sources');
+  await desktop.waitForSelector('#sources tbody tr', {timeout: 10000});
+  const sources = await desktop.$$eval('#sources tbody tr', (trs) => trs.map((tr) => ({
+    name: tr.dataset.source, stale: tr.classList.contains('stale'), age: tr.querySelector('td.age').textContent})));
+  check('the Sources tab lists each price source with its age',
+        sources.length > 5 && sources.some((x) => x.name === 'C-AWS' && !x.stale && /days/.test(x.age)) &&
+        sources.some((x) => x.name === 'C-TPU' && x.stale), JSON.stringify(sources.slice(0, 3)));
+  await desktop.click('#tab-offers');
   const offersUrl = desktop.url();
   check('the offers filters are in the URL too', new URL(offersUrl).searchParams.get('tab') === 'offers', offersUrl);
   if (screenshot) await desktop.screenshot({path: shot('desktop-offers'), fullPage: false});
@@ -340,6 +360,14 @@ async function main() {
     check('every row has a memory bar with segments', rows.every((r) => r.bars >= 2));
     check('every row has a cost breakdown', rows.every((r) => r.cost >= 1 && /compute \$/.test(r.costText)));
     check('summary names the best total', /\$/.test(await page.textContent('.stat.best .value')));
+    // Every price says where it comes from and how old it is; the footer the
+    // oldest and newest price used, not one date for all.
+    const ages = await page.$$eval('#ranked tbody tr[data-rank] .price-age', (d) => d.map((x) => x.dataset.source));
+    check('every ranked row names its price source and age', ages.length === rows.length && ages.every((a) => a),
+          ages.join(','));
+    check('the footer states the oldest and newest price used',
+          /prices used: oldest 20\d\d-\d\d-\d\d.*newest 20\d\d-\d\d-\d\d/.test(await page.textContent('#versions')),
+          await page.textContent('#versions'));
     checkFits('the ranked table (training) fits a 1440 px window without scrolling sideways', await rankedTableWidth(page));
     const answer = await page.evaluate(async () => (await fetch('/v1/recommend', {method: 'POST', body: JSON.stringify({
       workload: {task: 'TASK_LORA', model: {preset: 'llama-3.1-8b'}, train_tokens: 5e7, sequence_length: 2048},

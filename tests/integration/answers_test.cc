@@ -721,5 +721,102 @@ TEST_F(Answers, InteractiveEndpointsHaveAStatedPerUserFloorThatCanBeLifted) {
       << "no user waits on a batch job";
 }
 
+// Issue 19 item 2. Was: one "prices as of 2026-11-29" for every answer, even
+// for rows priced in 2024; nothing said where a price came from.
+TEST_F(Answers, EveryPriceNamesItsSourceAndAgeAndTheFooterItsSpan) {
+  RecommendRequest request = Lora();
+  request.set_max_results(10);
+  const RecommendResponse response = MustRecommend(request);
+  ASSERT_FALSE(response.recommendations().empty());
+  for (const auto& r : response.recommendations()) {
+    SCOPED_TRACE(r.offer().id());
+    EXPECT_FALSE(r.price().source().empty());
+    EXPECT_THAT(r.price().as_of(), ::testing::StartsWith("20"));
+    EXPECT_GT(r.price().age_seconds(), 0);
+    EXPECT_EQ(r.price().stale_after_seconds(), 90 * 86400);  // offers.textproto's budget
+    EXPECT_EQ(r.price().stale(), r.price().age_seconds() > 90 * 86400);
+    EXPECT_TRUE(std::any_of(r.notes().begin(), r.notes().end(), [&](const std::string& n) {
+      return absl::StartsWith(n, "price: " + r.price().source() + ", as of " + r.price().as_of());
+    })) << r.DebugString();
+  }
+  EXPECT_FALSE(response.oldest_price_as_of().empty());
+  EXPECT_LE(response.oldest_price_as_of(), response.newest_price_as_of());
+  EXPECT_GE(response.oldest_price_age_seconds(), response.newest_price_age_seconds());
+}
+
+// A price older than its source's budget is a warning: GCP A3 High in
+// europe-west4 is priced from the 2024-09-16 billing SKUs (C-GCPB).
+TEST_F(Answers, APriceOlderThanItsBudgetIsAWarning) {
+  RecommendRequest request = Lora();
+  request.mutable_constraints()->add_providers("gcp");
+  request.mutable_constraints()->add_regions("europe-west4");
+  request.mutable_constraints()->add_gpu_models("H100");
+  const RecommendResponse response = MustRecommend(request);
+  ASSERT_FALSE(response.recommendations().empty());
+  for (const auto& r : response.recommendations()) {
+    SCOPED_TRACE(r.offer().id());
+    EXPECT_EQ(r.price().source(), "C-GCPB");
+    EXPECT_EQ(r.price().as_of(), "2024-09-16");
+    EXPECT_TRUE(r.price().stale());
+    EXPECT_TRUE(std::any_of(r.warnings().begin(), r.warnings().end(), [](const std::string& w) {
+      return absl::StartsWith(w, "stale price: C-GCPB priced this offer ") &&
+             absl::StrContains(w, "over its 90 days budget");
+    })) << r.DebugString();
+  }
+  EXPECT_EQ(response.oldest_price_as_of(), "2024-09-16");
+}
+
+// Issue 19 item 5. Was: AWS p3's spot price (88% below on-demand, flagged
+// "likely stale" at load) ranked first for V100 spot answers.
+TEST_F(Answers, AFlaggedPriceIsNeverRankedAndHasAnExclusionOfItsOwn) {
+  RecommendRequest request = Lora();
+  request.mutable_constraints()->add_providers("aws");
+  request.mutable_constraints()->add_gpu_models("V100");
+  request.mutable_constraints()->add_regions("us-east-1");
+  request.mutable_constraints()->add_purchase_options(catalog::v1::PURCHASE_OPTION_SPOT);
+  request.mutable_constraints()->add_purchase_options(catalog::v1::PURCHASE_OPTION_ON_DEMAND);
+  const RecommendResponse response = MustRecommend(request);
+  ASSERT_FALSE(response.recommendations().empty());
+  for (const auto& r : response.recommendations()) {
+    SCOPED_TRACE(r.offer().id());
+    ASSERT_FALSE(r.offer().price_flags().empty()) << "every AWS V100 spot price is flagged";
+    EXPECT_EQ(r.purchase_option(), catalog::v1::PURCHASE_OPTION_ON_DEMAND);
+    ASSERT_FALSE(r.price().flags().empty());
+    EXPECT_THAT(r.price().flags(0), HasSubstr("likely stale"));
+  }
+  const auto excluded = Excluded(response);
+  ASSERT_TRUE(excluded.count(gateway::v1::EXCLUSION_REASON_SUSPECT_PRICE));
+  const auto& e = excluded.at(gateway::v1::EXCLUSION_REASON_SUSPECT_PRICE);
+  EXPECT_EQ(e.count(), 2);  // p3.2xlarge and p3.16xlarge, at spot
+  EXPECT_THAT(e.detail(), AllOf(HasSubstr("spot price $"), HasSubstr("likely stale"),
+                                HasSubstr("never ranked on it")));
+}
+
+// `gpu-advisor sources` and GET /v1/sources read this: every price source of
+// the catalog with its offers, dates, age and budget.
+TEST_F(Answers, ListSourcesGivesEverySourceWithItsAge) {
+  auto stub = stack_->GatewayStub();
+  grpc::ClientContext context;
+  catalog::v1::ListSourcesResponse response;
+  ASSERT_TRUE(stub->ListSources(&context, catalog::v1::ListSourcesRequest(), &response).ok());
+  ASSERT_FALSE(response.sources().empty());
+  std::map<std::string, catalog::v1::SourceState> by_name;
+  int offers = 0;
+  for (const auto& s : response.sources()) {
+    by_name[s.name()] = s;
+    offers += s.offers();
+    EXPECT_EQ(s.kind(), "file") << s.name();
+    EXPECT_GT(s.last_attempt_unix_seconds(), 0) << s.name();
+  }
+  ASSERT_TRUE(by_name.count("C-AWS"));
+  EXPECT_EQ(by_name["C-AWS"].newest_as_of(), "2026-11-29");
+  EXPECT_FALSE(by_name["C-AWS"].stale());
+  ASSERT_TRUE(by_name.count("C-TPU"));
+  EXPECT_EQ(by_name["C-TPU"].oldest_as_of(), "2024-12-23");
+  EXPECT_TRUE(by_name["C-TPU"].stale());
+  EXPECT_GT(by_name["C-TPU"].age_seconds(), by_name["C-TPU"].stale_after_seconds());
+  EXPECT_GE(offers, 390);  // every offer of the embedded catalog names its source
+}
+
 }  // namespace
 }  // namespace gpuadvisor::testing

@@ -38,7 +38,7 @@ json() {  # python expression over `d` (the parsed JSON on stdin) that must be t
 # ---------------------------------------------------------------------------
 # Every example of the help and of the README.
 help_examples() {  # lines "  gpu-advisor ..." of the top-level and per-command help
-  { "$CLI" --help; for c in recommend estimate offers gpus models health; do "$CLI" "$c" --help; done; } |
+  { "$CLI" --help; for c in recommend estimate offers gpus models sources health; do "$CLI" "$c" --help; done; } |
     sed -n 's/^  \(gpu-advisor .*\)$/\1/p' | sort -u
 }
 readme_examples() {  # gpu-advisor command lines inside ``` blocks, continuations joined
@@ -75,11 +75,33 @@ for e in "${README_EXAMPLES[@]}"; do check "README example: $e" run_example "$e"
 # Output.
 out=$("$CLI" recommend --model=llama-3.1-8b --task=lora --train_tokens=50M --seq_len=2048 --max_results=4)
 echo "$out" | head -6
-check "recommend prints the table header, P10-P90 beside hours and total" grep -Eq "^RANK  PROVIDER  INSTANCE .*USD/H  HOURS  P10-P90 +TOTAL USD  P10-P90 +MEM FREE  TOP WARNING" <<<"$out"
+check "recommend prints the table header, P10-P90 beside hours and total" grep -Eq "^RANK  PROVIDER  INSTANCE .*BUY +PRICED +USD/H  HOURS  P10-P90 +TOTAL USD  P10-P90 +MEM FREE  TOP WARNING" <<<"$out"
 check "recommend: #1 names the cheapest, the fastest and the best cost x time" grep -q "^  - cheapest: .*; fastest: .*; best cost x time: " <<<"$out"
+check "every row names its price's source and age" bash -c '[[ $(grep -cE "^[0-9]+ .* (on-demand|spot|reserved) +[A-Za-z][A-Za-z0-9-]* [0-9]+[smhd]!? " <<<"$1") == 4 ]]' _ "$out"
 check "recommend ranks 1..4" bash -c '[[ "$(awk "/^[0-9]+ /{print \$1}" <<<"$1" | tr "\n" " ")" == "1 2 3 4 " ]]' _ "$out"
 check "recommend explains #1" grep -q "^#1 because:" <<<"$out"
-check "recommend names the versions it used" grep -q "^Catalog .* prices .* as of 20" <<<"$out"
+check "recommend names the versions it used" grep -q "^Catalog .* price book " <<<"$out"
+check "the footer states the oldest and newest price used" grep -qE "^Prices used: oldest 20[0-9-]+ \([0-9]+[smhd] old\), newest 20[0-9-]+" <<<"$out"
+check "#1's notes name its price's source and date" grep -qE "^  - price: [A-Za-z0-9-]+, as of 20" <<<"$out"
+
+# Price sources: the catalog's data files (and the refresher's sources when
+# one runs), each with its age against its budget.
+src=$("$CLI" sources)
+echo "$src" | head -4
+check "sources prints the table header" grep -qE "^SOURCE +KIND +RESULT +AGE +BUDGET +STALE +LAST SUCCESS +LAST ATTEMPT +OFFERS +PRICES +ROWS READ/KEPT +REJECTED" <<<"$src"
+check "sources lists the AWS catalog snapshot, not stale" grep -qE "^C-AWS +file +ok +[0-9]+d +90d +20" <<<"$src"
+check "sources shows the 2024 TPU prices as stale" grep -qE "^C-TPU +file +ok +[0-9]+d +90d +STALE +2024-12-23" <<<"$src"
+srcj=$("$CLI" sources --json)
+check "sources --json: every source has a name, kind, offers and an age" json \
+  'len(d["sources"]) > 5 and all(s["name"] and s["kind"] in ("file", "refresh") and s["offers"] > 0 and int(s["age_seconds"]) >= 0 for s in d["sources"])' <<<"$srcj"
+
+# Prices the load guards flag never rank: AWS p3.2xlarge's spot (88% below
+# on-demand) is left out with a reason of its own, and `offers` marks it.
+flag=$("$CLI" recommend --model=llama-3.1-8b --task=lora --train_tokens=50M --seq_len=2048 --providers=aws --regions=us-east-1 --gpu=V100 --purchase=spot --json)
+check "a flagged spot price is excluded as suspect-price, never ranked" json \
+  'all(r["purchase_option"] != "PURCHASE_OPTION_SPOT" or r["offer"]["id"] not in ("aws/p3.2xlarge/us-east-1", "aws/p3.16xlarge/us-east-1") for r in d.get("recommendations", [])) and any(e["reason"] == "EXCLUSION_REASON_SUSPECT_PRICE" and "likely stale" in e["detail"] for e in d["excluded"])' <<<"$flag"
+offs=$("$CLI" offers --providers=aws --gpu=V100)
+check "offers marks the flagged spot price and says why" grep -qE "p3.2xlarge .* [0-9.]+! .*likely stale" <<<"$offs"
 
 # --tie_band=0: strict cost order (by default totals within the estimate's
 # own uncertainty are a tie ranked by time, then risk).
@@ -217,13 +239,14 @@ grep -q "^GPU  *VRAM  *QTY PER OFFER  *PROVIDERS  *OFFERS  *ON-DEMAND USD/GPU-H"
 err=$("$CLI" offers --sort=cost 2>&1 >/dev/null); code=$?
 check "offers --sort=cost: exit 2 listing the keys" bash -c '[[ $2 == 2 ]] && grep -q "price_per_gpu" <<<"$1"' _ "$err" "$code"
 W=(--model=llama-3.1-70b --task=qlora --train_tokens=50M --seq_len=2048 --max_results=5)
-# 170 columns: the P10-P90 columns of hours and total take ~22 more than before.
-narrow=$(COLUMNS=170 "$CLI" recommend "${W[@]}" | sed -n '1,/^$/p')
-check "recommend: the table fits COLUMNS=170, warnings cut with ..." bash -c '
-[[ $(awk "{ if (length(\$0) > m) m = length(\$0) } END { print m }" <<<"$1") -le 170 ]] && grep -q "\.\.\.$" <<<"$1"' _ "$narrow"
-wide=$(COLUMNS=170 "$CLI" recommend "${W[@]}" --wide | sed -n '1,/^$/p')
+# 180 columns: the P10-P90 columns of hours and total take ~22 more than before, the
+# PRICED column (source and age of each price) 10.
+narrow=$(COLUMNS=180 "$CLI" recommend "${W[@]}" | sed -n '1,/^$/p')
+check "recommend: the table fits COLUMNS=180, warnings cut with ..." bash -c '
+[[ $(awk "{ if (length(\$0) > m) m = length(\$0) } END { print m }" <<<"$1") -le 180 ]] && grep -q "\.\.\.$" <<<"$1"' _ "$narrow"
+wide=$(COLUMNS=180 "$CLI" recommend "${W[@]}" --wide | sed -n '1,/^$/p')
 check "recommend --wide: warnings in full" bash -c '
-[[ $(awk "{ if (length(\$0) > m) m = length(\$0) } END { print m }" <<<"$1") -gt 170 ]]' _ "$wide"
+[[ $(awk "{ if (length(\$0) > m) m = length(\$0) } END { print m }" <<<"$1") -gt 180 ]]' _ "$wide"
 js=$("$CLI" recommend --model=llama-3.1-70b --task=full_finetune --train_tokens=1B --seq_len=4096 --max_total_usd=1 --json); code=$?
 check "--json with nothing qualifying: recommendations is [], exit 3" bash -c '[[ $2 == 3 ]] && /usr/bin/python3 -c "import json,sys; d = json.loads(sys.argv[1]); sys.exit(0 if d[\"recommendations\"] == [] and d[\"excluded\"] else 1)" "$1"' _ "$js" "$code"
 completes() {  # shell words... -> the candidates bash completion offers for the last word

@@ -98,7 +98,8 @@ def check_recommend(stub):
     recs = list(reply.recommendations)
     print(f"QLoRA llama-3.1-8b, 50M tokens: {len(recs)} recommendations "
           f"({reply.candidates_considered} candidates, catalog {reply.catalog_version or '?'}, "
-          f"prices as of {reply.prices_as_of or '?'})")
+          f"prices used: oldest {reply.oldest_price_as_of or '?'}, "
+          f"newest {reply.newest_price_as_of or '?'})")
     if recs:
         print_table(recs)
     problems = []

@@ -24,6 +24,9 @@ std::vector<ApiRoute> GatewayRoutes(const google::protobuf::ServiceDescriptor* s
       {"GET", "/v1/offers", "ListOffers", "Offers of the catalog, filtered and paginated", false},
       {"GET", "/v1/gpus", "ListGpus", "GPU models and their datasheet specs", false},
       {"GET", "/v1/models", "ListModels", "Model presets known to the sizing service", false},
+      {"GET", "/v1/sources", "ListSources",
+       "Price sources: last attempt and success, rows read / kept / rejected, age and budget",
+       false},
   };
   std::vector<ApiRoute> routes;
   for (const Spec& spec : kSpecs) {

@@ -25,7 +25,7 @@ struct ApiRoute {
 // The routes of `service` (gpuadvisor.gateway.v1.GatewayService):
 //   POST /v1/recommend  Recommend      POST /v1/estimate  Estimate
 //   GET  /v1/offers     ListOffers     GET  /v1/gpus      ListGpus
-//   GET  /v1/models     ListModels
+//   GET  /v1/models     ListModels     GET  /v1/sources   ListSources
 // A route whose method the service does not define is left out.
 std::vector<ApiRoute> GatewayRoutes(const google::protobuf::ServiceDescriptor* service);
 

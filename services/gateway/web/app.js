@@ -309,6 +309,18 @@ function servingDetail(rec, columns) {
         sentence ? el('p', {class: 'bound-sentence', text: sentence}) : null)));
 }
 
+// Where a recommendation's price comes from and how old it is
+// (Recommendation.price); "stale" past its source's budget.
+function priceAge(r) {
+  const p = r.price;
+  if (!p || !p.source) return null;
+  const seen = p.last_seen_available_seconds !== undefined ? `; last seen available ${age(p.last_seen_available_seconds)} ago` : '';
+  const short = age(p.age_seconds).replace(/ (s|min|h|days)$/, (m, u) => ({s: 's', min: 'm', h: 'h', days: 'd'})[u]);
+  return el('div', {class: 'sub price-age' + (p.stale ? ' stale' : ''), 'data-source': p.source,
+                    title: `price from ${p.source}, as of ${p.as_of} (${age(p.age_seconds)} old${p.stale ? ', over its budget' : ''})${seen}`},
+            document.createTextNode(`${p.source} ${short}${p.stale ? ' !' : ''}`));
+}
+
 function renderRanked() {
   const tbody = $('#ranked tbody');
   tbody.replaceChildren();
@@ -349,7 +361,7 @@ function renderRanked() {
            : el('div', {class: 'reasons', text: r.parallel_plan && r.parallel_plan.description ? r.parallel_plan.description : ''})),
       el('td', {class: 'nowrap', text: row.gpus}),
       el('td', {}, el('span', {class: 'pill ' + row.purchase, text: row.purchase})),
-      el('td', {class: 'num', text: usd(r.cost.usd_per_hour)}),
+      el('td', {class: 'num'}, el('div', {text: usd(r.cost.usd_per_hour)}), priceAge(r)),
       el('td', {class: 'num'}, el('div', {text: hours(r.estimated_hours)}),
          interval(r.estimated_hours_interval, hours)),
       el('td', {class: 'num total'}, el('div', {text: usd(r.cost.total_usd)}),
@@ -419,8 +431,11 @@ function renderSummary(resp) {
   const reasons = resp.excluded.filter((e) => e.count > 0)
     .map((e) => `${e.reason.replace('EXCLUSION_REASON_', '').toLowerCase().replace(/_/g, ' ')} ${e.count}`);
   $('#excluded').textContent = reasons.length ? 'Excluded: ' + reasons.join(' · ') : '';
+  // The oldest and newest price the answer uses, not one date for all.
   $('#versions').textContent = `catalog ${resp.catalog_version} · price book ${resp.price_book_version}` +
-    (resp.prices_as_of ? ` · prices as of ${resp.prices_as_of}` : '');
+    (resp.oldest_price_as_of
+      ? ` · prices used: oldest ${resp.oldest_price_as_of} (${age(resp.oldest_price_age_seconds)} old), newest ${resp.newest_price_as_of} (${age(resp.newest_price_age_seconds)} old)`
+      : '');
   if (!recs.length) {
     summary.prepend(el('div', {class: 'stat'}, el('div', {class: 'label', text: 'Result'}),
                        el('div', {class: 'value', text: 'Nothing qualifies: loosen a constraint'})));
@@ -674,8 +689,10 @@ function renderOffers() {
       el('td', {text: row.link}),
       el('td', {class: 'num', text: String(o.vcpus || '–')}),
       el('td', {class: 'num', text: o.ram_bytes > 0 ? gb(o.ram_bytes) : '–'}),
-      el('td', {class: 'num price', 'data-value': String(Number.isFinite(row.price) ? row.price : 0),
-                text: Number.isFinite(row.price) ? usd(row.price) : '–'}),
+      el('td', {class: 'num price' + (row.flag ? ' flagged' : ''),
+                'data-value': String(Number.isFinite(row.price) ? row.price : 0),
+                title: row.flag ? `${row.flag}: never ranked on this price` : '',
+                text: (Number.isFinite(row.price) ? usd(row.price) : '–') + (row.flag ? ' ⚑' : '')}),
       el('td', {class: 'num per-gpu', text: Number.isFinite(row.per_gpu) ? usd(row.per_gpu) : '–'}),
       el('td', {class: 'num other', text: row.other}),
     ));
@@ -698,6 +715,15 @@ function syncOfferHeaders() {
   $('#offers th[data-key="other_value"]').textContent = purchase === 'spot' ? 'On-demand USD/h' : 'Spot USD/h';
 }
 
+// The catalog's flag on the price shown (Offer.price_flags), if any.
+function priceFlag(o, purchase) {
+  const option = {on_demand: 'PURCHASE_OPTION_ON_DEMAND', spot: 'PURCHASE_OPTION_SPOT',
+                  reserved: 'PURCHASE_OPTION_RESERVED'}[purchase] ||
+                 (o.on_demand_usd_per_hour > 0 ? 'PURCHASE_OPTION_ON_DEMAND' : 'PURCHASE_OPTION_SPOT');
+  const flag = (o.price_flags || []).find((f) => f.purchase_option === option);
+  return flag ? flag.reason : '';
+}
+
 function offerRow(o, purchase) {
   const price = offerPrice(o, purchase);
   const other = purchase === 'spot' ? o.on_demand_usd_per_hour : o.spot_usd_per_hour;
@@ -711,6 +737,7 @@ function offerRow(o, purchase) {
     price: price > 0 ? price : Infinity,
     per_gpu: price > 0 ? price / o.gpus_per_node : Infinity,
     other: other > 0 ? usd(other) : '–', other_value: other || Infinity,
+    flag: priceFlag(o, purchase),
   };
 }
 
@@ -858,7 +885,44 @@ function selectTab(name) {
   for (const tab of $$('.tab[data-tab]')) tab.classList.toggle('active', tab.dataset.tab === name);
   $('#panel-compare').hidden = name !== 'compare';
   $('#panel-offers').hidden = name !== 'offers';
+  $('#panel-sources').hidden = name !== 'sources';
   if (name === 'offers' && !offersRows.length) browseOffers();
+  if (name === 'sources') loadSources();
+}
+
+// ---------- price sources (GET /v1/sources) ----------
+// "45 s", "12 min", "5 h", "3 days"; "never" for -1.
+function age(seconds) {
+  const s = Number(seconds);
+  if (!(s >= 0)) return 'never';
+  if (s < 120) return `${s} s`;
+  if (s < 7200) return `${Math.floor(s / 60)} min`;
+  if (s < 172800) return `${Math.floor(s / 3600)} h`;
+  return `${Math.floor(s / 86400)} days`;
+}
+const when = (unix) => (Number(unix) > 0 ? new Date(Number(unix) * 1000).toISOString().slice(0, 16).replace('T', ' ') : '–');
+
+async function loadSources() {
+  const res = await api('GET', '/v1/sources');
+  const tbody = $('#sources tbody');
+  tbody.replaceChildren();
+  if (!res.ok || !res.data.sources) return;
+  $('#sources-at').textContent = `ages at ${when(res.data.now_unix_seconds)} UTC`;
+  for (const s of res.data.sources) {
+    const rejected = (s.rows_rejected || []).map((r) => `${r.reason}: ${r.rows}`).join(', ');
+    tbody.append(el('tr', {class: s.stale ? 'stale' : '', 'data-source': s.name},
+      el('td', {class: 'instance', text: s.name}),
+      el('td', {text: s.kind}),
+      el('td', {text: s.reason ? `${s.result}: ${s.reason}` : s.result}),
+      el('td', {class: 'num age', text: age(s.age_seconds) + (s.stale ? ' (stale)' : '')}),
+      el('td', {class: 'num', text: Number(s.stale_after_seconds) > 0 ? age(s.stale_after_seconds) : '–'}),
+      el('td', {class: 'nowrap', text: when(s.last_success_unix_seconds)}),
+      el('td', {class: 'nowrap', text: when(s.last_attempt_unix_seconds)}),
+      el('td', {class: 'num', text: String(s.offers || 0)}),
+      el('td', {class: 'nowrap', text: s.oldest_as_of === s.newest_as_of ? (s.oldest_as_of || '–') : `${s.oldest_as_of} .. ${s.newest_as_of}`}),
+      el('td', {text: s.kind === 'refresh' ? `${s.rows_read || 0} / ${s.rows_kept || 0}` : '–'}),
+      el('td', {text: rejected})));
+  }
 }
 
 function init() {

@@ -1,0 +1,125 @@
+#include "services/catalog/provenance.h"
+
+#include <algorithm>
+#include <map>
+
+#include "absl/strings/ascii.h"
+#include "absl/strings/match.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/strip.h"
+
+namespace gpuadvisor::catalog {
+namespace {
+
+constexpr absl::string_view kRefreshPrefix = "refresh ";
+
+int64_t DateStartUnix(absl::string_view as_of) {
+  absl::Time t;
+  std::string error;
+  if (as_of.size() < 10 ||
+      !absl::ParseTime("%Y-%m-%d", std::string(as_of.substr(0, 10)), &t, &error)) {
+    return 0;
+  }
+  return absl::ToUnixSeconds(t);
+}
+
+std::string DateOf(int64_t unix_seconds) {
+  return absl::FormatTime("%Y-%m-%d", absl::FromUnixSeconds(unix_seconds), absl::UTCTimeZone());
+}
+
+}  // namespace
+
+std::string PriceSourceName(absl::string_view source) {
+  source = absl::StripLeadingAsciiWhitespace(source);
+  if (absl::ConsumePrefix(&source, kRefreshPrefix)) {
+    return std::string(source.substr(0, source.find(' ')));
+  }
+  const size_t end = source.find_first_of(" ;:(,");
+  return std::string(source.substr(0, end));
+}
+
+void FillPriceProvenance(v1::Offer& offer, int64_t default_stale_after_seconds) {
+  if (offer.price_source().empty()) offer.set_price_source(PriceSourceName(offer.source()));
+  if (offer.priced_at_unix_seconds() == 0) {
+    offer.set_priced_at_unix_seconds(DateStartUnix(offer.as_of()));
+  }
+  if (offer.stale_after_seconds() == 0 && default_stale_after_seconds > 0) {
+    offer.set_stale_after_seconds(default_stale_after_seconds);
+  }
+}
+
+int64_t PriceAgeSeconds(const v1::Offer& offer, absl::Time now) {
+  if (offer.priced_at_unix_seconds() <= 0) return -1;
+  return std::max<int64_t>(0, absl::ToUnixSeconds(now) - offer.priced_at_unix_seconds());
+}
+
+bool PriceStale(const v1::Offer& offer, absl::Time now) {
+  const int64_t age = PriceAgeSeconds(offer, now);
+  return age >= 0 && offer.stale_after_seconds() > 0 && age > offer.stale_after_seconds();
+}
+
+std::string PricedAtText(const v1::Offer& offer) {
+  const int64_t at = offer.priced_at_unix_seconds();
+  if (at <= 0) return offer.as_of();
+  if (at % 86400 == 0) return DateOf(at);
+  return absl::FormatTime("%Y-%m-%dT%H:%M:%SZ", absl::FromUnixSeconds(at), absl::UTCTimeZone());
+}
+
+std::vector<v1::SourceState> SourceStatesOf(const v1::CatalogSnapshot& snapshot,
+                                            const std::vector<v1::SourceState>& refreshed,
+                                            int64_t loaded_at_unix_seconds) {
+  std::map<std::string, v1::SourceState> by_name;
+  for (const v1::SourceState& s : refreshed) {
+    v1::SourceState& state = by_name[s.name()];
+    state = s;
+    state.set_kind("refresh");
+    state.clear_offers();
+  }
+  std::map<std::string, std::pair<int64_t, int64_t>> span;  // oldest, newest priced_at
+  for (const v1::Offer& offer : snapshot.offers()) {
+    const std::string& name = offer.price_source();
+    if (name.empty()) continue;
+    auto [it, inserted] = by_name.try_emplace(name);
+    v1::SourceState& state = it->second;
+    if (inserted) {
+      state.set_name(name);
+      state.set_kind("file");
+      state.set_result("ok");
+      state.set_last_attempt_unix_seconds(loaded_at_unix_seconds);
+    }
+    state.set_offers(state.offers() + 1);
+    if (state.kind() == "file") {
+      state.set_stale_after_seconds(
+          std::max(state.stale_after_seconds(), offer.stale_after_seconds()));
+    }
+    const int64_t at = offer.priced_at_unix_seconds();
+    if (at <= 0) continue;
+    auto [s, first] = span.try_emplace(name, at, at);
+    if (!first) s->second = {std::min(s->second.first, at), std::max(s->second.second, at)};
+  }
+  std::vector<v1::SourceState> out;
+  for (auto& [name, state] : by_name) {
+    auto s = span.find(name);
+    if (s != span.end()) {
+      state.set_oldest_as_of(DateOf(s->second.first));
+      state.set_newest_as_of(DateOf(s->second.second));
+      if (state.kind() == "file") state.set_last_success_unix_seconds(s->second.first);
+    }
+    out.push_back(std::move(state));
+  }
+  return out;
+}
+
+void AgeSources(google::protobuf::RepeatedPtrField<v1::SourceState>& sources, absl::Time now) {
+  for (v1::SourceState& s : sources) {
+    const int64_t age =
+        s.last_success_unix_seconds() > 0
+            ? std::max<int64_t>(0, absl::ToUnixSeconds(now) - s.last_success_unix_seconds())
+            : -1;
+    s.set_age_seconds(age);
+    s.set_stale((age < 0 && s.kind() == "refresh") ||
+                (age >= 0 && s.stale_after_seconds() > 0 && age > s.stale_after_seconds()));
+  }
+}
+
+}  // namespace gpuadvisor::catalog

@@ -1,0 +1,96 @@
+#include "services/catalog/provenance.h"
+
+#include "gmock/gmock.h"
+#include "gtest/gtest.h"
+
+namespace gpuadvisor::catalog {
+namespace {
+
+TEST(Provenance, SourceNameIsTheRefreshOrTheFirstKey) {
+  const struct {
+    const char* source;
+    const char* name;
+  } kCases[] = {
+      {"refresh vast at 2026-12-04T00:15:00Z, stale after 3600 s (vast search.json: read 30)",
+       "vast"},
+      {"C-AWS; spot: PRICES.md gives only the lowest and highest zone", "C-AWS"},
+      {"C-SF (Shadeform listing of crusoe)", "C-SF"},
+      {"C-TPU: TPU v6e us-east5 $2.7 on demand", "C-TPU"},
+      {"W3", "W3"},
+      {"X1, X2", "X1"},
+      {"", ""},
+  };
+  for (const auto& c : kCases) EXPECT_EQ(PriceSourceName(c.source), c.name) << c.source;
+}
+
+TEST(Provenance, FillsWhatTheFileLeavesUnsetAndAgesAgainstTheBudget) {
+  v1::Offer offer;
+  offer.set_source("C-GCPB: OnDemand SKUs");
+  offer.set_as_of("2024-09-16");
+  FillPriceProvenance(offer, 90 * 86400);
+  EXPECT_EQ(offer.price_source(), "C-GCPB");
+  EXPECT_EQ(offer.priced_at_unix_seconds(), 1726444800);  // 2024-09-16T00:00:00Z
+  EXPECT_EQ(offer.stale_after_seconds(), 90 * 86400);
+  EXPECT_EQ(PricedAtText(offer), "2024-09-16");
+  const absl::Time at_budget = absl::FromUnixSeconds(1726444800 + 90 * 86400);
+  EXPECT_EQ(PriceAgeSeconds(offer, at_budget), 90 * 86400);
+  EXPECT_FALSE(PriceStale(offer, at_budget));
+  EXPECT_TRUE(PriceStale(offer, at_budget + absl::Seconds(1)));
+
+  v1::Offer refreshed;  // set fields are kept; a time of day is printed
+  refreshed.set_price_source("vast");
+  refreshed.set_priced_at_unix_seconds(1764807300);
+  refreshed.set_stale_after_seconds(3600);
+  FillPriceProvenance(refreshed, 90 * 86400);
+  EXPECT_EQ(refreshed.stale_after_seconds(), 3600);
+  EXPECT_EQ(PricedAtText(refreshed), "2025-12-04T00:15:00Z");
+
+  v1::Offer unknown;  // no date: no age, never stale
+  EXPECT_EQ(PriceAgeSeconds(unknown, at_budget), -1);
+  EXPECT_FALSE(PriceStale(unknown, at_budget));
+}
+
+TEST(Provenance, OneStatePerSourceWithTheRefreshersFirst) {
+  v1::CatalogSnapshot snapshot;
+  auto add = [&](const char* source, const char* as_of) {
+    v1::Offer* o = snapshot.add_offers();
+    o->set_source(source);
+    o->set_as_of(as_of);
+    FillPriceProvenance(*o, 86400);
+  };
+  add("C-AWS", "2026-11-29");
+  add("C-AWS; spot: ...", "2026-11-01");
+  add("C-TPU: v5e", "2024-12-23");
+  v1::Offer* vast = snapshot.add_offers();
+  vast->set_price_source("vast");
+  vast->set_priced_at_unix_seconds(1764807300);
+  v1::SourceState state;
+  state.set_name("vast");
+  state.set_result("held back");
+  state.set_reason("a 10x price jump");
+  state.set_last_success_unix_seconds(1764807300);
+  state.set_stale_after_seconds(3600);
+  state.set_offers(99);  // recounted from the snapshot
+  const std::vector<v1::SourceState> states = SourceStatesOf(snapshot, {state}, 0);
+  ASSERT_EQ(states.size(), 3u);
+  EXPECT_EQ(states[0].name(), "C-AWS");
+  EXPECT_EQ(states[0].kind(), "file");
+  EXPECT_EQ(states[0].offers(), 2);
+  EXPECT_EQ(states[0].oldest_as_of(), "2026-11-01");
+  EXPECT_EQ(states[0].newest_as_of(), "2026-11-29");
+  EXPECT_EQ(states[0].stale_after_seconds(), 86400);
+  EXPECT_EQ(states[2].name(), "vast");
+  EXPECT_EQ(states[2].kind(), "refresh");
+  EXPECT_EQ(states[2].offers(), 1);
+  EXPECT_EQ(states[2].reason(), "a 10x price jump");
+
+  google::protobuf::RepeatedPtrField<v1::SourceState> aged(states.begin(), states.end());
+  AgeSources(aged, absl::FromUnixSeconds(1764807300 + 7200));
+  EXPECT_EQ(aged[2].age_seconds(), 7200);
+  EXPECT_TRUE(aged[2].stale());  // 2 h over a 1 h budget
+  EXPECT_TRUE(aged[1].stale());  // C-TPU, a year old
+  EXPECT_EQ(aged[1].oldest_as_of(), "2024-12-23");
+}
+
+}  // namespace
+}  // namespace gpuadvisor::catalog

@@ -1,0 +1,105 @@
+#include "services/gateway/price_provenance.h"
+
+#include <algorithm>
+
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
+#include "services/catalog/provenance.h"
+
+namespace gpuadvisor::gateway {
+
+std::string AgeText(int64_t seconds) {
+  if (seconds < 0) return "unknown";
+  if (seconds < 120) return absl::StrCat(seconds, " s");
+  if (seconds < 2 * 3600) return absl::StrCat(seconds / 60, " min");
+  if (seconds < 2 * 86400) return absl::StrCat(seconds / 3600, " h");
+  return absl::StrCat(seconds / 86400, " days");
+}
+
+bool SeenRecently(const catalog::v1::Offer& offer, absl::Time now) {
+  const int64_t seen = offer.last_seen_available_unix_seconds();
+  if (seen <= 0 || offer.stale_after_seconds() <= 0) return true;
+  return absl::ToUnixSeconds(now) - seen <= offer.stale_after_seconds();
+}
+
+std::string NotSeenText(const catalog::v1::Offer& offer, absl::Time now) {
+  return absl::StrCat("not seen available for ",
+                      AgeText(absl::ToUnixSeconds(now) - offer.last_seen_available_unix_seconds()),
+                      ", over the ", AgeText(offer.stale_after_seconds()), " budget of its source ",
+                      offer.price_source());
+}
+
+void ExplainPrice(absl::Time now, v1::Recommendation& r) {
+  const catalog::v1::Offer& offer = r.offer();
+  v1::PriceProvenance& p = *r.mutable_price();
+  p.set_source(offer.price_source());
+  p.set_as_of(catalog::PricedAtText(offer));
+  p.set_age_seconds(catalog::PriceAgeSeconds(offer, now));
+  p.set_stale_after_seconds(offer.stale_after_seconds());
+  p.set_stale(catalog::PriceStale(offer, now));
+  for (const catalog::v1::PriceFlag& flag : offer.price_flags()) {
+    p.add_flags(absl::StrFormat("%s $%.2f/h: %s",
+                                flag.purchase_option() == catalog::v1::PURCHASE_OPTION_SPOT ? "spot"
+                                : flag.purchase_option() == catalog::v1::PURCHASE_OPTION_RESERVED
+                                    ? "reserved"
+                                    : "on-demand",
+                                flag.listed_usd_per_hour(), flag.reason()));
+  }
+  std::string note = absl::StrCat("price: ", p.source().empty() ? "source not stated" : p.source(),
+                                  ", as of ", p.as_of().empty() ? "an unknown date" : p.as_of());
+  if (p.age_seconds() >= 0) absl::StrAppend(&note, " (", AgeText(p.age_seconds()), " old)");
+  if (offer.last_seen_available_unix_seconds() > 0) {
+    const int64_t seen = absl::ToUnixSeconds(now) - offer.last_seen_available_unix_seconds();
+    p.set_last_seen_available_seconds(std::max<int64_t>(0, seen));
+    absl::StrAppend(&note, "; last seen available ", AgeText(p.last_seen_available_seconds()),
+                    " ago");
+  }
+  r.add_notes(note);
+  if (p.stale()) {
+    r.add_warnings(absl::StrCat("stale price: ", p.source(), " priced this offer ",
+                                AgeText(p.age_seconds()), " ago (", p.as_of(), "), over its ",
+                                AgeText(p.stale_after_seconds()),
+                                " budget: check the current price before renting"));
+  }
+  if (!SeenRecently(offer, now)) {
+    r.add_warnings(absl::StrCat("availability: ", NotSeenText(offer, now)));
+  }
+  for (const std::string& flag : p.flags()) {
+    r.add_notes(absl::StrCat("flagged price, not ranked on: ", flag));
+  }
+}
+
+std::string SuspectPriceDetail(const catalog::v1::Offer& offer,
+                               const std::vector<catalog::v1::PurchaseOption>& options) {
+  for (const catalog::v1::PriceFlag& flag : offer.price_flags()) {
+    if (std::find(options.begin(), options.end(), flag.purchase_option()) == options.end()) {
+      continue;
+    }
+    const char* what = flag.purchase_option() == catalog::v1::PURCHASE_OPTION_SPOT ? "spot"
+                       : flag.purchase_option() == catalog::v1::PURCHASE_OPTION_RESERVED
+                           ? "reserved"
+                           : "on-demand";
+    return absl::StrFormat(
+        "%s price $%.2f/h flagged by the catalog's load guards (%s): never ranked on it", what,
+        flag.listed_usd_per_hour(), flag.reason());
+  }
+  return "a flagged price: never ranked on it";
+}
+
+void StatePriceSpan(absl::Time now, v1::RecommendResponse& response) {
+  const v1::Recommendation* oldest = nullptr;
+  const v1::Recommendation* newest = nullptr;
+  for (const v1::Recommendation& r : response.recommendations()) {
+    if (r.offer().priced_at_unix_seconds() <= 0) continue;
+    const int64_t at = r.offer().priced_at_unix_seconds();
+    if (oldest == nullptr || at < oldest->offer().priced_at_unix_seconds()) oldest = &r;
+    if (newest == nullptr || at > newest->offer().priced_at_unix_seconds()) newest = &r;
+  }
+  if (oldest == nullptr) return;
+  response.set_oldest_price_as_of(oldest->price().as_of());
+  response.set_newest_price_as_of(newest->price().as_of());
+  response.set_oldest_price_age_seconds(catalog::PriceAgeSeconds(oldest->offer(), now));
+  response.set_newest_price_age_seconds(catalog::PriceAgeSeconds(newest->offer(), now));
+}
+
+}  // namespace gpuadvisor::gateway
