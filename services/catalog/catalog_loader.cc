@@ -302,10 +302,16 @@ absl::StatusOr<CatalogSnapshot> Load(const CatalogSources& sources,
   for (const PriceImportSource& import : sources.price_imports) {
     if (absl::Status s = LoadPriceImport(sources, import, resolver, state); !s.ok()) return s;
   }
+  std::vector<v1::SourceState> refreshed_states;
   if (absl::Status s = MergeRefreshed(sources.refreshed_offers_path, resolver, state.index_by_id,
-                                      state.snapshot, state.source_names);
+                                      state.snapshot, state.source_names, refreshed_states);
       !s.ok()) {
     return s;
+  }
+  // Where every offer's prices come from, and one state per source.
+  for (Offer& offer : *state.snapshot.mutable_offers()) FillPriceProvenance(offer, 0);
+  for (v1::SourceState& source : SourceStatesOf(state.snapshot, refreshed_states, 0)) {
+    *state.snapshot.add_sources() = std::move(source);
   }
   if (absl::Status s = ApplyTopologyFile(sources, resolver, state); !s.ok()) return s;
   CatalogSnapshot& snapshot = state.snapshot;
