@@ -105,6 +105,13 @@ absl::Status SortOffers(absl::string_view key, PurchaseOption purchase, const Gp
   return absl::OkStatus();
 }
 
+// "C-AWS 2026-11-29": the price's source and date; "-" when neither is known.
+std::string PricedOf(const Offer& o) {
+  if (o.price_source().empty() && o.as_of().empty()) return "-";
+  if (o.price_source().empty() || o.as_of().empty()) return o.price_source() + o.as_of();
+  return absl::StrCat(o.price_source(), " ", o.as_of());
+}
+
 std::vector<std::vector<std::string>> OfferRows(const std::vector<Offer>& offers,
                                                 PurchaseOption purchase, const GpuMemory& memory) {
   const std::string at =
@@ -131,8 +138,7 @@ std::vector<std::vector<std::string>> OfferRows(const std::vector<Offer>& offers
          Lower(catalog::v1::FabricType_descriptor(), o.fabric()), absl::StrCat(o.max_nodes()),
          mark(catalog::v1::PURCHASE_OPTION_ON_DEMAND, o.on_demand_usd_per_hour()),
          mark(catalog::v1::PURCHASE_OPTION_SPOT, o.spot_usd_per_hour()),
-         price > 0 ? Money(price / Gpus(o)) : "-",
-         absl::StrCat(o.price_source().empty() ? "-" : o.price_source(), " ", o.as_of()),
+         price > 0 ? Money(price / Gpus(o)) : "-", PricedOf(o),
          o.price_flags().empty() ? "" : o.price_flags(0).reason()});
   }
   return rows;

@@ -80,12 +80,31 @@ TEST(OffersView, UnknownSortKeyNamesTheFlagAndTheKeys) {
 TEST(OffersView, RowsShowPerGpuPriceVcpusAndRam) {
   const auto rows = OfferRows(Sample(), catalog::v1::PURCHASE_OPTION_SPOT, kMemory);
   ASSERT_EQ(rows.size(), 5u);
-  EXPECT_THAT(rows[0],
-              ElementsAre("PROVIDER", "INSTANCE", "REGION", "GPUS", "VRAM", "VCPUS", "RAM", "LINK",
-                          "FABRIC", "MAX NODES", "ON-DEMAND", "SPOT", "USD/GPU-H spot"));
+  EXPECT_THAT(rows[0], ElementsAre("PROVIDER", "INSTANCE", "REGION", "GPUS", "VRAM", "VCPUS", "RAM",
+                                   "LINK", "FABRIC", "MAX NODES", "ON-DEMAND", "SPOT",
+                                   "USD/GPU-H spot", "PRICED", "FLAG"));
   EXPECT_THAT(rows[1], ElementsAre("aws", "aws-H100-8", "r1", "8x H100", "80 GB", "192", "2048 GB",
-                                   "-", "-", "0", "98.00", "30.00", "3.75"));
-  EXPECT_EQ(rows[2].back(), "-");  // lambda sells no spot
+                                   "-", "-", "0", "98.00", "30.00", "3.75", "-", ""));
+  EXPECT_EQ(rows[2][12], "-");  // lambda sells no spot
+}
+
+// A flagged price is marked "!" and FLAG says why; PRICED names the source
+// and date the catalog gives.
+TEST(OffersView, FlaggedPricesAreMarkedWithTheirReason) {
+  std::vector<Offer> offers = Sample();
+  offers[0].set_price_source("C-AWS");
+  offers[0].set_as_of("2026-11-29");
+  catalog::v1::PriceFlag* flag = offers[0].add_price_flags();
+  flag->set_purchase_option(catalog::v1::PURCHASE_OPTION_SPOT);
+  flag->set_listed_usd_per_hour(30.0);
+  flag->set_reason("spot price 69% below on-demand: likely stale");
+  const auto rows = OfferRows(offers, catalog::v1::PURCHASE_OPTION_SPOT, kMemory);
+  ASSERT_EQ(rows.size(), 5u);
+  EXPECT_EQ(rows[1][10], "98.00");
+  EXPECT_EQ(rows[1][11], "30.00!");
+  EXPECT_EQ(rows[1][13], "C-AWS 2026-11-29");
+  EXPECT_EQ(rows[1][14], "spot price 69% below on-demand: likely stale");
+  EXPECT_EQ(rows[2][14], "");
 }
 
 TEST(OffersView, GroupsByGpuLikeSkyShowGpus) {

@@ -44,11 +44,14 @@ absl::StatusOr<std::string> ReadKey(const RefreshSource& source) {
 // Every published offer names its source and when it was fetched (for a
 // marketplace, when it was last seen listed): "refresh <name> at <UTC time>,
 // stale after <s> s (<the importer's source>)", as_of the fetch date.
+// A live marketplace lists only what can be rented now: what it lists is
+// seen available at the fetch.
+bool ListsAvailability(const RefreshSource& source) { return source.format() == "vast"; }
+
 void Stamp(const RefreshSource& source, absl::Time now, std::vector<Offer>& offers) {
   const std::string date = absl::FormatTime("%Y-%m-%d", now, absl::UTCTimeZone());
   const std::string at = absl::FormatTime("%Y-%m-%dT%H:%M:%SZ", now, absl::UTCTimeZone());
-  // A live marketplace lists only what can be rented now: seen available.
-  const bool lists_availability = source.format() == "vast";
+  const bool lists_availability = ListsAvailability(source);
   for (Offer& o : offers) {
     o.set_as_of(date);
     o.set_price_source(source.name());
@@ -249,11 +252,17 @@ void Refresher::RunRefresh(Source& source, absl::Time now) {
   if (!bodies.ok()) return fail("fetch failed", bodies.status());
   if (source.modified_pages == 0 && !source.good.empty()) {
     // Every page a 304 against the copy serving: the source confirms it; no
-    // import, no reload. The source's age restarts; the offers keep the
-    // time they were fetched.
+    // import. The source's age restarts; the offers keep the time their
+    // prices were fetched. A marketplace still lists them, so they are seen
+    // available now: republished with that time (else a listing that does
+    // not change would pass its availability budget and never rank 1).
     state.last_success_unix = absl::ToUnixSeconds(now);
     state.result = "not modified";
     state.reason.clear();
+    if (ListsAvailability(source.config)) {
+      for (Offer& o : source.good) o.set_last_seen_available_unix_seconds(state.last_success_unix);
+      (void)Publish();  // best effort: a failed reload leaves the older sighting
+    }
     return;
   }
   absl::StatusOr<ImportedCopy> copy = ImportBodies(source.config, *bodies, options_.import);

@@ -14,6 +14,7 @@
 #include "absl/strings/str_replace.h"
 #include "common/io/text_proto.h"
 #include "gmock/gmock.h"
+#include "google/protobuf/text_format.h"
 #include "gtest/gtest.h"
 #include "services/catalog/catalog_loader.h"
 #include "services/refresher/http_fetch.h"
@@ -304,6 +305,50 @@ TEST_F(RefresherImport, NotModifiedConfirmsTheCopyServingWithoutAReload) {
   EXPECT_EQ(refresher.States()[0].last_success_unix, absl::ToUnixSeconds(t0) + 120);
   EXPECT_EQ(publishes, 2);
   EXPECT_THAT(sent_etags, ::testing::ElementsAre("", "", "\"v1\""));
+}
+
+// A marketplace answering 304 still lists the offers: they are seen
+// available at that time (republished), their prices keep their fetch time.
+TEST_F(RefresherImport, NotModifiedMarketplaceListingIsSeenAvailableNow) {
+  const std::string file = std::string(kFixtures) + "/vast/vastai-search-offers.excerpt.json";
+  GPUADVISOR_REQUIRE_FIXTURE(file);
+  const std::string body = Read(file);
+  FetchFn fetch = [&](const std::string&, const FetchOptions& o) -> absl::StatusOr<FetchResult> {
+    FetchResult r;
+    r.etag = "\"v1\"";
+    r.status = o.etag == r.etag ? 304 : 200;
+    r.not_modified = o.etag == r.etag;
+    if (!r.not_modified) r.body = body;
+    return r;
+  };
+  int publishes = 0;
+  RefresherConfig config;
+  *config.add_sources() = Source("vast");
+  config.mutable_sources(0)->set_interval_seconds(60);
+  config.mutable_sources(0)->set_stale_after_seconds(600);
+  config.mutable_sources(0)->add_urls("https://vast.example/search");
+  RefresherOptions options;
+  options.output_path = ::testing::TempDir() + "/not-modified-vast.textproto";
+  options.scratch_dir = ::testing::TempDir();
+  options.import = context_;
+  Refresher refresher(config, options, fetch, [&] {
+    ++publishes;
+    return absl::OkStatus();
+  });
+  const absl::Time t0 = absl::FromUnixSeconds(1'800'000'000);
+  ASSERT_OK(refresher.RefreshNow("vast-test", t0));
+  ASSERT_OK(refresher.RefreshNow("vast-test", t0 + absl::Seconds(60)));
+  EXPECT_EQ(refresher.States()[0].result, "not modified");
+  EXPECT_EQ(publishes, 2);
+  absl::StatusOr<std::string> text = ReadFile(options.output_path);
+  ASSERT_OK(text);
+  catalog::v1::OfferList published;
+  ASSERT_TRUE(google::protobuf::TextFormat::ParseFromString(*text, &published));
+  ASSERT_GT(published.offers_size(), 0);
+  for (const Offer& o : published.offers()) {
+    EXPECT_EQ(o.last_seen_available_unix_seconds(), absl::ToUnixSeconds(t0) + 60) << o.id();
+    EXPECT_EQ(o.priced_at_unix_seconds(), absl::ToUnixSeconds(t0)) << o.id();
+  }
 }
 
 TEST(NextPage, GcpTokenAzureLinkAndForeignOrigins) {

@@ -239,14 +239,15 @@ grep -q "^GPU  *VRAM  *QTY PER OFFER  *PROVIDERS  *OFFERS  *ON-DEMAND USD/GPU-H"
 err=$("$CLI" offers --sort=cost 2>&1 >/dev/null); code=$?
 check "offers --sort=cost: exit 2 listing the keys" bash -c '[[ $2 == 2 ]] && grep -q "price_per_gpu" <<<"$1"' _ "$err" "$code"
 W=(--model=llama-3.1-70b --task=qlora --train_tokens=50M --seq_len=2048 --max_results=5)
-# 180 columns: the P10-P90 columns of hours and total take ~22 more than before, the
-# PRICED column (source and age of each price) 10.
-narrow=$(COLUMNS=180 "$CLI" recommend "${W[@]}" | sed -n '1,/^$/p')
-check "recommend: the table fits COLUMNS=180, warnings cut with ..." bash -c '
-[[ $(awk "{ if (length(\$0) > m) m = length(\$0) } END { print m }" <<<"$1") -le 180 ]] && grep -q "\.\.\.$" <<<"$1"' _ "$narrow"
-wide=$(COLUMNS=180 "$CLI" recommend "${W[@]}" --wide | sed -n '1,/^$/p')
+# 190 columns: the P10-P90 columns of hours and total take ~22 more than before, the
+# REGION column's "(+N)" of grouped regions and the PRICED column (source and age of
+# each price, "C-VAST 5d") ~20; the TOP WARNING column keeps at least 24.
+narrow=$(COLUMNS=190 "$CLI" recommend "${W[@]}" | sed -n '1,/^$/p')
+check "recommend: the table fits COLUMNS=190, warnings cut with ..." bash -c '
+[[ $(awk "{ if (length(\$0) > m) m = length(\$0) } END { print m }" <<<"$1") -le 190 ]] && grep -q "\.\.\.$" <<<"$1"' _ "$narrow"
+wide=$(COLUMNS=190 "$CLI" recommend "${W[@]}" --wide | sed -n '1,/^$/p')
 check "recommend --wide: warnings in full" bash -c '
-[[ $(awk "{ if (length(\$0) > m) m = length(\$0) } END { print m }" <<<"$1") -gt 180 ]]' _ "$wide"
+[[ $(awk "{ if (length(\$0) > m) m = length(\$0) } END { print m }" <<<"$1") -gt 190 ]]' _ "$wide"
 js=$("$CLI" recommend --model=llama-3.1-70b --task=full_finetune --train_tokens=1B --seq_len=4096 --max_total_usd=1 --json); code=$?
 check "--json with nothing qualifying: recommendations is [], exit 3" bash -c '[[ $2 == 3 ]] && /usr/bin/python3 -c "import json,sys; d = json.loads(sys.argv[1]); sys.exit(0 if d[\"recommendations\"] == [] and d[\"excluded\"] else 1)" "$1"' _ "$js" "$code"
 completes() {  # shell words... -> the candidates bash completion offers for the last word

@@ -266,8 +266,9 @@ TEST(EndToEndReload, BadFileKeepsServingGoodFileReachesTheGateway) {
 
   // A new, very cheap offer: the catalog serves it, pricing learns its list
   // price from the new snapshot, and the gateway recommends it first. (Cheap
-  // but inside the load guards' range for an H200: a price more than 5x below
-  // the sourced range would be refused as implausible.)
+  // but inside the load guards' warn range for an H200, $1.45-10.85 per
+  // GPU-hour: more than 2x below it the price would be flagged as an outlier
+  // and never ranked, more than 5x below refused as implausible.)
   ASSERT_OK(WriteFileAtomically(offers, *original + R"pb(
     offers {
       id: "testcloud/h200-bargain/us-test-1"
@@ -281,7 +282,7 @@ TEST(EndToEndReload, BadFileKeepsServingGoodFileReachesTheGateway) {
       link: LINK_TYPE_NONE
       fabric: FABRIC_TYPE_NONE
       availability: AVAILABILITY_AVAILABLE
-      on_demand_usd_per_hour: 0.30
+      on_demand_usd_per_hour: 0.80
       source: "e2e test"
     }
   )pb"));

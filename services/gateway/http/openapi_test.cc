@@ -54,10 +54,18 @@ TEST(OpenApi, RoutesCallGatewayMethods) {
   EXPECT_EQ(routes[0].method->name(), "Recommend");
   EXPECT_TRUE(routes[0].exports);
   EXPECT_EQ(routes[1].path, "/v1/estimate");
-  ASSERT_EQ(routes.size(), 5u);
+  ASSERT_EQ(routes.size(), 6u);
   EXPECT_EQ(routes[2].path, "/v1/offers");
   EXPECT_EQ(routes[2].http_method, "GET");
   EXPECT_EQ(routes[2].method->name(), "ListOffers");
+  bool sources = false;
+  for (const ApiRoute& route : routes) {
+    if (route.path != "/v1/sources") continue;
+    sources = true;
+    EXPECT_EQ(route.http_method, "GET");
+    EXPECT_EQ(route.method->name(), "ListSources");
+  }
+  EXPECT_TRUE(sources);
 }
 
 TEST(OpenApi, GetRoutesDocumentEveryRequestFieldAsAQueryParameter) {
