@@ -203,6 +203,11 @@ TEST_F(RefresherImport, OciPriceListPerGpuPricesAndKnownSpot) {
                            {absl::StrReplaceAll(body, {{"currencyCodeLocalizations", "prices"}})},
                            context_),
               StatusIs(absl::StatusCode::kInvalidArgument, HasSubstr("changed schema")));
+  // Every page needs its "items" list (json::PageItems, shared with Azure's "Items").
+  EXPECT_THAT(
+      ImportBodies(Source("oci-price-list"), {"[{\"items\": []}, {\"value\": []}]"}, context_),
+      StatusIs(absl::StatusCode::kInvalidArgument,
+               HasSubstr("page 1: no \"items\" list (not an OCI price list)")));
 }
 
 TEST_F(RefresherImport, GpuhuntPublishedZip) {

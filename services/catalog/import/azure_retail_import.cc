@@ -29,27 +29,6 @@ struct AzureRow {
   std::string effective;  // effectiveStartDate, for the source
 };
 
-// The items of every page: a page or a list of pages.
-absl::StatusOr<std::vector<const json::Value*>> AzureItems(const json::Value& root,
-                                                           absl::string_view file_name) {
-  std::vector<const json::Value*> pages;
-  if (root.kind_case() == json::Value::kListValue) {
-    for (const json::Value& page : root.list_value().values()) pages.push_back(&page);
-  } else {
-    pages.push_back(&root);
-  }
-  std::vector<const json::Value*> items;
-  for (size_t p = 0; p < pages.size(); ++p) {
-    const json::Value* list = json::Get(*pages[p], "Items");
-    if (list == nullptr || list->kind_case() != json::Value::kListValue) {
-      return absl::InvalidArgumentError(
-          absl::StrCat(file_name, ": page ", p, ": no \"Items\" list (not a Retail Prices page)"));
-    }
-    for (const json::Value& item : list->list_value().values()) items.push_back(&item);
-  }
-  return items;
-}
-
 // The row's price kind and hourly price, or the reason it is rejected.
 std::optional<std::string> Classify(const json::Value& item, double price, AzureRow& row) {
   const std::string type = json::String(item, "type");
@@ -159,7 +138,8 @@ absl::StatusOr<ImportedOffers> ImportAzureRetailPrices(
     const google::protobuf::RepeatedPtrField<Offer>& known_offers) {
   absl::StatusOr<json::Value> root = json::Parse(json_text, file_name);
   if (!root.ok()) return root.status();
-  absl::StatusOr<std::vector<const json::Value*>> items = AzureItems(*root, file_name);
+  absl::StatusOr<std::vector<const json::Value*>> items =
+      json::PageItems(*root, "Items", file_name, "not a Retail Prices page");
   if (!items.ok()) return items.status();
   absl::flat_hash_map<std::string, const Offer*> shapes;
   for (const Offer& o : known_offers) {

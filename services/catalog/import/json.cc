@@ -71,4 +71,25 @@ std::optional<bool> Bool(const Value& v, absl::string_view key) {
   return member->bool_value();
 }
 
+absl::StatusOr<std::vector<const Value*>> PageItems(const Value& root, absl::string_view list_key,
+                                                    absl::string_view file_name,
+                                                    absl::string_view not_what) {
+  std::vector<const Value*> pages;
+  if (root.kind_case() == Value::kListValue) {
+    for (const Value& page : root.list_value().values()) pages.push_back(&page);
+  } else {
+    pages.push_back(&root);
+  }
+  std::vector<const Value*> items;
+  for (size_t p = 0; p < pages.size(); ++p) {
+    const Value* list = Get(*pages[p], list_key);
+    if (list == nullptr || list->kind_case() != Value::kListValue) {
+      return absl::InvalidArgumentError(
+          absl::StrCat(file_name, ": page ", p, ": no \"", list_key, "\" list (", not_what, ")"));
+    }
+    for (const Value& item : list->list_value().values()) items.push_back(&item);
+  }
+  return items;
+}
+
 }  // namespace gpuadvisor::catalog::json

@@ -9,6 +9,7 @@
 
 #include <optional>
 #include <string>
+#include <vector>
 
 #include "absl/status/statusor.h"
 #include "absl/strings/string_view.h"
@@ -36,6 +37,14 @@ std::optional<double> Number(const Value& v, absl::string_view key);
 std::optional<double> AsNumber(const Value* v);
 // A bool member; nullopt when absent or not a bool.
 std::optional<bool> Bool(const Value& v, absl::string_view key);
+
+// The members of the list `list_key` of every page, in page order, for paged
+// price files: `root` is one page (an object) or a list of pages.
+// kInvalidArgument "<file_name>: page <n>: no "<list_key>" list (<not_what>)"
+// when a page lacks the list, e.g. not_what = "not an OCI price list".
+absl::StatusOr<std::vector<const Value*>> PageItems(const Value& root, absl::string_view list_key,
+                                                    absl::string_view file_name,
+                                                    absl::string_view not_what);
 
 }  // namespace gpuadvisor::catalog::json
 

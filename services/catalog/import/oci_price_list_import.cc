@@ -47,27 +47,6 @@ std::optional<double> PayAsYouGoUsd(const json::Value& item) {
   return std::nullopt;
 }
 
-// The items of every page: a page or a list of pages.
-absl::StatusOr<std::vector<const json::Value*>> OciItems(const json::Value& root,
-                                                         absl::string_view file_name) {
-  std::vector<const json::Value*> pages;
-  if (root.kind_case() == json::Value::kListValue) {
-    for (const json::Value& page : root.list_value().values()) pages.push_back(&page);
-  } else {
-    pages.push_back(&root);
-  }
-  std::vector<const json::Value*> items;
-  for (size_t p = 0; p < pages.size(); ++p) {
-    const json::Value* list = json::Get(*pages[p], "items");
-    if (list == nullptr || list->kind_case() != json::Value::kListValue) {
-      return absl::InvalidArgumentError(
-          absl::StrCat(file_name, ": page ", p, ": no \"items\" list (not an OCI price list)"));
-    }
-    for (const json::Value& item : list->list_value().values()) items.push_back(&item);
-  }
-  return items;
-}
-
 // The row checks: the shapes the item prices, or the reason it is rejected.
 std::optional<std::string> ReadOciItem(
     const json::Value& item, const std::map<std::string, std::vector<const Offer*>>& shapes,
@@ -92,7 +71,8 @@ absl::StatusOr<ImportedOffers> ImportOciPriceList(
     const google::protobuf::RepeatedPtrField<Offer>& known_offers) {
   absl::StatusOr<json::Value> root = json::Parse(json_text, file_name);
   if (!root.ok()) return root.status();
-  absl::StatusOr<std::vector<const json::Value*>> items = OciItems(*root, file_name);
+  absl::StatusOr<std::vector<const json::Value*>> items =
+      json::PageItems(*root, "items", file_name, "not an OCI price list");
   if (!items.ok()) return items.status();
   std::map<std::string, std::vector<const Offer*>> shapes;  // GPU name -> known shapes
   for (const Offer& o : known_offers) {
