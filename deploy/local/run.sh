@@ -122,7 +122,7 @@ if [[ "${REFRESH:-off}" == replay ]]; then
   echo
   echo "A refreshed price (source azure-retail, replayed), with its source and age:"
   "$BUILD_DIR/services/cli/gpu-advisor" recommend --gateway="$GATEWAY_ADDR" \
-    --model=llama-2-7b --task=lora --gpu=T4 --train_tokens=10M --seq_len=1024 \
+    --model=llama-2-7b --task=lora --gpu=A100-80GB-PCIE --train_tokens=10M --seq_len=1024 \
     --providers=azure --max_results=1 ||
     echo "(the refreshed recommendation failed: exit $?)"
 fi

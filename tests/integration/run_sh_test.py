@@ -4,10 +4,13 @@ and waits; Ctrl-C (SIGINT to the whole process group, as a terminal sends it)
 or SIGTERM stops it with one line and exit 0, and afterwards no process it
 started is left (the old version left a `sleep 3600` behind). Also: when a
 service dies on its own, run.sh says so, stops the rest and exits non-zero.
+And REFRESH=replay: the replay server and the refresher start too, a refreshed
+price reaches the sample answer with its source and age, and Ctrl-C stops all.
 
 usage: run_sh_test.py BUILD_DIR
 """
 import os
+import re
 import signal
 import subprocess
 import sys
@@ -50,8 +53,8 @@ def session_processes(sid):
     return found
 
 
-def start():
-    env = dict(os.environ, BUILD_DIR=BUILD_DIR, PORTS="ephemeral")
+def start(**extra_env):
+    env = dict(os.environ, BUILD_DIR=BUILD_DIR, PORTS="ephemeral", **extra_env)
     # A session of its own, as a terminal would give it; SIGINT not ignored.
     proc = subprocess.Popen(["bash", os.path.join(ROOT, "deploy/local/run.sh")], cwd=ROOT, env=env,
                             stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
@@ -129,6 +132,37 @@ check("crash: run.sh exits non-zero", code not in (0, None), f"exit {code}")
 check("crash: says a service exited", any("exited on its own" in line for line in lines), "".join(lines[-5:]))
 left = session_processes(sid)
 check("crash: no process left behind", not left, left)
+for pid, _ in left:
+    os.kill(pid, signal.SIGKILL)
+
+# REFRESH=replay: the replay server and the refresher start with the stack; the
+# refreshed Azure price reaches an answer, named by its source and age in the
+# PRICED column; Ctrl-C stops all six processes.
+proc, lines = start(REFRESH="replay")
+sid = proc.pid
+running = session_processes(sid)
+check("replay: the replay server and the refresher run in run.sh's session",
+      any("replay_server.py" in cmd for _, cmd in running)
+      and any("services/refresher/refresher" in cmd for _, cmd in running), running)
+text = "".join(lines)
+after = text.split("A refreshed price (source azure-retail, replayed)", 1)
+rows = [line for line in after[-1].splitlines() if line.startswith("1 ")] if len(after) == 2 else []
+check("replay: the sample answer's rank 1 is priced by azure-retail, with its age",
+      len(rows) == 1 and " azure " in rows[0] and re.search(r" azure-retail [0-9]+[smhd] ", rows[0]),
+      "".join(lines[-30:]))
+os.killpg(sid, signal.SIGINT)
+try:
+    code = proc.wait(60)
+except subprocess.TimeoutExpired:
+    code = None
+check("replay: run.sh exits 0 on Ctrl-C", code == 0, f"exit {code}")
+left = []
+for _ in range(50):
+    left = session_processes(sid)
+    if not left:
+        break
+    time.sleep(0.1)
+check("replay: no process left behind (replay server and refresher included)", not left, left)
 for pid, _ in left:
     os.kill(pid, signal.SIGKILL)
 
