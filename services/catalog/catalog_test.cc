@@ -1,6 +1,5 @@
 #include "services/catalog/catalog.h"
 
-#include <chrono>
 #include <set>
 #include <string>
 #include <vector>
@@ -505,25 +504,23 @@ TEST(CatalogListOffers, TokenSurvivesANewCatalogVersion) {
   EXPECT_TRUE(seen.count("zzz/x/y"));
 }
 
-TEST(CatalogPerformance, TenThousandOffersInMilliseconds) {
-  CatalogSnapshot snapshot = BigSnapshot(10000);
-  const auto start = std::chrono::steady_clock::now();
-  std::shared_ptr<const Catalog> catalog = MustCreate(std::move(snapshot));
-  const auto created = std::chrono::steady_clock::now();
+// Indexing and filtering at 10k offers; their speed is measured in
+// bench/catalog_pricing_bench.cc, not here.
+TEST(CatalogAtScale, TenThousandOffersIndexedAndFiltered) {
+  std::shared_ptr<const Catalog> catalog = MustCreate(BigSnapshot(10000));
   ASSERT_NE(catalog, nullptr);
   ListOffersRequest request;
   request.add_gpu_models("H100");
   request.set_max_usd_per_hour(20);
   absl::StatusOr<ListOffersResponse> response = catalog->ListOffers(request);
-  const auto listed = std::chrono::steady_clock::now();
   ASSERT_OK(response);
-  EXPECT_EQ(response->offers_size(), 100);
-  const double create_ms = std::chrono::duration<double, std::milli>(created - start).count();
-  const double list_ms = std::chrono::duration<double, std::milli>(listed - created).count();
-  std::printf("Create(10k offers): %.2f ms; ListOffers: %.3f ms\n", create_ms, list_ms);
-  // Generous bounds (sanitizer and debug builds); Release is ~10x faster.
-  EXPECT_LT(create_ms, 500);
-  EXPECT_LT(list_ms, 50);
+  ASSERT_EQ(response->offers_size(), 100);  // the default page
+  for (const Offer& offer : response->offers()) {
+    EXPECT_EQ(offer.gpu_model(), "H100-SXM");  // "H100" is an alias
+    // Sold at 20 USD/h or less in some way (on demand or spot).
+    const bool spot_under = offer.spot_usd_per_hour() > 0 && offer.spot_usd_per_hour() <= 20;
+    EXPECT_TRUE(offer.on_demand_usd_per_hour() <= 20 || spot_under) << offer.id();
+  }
 }
 
 }  // namespace

@@ -3,7 +3,6 @@
 #include <unistd.h>
 
 #include <algorithm>
-#include <chrono>
 #include <cmath>
 #include <cstdio>
 #include <fstream>
@@ -1055,9 +1054,9 @@ TEST(LoadPriceBook, MissingFileIsNotFound) {
               StatusIs(absl::StatusCode::kNotFound));
 }
 
-// --- Performance ------------------------------------------------------------
+// --- Scale (the speed: bench/catalog_pricing_bench.cc) -----------------------
 
-TEST(PriceBookQuote, TwoThousandItemsWellUnderAMillisecond) {
+TEST(PriceBookQuote, TwoThousandItemsInOneQuote) {
   v1::PriceBook data = Parse<v1::PriceBook>(kTestBook);
   data.clear_prices();
   const char* providers[] = {"aws", "lambda", "azure", "oci", "newco"};
@@ -1079,19 +1078,13 @@ TEST(PriceBookQuote, TwoThousandItemsWellUnderAMillisecond) {
     *request.add_items() = Item(data.prices(i).offer_id(), 1 + i % 4, 10 + i % 100,
                                 i % 3 == 0 ? PURCHASE_OPTION_SPOT : PURCHASE_OPTION_ON_DEMAND);
   }
-  double best_ms = 1e9;
-  for (int run = 0; run < 20; ++run) {
-    const auto start = std::chrono::steady_clock::now();
-    absl::StatusOr<v1::QuoteResponse> response = (*book)->Quote(request, kNow);
-    const auto end = std::chrono::steady_clock::now();
-    ASSERT_OK(response);
-    ASSERT_EQ(response->quotes_size(), 2000);
-    best_ms = std::min(best_ms, std::chrono::duration<double, std::milli>(end - start).count());
+  absl::StatusOr<v1::QuoteResponse> response = (*book)->Quote(request, kNow);
+  ASSERT_OK(response);
+  ASSERT_EQ(response->quotes_size(), 2000);
+  for (int i = 0; i < 2000; ++i) {
+    EXPECT_TRUE(response->quotes(i).priced()) << i;
+    EXPECT_GT(response->quotes(i).cost().total_usd(), 0) << i;
   }
-  std::printf("Quote of 2000 items: best %.3f ms\n", best_ms);
-  // The target is well under 1 ms in Release; the bound leaves room for
-  // Debug and sanitizer builds on a loaded 2-core machine.
-  EXPECT_LT(best_ms, 20.0);
 }
 
 }  // namespace
