@@ -8,7 +8,9 @@
 #include <cstdlib>
 #include <memory>
 #include <string>
+#include <utility>
 
+#include "absl/base/attributes.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_split.h"
 #include "absl/time/clock.h"
@@ -213,7 +215,8 @@ enum class Mix { kGatewayShare = 0, kWithPricing = 1, kInProcess = 2 };
 
 // One Recommend of the mix (see BM_RecommendMix's argument).
 absl::Status RecommendOnce(MixWorld& world, const std::string& request_bytes, Mix mix,
-                           benchmark::State& state, size_t& quote_bytes) {
+                           benchmark::State& state, size_t& quote_bytes,
+                           std::string* dump = nullptr) {
   v1::RecommendRequest request;
   if (!request.ParseFromString(request_bytes)) return absl::InternalError("request does not parse");
   ASSIGN_OR_RETURN(RecommendationRun run,
@@ -230,6 +233,10 @@ absl::Status RecommendOnce(MixWorld& world, const std::string& request_bytes, Mi
     RETURN_IF_ERROR(world.book->Quote(plan.items, plan.job, absl::Now(), priced));
     ASSIGN_OR_RETURN(v1::RecommendResponse answer, run.Finish(*priced));
     benchmark::DoNotOptimize(answer.SerializeAsString());
+    if (dump != nullptr) {
+      answer.clear_price_book_age_seconds();  // the clock's, not the answer's
+      absl::StrAppend(dump, "---\n", plan.items.size(), " quote items\n", answer.DebugString());
+    }
     return absl::OkStatus();
   }
   const bool with_pricing = mix == Mix::kWithPricing;
@@ -252,6 +259,31 @@ absl::Status RecommendOnce(MixWorld& world, const std::string& request_bytes, Mi
   return absl::OkStatus();
 }
 
+// One pass of the mix on the live path, each answer appended to `dump`
+// when given (the clock's price_book_age_seconds cleared). Not inlined:
+// callgrind --toggle-collect='*CountedPass*' counts exactly one pass.
+ABSL_ATTRIBUTE_NOINLINE absl::Status CountedPass(MixWorld& world, benchmark::State& state,
+                                                 std::string* dump) {
+  size_t quote_bytes = 0;
+  for (const std::string& request : world.requests) {
+    RETURN_IF_ERROR(RecommendOnce(world, request, Mix::kInProcess, state, quote_bytes, dump));
+  }
+  return absl::OkStatus();
+}
+
+// GATEWAY_BENCH_DUMP=<file>: the mix's answers, to compare a change's
+// answers byte for byte; "-": no file (the counted pass alone). Two passes
+// before the timed loop: the counted one finds every cache as the loop does.
+absl::Status DumpPass(MixWorld& world, benchmark::State& state, const std::string& path) {
+  size_t quote_bytes = 0;
+  for (const std::string& request : world.requests) {
+    RETURN_IF_ERROR(RecommendOnce(world, request, Mix::kInProcess, state, quote_bytes));
+  }
+  std::string dump;
+  RETURN_IF_ERROR(CountedPass(world, state, path == "-" ? nullptr : &dump));
+  return path == "-" ? absl::OkStatus() : WriteFileAtomically(path, dump);
+}
+
 void BM_RecommendMix(benchmark::State& state) {
   static MixWorld* world = [] {
     absl::StatusOr<std::unique_ptr<MixWorld>> w = LoadMixWorld();
@@ -269,6 +301,14 @@ void BM_RecommendMix(benchmark::State& state) {
   for (const std::string& request : world->requests) {  // fills the estimate cache
     if (absl::Status s = RecommendOnce(*world, request, Mix::kWithPricing, state, quote_bytes);
         !s.ok()) {
+      state.SkipWithError(std::string(s.message()).c_str());
+      return;
+    }
+  }
+  static bool dumped = false;  // benchmark calls this function once per trial run
+  if (const char* path = std::getenv("GATEWAY_BENCH_DUMP");
+      path != nullptr && *path != 0 && !std::exchange(dumped, true)) {
+    if (absl::Status s = DumpPass(*world, state, path); !s.ok()) {
       state.SkipWithError(std::string(s.message()).c_str());
       return;
     }

@@ -133,6 +133,7 @@ void OfferShape::FillConfiguration(int32_t nodes, sizing::v1::GpuConfiguration* 
 OfferIndex::OfferIndex(std::shared_ptr<const catalog::Catalog> catalog)
     : catalog_(std::move(catalog)) {
   AddOffers();
+  RankIds();
   BuildCells();
   OrderCellsByPrice();
   IndexNames();
@@ -143,6 +144,7 @@ void OfferIndex::AddOffers() {
   const auto& offers = catalog_->snapshot().offers();
   offers_.reserve(offers.size());
   host_reliability_.reserve(offers.size());
+  instance_type_.reserve(offers.size());
   id_starts_.reserve(offers.size() + 1);
   for (const catalog::v1::Offer& offer : offers) {
     const bool multi_node = MultiNode(offer);
@@ -161,6 +163,7 @@ void OfferIndex::AddOffers() {
     facts.max_nodes = multi_node ? offer.max_nodes() : 1;
     facts.unavailable = offer.availability() == catalog::v1::AVAILABILITY_UNAVAILABLE;
     facts.community_host = offer.host_tier() == catalog::v1::HOST_TIER_COMMUNITY;
+    facts.availability = static_cast<uint8_t>(offer.availability());
     // A flagged price is never ranked on: not sold that way, for the index.
     bool flagged[3] = {false, false, false};
     for (int k = 0; k < offer.price_flags_size(); ++k) {
@@ -179,25 +182,36 @@ void OfferIndex::AddOffers() {
                                       : facts.on_demand_usd_per_hour;
     facts.network_gbps = offer.network().gbps();
     offers_.push_back(facts);
-    any_community_host_ |= facts.community_host;
+    community_hosts_ += facts.community_host ? 1 : 0;
     any_host_reliability_ |= offer.has_host_reliability();
     host_reliability_.push_back(offer.has_host_reliability() ? offer.host_reliability() : -1.0);
     id_starts_.push_back(ids_.size());
     ids_ += offer.id();
+    instance_type_.push_back(Intern(instance_types_, offer.instance_type()));
   }
   id_starts_.push_back(ids_.size());
 }
 
+// Each offer's place in id order.
+void OfferIndex::RankIds() {
+  std::vector<int32_t> by_id(offers_.size());
+  for (size_t i = 0; i < by_id.size(); ++i) by_id[i] = static_cast<int32_t>(i);
+  std::sort(by_id.begin(), by_id.end(), [&](int32_t a, int32_t b) { return id(a) < id(b); });
+  id_rank_.resize(by_id.size());
+  for (size_t place = 0; place < by_id.size(); ++place)
+    id_rank_[by_id[place]] = static_cast<int32_t>(place);
+}
+
 // Cells, by first offer.
 void OfferIndex::BuildCells() {
-  using CellKey = std::tuple<int32_t, int32_t, bool, bool, bool, bool>;
+  using CellKey = std::tuple<int32_t, int32_t, bool, bool, bool, bool, bool>;
   absl::flat_hash_map<CellKey, int> cell_ids;
   for (int i = 0; i < static_cast<int>(offers_.size()); ++i) {
     OfferFacts& f = offers_[i];
     const bool sold[3] = {f.on_demand_usd_per_hour > 0, f.spot_usd_per_hour > 0,
                           f.reserved_usd_per_hour > 0};
     auto [it, inserted] = cell_ids.try_emplace(
-        CellKey{f.shape, f.max_nodes, f.unavailable, sold[0], sold[1], sold[2]},
+        CellKey{f.shape, f.max_nodes, f.unavailable, f.community_host, sold[0], sold[1], sold[2]},
         static_cast<int>(cells_.size()));
     if (inserted) {
       OfferCell cell;
@@ -206,6 +220,7 @@ void OfferIndex::BuildCells() {
       cell.gpus_per_node = f.gpus_per_node;
       cell.max_nodes = f.max_nodes;
       cell.unavailable = f.unavailable;
+      cell.community_host = f.community_host;
       for (int slot = 0; slot < 3; ++slot) cell.sold[slot] = sold[slot];
       cells_.push_back(std::move(cell));
     }

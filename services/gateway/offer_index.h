@@ -62,6 +62,7 @@ struct OfferFacts {
   // Offer.host_tier COMMUNITY: a marketplace's independent host (unset and
   // DATACENTER are datacenter-grade; docs/catalog.md).
   bool community_host;
+  uint8_t availability;  // Offer.availability (a catalog::v1::Availability)
   double on_demand_usd_per_hour;
   double spot_usd_per_hour;
   double reserved_usd_per_hour;  // on-demand when none is published (pricing discounts it)
@@ -69,16 +70,18 @@ struct OfferFacts {
 };
 
 // Offers that a Recommend treats alike until prices rank them: same shape,
-// same largest cluster, same availability and sold at the same purchase
-// options. Without name filters every offer of a cell is excluded for the
-// same reason or yields candidates at the same cluster sizes, so a request
-// works per cell, and streams a cell's offers cheapest first.
+// same largest cluster, same availability, sold at the same purchase options
+// and on the same host tier. Without name filters every offer of a cell is
+// excluded for the same reason or yields candidates at the same cluster
+// sizes, so a request works per cell, and streams a cell's offers cheapest
+// first; a host tier filter keeps or drops whole cells.
 struct OfferCell {
   int32_t shape = 0;
   int32_t gpu = 0;  // GPU model id
   int32_t gpus_per_node = 1;
   int32_t max_nodes = 1;
   bool unavailable = false;
+  bool community_host = false;           // OfferFacts::community_host of every offer
   bool sold[3] = {false, false, false};  // on-demand, spot, reserved (list price > 0)
   std::vector<int32_t> offers;           // ascending offer index
   // Per purchase option (OptionSlot): offers sold that way by (list price,
@@ -126,11 +129,18 @@ class OfferIndex {
     return absl::string_view(ids_).substr(id_starts_[offer],
                                           id_starts_[offer + 1] - id_starts_[offer]);
   }
+  // The offer's place when every offer is ordered by Offer.id (ids are
+  // unique): comparing places compares ids, without their bytes.
+  int32_t id_rank(int offer) const { return id_rank_[offer]; }
+  // Offer.instance_type as an id: equal ids, equal instance types.
+  int32_t instance_type(int offer) const { return instance_type_[offer]; }
   // Offer.host_reliability by offer index; < 0 when the source gives none.
   double host_reliability(int offer) const { return host_reliability_[offer]; }
   // Whether some offer has a reliability figure / a community host.
   bool any_host_reliability() const { return any_host_reliability_; }
-  bool any_community_host() const { return any_community_host_; }
+  bool any_community_host() const { return community_hosts_ > 0; }
+  // How many offers are on community hosts.
+  int community_hosts() const { return community_hosts_; }
   const std::vector<OfferShape>& shapes() const { return shapes_; }
   // Every flagged price, by offer index (their facts' price is 0).
   const std::vector<FlaggedPrice>& flagged_prices() const { return flagged_; }
@@ -181,9 +191,11 @@ class OfferIndex {
   const std::vector<std::string>& region_names() const { return region_names_; }
 
  private:
-  // The constructor's steps, in order: every offer's facts and shape, the
-  // cells, each cell's offers by price, the offers by name and the parts.
+  // The constructor's steps, in order: every offer's facts and shape, their
+  // places by id, the cells, each cell's offers by price, the offers by name
+  // and the parts.
   void AddOffers();
+  void RankIds();
   void BuildCells();
   void OrderCellsByPrice();
   void IndexNames();
@@ -214,16 +226,19 @@ class OfferIndex {
   std::shared_ptr<const catalog::Catalog> catalog_;
   std::vector<OfferFacts> offers_;
   std::vector<double> host_reliability_;  // by offer; -1 = not published
-  bool any_host_reliability_ = false, any_community_host_ = false;
-  std::string ids_;                // every Offer.id, in offer order
-  std::vector<size_t> id_starts_;  // offer -> start in ids_; one more at the end
+  bool any_host_reliability_ = false;
+  int community_hosts_ = 0;
+  std::string ids_;                     // every Offer.id, in offer order
+  std::vector<size_t> id_starts_;       // offer -> start in ids_; one more at the end
+  std::vector<int32_t> id_rank_;        // by offer
+  std::vector<int32_t> instance_type_;  // by offer
   std::vector<OfferShape> shapes_;
   std::vector<FlaggedPrice> flagged_;
   std::vector<OfferCell> cells_;
   bool distinct_price_keys_ = true;
   std::vector<std::vector<int32_t>> by_provider_, by_region_, by_gpu_;
   Parts by_provider_parts_, by_region_parts_;
-  absl::flat_hash_map<std::string, int> providers_, regions_, gpus_;
+  absl::flat_hash_map<std::string, int> providers_, regions_, gpus_, instance_types_;
   std::vector<std::string> provider_names_, region_names_;
   absl::flat_hash_map<std::string, std::vector<int>> providers_folded_,
       regions_folded_;  // lower case

@@ -35,10 +35,10 @@ absl::Status RunState::ResolveHostFilter() {
     }
   }
   min_host_reliability_ = c.min_host_reliability();
+  reliability_filters_offers_ = min_host_reliability_ > 0 && index_->any_host_reliability();
   host_filtered_ =
       (host_tier_ == v1::HOST_TIER_CHOICE_DATACENTER && index_->any_community_host()) ||
-      host_tier_ == v1::HOST_TIER_CHOICE_COMMUNITY ||
-      (min_host_reliability_ > 0 && index_->any_host_reliability());
+      host_tier_ == v1::HOST_TIER_CHOICE_COMMUNITY || reliability_filters_offers_;
   group_regions_ = !c.has_group_regions() || c.group_regions();
   return absl::OkStatus();
 }
@@ -46,6 +46,12 @@ absl::Status RunState::ResolveHostFilter() {
 void RunState::CountHostFiltered() {
   if (!host_filtered_) return;
   const std::vector<OfferFacts>& offers = index_->offers();
+  if (!reliability_filters_offers_) {  // the tier alone: the index's count
+    host_tier_filtered_ = host_tier_ == v1::HOST_TIER_CHOICE_DATACENTER
+                              ? index_->community_hosts()
+                              : static_cast<int>(offers.size()) - index_->community_hosts();
+    return;
+  }
   for (int offer = 0; offer < static_cast<int>(offers.size()); ++offer) {
     if (!PassesHostTier(offers[offer])) {
       ++host_tier_filtered_;
@@ -101,20 +107,22 @@ std::string RunState::FilteredDetail(int offer) const {
 std::vector<int> RunState::GroupRegions(const std::vector<int>& survivors,
                                         const pricing::v1::QuoteResponse& quotes) {
   if (!group_regions_) return survivors;
-  using Key = std::tuple<int32_t, std::string, int, int32_t, double, double>;
+  // (provider, instance type, option, nodes, USD/h, total USD), all ids and numbers.
+  using Key = std::tuple<int32_t, int32_t, int, int32_t, double, double>;
   absl::flat_hash_map<Key, int> first;  // -> candidate index
+  first.reserve(survivors.size());
   std::vector<int> grouped;
   grouped.reserve(survivors.size());
   for (int index : survivors) {
     const Candidate& candidate = candidates_[index];
     const pricing::v1::CostBreakdown& cost = quotes.quotes(candidate.quote).cost();
     Key key{index_->offers()[candidate.offer_index].provider,
-            OfferOf(candidate).instance_type(),
+            index_->instance_type(candidate.offer_index),
             static_cast<int>(candidate.option),
             candidate.nodes,
             cost.usd_per_hour(),
             cost.total_usd()};
-    auto [it, inserted] = first.try_emplace(std::move(key), index);
+    auto [it, inserted] = first.try_emplace(key, index);
     if (inserted) {
       grouped.push_back(index);
     } else {

@@ -62,7 +62,7 @@ std::string Percent(double fraction) { return absl::StrCat(Fixed(100 * fraction,
 struct Row {
   double primary, secondary;
   int risk;
-  absl::string_view id;
+  int32_t id;  // the offer's place in id order (OfferIndex::id_rank): compares as its id
   int32_t nodes;
   int option, index;
   auto Identity() const { return std::make_tuple(id, nodes, option); }
@@ -143,46 +143,88 @@ size_t RunState::PreRankKeep(const std::vector<Ranked>& sorted, size_t cap) cons
 
 int RunState::RiskOf(const Candidate& candidate, const pricing::v1::Quote& quote,
                      std::vector<std::string>* texts) const {
-  const catalog::v1::Offer& offer = OfferOf(candidate);
-  const sizing::v1::ConfigurationEstimate& e = Est(candidate.config);
-  int risk = 0;
-  // Ranking counts; only the explanation builds the texts (no string per
-  // survivor in the rank).
-  auto add = [&](bool present, const auto& text) {
-    if (!present) return;
+  if (texts == nullptr) {
+    // Ranking counts; only the explanation builds the texts (no string per
+    // survivor in the rank).
+    if (config_risk_.empty()) config_risk_.assign(configs_.size(), -1);
+    int& config_risk = config_risk_[candidate.config];
+    if (config_risk < 0)
+      config_risk = HardwareRisk(candidate, nullptr) + SizingRisk(candidate, nullptr);
+    return config_risk + quote.warnings_size() + HostRisk(candidate, nullptr);
+  }
+  int risk = HardwareRisk(candidate, texts);
+  for (const std::string& warning : quote.warnings()) {
     ++risk;
-    if (texts != nullptr) texts->push_back(text());
-  };
+    texts->push_back(absl::StrCat("hazard: ", warning));
+  }
+  risk += SizingRisk(candidate, texts);
+  return risk + HostRisk(candidate, texts);
+}
+
+namespace {
+
+// Counts a present risk factor, and appends its text when `texts` is not null.
+template <typename Text>
+int Factor(bool present, const Text& text, std::vector<std::string>* texts) {
+  if (!present) return 0;
+  if (texts != nullptr) texts->push_back(text());
+  return 1;
+}
+
+auto Literal(const char* t) {
+  return [t] { return std::string(t); };
+}
+
+}  // namespace
+
+bool RunState::PcieBound(const Candidate& candidate) const {
+  const OfferShape& shape = index_->shapes()[index_->offers()[candidate.offer_index].shape];
+  return shape.gpus_per_node * candidate.nodes > 1 && shape.link == catalog::v1::LINK_TYPE_PCIE &&
+         (training_ || Est(candidate.config).plan().tensor_parallel() > 1);
+}
+
+int RunState::HardwareRisk(const Candidate& candidate, std::vector<std::string>* texts) const {
+  const OfferShape& shape = index_->shapes()[index_->offers()[candidate.offer_index].shape];
   const catalog::v1::Gpu* gpu = GpuOf(candidate);
   const sizing::v1::Precision precision = request_.workload().precision();
-  add(gpu != nullptr && ((precision == sizing::v1::PRECISION_BF16 && !gpu->supports_bf16()) ||
+  int risk = Factor(
+      gpu != nullptr && ((precision == sizing::v1::PRECISION_BF16 && !gpu->supports_bf16()) ||
                          (precision == sizing::v1::PRECISION_FP8 && !gpu->supports_fp8())),
       [&] {
         return absl::StrCat("GPU without the job's precision (",
                             sizing::v1::Precision_Name(precision).substr(10), ")");
-      });
-  const bool multi_gpu = offer.gpus_per_node() * candidate.nodes > 1;
-  const bool pcie_bound = multi_gpu && offer.link() == catalog::v1::LINK_TYPE_PCIE &&
-                          (training_ || e.plan().tensor_parallel() > 1);
-  auto text = [](const char* t) { return [t] { return std::string(t); }; };
-  add(pcie_bound, text("hazard: PCIe-only multi-GPU"));
-  add(candidate.nodes > 1 && offer.fabric() == catalog::v1::FABRIC_TYPE_ETHERNET,
-      text("hazard: multi-node over Ethernet"));
-  add(e.memory_margin() < vram_margin_ + 0.05, text("hazard: VRAM margin tight"));
-  for (const std::string& warning : quote.warnings())
-    add(true, [&] { return absl::StrCat("hazard: ", warning); });
-  for (const sizing::v1::Note& note : e.structured_notes()) {
+      },
+      texts);
+  risk += Factor(PcieBound(candidate), Literal("hazard: PCIe-only multi-GPU"), texts);
+  // A multi-node candidate's shape has the offer's fabric (single-node shapes say NONE).
+  risk += Factor(candidate.nodes > 1 && shape.fabric == catalog::v1::FABRIC_TYPE_ETHERNET,
+                 Literal("hazard: multi-node over Ethernet"), texts);
+  risk += Factor(Est(candidate.config).memory_margin() < vram_margin_ + 0.05,
+                 Literal("hazard: VRAM margin tight"), texts);
+  return risk;
+}
+
+int RunState::SizingRisk(const Candidate& candidate, std::vector<std::string>* texts) const {
+  const bool pcie_bound = PcieBound(candidate);
+  int risk = 0;
+  for (const sizing::v1::Note& note : Est(candidate.config).structured_notes()) {
     if (note.severity() != sizing::v1::NOTE_SEVERITY_WARNING) continue;
     const bool covered =
         note.code() == "no_bf16" || note.code() == "no_fp8" ||
         (pcie_bound && (note.code() == "pcie_allreduce" || note.code() == "tp_over_pcie"));
-    add(!covered, [&] { return absl::StrCat("hazard: ", note.code()); });
+    risk += Factor(
+        !covered, [&] { return absl::StrCat("hazard: ", note.code()); }, texts);
   }
-  add(offer.host_tier() == catalog::v1::HOST_TIER_COMMUNITY, text("marketplace (community) host"));
-  add(offer.availability() == catalog::v1::AVAILABILITY_LIMITED, text("limited availability"));
-  add(offer.availability() == catalog::v1::AVAILABILITY_UNSPECIFIED,
-      text("availability unconfirmed"));
   return risk;
+}
+
+int RunState::HostRisk(const Candidate& candidate, std::vector<std::string>* texts) const {
+  const OfferFacts& offer = index_->offers()[candidate.offer_index];
+  return Factor(offer.community_host, Literal("marketplace (community) host"), texts) +
+         Factor(offer.availability == catalog::v1::AVAILABILITY_LIMITED,
+                Literal("limited availability"), texts) +
+         Factor(offer.availability == catalog::v1::AVAILABILITY_UNSPECIFIED,
+                Literal("availability unconfirmed"), texts);
 }
 
 const catalog::v1::Gpu* RunState::GpuOf(const Candidate& candidate) const {
@@ -207,7 +249,7 @@ void RunState::RankTied(std::vector<int>& survivors, const pricing::v1::QuoteRes
     const double secondary =
         objective_ == v1::OBJECTIVE_FASTEST ? cost.total_usd() : cost.expected_hours();
     rows.push_back({primary, secondary, RiskOf(candidate, quote, nullptr),
-                    index_->id(candidate.offer_index), candidate.nodes,
+                    index_->id_rank(candidate.offer_index), candidate.nodes,
                     static_cast<int>(candidate.option), index});
   }
   std::sort(rows.begin(), rows.end(), [](const Row& a, const Row& b) {

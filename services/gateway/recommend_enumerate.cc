@@ -19,8 +19,8 @@ absl::Status RunState::Enumerate(const RegionGroups* groups) {
   ChoosePurchaseOptions();
   RETURN_IF_ERROR(ResolveFilters(groups));
   RETURN_IF_ERROR(ResolveHostFilter());
-  name_filtered_ =
-      !provider_ok_.empty() || !region_ok_.empty() || !gpu_ok_.empty() || host_filtered_;
+  name_filtered_ = !provider_ok_.empty() || !region_ok_.empty() || !gpu_ok_.empty() ||
+                   reliability_filters_offers_;
   candidates_considered_ = static_cast<int>(index_->offers().size());
   shape_configs_.assign(index_->shapes().size() * kMaxSteps, -1);
   shape_steps_.assign(index_->shapes().size(), 0);
@@ -30,7 +30,7 @@ absl::Status RunState::Enumerate(const RegionGroups* groups) {
     reference_->MakeUnits(*this);
   } else if (!name_filtered_) {
     UnitsFromCells();
-  } else if (!host_filtered_ && region_groups_.empty() &&
+  } else if (!reliability_filters_offers_ && region_groups_.empty() &&
              provider_ok_.empty() != region_ok_.empty()) {
     UnitsFromParts();
   } else {
@@ -57,21 +57,26 @@ void RunState::ChoosePurchaseOptions() {
                             "PURCHASE_OPTION_SPOT to see it)"));
 }
 
+// Every cell, or (a host tier filter) those on the tier asked for.
 void RunState::UnitsFromCells() {
   const std::vector<OfferCell>& cells = index_->cells();
   units_.reserve(cells.size());
+  int passing = 0;
   for (int cell = 0; cell < static_cast<int>(cells.size()); ++cell) {
+    if (host_filtered_ && !PassesHostTier(cells[cell].community_host)) continue;
     Unit unit;
     unit.cell = cell;
     unit.count = static_cast<int>(cells[cell].offers.size());
     unit.first = cells[cell].offers.front();
+    passing += unit.count;
     units_.push_back(std::move(unit));
   }
+  if (host_filtered_) CountFilteredByName(passing);
 }
 
-// Providers only or regions only (GPUs are a property of the cell): the
-// index's parts of the cells give the offers that pass, counted and
-// ordered, without visiting them.
+// Providers only or regions only (GPUs and host tiers are properties of
+// the cell): the index's parts of the cells give the offers that pass,
+// counted and ordered, without visiting them.
 void RunState::UnitsFromParts() {
   const std::vector<OfferCell>& cells = index_->cells();
   part_mode_ = true;
@@ -82,6 +87,7 @@ void RunState::UnitsFromParts() {
     for (const CellPart& part :
          parts_by_region_ ? index_->CellPartsOfRegion(id) : index_->CellPartsOfProvider(id)) {
       if (!gpu_ok_.empty() && !gpu_ok_[cells[part.cell].gpu]) continue;
+      if (host_filtered_ && !PassesHostTier(cells[part.cell].community_host)) continue;
       parts_.push_back(&part);
     }
   }

@@ -194,11 +194,12 @@ class RunState {
   // Settles host_tier_ (the endpoint default stated), min_host_reliability_
   // and group_regions_; kInvalidArgument for a reliability outside [0, 1].
   absl::Status ResolveHostFilter();
-  bool PassesHostTier(const OfferFacts& f) const {
-    return host_tier_ == v1::HOST_TIER_CHOICE_DATACENTER  ? !f.community_host
-           : host_tier_ == v1::HOST_TIER_CHOICE_COMMUNITY ? f.community_host
+  bool PassesHostTier(bool community_host) const {
+    return host_tier_ == v1::HOST_TIER_CHOICE_DATACENTER  ? !community_host
+           : host_tier_ == v1::HOST_TIER_CHOICE_COMMUNITY ? community_host
                                                           : true;
   }
+  bool PassesHostTier(const OfferFacts& f) const { return PassesHostTier(f.community_host); }
   // An offer without a figure passes (its recommendation says so).
   bool PassesReliability(int offer) const {
     return min_host_reliability_ <= 0 || index_->host_reliability(offer) < 0 ||
@@ -321,9 +322,18 @@ class RunState {
                                    absl::string_view offer) const;
   // The candidate's GPU spec (cached per GPU id; null when unknown).
   const catalog::v1::Gpu* GpuOf(const Candidate& candidate) const;
-  // Risk factors of a candidate (texts appended when `texts` is not null).
+  // Risk factors of a candidate (texts appended when `texts` is not null):
+  // the hardware's, the quote's warnings, sizing's warnings, the host's.
+  // Without texts, the parts the configuration decides are counted once per
+  // configuration (config_risk_).
   int RiskOf(const Candidate& candidate, const pricing::v1::Quote& quote,
              std::vector<std::string>* texts) const;
+  // Those parts: precision, links and VRAM margin; sizing's warnings; the
+  // host's tier and availability.
+  bool PcieBound(const Candidate& candidate) const;
+  int HardwareRisk(const Candidate& candidate, std::vector<std::string>* texts) const;
+  int SizingRisk(const Candidate& candidate, std::vector<std::string>* texts) const;
+  int HostRisk(const Candidate& candidate, std::vector<std::string>* texts) const;
   // Intervals, deadline and budget checks of one recommendation.
   void ExplainUncertainty(const Candidate& candidate, const pricing::v1::Quote& quote,
                           v1::Recommendation& r) const;
@@ -393,6 +403,10 @@ class RunState {
   double confidence_ = kDefaultConfidence;
   double confidence_z_ = 0.8416212335729143;  // NormalQuantile(confidence_)
   mutable std::vector<std::pair<bool, const catalog::v1::Gpu*>> gpu_specs_;  // by GPU id
+  // HardwareRisk + SizingRisk by configuration (candidates of one
+  // configuration share its shape: GPU, GPUs per node, link, fabric); -1 =
+  // not counted yet.
+  mutable std::vector<int> config_risk_;
   double tie_band_ = -1;
   double tie_band_used_ = 0;
   // The per-user speed floor in force (0 = none), and the field it comes
@@ -414,11 +428,15 @@ class RunState {
   // Name filters by id; empty = no filter.
   std::vector<char> provider_ok_, region_ok_, gpu_ok_;
   std::vector<signed char> gpu_modelled_;  // by GPU id: -1 unknown yet, 0 no, 1 yes
+  // Offers are checked one by one (PassesNames): a name filter, or a host
+  // reliability filter. The host tier alone keeps or drops whole cells.
   bool name_filtered_ = false;
-  // Host filters (recommend_choice.cc); host_filtered_ = some offer fails them.
+  // Host filters (recommend_choice.cc); host_filtered_ = some offer fails
+  // them; reliability_filters_offers_ = the reliability filter applies.
   v1::HostTierChoice host_tier_ = v1::HOST_TIER_CHOICE_ANY;
   double min_host_reliability_ = 0;
   bool host_filtered_ = false;
+  bool reliability_filters_offers_ = false;
   bool group_regions_ = true;
   int host_tier_filtered_ = 0, reliability_filtered_ = 0;
   // Kept candidate index -> the candidates sold alike in other regions.
