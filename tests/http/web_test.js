@@ -485,6 +485,7 @@ async function main() {
     const shown = await page.$$eval('#ranked tr.serving-row', (trs) => trs.map((tr) => ({
       rank: Number(tr.dataset.servingRank),
       values: Object.fromEntries([...tr.querySelectorAll('dd[data-key]')].map((dd) => [dd.dataset.key, {value: Number(dd.dataset.value), text: dd.textContent}])),
+      intervals: Object.fromEntries([...tr.querySelectorAll('dd[data-interval]')].map((dd) => [dd.dataset.interval, [Number(dd.dataset.p10), Number(dd.dataset.p90)]])),
       bound: (tr.querySelector('.bound') || {}).dataset ? tr.querySelector('.bound').dataset.bound : '',
       sentence: (tr.querySelector('.bound-sentence') || {textContent: ''}).textContent,
     })));
@@ -509,13 +510,19 @@ async function main() {
         const digits = (got.text.split(' ')[0].split('.')[1] || '').length;
         if (Math.abs(text - want * scale) > 0.5 * Math.pow(10, -digits) + 1e-9) mismatches.push(`#${row.rank} ${key} text ${got.text} != ${want}`);
       }
+      for (const key of ['time_to_first_token_interval', 'tokens_per_second_interval']) {
+        const want = api[key];
+        const got = row.intervals[key];
+        if (!want || !(want.p50 > 0)) { mismatches.push(`#${row.rank} ${key}: missing from the answer`); continue; }
+        if (!got || got[0] !== want.p10 || got[1] !== want.p90) mismatches.push(`#${row.rank} ${key}: ${got} != ${want.p10}-${want.p90}`);
+      }
       if (row.bound !== api.serving.throughput_bound) mismatches.push(`#${row.rank} bound ${row.bound} != ${api.serving.throughput_bound}`);
       if (!row.sentence || row.sentence !== api.serving.throughput_bound_text) mismatches.push(`#${row.rank} sentence "${row.sentence}"`);
       if (Math.abs(money(totalsShown[i]) - api.cost.total_usd) > 0.5 + 0.005 * api.cost.total_usd) {
         mismatches.push(`#${row.rank} total ${totalsShown[i]} != ${api.cost.total_usd}`);
       }
     });
-    check('every serving number, the bound and its sentence equal the JSON API answer', mismatches.length === 0,
+    check('every serving number, TTFT and tokens/s P10-P90, the bound and its sentence equal the JSON API answer', mismatches.length === 0,
           mismatches.slice(0, 6).join('; '));
     checkFits('the ranked table with the serving columns fits a 1440 px window without scrolling sideways',
               await rankedTableWidth(page));

@@ -290,6 +290,17 @@ function servingDetail(rec, columns) {
       el('dt', {text: label}),
       el('dd', {'data-key': key, 'data-value': String(value), text: format(value * scale) + (unit === '%' ? '%' : unit ? ' ' + unit : '')})));
   }
+  // The P10-P90 intervals of the two SLO numbers (Recommendation.*_interval).
+  for (const [key, label, format, unit] of [
+    ['time_to_first_token_interval', 'Time to first token, P10-P90', fixed(2), 's'],
+    ['tokens_per_second_interval', 'Tokens/s in total, P10-P90', fixed(0), 'tokens/s']]) {
+    const i = rec[key];
+    if (!i || !(i.p50 > 0)) continue;
+    list.append(el('div', {},
+      el('dt', {text: label}),
+      el('dd', {'data-interval': key, 'data-p10': String(i.p10), 'data-p90': String(i.p90),
+                text: `${format(i.p10)}–${format(i.p90)} ${unit}`})));
+  }
   const bound = BOUND_NAMES[s.throughput_bound];
   const sentence = s.throughput_bound_text || '';
   // One line per offer; every number folded under it (open on click).
