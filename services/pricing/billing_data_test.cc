@@ -57,6 +57,14 @@ TEST(BillingData, LoadsAndCoversEveryProvider) {
   for (const v1::SpotRisk& risk : data.spot_risks()) {
     EXPECT_THAT(risk.source(), Not(IsEmpty())) << risk.provider() << " " << risk.gpu_model();
   }
+  // The quote rules' constants, with their source; the values the rules had
+  // as C++ constants up to quote rules 2 (answers unchanged by the move).
+  ASSERT_TRUE(data.has_quote_constants());
+  EXPECT_THAT(data.quote_constants().source(), Not(IsEmpty()));
+  EXPECT_EQ(data.quote_constants().hours_per_month(), 730);
+  EXPECT_EQ(data.quote_constants().checkpoints_kept(), 2);
+  EXPECT_EQ(data.quote_constants().high_risk_rework_fraction(), 0.25);
+  EXPECT_EQ(data.quote_constants().max_restarts_per_segment(), 1000);
 }
 
 TEST(BillingData, RulesMatchPricesMd) {

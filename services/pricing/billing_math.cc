@@ -60,8 +60,4 @@ double BilledSecondsOverLaunches(double run_seconds, double launches, int granul
   return launches * BilledSeconds(run_seconds / launches, granularity_seconds, minimum_seconds);
 }
 
-double MonthlyInterruptionFractionToRatePerHour(double fraction) {
-  return InterruptionFractionToRatePerHour(fraction, kHoursPerMonth);
-}
-
 }  // namespace gpuadvisor::pricing

@@ -36,16 +36,11 @@ double ProbabilityOfInterruption(double interruptions_per_hour, double hours);
 // upper edge of the 15-20% band), and such instances live `lifetime_hours`:
 //   rate = -ln(1 - fraction) / lifetime_hours.
 // AWS aggregates the fraction over a month, but a spot instance does not live
-// a month: spreading it over 730 h (MonthlyInterruptionFractionToRatePerHour)
-// understates the hazard by 730 / lifetime_hours (61x at 12 h). See
-// docs/pricing.md. Returns 0 for fraction <= 0 or lifetime_hours <= 0;
-// requires fraction < 1.
+// a month: spreading it over 730 h (lifetime_hours = 730) understates the
+// hazard by 730 / lifetime_hours (61x at 12 h). See docs/pricing.md. Returns 0 for fraction <= 0 or
+// lifetime_hours <= 0; requires fraction < 1.
 //   InterruptionFractionToRatePerHour(0.20, 12) == 0.018595...  (MTBI 53.8 h)
 double InterruptionFractionToRatePerHour(double fraction, double lifetime_hours);
-
-// The same over a whole month of 730 h: the optimistic reading kept for
-// comparison. -ln(1 - fraction) / 730.
-double MonthlyInterruptionFractionToRatePerHour(double fraction);
 
 // Time for one checkpoint write, hours: each of `nodes` nodes writes its
 // share of a `checkpoint_gb` checkpoint (the whole job's state) in parallel,
@@ -79,9 +74,6 @@ double ExpectedSegmentHours(double rate, double segment_hours, double restart_ho
 //   BilledSecondsOverLaunches(3600, 2, 60, 3600) == 7200  // two 30-min runs, 1 h minimum each
 double BilledSecondsOverLaunches(double run_seconds, double launches, int granularity_seconds,
                                  int minimum_seconds);
-
-// Hours in the average month used for GB-month prices and the conversion above.
-inline constexpr double kHoursPerMonth = 730.0;
 
 }  // namespace gpuadvisor::pricing
 

@@ -73,6 +73,12 @@ TEST(ProbabilityOfInterruption, HandComputed) {
   EXPECT_EQ(ProbabilityOfInterruption(0.02, 0), 0);
 }
 
+// The month-long reading of a Spot Advisor band (L = 730 h), the optimistic
+// conversion the shipped data no longer uses, kept as a comparison.
+double MonthlyInterruptionFractionToRatePerHour(double fraction) {
+  return InterruptionFractionToRatePerHour(fraction, 730);
+}
+
 TEST(MonthlyInterruptionFraction, SpotAdvisorBands) {
   // -ln(1 - f) / 730, the values written in data/pricing/billing.textproto.
   EXPECT_NEAR(MonthlyInterruptionFractionToRatePerHour(0.10), 1.4433e-4, 1e-8);

@@ -27,10 +27,6 @@ namespace v1 = ::gpuadvisor::pricing::v1;
 using ::gpuadvisor::catalog::v1::PurchaseOption;
 using OfferEntry = ::gpuadvisor::pricing::quote_internal::OfferEntry;
 
-// Above this expected loss per hour of work (interruptions add more than a
-// quarter to the run) a spot quote says so.
-constexpr double kHighRiskReworkFraction = 0.25;
-
 constexpr char kNonRestartableWarning[] =
     "spot for a non-restartable job: a preemption loses the whole run";
 constexpr char kAlwaysOnWarning[] =
@@ -57,10 +53,10 @@ double MonthlyEgressUsd(const v1::BillingRule& rule, double gb) {
 
 // Egress of `gb` over a job of `hours`: providers define the allowance and
 // the tiers per month, so the GB are spread evenly over the job's months
-// (730 h each) and every month, the last partial one included, is billed on
-// its own; a job of a month or less is one month.
-double EgressUsd(const v1::BillingRule& rule, double gb, double hours) {
-  const double months = hours / kHoursPerMonth;
+// (the book's hours_per_month each) and every month, the last partial one
+// included, is billed on its own; a job of a month or less is one month.
+double EgressUsd(const v1::BillingRule& rule, double gb, double hours, double hours_per_month) {
+  const double months = hours / hours_per_month;
   if (!(months > 1.0) || !std::isfinite(months)) return MonthlyEgressUsd(rule, gb);
   const double full = std::floor(months);
   const double per_month = gb / months;
@@ -84,29 +80,36 @@ bool GpuFamilyMatches(absl::string_view pattern, absl::string_view gpu_model) {
   return next == '-' || next == '_' || next == ' ' || next == '.';
 }
 
-// What Quote derives once per request from the JobProfile.
+// What Quote derives once per request from the JobProfile, and the book's
+// quote constants it applies (PriceBook.quote_constants).
 struct JobTerms {
-  double storage_gb = 0;
+  double storage_gb = 0;  // the dataset and the checkpoints kept
   double checkpoint_gb = 0;
   double write_hours = 0;     // the job's checkpoint_write_minutes; 0: derived per offer
   double interval_hours = 0;  // the job's; 0: the provider's default or the optimum
   double egress_gb = 0;
   bool restartable = false;
   bool always_on = false;
+  double hours_per_month = 0;
+  double high_risk_rework_fraction = 0;
+  double max_restarts_per_segment = 0;
 };
 
-absl::StatusOr<JobTerms> TermsOf(const v1::JobProfile& job) {
+absl::StatusOr<JobTerms> TermsOf(const v1::JobProfile& job, const v1::QuoteConstants& constants) {
   // The physical range of every number, from the table all services share,
   // before any arithmetic so no answer can overflow to inf or NaN.
   if (absl::Status s = validation::CheckRanges(job, "job"); !s.ok()) return s;
   JobTerms jt;
-  jt.storage_gb = job.dataset_gb() + 2.0 * job.checkpoint_gb();
+  jt.storage_gb = job.dataset_gb() + constants.checkpoints_kept() * job.checkpoint_gb();
   jt.checkpoint_gb = job.checkpoint_gb();
   jt.write_hours = job.checkpoint_write_minutes() / 60.0;
   jt.interval_hours = job.checkpoint_interval_minutes() / 60.0;
   jt.egress_gb = job.egress_gb();
   jt.restartable = job.restartable();
   jt.always_on = job.always_on();
+  jt.hours_per_month = constants.hours_per_month();
+  jt.high_risk_rework_fraction = constants.high_risk_rework_fraction();
+  jt.max_restarts_per_segment = constants.max_restarts_per_segment();
   return jt;
 }
 
@@ -179,11 +182,10 @@ void AddCheckpoints(const JobTerms& jt, double write_hours, double default_inter
 // (see the top of price_book.h): `rate` for the cluster, C per checkpoint
 // write, R per restart.
 // False when a segment is so long for the rate that more than
-// kMaxRestartsPerSegment restarts are expected: the job is not expected to
-// finish on spot, and the item is left unpriced.
-constexpr double kMaxRestartsPerSegment = 1000;
+// `max_restarts` restarts are expected (the book's max_restarts_per_segment):
+// the job is not expected to finish on spot, and the item is left unpriced.
 bool ExpectSpot(bool restartable, bool saved_on_notice, double rate, double write_hours,
-                double restart_hours, double hours, ItemCost* c) {
+                double restart_hours, double hours, double max_restarts, ItemCost* c) {
   const double w = c->work_hours;
   if (!(rate > 0)) return true;
   const double interval = c->interval_hours;
@@ -199,7 +201,7 @@ bool ExpectSpot(bool restartable, bool saved_on_notice, double rate, double writ
   double segments = 1;
   if (restartable && std::isfinite(interval)) segments = std::max(1.0, hours / interval);
   const double segment = w / segments;
-  if (rate * segment > std::log1p(kMaxRestartsPerSegment)) return false;
+  if (rate * segment > std::log1p(max_restarts)) return false;
   c->interruptions = segments * ExpectedRestarts(rate, segment);
   c->expected_hours = segments * ExpectedSegmentHours(rate, segment, restart_hours);
   return true;
@@ -284,11 +286,12 @@ bool SpotCost(const OfferEntry& entry, const JobTerms& jt, int32_t nodes, double
   // one: only the save and the restart are lost.
   const bool saved_on_notice =
       entry.has_notice && write_hours > 0 && entry.notice_seconds >= write_hours * 3600.0;
-  if (!ExpectSpot(jt.restartable, saved_on_notice, rate, write_hours, restart_hours, hours, c)) {
+  if (!ExpectSpot(jt.restartable, saved_on_notice, rate, write_hours, restart_hours, hours,
+                  jt.max_restarts_per_segment, c)) {
     quote->set_unpriced_reason(absl::StrFormat(
         "spot: at %.3g interruptions per hour on %d nodes the job is not expected to finish "
         "(over %.0f restarts expected between checkpoints)",
-        rate, nodes, kMaxRestartsPerSegment));
+        rate, nodes, jt.max_restarts_per_segment));
     return false;
   }
   c->billed_seconds =
@@ -299,7 +302,7 @@ bool SpotCost(const OfferEntry& entry, const JobTerms& jt, int32_t nodes, double
                                 rule.granularity_seconds(), rule.minimum_seconds());
   c->preemption_usd = std::max(0.0, nodes * unit_price * billed_all / 3600.0 - c->compute_usd);
   quote->set_expected_interruptions(c->interruptions);
-  if (c->expected_hours - c->work_hours > kHighRiskReworkFraction * c->work_hours) {
+  if (c->expected_hours - c->work_hours > jt.high_risk_rework_fraction * c->work_hours) {
     quote->add_warnings(texts.Once(kFrequentWarning, nodes, rate, [&] {
       return absl::StrFormat(
           "frequent spot interruptions (every %.1f h on %d nodes): %.1f expected, adding %.0f%% "
@@ -477,7 +480,7 @@ absl::Status PriceBook::QuoteItems(int count, absl::FunctionRef<Item(int)> items
                                    v1::QuoteResponse* response_out) const {
   v1::QuoteResponse& response = *response_out;
   response.Clear();
-  ASSIGN_OR_RETURN(const JobTerms jt, TermsOf(job));
+  ASSIGN_OR_RETURN(const JobTerms jt, TermsOf(job, data_.quote_constants()));
   response.set_price_book_version(data_.version());
   response.set_catalog_version(data_.catalog_version());
   response.set_quote_rules_version(kQuoteRulesVersion);
@@ -515,8 +518,8 @@ absl::Status PriceBook::QuoteItems(int count, absl::FunctionRef<Item(int)> items
     }
     const v1::BillingRule& rule = *entry.billing;
     const double storage_usd =
-        jt.storage_gb * rule.storage_usd_per_gb_month() * c.expected_hours / kHoursPerMonth;
-    const double egress_usd = EgressUsd(rule, jt.egress_gb, c.expected_hours);
+        jt.storage_gb * rule.storage_usd_per_gb_month() * c.expected_hours / jt.hours_per_month;
+    const double egress_usd = EgressUsd(rule, jt.egress_gb, c.expected_hours, jt.hours_per_month);
     quote->set_priced(true);
     quote->set_checkpoint_hours(c.checkpoint_hours);
     quote->set_checkpoint_interval_minutes(c.checkpoint_hours > 0 ? c.interval_hours * 60.0 : 0.0);

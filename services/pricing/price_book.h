@@ -8,8 +8,14 @@
 // Plain C++ over the gpuadvisor.pricing.v1 messages; no gRPC.
 //
 // Units: prices in USD per hour for the whole instance (one node), storage in
-// USD per GB-month (1 month = 730 h), egress in USD per GB, times in the unit
-// their field names say. See docs/pricing.md for the rules and their sources.
+// USD per GB-month (1 month = quote_constants.hours_per_month, 730 h in the
+// shipped book), egress in USD per GB, times in the unit their field names
+// say. See docs/pricing.md for the rules and their sources.
+//
+// The numbers of the rules that are facts or judgements (hours per month,
+// checkpoints kept, the high-risk warning's fraction, the restart limit) are
+// the book's quote_constants (data/pricing/billing.textproto, with sources),
+// not C++ constants; below they are named Mh, K_kept, F_warn and R_max.
 //
 // Rule lookup (done once per offer in PriceBook::Create, not per quote):
 //  * Billing: a BillingRule whose `provider` is "<provider>/<prefix>" applies
@@ -69,19 +75,20 @@
 //        saved at the notice) or free checkpoints (tau = 0): K = lambda W
 //        interruptions, each losing only C (notice) and R
 //    expected_hours = the sum over segments; Quote.expected_interruptions = K.
-//    More than 1000 restarts expected per segment: priced=false ("not
-//    expected to finish"). A warning when the interruptions add more than a
-//    quarter to W. always_on jobs on spot get a warning too.
+//    More than R_max restarts (1000) expected per segment: priced=false
+//    ("not expected to finish"). A warning when the interruptions add more
+//    than F_warn (a quarter) to W. always_on jobs on spot get a warning too.
 //  * billed_hours   = BilledSeconds(W h, granularity, minimum) / 3600, per node
 //    compute_usd    = N x billed_hours x p
 //    preemption_usd = N x p x (BilledSecondsOverLaunches(expected_hours,
 //                     1 + K) - BilledSeconds(W)) / 3600 on spot: every
 //                     relaunch pays the granularity and the minimum charge
 //                     again (0 for on-demand and reserved)
-//    storage_usd    = (dataset_gb + 2 x checkpoint_gb) x storage_usd_per_gb_month
-//                     x expected_hours / 730 (shared storage, not per node)
+//    storage_usd    = (dataset_gb + K_kept x checkpoint_gb) x
+//                     storage_usd_per_gb_month x expected_hours / Mh
+//                     (shared storage, not per node; K_kept = 2, Mh = 730)
 //    egress_usd     = per month of use: egress_gb spread evenly over
-//                     M = expected_hours / 730 months (one month when M <= 1),
+//                     M = expected_hours / Mh months (one month when M <= 1),
 //                     each month (the last partial one too) billed
 //                     max(0, its GB - egress_free_gb) x egress_usd_per_gb,
 //                     with BillingRule.egress_tiers: each GB past the free
@@ -124,7 +131,9 @@ inline constexpr double kMaxJobGb = validation::kMaxJobGb;
 // make Quote price the same book differently: a process quoting in place from
 // a copy of the writer's book (the gateway) does so only while the book's
 // quote_rules_version equals this, and calls the writer's Quote otherwise.
-inline constexpr char kQuoteRulesVersion[] = "2";
+// 3: the rules' constants are read from the book (quote_constants); a build
+// of rules 2 would quote with its compiled copies of them.
+inline constexpr char kQuoteRulesVersion[] = "3";
 
 namespace quote_internal {
 // Everything Quote needs about one offer, resolved once in PriceBook::Create.

@@ -171,6 +171,26 @@ std::optional<FieldError> ValidateRisk(const v1::SpotRisk& risk,
   return std::nullopt;
 }
 
+// The quote rules' constants: required, each finite and in its range.
+std::optional<FieldError> ValidateQuoteConstants(const v1::PriceBook& book) {
+  const std::vector<PathElement> base = {{"quote_constants", -1}};
+  if (!book.has_quote_constants()) {
+    return FieldError{base, "must be set (the quote rules' constants, with their source)"};
+  }
+  const v1::QuoteConstants& q = book.quote_constants();
+  if (!std::isfinite(q.hours_per_month()) || !(q.hours_per_month() > 0)) {
+    return FieldError{Join(base, "hours_per_month"), "must be finite and > 0"};
+  }
+  if (auto e = CheckAmount(base, "checkpoints_kept", q.checkpoints_kept())) return e;
+  if (!std::isfinite(q.high_risk_rework_fraction()) || !(q.high_risk_rework_fraction() > 0)) {
+    return FieldError{Join(base, "high_risk_rework_fraction"), "must be finite and > 0"};
+  }
+  if (!std::isfinite(q.max_restarts_per_segment()) || !(q.max_restarts_per_segment() >= 1)) {
+    return FieldError{Join(base, "max_restarts_per_segment"), "must be finite and >= 1"};
+  }
+  return std::nullopt;
+}
+
 }  // namespace
 
 std::optional<FieldError> Validate(const v1::PriceBook& book) {
@@ -222,7 +242,7 @@ std::optional<FieldError> Validate(const v1::PriceBook& book) {
                                      "\" (first at prices[", it->second, "])")};
     }
   }
-  return std::nullopt;
+  return ValidateQuoteConstants(book);
 }
 
 absl::Status ToStatus(const FieldError& error) {

@@ -45,6 +45,12 @@ T Parse(const std::string& text) {
 constexpr char kTestBook[] = R"pb(
   source: "test"
   prices_as_of: "2026-11-29"
+  quote_constants {
+    hours_per_month: 730
+    checkpoints_kept: 2
+    high_risk_rework_fraction: 0.25
+    max_restarts_per_segment: 1000
+  }
   default_billing {
     granularity_seconds: 60
     minimum_seconds: 60
@@ -291,6 +297,12 @@ TEST(PriceBookQuote, UnspecifiedPurchaseOptionIsOnDemand) {
 TEST(PriceBookQuote, SpotAndCheckpointAccountingTable) {
   absl::StatusOr<std::shared_ptr<const PriceBook>> book =
       PriceBook::Create(Parse<v1::PriceBook>(R"pb(
+        quote_constants {
+          hours_per_month: 730
+          checkpoints_kept: 2
+          high_risk_rework_fraction: 0.25
+          max_restarts_per_segment: 1000
+        }
         default_billing {
           granularity_seconds: 1
           checkpoint_write_gb_per_second: 2
@@ -529,6 +541,40 @@ TEST(PriceBookQuote, FrequentInterruptionsWarn) {
   EXPECT_THAT(q.warnings(), ElementsAre(HasSubstr("frequent spot interruptions")));
 }
 
+// The rules' constants come from the book: the same job and prices quote
+// differently under other quote_constants (checkpoints kept and the month for
+// storage, the warning's fraction, the restart limit).
+TEST(PriceBookQuote, QuoteReadsTheBooksConstants) {
+  v1::PriceBook data = Parse<v1::PriceBook>(kTestBook);
+  v1::QuoteConstants& constants = *data.mutable_quote_constants();
+  constants.set_checkpoints_kept(3);
+  constants.set_hours_per_month(365);
+  constants.set_high_risk_rework_fraction(10);
+  constants.set_max_restarts_per_segment(std::expm1(101.0));
+  absl::StatusOr<std::shared_ptr<const PriceBook>> other = PriceBook::Create(data);
+  ASSERT_OK(other);
+  auto book = TestBook();
+  ASSERT_NE(book, nullptr);
+  v1::JobProfile job;
+  job.set_dataset_gb(100);
+  job.set_checkpoint_gb(50);
+  // AWS, 73 h: (100 + 3 x 50) GB x $0.08 x 73 / 365 = $4.00 (shipped: $1.60).
+  EXPECT_NEAR(QuoteOne(*book, Item(kP5, 1, 73), job).cost().storage_usd(), 1.60, 1e-9);
+  EXPECT_NEAR(QuoteOne(**other, Item(kP5, 1, 73), job).cost().storage_usd(), 4.00, 1e-9);
+  // 20 nodes x 0.05/h over 100 h without restarts: e^{100} - 1 expected, over
+  // 1000 but under e^{101} - 1.
+  const v1::QuoteItem spot = Item(kP4d, 20, 100, PURCHASE_OPTION_SPOT);
+  EXPECT_FALSE(QuoteOne(*book, spot, v1::JobProfile()).priced());
+  EXPECT_TRUE(QuoteOne(**other, spot, v1::JobProfile()).priced());
+  // Hourly checkpoints at 1/h add (e - 1) x 1.1 - 1 = 89% to the work: over a
+  // quarter, under 10.
+  job.set_restartable(true);
+  job.set_checkpoint_interval_minutes(60);
+  EXPECT_THAT(QuoteOne(*book, spot, job).warnings(),
+              ElementsAre(HasSubstr("frequent spot interruptions")));
+  EXPECT_THAT(QuoteOne(**other, spot, job).warnings(), IsEmpty());
+}
+
 // --- Unpriced items and request validation ----------------------------------
 
 TEST(PriceBookQuote, UnpricedItemsAreNotErrors) {
@@ -713,6 +759,23 @@ TEST(PriceBookCreate, ErrorsNameTheFieldPath) {
        "spot_risks[1].gpu_model: duplicate"},
       {"bad date", [](v1::PriceBook* b) { b->set_prices_as_of("last week"); },
        "prices_as_of: must be an ISO date"},
+      {"no quote constants", [](v1::PriceBook* b) { b->clear_quote_constants(); },
+       "quote_constants: must be set"},
+      {"month of 0 h",
+       [](v1::PriceBook* b) { b->mutable_quote_constants()->set_hours_per_month(0); },
+       "quote_constants.hours_per_month: must be finite and > 0"},
+      {"negative checkpoints kept",
+       [](v1::PriceBook* b) { b->mutable_quote_constants()->set_checkpoints_kept(-1); },
+       "quote_constants.checkpoints_kept: must be finite and >= 0"},
+      {"NaN warning fraction",
+       [](v1::PriceBook* b) {
+         b->mutable_quote_constants()->set_high_risk_rework_fraction(
+             std::numeric_limits<double>::quiet_NaN());
+       },
+       "quote_constants.high_risk_rework_fraction: must be finite and > 0"},
+      {"restart limit below 1",
+       [](v1::PriceBook* b) { b->mutable_quote_constants()->set_max_restarts_per_segment(0.5); },
+       "quote_constants.max_restarts_per_segment: must be finite and >= 1"},
   };
   for (const Case& c : cases) {
     v1::PriceBook data = Parse<v1::PriceBook>(kTestBook);
@@ -729,6 +792,12 @@ TEST(PriceBookQuote, RepeatedSpotWarningsMatchQuotingEachItemAlone) {
   v1::PriceBook data;
   ASSERT_TRUE(google::protobuf::TextFormat::ParseFromString(
       R"pb(
+        quote_constants {
+          hours_per_month: 730
+          checkpoints_kept: 2
+          high_risk_rework_fraction: 0.25
+          max_restarts_per_segment: 1000
+        }
         billing { provider: "p" granularity_seconds: 1 restart_minutes: 6 }
         default_billing { provider: "*" granularity_seconds: 1 restart_minutes: 10 }
         spot_risks {
@@ -774,6 +843,12 @@ TEST(PriceBookQuote, SpotNoticeSavesTheWorkAndCapacityRiskGrowsTheRestart) {
   v1::PriceBook data;
   ASSERT_TRUE(google::protobuf::TextFormat::ParseFromString(
       R"pb(
+        quote_constants {
+          hours_per_month: 730
+          checkpoints_kept: 2
+          high_risk_rework_fraction: 0.25
+          max_restarts_per_segment: 1000
+        }
         billing { provider: "p" granularity_seconds: 1 minimum_seconds: 0 restart_minutes: 6 }
         default_billing { provider: "*" granularity_seconds: 1 restart_minutes: 10 }
         spot_risks {
@@ -979,7 +1054,9 @@ constexpr char kBillingFile[] =
     "  provider: \"aws\"\n"                          // line 5
     "  granularity_seconds: 1\n"                     // line 6
     "  minimum_seconds: 60\n"                        // line 7
-    "}\n";
+    "}\n"                                            // line 8
+    "quote_constants { hours_per_month: 730 checkpoints_kept: 2 high_risk_rework_fraction: 0.25 "
+    "max_restarts_per_segment: 1000 }\n";
 
 catalog::v1::CatalogSnapshot TwoOfferCatalog() {
   return Parse<catalog::v1::CatalogSnapshot>(R"pb(
@@ -1030,6 +1107,13 @@ TEST(LoadPriceBook, MissingFieldPointsAtEnclosingMessage) {
   EXPECT_THAT(LoadPriceBook(path, {}),
               StatusIs(absl::StatusCode::kInvalidArgument,
                        absl::StrCat(path, ":2:1: billing[0].granularity_seconds: must be >= 1")));
+}
+
+TEST(LoadPriceBook, MissingQuoteConstantsAreNamed) {
+  const std::string path =
+      WriteTemp("billing_no_constants.textproto", "default_billing { granularity_seconds: 60 }\n");
+  EXPECT_THAT(LoadPriceBook(path, {}), StatusIs(absl::StatusCode::kInvalidArgument,
+                                                HasSubstr("quote_constants: must be set")));
 }
 
 TEST(LoadPriceBook, SyntaxErrorNamesFileLineColumn) {

@@ -25,6 +25,12 @@ std::shared_ptr<const PriceBook> SmallBook() {
   v1::PriceBook data;
   EXPECT_TRUE(google::protobuf::TextFormat::ParseFromString(
       R"pb(
+        quote_constants {
+          hours_per_month: 730
+          checkpoints_kept: 2
+          high_risk_rework_fraction: 0.25
+          max_restarts_per_segment: 1000
+        }
         prices_as_of: "2026-11-29"
         default_billing { granularity_seconds: 1 }
         prices { offer_id: "aws/a/r" on_demand_usd_per_hour: 10 }
@@ -159,6 +165,12 @@ TEST(PriceStore, RebaseKeepsLiveUpdatesOnTopOfNewListPrices) {
   v1::PriceBook data;
   ASSERT_TRUE(google::protobuf::TextFormat::ParseFromString(
       R"pb(
+        quote_constants {
+          hours_per_month: 730
+          checkpoints_kept: 2
+          high_risk_rework_fraction: 0.25
+          max_restarts_per_segment: 1000
+        }
         prices_as_of: "2026-11-30"
         default_billing { granularity_seconds: 1 }
         prices { offer_id: "aws/a/r" on_demand_usd_per_hour: 11 }
