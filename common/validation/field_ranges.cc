@@ -118,12 +118,13 @@ absl::Status CheckRanges(const Message& message, absl::string_view path) {
     if (range == nullptr) continue;
     if (f->is_repeated()) {
       for (int k = 0; k < r->FieldSize(message, f); ++k) {
-        absl::Status s = CheckValue(*range, NumericValue(message, f, k), Join(path, f, k));
-        if (!s.ok()) return s;
+        const double value = NumericValue(message, f, k);
+        // The path is spelled only for an error: this walk runs on every call.
+        if (!InRange(*range, value)) return CheckValue(*range, value, Join(path, f, k));
       }
     } else if (!f->has_presence() || r->HasField(message, f)) {
-      absl::Status s = CheckValue(*range, NumericValue(message, f, -1), Join(path, f, -1));
-      if (!s.ok()) return s;
+      const double value = NumericValue(message, f, -1);
+      if (!InRange(*range, value)) return CheckValue(*range, value, Join(path, f, -1));
     }
   }
   return absl::OkStatus();
