@@ -172,6 +172,16 @@ class HostileTest : public ::testing::Test {
     }
   }
   std::string MetricsText() { return prometheus::TextSerializer().Serialize(registry_.Collect()); }
+  // Waits (up to 5 s) until the server holds `n` open connections (its
+  // gpuadvisor_http_connections gauge): accepted, or closed and released.
+  void WaitForOpenConnections(int n) {
+    const std::string want = absl::StrCat("\ngpuadvisor_http_connections ", n, "\n");
+    const Clock::time_point start = Clock::now();
+    while (!absl::StrContains(MetricsText(), want) && Seconds(Clock::now() - start) < 5) {
+      std::this_thread::sleep_for(std::chrono::milliseconds(2));
+    }
+    EXPECT_THAT(MetricsText(), HasSubstr(want)) << "open connections never reached " << n;
+  }
 
   QuickGateway gateway_;
   std::unique_ptr<grpc::Server> grpc_;
@@ -201,7 +211,7 @@ TEST_F(HostileTest, SlowlorisHeadersGet408AtTheTotalDeadline) {
       std::this_thread::sleep_for(std::chrono::milliseconds(100));
     }
   });
-  std::this_thread::sleep_for(std::chrono::milliseconds(300));
+  WaitForOpenConnections(200);
   ExpectNormalCallsAnswer();
   for (size_t i = 0; i < fds.size(); ++i) outcomes[i] = ReadUntilClosed(fds[i], start, 4);
   dribble.join();
@@ -342,7 +352,7 @@ TEST_F(HostileTest, ConnectionsPastTheCapAreRefusedAtOnce) {
   StartHttp();
   std::vector<int> fds;
   for (int i = 0; i < 50; ++i) fds.push_back(Connect(http_->port()));
-  std::this_thread::sleep_for(std::chrono::milliseconds(200));
+  WaitForOpenConnections(50);
   const int extra = Connect(http_->port());
   const Clock::time_point start = Clock::now();
   const Outcome refused = ReadUntilClosed(extra, start, 2);
@@ -352,7 +362,7 @@ TEST_F(HostileTest, ConnectionsPastTheCapAreRefusedAtOnce) {
   EXPECT_LT(refused.closed_after, 0.5);
   EXPECT_THAT(MetricsText(), HasSubstr("gpuadvisor_http_connections_refused_total 1"));
   for (int fd : fds) close(fd);
-  std::this_thread::sleep_for(std::chrono::milliseconds(200));
+  WaitForOpenConnections(0);
   EXPECT_GE(NormalHttpCall(), 0);
 }
 
@@ -396,10 +406,10 @@ TEST_F(HostileTest, TransportAnswersCarryTheRequestIdAndCors) {
   // Over the cap: 503 with Retry-After, the id and CORS, within the moment
   // the server waits for the request's head. (First let the connections
   // above finish draining: each holds its slot up to 1 s after its answer.)
-  std::this_thread::sleep_for(std::chrono::milliseconds(1500));
+  WaitForOpenConnections(0);
   std::vector<int> held;
   for (int i = 0; i < 3; ++i) held.push_back(Connect(http_->port()));
-  std::this_thread::sleep_for(std::chrono::milliseconds(200));
+  WaitForOpenConnections(3);
   const int extra = Connect(http_->port());
   const Clock::time_point start = Clock::now();
   (void)SendAll(extra, head + "Content-Length: 2\r\n\r\n{}");
@@ -413,9 +423,9 @@ TEST_F(HostileTest, TransportAnswersCarryTheRequestIdAndCors) {
   EXPECT_GE(refused.closed_after, 0);
   EXPECT_LT(refused.closed_after, 0.5);
   // A connection that sends nothing is still refused at once, with an id.
-  std::this_thread::sleep_for(std::chrono::milliseconds(1500));
+  WaitForOpenConnections(0);
   for (int i = 0; i < 3; ++i) held[static_cast<size_t>(i)] = Connect(http_->port());
-  std::this_thread::sleep_for(std::chrono::milliseconds(200));
+  WaitForOpenConnections(3);
   const int silent = Connect(http_->port());
   const Outcome quiet = ReadUntilClosed(silent, Clock::now(), 2);
   close(silent);
