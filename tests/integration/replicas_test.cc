@@ -221,7 +221,7 @@ TEST(Replicas, UpdatesSentToOneReplicaReachTheOtherAndSurviveRestarts) {
       link: LINK_TYPE_NONE
       fabric: FABRIC_TYPE_NONE
       availability: AVAILABILITY_AVAILABLE
-      on_demand_usd_per_hour: 0.30
+      on_demand_usd_per_hour: 0.80
       source: "replicas test"
     }
   )pb"));
@@ -238,7 +238,7 @@ TEST(Replicas, UpdatesSentToOneReplicaReachTheOtherAndSurviveRestarts) {
   for (int i = 0; i < 2; ++i) {
     std::string version;
     EXPECT_TRUE(Eventually([&] {
-      return AnsweredPrice(r.gateway[i]->grpc_address(), &version) == 0.30;
+      return AnsweredPrice(r.gateway[i]->grpc_address(), &version) == 0.80;
     })) << "gateway "
         << i << " at " << version;
     EXPECT_EQ(version, after) << "gateway " << i;
