@@ -32,13 +32,18 @@ cmake --build "$BUILD_DIR" -j "$(nproc)" --target \
 # shellcheck source=deploy/local/stack.sh
 source deploy/local/stack.sh
 LOG_DIR=$(mktemp -d /tmp/gpu-advisor.XXXXXX)
-# Ctrl-C or SIGTERM: stop the stack, say so in one line, exit 0. The terminal
-# sends Ctrl-C's SIGINT to the whole process group, so a service may exit
-# before this script sees its own signal: the flag, not the order of the two,
-# decides whether an exit was asked for.
-stopping=0
+# Ctrl-C or SIGTERM, whenever it comes (starting, printing the sample, or
+# waiting): stop the stack, say so in one line, exit 0. The handler stops the
+# services itself: a SIGTERM sent to this script alone reaches none of them,
+# and one that came before the `wait` below would otherwise leave it waiting.
+on_signal() {
+  trap '' INT TERM
+  stack_stop
+  printf '\nGPU Advisor stopped (logs in %s)\n' "$LOG_DIR"
+  exit 0
+}
 trap 'stack_stop' EXIT
-trap 'stopping=1' INT TERM
+trap on_signal INT TERM
 
 # REFRESH=replay: the replay server and a sources file pointing at it.
 start_replay() {
@@ -130,14 +135,15 @@ fi
 echo
 echo "Press Ctrl-C to stop."
 # Wait on the services themselves (no helper process to leave behind): a
-# signal interrupts `wait` and the traps above stop the stack.
+# signal interrupts `wait` and on_signal stops the stack.
 status=0
 wait -n "${STACK_PIDS[@]}" || status=$?
-# A signal that arrived with the service's exit is handled once `wait` is
-# back; a moment lets it run its trap. A service stopped by the same Ctrl-C
-# exits 0 (graceful stop) or by SIGINT/SIGTERM (130/143).
+# The terminal sends Ctrl-C's SIGINT to the whole process group, so a service
+# may exit before this script runs its handler: a moment lets the handler run.
+# A service stopped by the same Ctrl-C exits 0 (graceful stop) or by
+# SIGINT/SIGTERM (130/143).
 sleep 0.2
-if ((stopping)) || [[ $status == 0 || $status == 130 || $status == 143 ]]; then
+if [[ $status == 0 || $status == 130 || $status == 143 ]]; then
   printf '\nGPU Advisor stopped (logs in %s)\n' "$LOG_DIR"
   exit 0
 fi

@@ -53,7 +53,7 @@ def session_processes(sid):
     return found
 
 
-def start(**extra_env):
+def start(marker="Press Ctrl-C to stop.", **extra_env):
     env = dict(os.environ, BUILD_DIR=BUILD_DIR, PORTS="ephemeral", **extra_env)
     # A session of its own, as a terminal would give it; SIGINT not ignored.
     proc = subprocess.Popen(["bash", os.path.join(ROOT, "deploy/local/run.sh")], cwd=ROOT, env=env,
@@ -66,7 +66,7 @@ def start(**extra_env):
     def read():
         for line in proc.stdout:
             lines.append(line)
-            if "Press Ctrl-C to stop." in line:
+            if marker in line:
                 ready.set()
 
     threading.Thread(target=read, daemon=True).start()
@@ -76,11 +76,15 @@ def start(**extra_env):
     return proc, lines
 
 
-def stop_and_check(sig, label):
-    proc, lines = start()
+def stop_and_check(sig, label, marker="Press Ctrl-C to stop."):
+    """Signals run.sh once `marker` is printed: by default when it waits;
+    "GPU Advisor is running" signals it while its sample answer is asked."""
+    early = marker != "Press Ctrl-C to stop."
+    proc, lines = start(marker)
     sid = proc.pid  # session leader
-    check(f"{label}: run.sh printed a sample recommendation",
-          any(line.startswith("1 ") for line in lines), "".join(lines[-30:]))
+    if not early:
+        check(f"{label}: run.sh printed a sample recommendation",
+              any(line.startswith("1 ") for line in lines), "".join(lines[-30:]))
     before = session_processes(sid)
     check(f"{label}: the four services run in run.sh's session",
           sum(1 for _, cmd in before if "_server" in cmd) == 4, before)
@@ -98,8 +102,12 @@ def stop_and_check(sig, label):
     check(f"{label}: run.sh exits 0", code == 0, f"exit {code}")
     time.sleep(0.2)  # the reader thread's last lines
     after = [line.strip() for line in lines[mark:] if line.strip()]
-    check(f"{label}: one clean line after the signal", len(after) == 1 and "stopped" in after[0]
-          and "exited on its own" not in after[0], after)
+    if early:  # the sample answer being printed finishes first
+        check(f"{label}: the last line says it stopped", after and "stopped" in after[-1]
+              and not any("exited on its own" in line for line in after), after[-3:])
+    else:
+        check(f"{label}: one clean line after the signal", len(after) == 1 and "stopped" in after[0]
+              and "exited on its own" not in after[0], after)
     left = []
     for _ in range(50):
         left = session_processes(sid)
@@ -114,6 +122,9 @@ def stop_and_check(sig, label):
 
 stop_and_check(signal.SIGINT, "Ctrl-C")
 stop_and_check(signal.SIGTERM, "SIGTERM")
+# A SIGTERM that comes before run.sh waits (while its sample answer is asked)
+# stops it too, instead of leaving it waiting on services that still run.
+stop_and_check(signal.SIGTERM, "SIGTERM while starting", marker="GPU Advisor is running")
 
 # A service that dies on its own ends run.sh with an error, the rest stopped.
 proc, lines = start()
