@@ -99,8 +99,9 @@ run() {  # log n c args...
 }
 # The gateway's CPU time (user + system, clock ticks) around each transport's
 # runs: its cost per call, apart from waiting for a core.
-GATEWAY_PID=$(pgrep -n -f "gateway_server .*--http_port" || true)
-[[ -n "$GATEWAY_PID" ]] || { echo "http_vs_grpc: no gateway process" >&2; exit 1; }
+GATEWAY_PID=${STACK_PIDS[-1]}  # stack_start launches the gateway last
+grep -q gateway_server "/proc/$GATEWAY_PID/cmdline" 2>/dev/null ||
+  { echo "http_vs_grpc: the stack's last process is not the gateway" >&2; exit 1; }
 ticks() { awk '{print $14 + $15}' "/proc/$GATEWAY_PID/stat"; }
 grpc_ticks=0 http_ticks=0
 calls=$((N < CLIENTS ? CLIENTS : N))
