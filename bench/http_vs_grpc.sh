@@ -118,7 +118,9 @@ for round in $(seq 1 "$ROUNDS"); do
     grpc_ticks=$((grpc_ticks + t1 - t0)) http_ticks=$((http_ticks + t2 - t1))
   done
 done
-echo "gateway CPU per call: gRPC $((grpc_ticks * 1000000 / $(getconf CLK_TCK) / (calls * ROUNDS * $(ls "$TMP"/req-*.bin | wc -l)))) us, HTTP/JSON $((http_ticks * 1000000 / $(getconf CLK_TCK) / (calls * ROUNDS * $(ls "$TMP"/req-*.bin | wc -l)))) us"
+per_call() { echo $(($1 * 1000000 / $(getconf CLK_TCK) / (calls * ROUNDS * ${#requests[@]}))); }
+requests=("$TMP"/req-*.bin)
+echo "gateway CPU per call: gRPC $(per_call "$grpc_ticks") us, HTTP/JSON $(per_call "$http_ticks") us"
 echo "load average after: $(cut -d' ' -f1-3 /proc/loadavg)"
 
 "$PY" - "$TMP" "$offers" "$CLIENTS" <<'PY'

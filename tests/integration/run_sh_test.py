@@ -53,6 +53,19 @@ def session_processes(sid):
     return found
 
 
+def check_nothing_left(sid, name):
+    """Checks that session `sid` empties within 5 s; kills what is left."""
+    left = []
+    for _ in range(50):
+        left = session_processes(sid)
+        if not left:
+            break
+        time.sleep(0.1)
+    check(name, not left, left)
+    for pid, _ in left:
+        os.kill(pid, signal.SIGKILL)
+
+
 def start(marker="Press Ctrl-C to stop.", **extra_env):
     env = dict(os.environ, BUILD_DIR=BUILD_DIR, PORTS="ephemeral", **extra_env)
     # A session of its own, as a terminal would give it; SIGINT not ignored.
@@ -108,15 +121,7 @@ def stop_and_check(sig, label, marker="Press Ctrl-C to stop."):
     else:
         check(f"{label}: one clean line after the signal", len(after) == 1 and "stopped" in after[0]
               and "exited on its own" not in after[0], after)
-    left = []
-    for _ in range(50):
-        left = session_processes(sid)
-        if not left:
-            break
-        time.sleep(0.1)
-    check(f"{label}: no process left behind", not left, left)
-    for pid, _ in left:
-        os.kill(pid, signal.SIGKILL)
+    check_nothing_left(sid, f"{label}: no process left behind")
     check(f"{label}: says it stopped", any("stopped" in line for line in lines))
 
 
@@ -167,15 +172,7 @@ try:
 except subprocess.TimeoutExpired:
     code = None
 check("replay: run.sh exits 0 on Ctrl-C", code == 0, f"exit {code}")
-left = []
-for _ in range(50):
-    left = session_processes(sid)
-    if not left:
-        break
-    time.sleep(0.1)
-check("replay: no process left behind (replay server and refresher included)", not left, left)
-for pid, _ in left:
-    os.kill(pid, signal.SIGKILL)
+check_nothing_left(sid, "replay: no process left behind (replay server and refresher included)")
 
 print(f"run_sh: {passed} passed, {failed} failed")
 sys.exit(1 if failed else 0)
