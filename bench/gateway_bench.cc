@@ -189,8 +189,12 @@ absl::StatusOr<std::unique_ptr<MixWorld>> LoadMixWorld() {
   ASSIGN_OR_RETURN(OverheadModel overheads,
                    OverheadModel::FromFile(data + "/gateway/overheads.textproto"));
   ASSIGN_OR_RETURN(sizing::SizingModel sizing, sizing::SizingModel::FromDataDir(data));
+  // GATEWAY_BENCH_REQUESTS: another mix (e.g. more objectives, to compare answers).
+  const char* requests = std::getenv("GATEWAY_BENCH_REQUESTS");
   ASSIGN_OR_RETURN(std::string mix,
-                   ReadFile(std::string(GPUADVISOR_SOURCE_DIR) + "/bench/requests.txtpb"));
+                   ReadFile(requests != nullptr && *requests != 0
+                                ? std::string(requests)
+                                : std::string(GPUADVISOR_SOURCE_DIR) + "/bench/requests.txtpb"));
   auto world = std::unique_ptr<MixWorld>(new MixWorld{nullptr,
                                                       nullptr,
                                                       std::move(groups),

@@ -7,12 +7,12 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdint>
 #include <tuple>
 #include <utility>
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
-#include "absl/strings/str_join.h"
 #include "common/validation/field_ranges.h"
 #include "services/gateway/recommend_state.h"
 #include "services/gateway/recommend_text.h"
@@ -47,13 +47,12 @@ double RelativeHalfWidth(const sizing::v1::Interval& i) {
 // Smaller keys rank first; `key` ties with `anchor` within the band.
 double TieLimit(double anchor, double band) { return anchor + band * std::abs(anchor); }
 
-sizing::v1::Interval MakeInterval(double p10, double p50, double p90, const std::string& basis) {
-  sizing::v1::Interval i;
-  i.set_p10(p10);
-  i.set_p50(p50);
-  i.set_p90(p90);
-  i.set_basis(basis);
-  return i;
+void SetInterval(double p10, double p50, double p90, const std::string& basis,
+                 sizing::v1::Interval* i) {
+  i->set_p10(p10);
+  i->set_p50(p50);
+  i->set_p90(p90);
+  i->set_basis(basis);
 }
 
 std::string Percent(double fraction) { return absl::StrCat(Fixed(100 * fraction, 0), "%"); }
@@ -61,31 +60,39 @@ std::string Percent(double fraction) { return absl::StrCat(Fixed(100 * fraction,
 // One survivor's place in the rank.
 struct Row {
   double primary, secondary;
-  int risk;
-  int32_t id;  // the offer's place in id order (OfferIndex::id_rank): compares as its id
-  int32_t nodes;
-  int option, index;
-  auto Identity() const { return std::make_tuple(id, nodes, option); }
+  // The offer's place in id order (OfferIndex::id_rank), the nodes and the
+  // option in one number: compares as (offer id, nodes, option).
+  uint64_t identity;
+  int risk;  // -1 until a tie needs it
+  int index;
 };
 
-// Rows [begin, end) ordered inside one tie of the primary measure: by the
-// secondary measure in the same band, then risk, then the primary measure,
-// then identity.
-void OrderTie(std::vector<Row>& rows, size_t begin, size_t end, double band) {
-  auto by_secondary = [](const Row& a, const Row& b) {
-    return std::tie(a.secondary, a.primary) < std::tie(b.secondary, b.primary) ||
-           (std::tie(a.secondary, a.primary) == std::tie(b.secondary, b.primary) &&
-            a.Identity() < b.Identity());
-  };
-  std::sort(rows.begin() + begin, rows.begin() + end, by_secondary);
-  auto by_risk = [](const Row& a, const Row& b) {
-    return std::make_tuple(a.risk, a.primary, a.secondary, a.id, a.nodes, a.option) <
-           std::make_tuple(b.risk, b.primary, b.secondary, b.id, b.nodes, b.option);
-  };
+uint64_t Identity(int32_t id_rank, int32_t nodes, int option) {
+  static_assert(kMaxMaxNodes < (1 << 24), "nodes fit between the id and the option");
+  return static_cast<uint64_t>(static_cast<uint32_t>(id_rank)) << 32 |
+         static_cast<uint64_t>(static_cast<uint32_t>(nodes)) << 8 |
+         static_cast<uint64_t>(option & 0xff);
+}
+
+// The strict order inside a tie: risk, then the primary measure, then the
+// secondary, then identity.
+struct ByRisk {
+  bool operator()(const Row& a, const Row& b) const {
+    return std::tie(a.risk, a.primary, a.secondary, a.identity) <
+           std::tie(b.risk, b.primary, b.secondary, b.identity);
+  }
+};
+
+// Splits rows [begin, end), sorted by `measure`, into bands (each starts at
+// the smallest measure not yet banded and holds every row within `band` of
+// it) and calls order(band_begin, band_end) for each band of two or more.
+template <typename Measure, typename Order>
+void ForEachBand(std::vector<Row>& rows, size_t begin, size_t end, double band, Measure measure,
+                 Order order) {
   for (size_t i = begin, j = begin; i < end; i = j) {
-    const double limit = TieLimit(rows[i].secondary, band);
-    while (j < end && rows[j].secondary <= limit) ++j;
-    std::sort(rows.begin() + i, rows.begin() + j, by_risk);
+    const double limit = TieLimit(measure(rows[i]), band);
+    while (j < end && measure(rows[j]) <= limit) ++j;
+    if (j - i > 1) order(i, j);
   }
 }
 
@@ -236,34 +243,50 @@ const catalog::v1::Gpu* RunState::GpuOf(const Candidate& candidate) const {
   return gpu;
 }
 
+// Which rows share a band depends only on the measure's values, and each
+// band's last sort is a strict order: so each sort before it is by one
+// measure alone, and risk is counted only for rows that tie.
 void RunState::RankTied(std::vector<int>& survivors, const pricing::v1::QuoteResponse& quotes) {
   std::vector<Row> rows;
   rows.reserve(survivors.size());
   for (int index : survivors) {
     const Candidate& candidate = candidates_[index];
-    const pricing::v1::Quote& quote = quotes.quotes(candidate.quote);
-    const pricing::v1::CostBreakdown& cost = quote.cost();
+    const pricing::v1::CostBreakdown& cost = quotes.quotes(candidate.quote).cost();
     const double primary =
         ObjectiveKey(objective_, cost.expected_hours(), Est(candidate.config).tokens_per_second(),
                      cost.usd_per_hour(), cost.total_usd());
     const double secondary =
         objective_ == v1::OBJECTIVE_FASTEST ? cost.total_usd() : cost.expected_hours();
-    rows.push_back({primary, secondary, RiskOf(candidate, quote, nullptr),
-                    index_->id_rank(candidate.offer_index), candidate.nodes,
-                    static_cast<int>(candidate.option), index});
+    rows.push_back({primary, secondary,
+                    Identity(index_->id_rank(candidate.offer_index), candidate.nodes,
+                             static_cast<int>(candidate.option)),
+                    -1, index});
   }
-  std::sort(rows.begin(), rows.end(), [](const Row& a, const Row& b) {
-    return std::tie(a.primary, a.secondary) < std::tie(b.primary, b.secondary) ||
-           (std::tie(a.primary, a.secondary) == std::tie(b.primary, b.secondary) &&
-            a.Identity() < b.Identity());
+  if (rows.empty()) {
+    tie_band_used_ = std::max(tie_band_, 0.0);
+    return;
+  }
+  // The best row by the primary measure (then the secondary, then identity).
+  const Row& best = *std::min_element(rows.begin(), rows.end(), [](const Row& a, const Row& b) {
+    return std::tie(a.primary, a.secondary, a.identity) <
+           std::tie(b.primary, b.secondary, b.identity);
   });
-  tie_band_used_ = tie_band_ >= 0 || rows.empty() ? std::max(tie_band_, 0.0)
-                                                  : DefaultBand(rows.front().index, quotes);
-  for (size_t i = 0, j = 0; i < rows.size(); i = j) {
-    const double limit = TieLimit(rows[i].primary, tie_band_used_);
-    while (j < rows.size() && rows[j].primary <= limit) ++j;
-    OrderTie(rows, i, j, tie_band_used_);
-  }
+  tie_band_used_ = tie_band_ >= 0 ? tie_band_ : DefaultBand(best.index, quotes);
+  std::sort(rows.begin(), rows.end(),
+            [](const Row& a, const Row& b) { return a.primary < b.primary; });
+  auto primary = [](const Row& r) { return r.primary; };
+  auto secondary = [](const Row& r) { return r.secondary; };
+  ForEachBand(rows, 0, rows.size(), tie_band_used_, primary, [&](size_t begin, size_t end) {
+    std::sort(rows.begin() + begin, rows.begin() + end,
+              [](const Row& a, const Row& b) { return a.secondary < b.secondary; });
+    ForEachBand(rows, begin, end, tie_band_used_, secondary, [&](size_t from, size_t to) {
+      for (size_t k = from; k < to; ++k) {
+        const Candidate& candidate = candidates_[rows[k].index];
+        rows[k].risk = RiskOf(candidate, quotes.quotes(candidate.quote), nullptr);
+      }
+      std::sort(rows.begin() + from, rows.begin() + to, ByRisk());
+    });
+  });
   for (size_t i = 0; i < rows.size(); ++i) survivors[i] = rows[i].index;
 }
 
@@ -311,34 +334,36 @@ v1::Assumption RunState::MakeTieAssumption(double band, const std::string& measu
 void RunState::ExplainUncertainty(const Candidate& candidate, const pricing::v1::Quote& quote,
                                   v1::Recommendation& r) const {
   const sizing::v1::ConfigurationEstimate& e = Est(candidate.config);
-  const std::string basis = e.estimated_hours_interval().basis();
-  std::vector<std::string> parts;
+  // The P10-P90 line: each interval's numbers, ", " between them.
+  std::string line;
+  auto add = [&line](auto&&... pieces) {
+    absl::StrAppend(&line, line.empty() ? "" : ", ", pieces...);
+  };
   if (HasInterval(e.estimated_hours_interval())) {
-    *r.mutable_estimated_hours_interval() =
-        MakeInterval(ExpectedHoursAt(candidate, quote, -kZ90), ExpectedHoursAt(candidate, quote, 0),
-                     ExpectedHoursAt(candidate, quote, kZ90), basis);
-    *r.mutable_total_usd_interval() =
-        MakeInterval(TotalUsdAt(candidate, quote, -kZ90), TotalUsdAt(candidate, quote, 0),
-                     TotalUsdAt(candidate, quote, kZ90),
-                     absl::StrCat("the hours' interval through the quote (", basis, ")"));
-    parts.push_back(absl::StrCat(Fixed(r.estimated_hours_interval().p10(), 1), "-",
-                                 Fixed(r.estimated_hours_interval().p90(), 1), " h"));
-    parts.push_back(absl::StrCat("$", Fixed(r.total_usd_interval().p10(), 2), "-$",
-                                 Fixed(r.total_usd_interval().p90(), 2)));
+    const std::string& basis = e.estimated_hours_interval().basis();
+    const double h10 = ExpectedHoursAt(candidate, quote, -kZ90);
+    const double h90 = ExpectedHoursAt(candidate, quote, kZ90);
+    const double usd10 = TotalUsdAt(candidate, quote, -kZ90);
+    const double usd90 = TotalUsdAt(candidate, quote, kZ90);
+    SetInterval(h10, ExpectedHoursAt(candidate, quote, 0), h90, basis,
+                r.mutable_estimated_hours_interval());
+    SetInterval(usd10, TotalUsdAt(candidate, quote, 0), usd90,
+                absl::StrCat("the hours' interval through the quote (", basis, ")"),
+                r.mutable_total_usd_interval());
+    add(Fixed(h10, 1), "-", Fixed(h90, 1), " h");
+    add("$", Fixed(usd10, 2), "-$", Fixed(usd90, 2));
   }
-  if (HasInterval(e.tokens_per_second_interval())) {
-    *r.mutable_tokens_per_second_interval() = e.tokens_per_second_interval();
-    parts.push_back(absl::StrCat(Fixed(e.tokens_per_second_interval().p10(), 0), "-",
-                                 Fixed(e.tokens_per_second_interval().p90(), 0), " tokens/s"));
+  if (const sizing::v1::Interval& tps = e.tokens_per_second_interval(); HasInterval(tps)) {
+    *r.mutable_tokens_per_second_interval() = tps;
+    add(Fixed(tps.p10(), 0), "-", Fixed(tps.p90(), 0), " tokens/s");
   }
-  if (HasInterval(e.time_to_first_token_interval())) {
-    *r.mutable_time_to_first_token_interval() = e.time_to_first_token_interval();
-    parts.push_back(absl::StrCat("first token ", Fixed(e.time_to_first_token_interval().p10(), 2),
-                                 "-", Fixed(e.time_to_first_token_interval().p90(), 2), " s"));
+  if (const sizing::v1::Interval& ttft = e.time_to_first_token_interval(); HasInterval(ttft)) {
+    *r.mutable_time_to_first_token_interval() = ttft;
+    add("first token ", Fixed(ttft.p10(), 2), "-", Fixed(ttft.p90(), 2), " s");
   }
-  if (!parts.empty()) {
-    r.add_reasons(absl::StrCat("P10-P90: ", absl::StrJoin(parts, ", "),
-                               " (measured error of the estimate, leave-one-source-out)"));
+  if (!line.empty()) {
+    r.add_reasons(
+        absl::StrCat("P10-P90: ", line, " (measured error of the estimate, leave-one-source-out)"));
   }
   AddChecks(candidate, quote, r);
   std::vector<std::string> risks;

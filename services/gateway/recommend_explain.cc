@@ -239,7 +239,7 @@ void RunState::ExplainWarnings(const Candidate& candidate, const pricing::v1::Qu
   const Offer& offer = OfferOf(candidate);
   const sizing::v1::ConfigurationEstimate& e = Est(candidate.config);
   const sizing::v1::Workload& w = request_.workload();
-  const catalog::v1::Gpu* gpu = catalog_->FindGpu(offer.gpu_model());
+  const catalog::v1::Gpu* gpu = GpuOf(candidate);  // cached per GPU model
   const int total_gpus = offer.gpus_per_node() * candidate.nodes;
   const bool data_or_tensor_parallel = training_ || e.plan().tensor_parallel() > 1;
   const bool pcie_bound =

@@ -41,6 +41,7 @@ double NormalQuantile(double q) {
 void RunState::AddChecks(const Candidate& candidate, const pricing::v1::Quote& quote,
                          v1::Recommendation& r) const {
   const v1::Constraints& c = request_.constraints();
+  if (c.deadline_hours() <= 0 && c.max_total_usd() <= 0) return;
   const std::string p = absl::StrCat("P", Fixed(100 * confidence_, 0));
   const std::string with = absl::StrCat(Fixed(100 * confidence_, 0), "% confidence");
   const bool interval = r.has_estimated_hours_interval();
@@ -80,18 +81,26 @@ void RunState::AddHead(const std::vector<int>& survivors, const std::vector<int>
   auto cost = [&](int index) -> const pricing::v1::CostBreakdown& {
     return quotes.quotes(candidates_[index].quote).cost();
   };
-  // The first in rank order with the smallest measure.
-  auto best = [&](auto measure) {
-    int pick = survivors.front();
-    for (int index : survivors) {
-      if (measure(index) < measure(pick)) pick = index;
+  // The first in rank order with the smallest measure, for the three
+  // measures in one pass over the survivors.
+  struct Best {
+    int index;
+    double measure;
+    void Keep(int i, double m) {
+      if (m < measure) *this = {i, m};
     }
-    return pick;
   };
+  const pricing::v1::CostBreakdown& first = cost(survivors.front());
+  Best cheapest{survivors.front(), first.total_usd()};
+  Best fastest{survivors.front(), first.expected_hours()};
+  Best cost_time{survivors.front(), first.total_usd() * first.expected_hours()};
+  for (int index : survivors) {
+    const pricing::v1::CostBreakdown& c = cost(index);
+    cheapest.Keep(index, c.total_usd());
+    fastest.Keep(index, c.expected_hours());
+    cost_time.Keep(index, c.total_usd() * c.expected_hours());
+  }
   const int top = chosen.front();
-  const int cheapest = best([&](int i) { return cost(i).total_usd(); });
-  const int fastest = best([&](int i) { return cost(i).expected_hours(); });
-  const int cost_time = best([&](int i) { return cost(i).total_usd() * cost(i).expected_hours(); });
   v1::AnswerHead* head = response.mutable_head();
   auto fill = [&](int index, v1::HeadOption* option) {
     const Candidate& c = candidates_[index];
@@ -105,9 +114,9 @@ void RunState::AddHead(const std::vector<int>& survivors, const std::vector<int>
     option->set_delta_usd(cost(index).total_usd() - cost(top).total_usd());
     option->set_delta_hours(cost(index).expected_hours() - cost(top).expected_hours());
   };
-  fill(cheapest, head->mutable_cheapest());
-  fill(fastest, head->mutable_fastest());
-  fill(cost_time, head->mutable_best_cost_time());
+  fill(cheapest.index, head->mutable_cheapest());
+  fill(fastest.index, head->mutable_fastest());
+  fill(cost_time.index, head->mutable_best_cost_time());
   auto describe = [&](const char* name, const v1::HeadOption& o) {
     const std::string who =
         absl::StrCat(o.rank() > 0 ? absl::StrCat("#", o.rank(), " ") : "", o.offer_id(), " x",
@@ -153,8 +162,12 @@ std::string RunState::WhyFirst(int top, const std::vector<int>& survivors,
       "the ", Percent(tie_band_used_), " tie band (",
       tie_band_ >= 0 ? "your tie_band_fraction" : "the estimate's own uncertainty", ")");
   int anchor = survivors.front();
+  double anchor_primary = primary(anchor);
   for (int i : survivors) {
-    if (primary(i) < primary(anchor)) anchor = i;
+    if (const double p = primary(i); p < anchor_primary) {
+      anchor = i;
+      anchor_primary = p;
+    }
   }
   if (anchor == top || primary(anchor) == primary(top)) {
     return absl::StrCat("the best ", measure, " (", show(top), "); options within ", band,
