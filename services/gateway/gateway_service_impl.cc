@@ -183,7 +183,7 @@ class GatewayServiceImpl::RecommendCall final : public grpc::ServerUnaryReactor 
   void Start() {
     pipeline_.Run(
         service_->index_cache_.Get(service_->replica_->Current()), request_,
-        [this](absl::StatusOr<v1::RecommendResponse> answer) { Answer(std::move(answer)); });
+        [this](absl::StatusOr<v1::RecommendResponse*> answer) { Answer(std::move(answer)); });
   }
 
   void OnCancel() override {
@@ -285,7 +285,7 @@ class GatewayServiceImpl::RecommendCall final : public grpc::ServerUnaryReactor 
     return client;
   }
 
-  void Answer(absl::StatusOr<v1::RecommendResponse> answer) {
+  void Answer(absl::StatusOr<v1::RecommendResponse*> answer) {
     if (pipeline_.priced_locally()) service_->gateway_metrics_.local_quotes().Increment();
     // Before this call finishes (it may be deleted right after).
     const grpc::Status status =
@@ -332,7 +332,7 @@ GatewayServiceImpl::CacheSlot GatewayServiceImpl::CacheSlotFor(
 }
 
 grpc::Status GatewayServiceImpl::AnswerRecommend(const CacheSlot& slot,
-                                                 absl::StatusOr<v1::RecommendResponse> answer,
+                                                 absl::StatusOr<v1::RecommendResponse*> answer,
                                                  grpc::ByteBuffer* response, bool leads) {
   std::shared_ptr<const EncodedAnswer> encoded;
   grpc::Status status = grpc::Status::OK;
@@ -340,10 +340,12 @@ grpc::Status GatewayServiceImpl::AnswerRecommend(const CacheSlot& slot,
     gateway_metrics_.recommendations_error().Increment();
     status = ToGrpcStatus(answer.status());
   } else {
-    const bool storable = !slot.key.empty() && answer->catalog_version() == slot.catalog_version &&
-                          answer->price_book_version() == slot.price_book_version &&
+    v1::RecommendResponse& computed_answer = **answer;  // on the pipeline's arena
+    const bool storable = !slot.key.empty() &&
+                          computed_answer.catalog_version() == slot.catalog_version &&
+                          computed_answer.price_book_version() == slot.price_book_version &&
                           SizingModel() == slot.sizing_model;
-    auto computed = std::make_shared<const EncodedAnswer>(EncodedAnswer::From(*std::move(answer)));
+    auto computed = std::make_shared<const EncodedAnswer>(EncodedAnswer::Encode(computed_answer));
     *response = computed->Send(computed->price_book_age_seconds,
                                static_cast<int64_t>(replica_->AgeSeconds()));
     (computed->empty ? gateway_metrics_.recommendations_empty()

@@ -150,7 +150,8 @@ class GatewayServiceImpl final
   // answer into `response` with the catalog's age, stores it under `slot`
   // if it was computed from the slot's versions and, when the call `leads`
   // its key, completes the key (answering the calls that joined it).
-  grpc::Status AnswerRecommend(const CacheSlot& slot, absl::StatusOr<v1::RecommendResponse> answer,
+  // `answer` lives on the call's pipeline (recommend_pipeline.h).
+  grpc::Status AnswerRecommend(const CacheSlot& slot, absl::StatusOr<v1::RecommendResponse*> answer,
                                grpc::ByteBuffer* response, bool leads);
   // A cached (or shared) answer into `response`, aged since `stored_at`.
   void SendEncoded(const EncodedAnswer& answer, absl::Time stored_at, grpc::ByteBuffer* response);

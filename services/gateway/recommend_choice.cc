@@ -4,11 +4,13 @@
 // sold alike in several regions (Constraints.group_regions).
 
 #include <cmath>
+#include <cstdint>
 #include <string>
-#include <tuple>
 #include <utility>
 #include <vector>
 
+#include "absl/base/casts.h"
+#include "absl/hash/hash.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
@@ -101,27 +103,52 @@ std::string RunState::FilteredDetail(int offer) const {
   return text;
 }
 
+namespace {
+
+// What makes two survivors alike: provider, instance type (interned ids),
+// option and cluster size, and the quoted USD/h and total (equal, not close).
+struct AlikeKey {
+  uint64_t names;  // provider, instance type
+  uint64_t shape;  // option, nodes
+  double usd_per_hour, total_usd;
+  bool operator==(const AlikeKey& o) const {
+    return names == o.names && shape == o.shape && usd_per_hour == o.usd_per_hour &&
+           total_usd == o.total_usd;
+  }
+};
+
+// One mix of the ids and the total's bits (0 and -0 compare equal: one
+// hash); the other fields only decide equality.
+struct AlikeHash {
+  size_t operator()(const AlikeKey& k) const {
+    const uint64_t total = k.total_usd == 0 ? 0 : absl::bit_cast<uint64_t>(k.total_usd);
+    return absl::Hash<uint64_t>()(total ^ (k.names * 0x9E3779B97F4A7C15u) ^ k.shape);
+  }
+};
+
+uint64_t Pair(int32_t high, int32_t low) {
+  return static_cast<uint64_t>(static_cast<uint32_t>(high)) << 32 | static_cast<uint32_t>(low);
+}
+
+}  // namespace
+
 // Survivors in rank order, less those sold alike (same provider, instance
 // type, purchase option, cluster size and quoted price) as a better-ranked
 // one in another region: theirs are listed in also_in_regions_.
 std::vector<int> RunState::GroupRegions(const std::vector<int>& survivors,
                                         const pricing::v1::QuoteResponse& quotes) {
   if (!group_regions_) return survivors;
-  // (provider, instance type, option, nodes, USD/h, total USD), all ids and numbers.
-  using Key = std::tuple<int32_t, int32_t, int, int32_t, double, double>;
-  absl::flat_hash_map<Key, int> first;  // -> candidate index
+  absl::flat_hash_map<AlikeKey, int, AlikeHash> first;  // -> candidate index
   first.reserve(survivors.size());
   std::vector<int> grouped;
   grouped.reserve(survivors.size());
   for (int index : survivors) {
     const Candidate& candidate = candidates_[index];
     const pricing::v1::CostBreakdown& cost = quotes.quotes(candidate.quote).cost();
-    Key key{index_->offers()[candidate.offer_index].provider,
-            index_->instance_type(candidate.offer_index),
-            static_cast<int>(candidate.option),
-            candidate.nodes,
-            cost.usd_per_hour(),
-            cost.total_usd()};
+    const AlikeKey key{Pair(index_->offers()[candidate.offer_index].provider,
+                            index_->instance_type(candidate.offer_index)),
+                       Pair(static_cast<int32_t>(candidate.option), candidate.nodes),
+                       cost.usd_per_hour(), cost.total_usd()};
     auto [it, inserted] = first.try_emplace(key, index);
     if (inserted) {
       grouped.push_back(index);

@@ -83,12 +83,28 @@ struct ByRisk {
   }
 };
 
-// Splits rows [begin, end), sorted by `measure`, into bands (each starts at
-// the smallest measure not yet banded and holds every row within `band` of
-// it) and calls order(band_begin, band_end) for each band of two or more.
+// Splits rows [begin, end) into bands by `measure` (each starts at the
+// smallest measure not yet banded and holds every row within `band` of it),
+// in measure order, and calls order(band_begin, band_end) for each band of
+// two or more rows. Which rows share a band depends only on their values:
+// the first bands are split off by a pass each (a tie band usually holds
+// most rows), the rest by sorting.
 template <typename Measure, typename Order>
 void ForEachBand(std::vector<Row>& rows, size_t begin, size_t end, double band, Measure measure,
                  Order order) {
+  constexpr int kBandsByPass = 3;
+  auto by_measure = [&](const Row& a, const Row& b) { return measure(a) < measure(b); };
+  const auto first = rows.begin();
+  for (int pass = 0; pass < kBandsByPass && begin < end; ++pass) {
+    const double limit =
+        TieLimit(measure(*std::min_element(first + begin, first + end, by_measure)), band);
+    const size_t split = std::partition(first + begin, first + end,
+                                        [&](const Row& r) { return measure(r) <= limit; }) -
+                         first;
+    if (split - begin > 1) order(begin, split);
+    begin = split;
+  }
+  std::sort(first + begin, first + end, by_measure);
   for (size_t i = begin, j = begin; i < end; i = j) {
     const double limit = TieLimit(measure(rows[i]), band);
     while (j < end && measure(rows[j]) <= limit) ++j;
@@ -243,9 +259,10 @@ const catalog::v1::Gpu* RunState::GpuOf(const Candidate& candidate) const {
   return gpu;
 }
 
-// Which rows share a band depends only on the measure's values, and each
-// band's last sort is a strict order: so each sort before it is by one
-// measure alone, and risk is counted only for rows that tie.
+// Bands of the primary measure, bands of the secondary inside each, then a
+// strict order (risk first) inside each of those: which rows share a band
+// depends only on the measures' values, so only that last order is a full
+// sort, and risk is counted only for rows that tie.
 void RunState::RankTied(std::vector<int>& survivors, const pricing::v1::QuoteResponse& quotes) {
   std::vector<Row> rows;
   rows.reserve(survivors.size());
@@ -272,13 +289,9 @@ void RunState::RankTied(std::vector<int>& survivors, const pricing::v1::QuoteRes
            std::tie(b.primary, b.secondary, b.identity);
   });
   tie_band_used_ = tie_band_ >= 0 ? tie_band_ : DefaultBand(best.index, quotes);
-  std::sort(rows.begin(), rows.end(),
-            [](const Row& a, const Row& b) { return a.primary < b.primary; });
   auto primary = [](const Row& r) { return r.primary; };
   auto secondary = [](const Row& r) { return r.secondary; };
   ForEachBand(rows, 0, rows.size(), tie_band_used_, primary, [&](size_t begin, size_t end) {
-    std::sort(rows.begin() + begin, rows.begin() + end,
-              [](const Row& a, const Row& b) { return a.secondary < b.secondary; });
     ForEachBand(rows, begin, end, tie_band_used_, secondary, [&](size_t from, size_t to) {
       for (size_t k = from; k < to; ++k) {
         const Candidate& candidate = candidates_[rows[k].index];

@@ -62,7 +62,8 @@ bool RankableQuote(const pricing::v1::Quote& q, const sizing::v1::ConfigurationE
   return true;
 }
 
-absl::StatusOr<v1::RecommendResponse> RunState::Finish(const pricing::v1::QuoteResponse& quotes) {
+absl::Status RunState::Finish(const pricing::v1::QuoteResponse& quotes,
+                              v1::RecommendResponse& response) {
   if (quotes.quotes_size() != static_cast<int>(quoted_.size())) {
     return absl::InternalError(absl::StrCat("pricing answered ", quotes.quotes_size(),
                                             " quotes for ", quoted_.size(), " items"));
@@ -73,7 +74,6 @@ absl::StatusOr<v1::RecommendResponse> RunState::Finish(const pricing::v1::QuoteR
   PreferSeenAvailable(survivors, now);
   const std::vector<int> chosen = ChooseSpread(GroupRegions(survivors, quotes));
 
-  v1::RecommendResponse response;
   for (int index : chosen) {
     v1::Recommendation* r = response.add_recommendations();
     Explain(candidates_[index], quotes.quotes(candidates_[index].quote), *r);
@@ -99,7 +99,7 @@ absl::StatusOr<v1::RecommendResponse> RunState::Finish(const pricing::v1::QuoteR
   } else {
     AddNearestMisses(response);
   }
-  return response;
+  return absl::OkStatus();
 }
 
 // The quoted candidates that meet the budget and the deadline (what-ifs

@@ -21,11 +21,17 @@ void RecommendPipeline::Run(std::shared_ptr<const OfferIndex> index,
                      [this](absl::Status status) { Sized(std::move(status)); });
 }
 
-void RecommendPipeline::Reply(absl::StatusOr<v1::RecommendResponse> answer) {
+void RecommendPipeline::Reply(absl::Status status) {
   // The caller may delete this pipeline while `done` runs: nothing of it is
   // touched after.
   Answer done = std::move(done_);
-  done(std::move(answer));
+  if (!status.ok()) return done(std::move(status));
+  done(answer_);
+}
+
+void RecommendPipeline::FinishAnswer(const pricing::v1::QuoteResponse& quotes) {
+  answer_ = google::protobuf::Arena::CreateMessage<v1::RecommendResponse>(&arena_);
+  Reply(run_->Finish(quotes, answer_));
 }
 
 void RecommendPipeline::Sized(absl::Status sized) {
@@ -44,7 +50,7 @@ void RecommendPipeline::Sized(absl::Status sized) {
         return Reply(absl::InternalError(absl::StrCat(
             "pricing (in process) rejected the gateway's request: ", quoted.message())));
       }
-      return Reply(run_->Finish(*priced_));
+      return FinishAnswer(*priced_);
     }
   }
   // Quote even with no items: an empty answer still says which price book
@@ -66,7 +72,7 @@ void RecommendPipeline::Quoted(absl::Status status) {
     if (quote_.items_size() > 0) return Reply(std::move(status));
     priced_->Clear();
   }
-  Reply(run_->Finish(*priced_));
+  FinishAnswer(*priced_);
 }
 
 }  // namespace gpuadvisor::gateway

@@ -69,7 +69,10 @@ class RecommendPipeline {
   RecommendPipeline(const RecommendPipeline&) = delete;
   RecommendPipeline& operator=(const RecommendPipeline&) = delete;
 
-  using Answer = absl::AnyInvocable<void(absl::StatusOr<v1::RecommendResponse>)>;
+  // The answer lives on the pipeline's arena (built there, freed with the
+  // pipeline, not message by message): read or encode it before deleting
+  // the pipeline.
+  using Answer = absl::AnyInvocable<void(absl::StatusOr<v1::RecommendResponse*>)>;
   // Answers `request` from `index` (one catalog snapshot for the whole
   // answer; null: kUnavailable) and calls `done` once with the answer or the
   // error. The pipeline must live until then.
@@ -82,7 +85,10 @@ class RecommendPipeline {
   bool sized() const { return sized_called_; }
 
  private:
-  void Reply(absl::StatusOr<v1::RecommendResponse> answer);
+  void Reply(absl::Status status);
+  // The error, or (OK) answer_, to `done`.
+  // Finishes the run into answer_ (on arena_), then replies.
+  void FinishAnswer(const pricing::v1::QuoteResponse& quotes);
   void Sized(absl::Status sized);
   void Quoted(absl::Status status);
 
@@ -93,10 +99,12 @@ class RecommendPipeline {
   std::optional<RecommendationRun> run_;
   sizing::v1::EstimateResponse estimates_;
   pricing::v1::QuoteRequest quote_;
-  // The quote is parsed into (or computed in) the arena and dropped with it,
-  // not message by message (a quote has hundreds of items).
+  // The quote and the answer are parsed into (or computed in) the arena and
+  // dropped with it, not message by message (a quote has hundreds of items,
+  // an answer tens of messages per recommendation).
   google::protobuf::Arena arena_;
   pricing::v1::QuoteResponse* priced_ = nullptr;  // on arena_
+  v1::RecommendResponse* answer_ = nullptr;       // on arena_
   bool priced_locally_ = false;
   bool sized_called_ = false;
 };

@@ -102,8 +102,10 @@ v1::RecommendRequest FineTune() {
 absl::StatusOr<v1::RecommendResponse> Answer(RecommendPipeline& pipeline, const World& world,
                                              const v1::RecommendRequest& request) {
   absl::StatusOr<v1::RecommendResponse> answer = absl::InternalError("done never called");
-  pipeline.Run(world.index, request,
-               [&](absl::StatusOr<v1::RecommendResponse> a) { answer = std::move(a); });
+  pipeline.Run(world.index, request, [&](absl::StatusOr<v1::RecommendResponse*> a) {
+    // A copy: the answer lives on the pipeline's arena.
+    answer = a.ok() ? absl::StatusOr<v1::RecommendResponse>(**a) : a.status();
+  });
   return answer;
 }
 
@@ -189,8 +191,9 @@ TEST(RecommendPipeline, BackendFailuresAndVersionMismatchAreTheAnswer) {
   // No catalog yet.
   RecommendPipeline no_catalog(&options, world->Backends());
   absl::StatusOr<v1::RecommendResponse> answer = absl::InternalError("done never called");
-  no_catalog.Run(nullptr, FineTune(),
-                 [&](absl::StatusOr<v1::RecommendResponse> a) { answer = std::move(a); });
+  no_catalog.Run(nullptr, FineTune(), [&](absl::StatusOr<v1::RecommendResponse*> a) {
+    answer = a.ok() ? absl::StatusOr<v1::RecommendResponse>(**a) : a.status();
+  });
   EXPECT_THAT(answer, StatusIs(absl::StatusCode::kUnavailable));
 }
 

@@ -276,7 +276,8 @@ class RunState {
   }
 
   // ---- recommend_finish.cc
-  absl::StatusOr<v1::RecommendResponse> Finish(const pricing::v1::QuoteResponse& quotes);
+  // Fills `response` (empty; it may live on an arena).
+  absl::Status Finish(const pricing::v1::QuoteResponse& quotes, v1::RecommendResponse& response);
   std::vector<int> Survivors(const pricing::v1::QuoteResponse& quotes);
   void PreferSeenAvailable(std::vector<int>& survivors, absl::Time now);
   std::vector<int> ChooseSpread(const std::vector<int>& survivors) const;

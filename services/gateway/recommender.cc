@@ -2,6 +2,7 @@
 
 #include <utility>
 
+#include "common/status/status_macros.h"
 #include "services/gateway/recommend_state.h"
 
 namespace gpuadvisor::gateway {
@@ -49,7 +50,15 @@ absl::StatusOr<pricing::v1::QuoteRequest> RecommendationRun::ApplyEstimates(
 
 absl::StatusOr<v1::RecommendResponse> RecommendationRun::Finish(
     const pricing::v1::QuoteResponse& quotes) {
-  return state_->Finish(quotes);
+  v1::RecommendResponse response;
+  RETURN_IF_ERROR(state_->Finish(quotes, response));
+  return response;
+}
+
+absl::Status RecommendationRun::Finish(const pricing::v1::QuoteResponse& quotes,
+                                       v1::RecommendResponse* response) {
+  response->Clear();
+  return state_->Finish(quotes, *response);
 }
 
 pricing::v1::QuoteRequest RecommendationRun::QuotePlan::ToRequest() const {

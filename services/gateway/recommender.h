@@ -138,6 +138,10 @@ class RecommendationRun {
   // max_results spread across providers and regions, explains each one.
   // kInternal if the quote does not match the request.
   absl::StatusOr<v1::RecommendResponse> Finish(const pricing::v1::QuoteResponse& quotes);
+  // The same answer built in `*response` (cleared first), which may live on
+  // an arena: then its messages are allocated there and freed with it, not
+  // one by one (the gateway's pipeline does this).
+  absl::Status Finish(const pricing::v1::QuoteResponse& quotes, v1::RecommendResponse* response);
 
   // Made by Start (the state is the stages' own, recommend_state.h).
   explicit RecommendationRun(std::unique_ptr<recommend::RunState> state);

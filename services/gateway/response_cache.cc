@@ -5,7 +5,7 @@
 
 namespace gpuadvisor::gateway {
 
-EncodedAnswer EncodedAnswer::From(v1::RecommendResponse response) {
+EncodedAnswer EncodedAnswer::Encode(v1::RecommendResponse& response) {
   EncodedAnswer encoded;
   encoded.price_book_age_seconds = response.price_book_age_seconds();
   encoded.empty = response.recommendations().empty();

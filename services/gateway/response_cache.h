@@ -41,7 +41,10 @@ struct EncodedAnswer {
   bool empty = false;                  // no recommendations
 
   // Encodes `response` (its age fields are left out of `bytes`).
-  static EncodedAnswer From(v1::RecommendResponse response);
+  static EncodedAnswer From(v1::RecommendResponse response) { return Encode(response); }
+  // The same, in place: clears the age fields of `response` (which may live
+  // on an arena: nothing is copied).
+  static EncodedAnswer Encode(v1::RecommendResponse& response);
   // The answer to send: `bytes`, then the two ages (a few bytes).
   grpc::ByteBuffer Send(int64_t price_book_age, int64_t catalog_age) const;
 };
