@@ -174,7 +174,7 @@ void RunState::ExplainReasons(const Candidate& candidate, const pricing::v1::Quo
         "overheads ", Fixed(o.total_hours(), 2), " h, $", Fixed(o.usd(), 2), ": start-up ",
         Fixed(o.startup_hours(), 2), " h, image pull ", Fixed(o.image_pull_hours(), 2),
         " h, model and data download ", Fixed(o.download_hours(), 2), " h at ",
-        absl::StrFormat("%g", o.download_gbps()), " Gbps (",
+        General(o.download_gbps()), " Gbps (",
         offer.network().gbps() > 0 && offer.network().gbps() <= o.download_gbps()
             ? "the instance's published network"
             : "the provider's practical download rate, data/gateway/overheads.textproto",

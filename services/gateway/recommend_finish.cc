@@ -6,6 +6,7 @@
 // counted under the furthest stage it reached.
 
 #include <algorithm>
+#include <array>
 #include <cmath>
 #include <map>
 #include <tuple>
@@ -188,7 +189,9 @@ void RunState::AddExclusions(const std::vector<int>& survivors,
     int64_t count = 0;
     int example = -1, config = -1, candidate = -1;
   };
-  std::map<v1::ExclusionReason, Tally> tally;
+  // By reason (a small enum; in its order, as the answer lists them before
+  // sorting by count).
+  std::array<Tally, v1::ExclusionReason_ARRAYSIZE> tally;
   auto add = [&](v1::ExclusionReason reason, int64_t count, int example, int config,
                  int candidate) {
     if (count <= 0 || reason == v1::EXCLUSION_REASON_UNSPECIFIED) return;
@@ -213,7 +216,10 @@ void RunState::AddExclusions(const std::vector<int>& survivors,
     add(q.reason, 1, offer, q.config, q.candidate);
   }
   const auto& offers = catalog_->snapshot().offers();
-  for (const auto& [reason, t] : tally) {
+  for (int r = 0; r < static_cast<int>(tally.size()); ++r) {
+    const Tally& t = tally[r];
+    if (t.count == 0) continue;
+    const auto reason = static_cast<v1::ExclusionReason>(r);
     v1::Exclusion* exclusion = response.add_excluded();
     exclusion->set_reason(reason);
     exclusion->set_count(static_cast<int32_t>(t.count));

@@ -144,7 +144,10 @@ class StreamMerge {
         heap.pop_back();
       }
     }
-    std::sort(selected.begin(), selected.end());
+    // Streams that hold each offer's candidates in the full scan's order
+    // (distinct price keys) come out of the heap in that order already.
+    if (!std::is_sorted(selected.begin(), selected.end()))
+      std::sort(selected.begin(), selected.end());
     selected.resize(run_.PreRankKeep(selected, static_cast<size_t>(cap)));
     return selected;
   }

@@ -3,7 +3,6 @@
 #include <charconv>
 #include <cmath>
 #include <cstdint>
-#include <optional>
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
@@ -20,19 +19,19 @@ namespace {
 // value x 10^precision: below 2^40 that product is off from the exact one by
 // at most 2^-13, so unless its fraction is within 1e-3 of one half it rounds
 // to the same integer as the exact value does, and the digits are that
-// integer's. Near a half (and for large or non-finite values) nullopt: the
+// integer's. Writes them to the end of `buffer` and returns where they
+// start; near a half (and for large or non-finite values) nullptr: the
 // caller asks to_chars, which rounds the exact binary value.
-std::optional<std::string> FixedFromProduct(double value, int precision) {
+constexpr size_t kProductBuffer = 32;  // 13 digits, a point, a sign, 6 decimals
+char* FixedFromProduct(double value, int precision, char* end) {
   static constexpr double kPow10[] = {1, 1e1, 1e2, 1e3, 1e4, 1e5, 1e6};
-  if (precision < 0 || precision > 6) return std::nullopt;
+  if (precision < 0 || precision > 6) return nullptr;
   const double scaled = std::abs(value) * kPow10[precision];
-  if (!(scaled < 0x1p40)) return std::nullopt;
+  if (!(scaled < 0x1p40)) return nullptr;
   const double whole = std::floor(scaled);
   const double fraction = scaled - whole;
-  if (std::abs(fraction - 0.5) < 1e-3) return std::nullopt;
+  if (std::abs(fraction - 0.5) < 1e-3) return nullptr;
   uint64_t digits = static_cast<uint64_t>(whole) + (fraction > 0.5 ? 1 : 0);
-  char buffer[32];  // 13 digits at most, a point, a sign and leading zeros
-  char* end = buffer + sizeof(buffer);
   char* p = end;
   for (int i = 0; i < precision; ++i, digits /= 10) *--p = static_cast<char>('0' + digits % 10);
   if (precision > 0) *--p = '.';
@@ -41,18 +40,29 @@ std::optional<std::string> FixedFromProduct(double value, int precision) {
     digits /= 10;
   } while (digits != 0);
   if (std::signbit(value)) *--p = '-';
-  return std::string(p, end);
+  return p;
 }
 
 }  // namespace
 
 std::string Fixed(double value, int precision) {
-  if (std::optional<std::string> text = FixedFromProduct(value, precision)) return *text;
+  char product[kProductBuffer];
+  char* const product_end = product + sizeof(product);
+  if (char* start = FixedFromProduct(value, precision, product_end)) {
+    return std::string(start, product_end);
+  }
   char buffer[48];
   const std::to_chars_result out =
       std::to_chars(buffer, buffer + sizeof(buffer), value, std::chars_format::fixed, precision);
   if (out.ec != std::errc()) return absl::StrFormat("%.*f", precision, value);
   return std::string(buffer, out.ptr);
+}
+
+std::string General(double value) {
+  if (std::abs(value) < 1e6 && value == std::trunc(value) && !(value == 0 && std::signbit(value))) {
+    return absl::StrCat(static_cast<int64_t>(value));
+  }
+  return absl::StrFormat("%g", value);
 }
 
 std::string SignedFixed(double value, int precision) {

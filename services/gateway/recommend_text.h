@@ -15,6 +15,9 @@ namespace gpuadvisor::gateway::recommend {
 // the exactly rounded value as printf does in the "C" locale; a value too
 // long for the buffer takes the format path.
 std::string Fixed(double value, int precision);
+// printf's "%g" (six significant digits, no trailing zeros); a whole number
+// below 10^6 is printed without parsing a format.
+std::string General(double value);
 // printf's "%+.<precision>f": the sign always.
 std::string SignedFixed(double value, int precision);
 // "16.1", "2000": GB without exponents.

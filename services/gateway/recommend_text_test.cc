@@ -66,6 +66,14 @@ TEST(FixedTest, MatchesPrintfOnRandomValues) {
   EXPECT_EQ(checked, 200000);
 }
 
+TEST(FixedTest, GeneralMatchesPrintfG) {
+  for (double v :
+       {0.0, -0.0, 1.0, 10.0, -10.0, 999999.0, 1e6, 1234567.0, 0.5, 2.25, 1e-5, 12.3456789, -3.0,
+        1e300, std::numeric_limits<double>::infinity(), std::numeric_limits<double>::quiet_NaN()}) {
+    EXPECT_EQ(General(v), absl::StrFormat("%g", v)) << v;
+  }
+}
+
 TEST(FixedTest, SignedFixedAlwaysHasASign) {
   EXPECT_EQ(SignedFixed(1.25, 1), "+1.2");
   EXPECT_EQ(SignedFixed(-1.26, 1), "-1.3");
