@@ -190,9 +190,10 @@ std::string PricedCell(const gw::PriceProvenance& p) {
   return absl::StrCat(p.source(), " ", AgeCell(p.age_seconds()), p.stale() ? "!" : "");
 }
 
-// The ranked table: serving answers also show what users get (first token,
-// per-user speed and the price of a million output tokens). A row that
-// stands for the same offer in several regions says how many more.
+// The ranked table: serving answers also show what users get (first token
+// and total tokens/s, each with its P10-P90 interval, per-user speed and the
+// price of a million output tokens). A row that stands for the same offer in
+// several regions says how many more.
 std::vector<std::vector<std::string>> RecommendationRows(const gw::RecommendResponse& response) {
   bool serving = false;
   for (const gw::Recommendation& r : response.recommendations())
@@ -200,7 +201,10 @@ std::vector<std::vector<std::string>> RecommendationRows(const gw::RecommendResp
   std::vector<std::string> header = {"RANK",      "PROVIDER", "INSTANCE", "REGION", "GPUS",
                                      "BUY",       "PRICED",   "USD/H",    "HOURS",  "P10-P90",
                                      "TOTAL USD", "P10-P90",  "MEM FREE"};
-  if (serving) header.insert(header.end(), {"TTFT S", "TOK/S/USER", "USD/1M TOK"});
+  if (serving) {
+    header.insert(header.end(),
+                  {"TTFT S", "P10-P90", "TOK/S", "P10-P90", "TOK/S/USER", "USD/1M TOK"});
+  }
   header.push_back("TOP WARNING");
   std::vector<std::vector<std::string>> rows = {header};
   for (const gw::Recommendation& r : response.recommendations()) {
@@ -222,6 +226,9 @@ std::vector<std::vector<std::string>> RecommendationRows(const gw::RecommendResp
         absl::StrFormat("%.0f%%", 100 * r.memory_margin())};
     if (serving) {
       row.insert(row.end(), {absl::StrFormat("%.2f", r.serving().time_to_first_token_seconds()),
+                             Range(r.time_to_first_token_interval()),
+                             absl::StrFormat("%.0f", r.tokens_per_second()),
+                             Range(r.tokens_per_second_interval()),
                              absl::StrFormat("%.1f", r.serving().tokens_per_second_per_user()),
                              Money(r.serving().usd_per_million_output_tokens())});
     }

@@ -180,8 +180,24 @@ js=$("$CLI" recommend --model=llama-3.1-8b --task=inference --json)
 check "an endpoint without --min_user_tps: the 10 tokens/s floor is stated" json \
   'any(a["field"] == "constraints.min_user_tokens_per_second" and a["value"] == "10" for a in d["assumptions"])' <<<"$js"
 out=$("$CLI" recommend --model=llama-3.1-8b --task=inference --concurrency=16 --max_results=3)
-check "a serving table shows first token, per-user speed and \$ per million tokens" \
-  grep -q "MEM FREE  TTFT S  TOK/S/USER  USD/1M TOK  TOP WARNING" <<<"$out"
+check "a serving table shows first token and total tokens/s with their P10-P90, per-user speed and \$ per million tokens" \
+  grep -qE "MEM FREE +TTFT S +P10-P90 +TOK/S +P10-P90 +TOK/S/USER +USD/1M TOK +TOP WARNING" <<<"$out"
+# Rank 1's two serving intervals in the table are the JSON answer's (three
+# significant figures, as the hours' and cost's P10-P90 columns).
+js=$("$CLI" recommend --model=llama-3.1-8b --task=inference --concurrency=16 --max_results=3 --json)
+serving_ranges=$(/usr/bin/python3 -c '
+import json, sys
+r = json.load(sys.stdin)["recommendations"][0]
+def sig3(v):
+    return "%.0f" % v if v >= 100 else ("%.1f" % v if v >= 10 else "%.2f" % v)
+for key in ("time_to_first_token_interval", "tokens_per_second_interval"):
+    i = r[key]
+    print("%s-%s" % (sig3(i["p10"]), sig3(i["p90"])))
+' <<<"$js")
+row1=$(grep -E "^1 " <<<"$out")
+check "the table's TTFT and tokens/s P10-P90 cells are rank 1's intervals ($(tr '\n' ' ' <<<"$serving_ranges"))" \
+  bash -c '[[ $(wc -l <<<"$2") == 2 ]] && while read -r range; do grep -qF -- " $range " <<<"$1" || exit 1; done <<<"$2"' \
+  _ "$row1" "$serving_ranges"
 # Informational notes (the framework assumed, the KV-cache capacity) are never
 # the table's TOP WARNING nor a "!" line; they are listed under "Notes on #1".
 table=$(sed -n '1,/^$/p' <<<"$out")
