@@ -19,7 +19,9 @@
 # Usage: bench/refresh_bench.sh BUILD_DIR
 # Environment: REFRESH_OFFERS (100000), REFRESH_SECONDS (load per phase, 40),
 #   REFRESH_C / REFRESH_M (connections, streams per connection: 2, 4),
-#   REFRESH_SMOKE=1 (2,000 offers, 8 s: checks the benchmark works, not the speed).
+#   REFRESH_SMOKE=1 (2,000 offers, 8 s: checks the benchmark works, not the speed),
+#   REFRESH_KEEP=1 (keep the services' and the refresher's logs; the path is printed),
+#   REFRESH_PERF=FILE (perf record -a of phase 3 into FILE).
 set -euo pipefail
 
 ROOT=$(cd "$(dirname "$0")/.." && pwd)
@@ -49,7 +51,11 @@ stop_pid() {
   kill -KILL "$1" 2>/dev/null || true
   wait "$1" 2>/dev/null || true
 }
-trap 'stop_pid "$REFRESHER_PID"; stop_pid "$REPLAY_PID"; stack_stop; rm -rf "$TMP"' EXIT
+cleanup() {
+  stop_pid "$REFRESHER_PID"; stop_pid "$REPLAY_PID"; stack_stop
+  if [[ "${REFRESH_KEEP:-0}" == 1 ]]; then echo "refresh_bench: logs kept in $TMP"; else rm -rf "$TMP"; fi
+}
+trap cleanup EXIT
 trap 'exit 130' INT
 trap 'exit 143' TERM
 
@@ -91,13 +97,13 @@ CONF
 # --- the stack: cold answers, no rate limit, the catalog reading the refresher's file ----------
 echo "refresh-bench-token" >"$TMP/token"
 STACK_GATEWAY_ARGS=(--rate_limit_per_second=0 --response_cache_entries=0)
-STACK_CATALOG_ARGS=(--refreshed_offers="$TMP/out/refreshed.textproto" --admin_token_file="$TMP/token")
+STACK_CATALOG_ARGS=(--refreshed_offers="$TMP/out/refreshed.binpb" --admin_token_file="$TMP/token")
 export STACK_WAIT_SECONDS=${STACK_WAIT_SECONDS:-120}
 stack_start "$BUILD_DIR" "$ROOT/data" ephemeral "$TMP/logs"
 
-run_refresher() {  # -> REFRESHER_PID; the states file is $TMP/out/refreshed.textproto.sources.json
+run_refresher() {  # -> REFRESHER_PID; the states file is $TMP/out/refreshed.binpb.sources.json
   "$REFRESHER" --config="$TMP/sources.textproto" --data_dir="$ROOT/data" \
-    --output="$TMP/out/refreshed.textproto" --catalog_address="$CATALOG_ADDR" \
+    --output="$TMP/out/refreshed.binpb" --catalog_address="$CATALOG_ADDR" \
     --admin_token_file="$TMP/token" --ca_file="$TMP/certs/ca.pem" --metrics_port=0 \
     >>"$TMP/refresher.out" 2>>"$TMP/refresher.log" &
   REFRESHER_PID=$!
@@ -161,25 +167,66 @@ fail = re.search(r"requests: \d+ total, \d+ started, \d+ done, \d+ succeeded, (\
 print("%.1f %d" % (rate, int(m.group(3)) + int(m.group(4)) + int(fail.group(1))))
 PY
 }
+cpu_of() {  # pid -> CPU seconds (user + system) it used so far, 0 when gone
+  awk -v hz="$(getconf CLK_TCK)" '{print ($14 + $15) / hz}' "/proc/$1/stat" 2>/dev/null || echo 0
+}
+cpu_all() {  # -> "catalog sizing pricing gateway" CPU seconds
+  local pid out=()
+  for pid in "${STACK_PIDS[@]}"; do out+=("$(cpu_of "$pid")"); done
+  echo "${out[*]}"
+}
+cpu_diff() {  # before after -> "catalog X s, sizing Y s, ..."
+  "$PY" - "$1" "$2" <<'PY'
+import sys
+a, b = [list(map(float, x.split())) for x in sys.argv[1:3]]
+names = ["catalog", "sizing", "pricing", "gateway"]
+print(", ".join("%s %.1f s" % (n, y - x) for n, x, y in zip(names, a, b)))
+PY
+}
 errors_before=$(errors)
-# 2. baseline
+# 2. baseline. The answer probe of phase 3 (the CLI asking for the cheapest
+# L4 every 0.25 s) runs here too, so both rates pay for it alike.
+probe_loop() {
+  while [[ ! -e "$TMP/probe.stop" ]]; do cheapest >/dev/null; sleep 0.25; done
+}
+rm -f "$TMP/probe.stop"
+probe_loop &
+PROBE_PID=$!
+cpu0=$(cpu_all)
 read -r BASE_RATE BASE_BAD < <(load baseline)
+cpu1=$(cpu_all)
+touch "$TMP/probe.stop"
+wait "$PROBE_PID"
 echo "phase 2: baseline $BASE_RATE Recommend/s (cold), $BASE_BAD failed"
+echo "  CPU used: $(cpu_diff "$cpu0" "$cpu1")"
 
 # 3. new prices, refreshed under the same load
 make_source 1.2 "$TMP/replay/bench.csv"
 old_price=${OLD#* }
 load during >"$TMP/during.result" &
 LOAD_PID=$!
+if [[ -n "${REFRESH_PERF:-}" ]]; then  # a CPU profile of the whole machine during phase 3
+  perf record -a -F 499 -o "$REFRESH_PERF" -- sleep "$SECONDS_PER_PHASE" >/dev/null 2>&1 &
+fi
 sleep 1
 run_refresher
 seen=$(wait_for_price "abs(p - $old_price * 1.2) < 0.01")
+rm -f "$TMP/probe.stop"
+probe_loop &  # the probe goes on to the end of the load, as in phase 2
+PROBE_PID=$!
 wait "$LOAD_PID"
+touch "$TMP/probe.stop"
+wait "$PROBE_PID"
+cpu2=$(cpu_all)
+refresher_cpu=$(cpu_of "$REFRESHER_PID")
 read -r DURING_RATE DURING_BAD <"$TMP/during.result"
 stop_pid "$REFRESHER_PID"; REFRESHER_PID=""
 errors_after=$(errors)
 echo "phase 3: new prices in answers after ${seen}s; $DURING_RATE Recommend/s during the refresh, $DURING_BAD failed"
-echo "refresher: $(tr -d '\n' <"$TMP/out/refreshed.textproto.sources.json" | cut -c1-300)"
+echo "  CPU used: $(cpu_diff "$cpu1" "$cpu2"), refresher $refresher_cpu s"
+curl -sS --max-time 5 "http://$GATEWAY_METRICS/metrics" |
+  grep '^grpc_server_handled_total' | grep -v 'grpc_code="OK"' | grep -v ' 0$' || true
+echo "refresher: $(tr -d '\n' <"$TMP/out/refreshed.binpb.sources.json" | cut -c1-300)"
 echo "load average (1, 5, 15 min): $(cut -d' ' -f1-3 /proc/loadavg)"
 "$PY" - "$BASE_RATE" "$DURING_RATE" "$seen" "$((BASE_BAD + DURING_BAD))" "$((errors_after - errors_before))" "$OFFERS" <<'PY'
 import sys

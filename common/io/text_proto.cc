@@ -4,7 +4,6 @@
 #include <cstdio>
 #include <cstring>
 #include <fstream>
-#include <sstream>
 
 #include "absl/strings/str_cat.h"
 #include "google/protobuf/io/tokenizer.h"
@@ -39,10 +38,15 @@ absl::StatusOr<std::string> ReadFile(const std::string& path) {
     if (errno == ENOENT) return absl::NotFoundError(absl::StrCat(path, ": no such file"));
     return absl::UnavailableError(absl::StrCat(path, ": ", std::strerror(errno)));
   }
-  std::ostringstream contents;
-  contents << in.rdbuf();
+  // Read in blocks straight into the result: no stream copy of a file that
+  // may be tens of MB (the refresher's published offers).
+  std::string contents;
+  char block[1 << 16];
+  while (in.read(block, sizeof(block)) || in.gcount() > 0) {
+    contents.append(block, static_cast<size_t>(in.gcount()));
+  }
   if (in.bad()) return absl::UnavailableError(absl::StrCat(path, ": read error"));
-  return contents.str();
+  return contents;
 }
 
 absl::Status ParseTextProto(absl::string_view text, absl::string_view name,

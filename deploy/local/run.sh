@@ -81,7 +81,7 @@ CONF
 
 if [[ "${REFRESH:-off}" != off ]]; then
   head -c 24 /dev/urandom | base64 >"$LOG_DIR/admin-token"
-  STACK_CATALOG_ARGS=(--refreshed_offers="$LOG_DIR/refreshed.textproto"
+  STACK_CATALOG_ARGS=(--refreshed_offers="$LOG_DIR/refreshed.binpb"
     --admin_token_file="$LOG_DIR/admin-token")
 fi
 stack_start "$BUILD_DIR" "$ROOT/data" "$PORTS" "$LOG_DIR"
@@ -91,11 +91,11 @@ if [[ "${REFRESH:-off}" != off ]]; then
   [[ "$PORTS" == ephemeral ]] && refresh_port=0
   "$BUILD_DIR/services/refresher/refresher" \
     --config="${REFRESH_CONFIG:-$ROOT/data/refresher/sources.textproto}" --data_dir="$ROOT/data" \
-    --output="$LOG_DIR/refreshed.textproto" --catalog_address="$CATALOG_ADDR" \
+    --output="$LOG_DIR/refreshed.binpb" --catalog_address="$CATALOG_ADDR" \
     --admin_token_file="$LOG_DIR/admin-token" --ca_file="${REFRESH_CA_FILE:-}" \
     --metrics_port=$refresh_port >"$LOG_DIR/refresher.log" 2>&1 &
   STACK_PIDS+=($!)
-  echo "refresher started (log $LOG_DIR/refresher.log, states $LOG_DIR/refreshed.textproto.sources.json)"
+  echo "refresher started (log $LOG_DIR/refresher.log, states $LOG_DIR/refreshed.binpb.sources.json)"
 fi
 
 cat <<MSG
@@ -120,7 +120,7 @@ MSG
 if [[ "${REFRESH:-off}" == replay ]]; then
   # The first refresh reaches the answers within seconds: a refreshed Azure price.
   for _ in $(seq 1 100); do
-    grep -q '"name":"azure-retail","result":"ok"' "$LOG_DIR/refreshed.textproto.sources.json" \
+    grep -q '"name":"azure-retail","result":"ok"' "$LOG_DIR/refreshed.binpb.sources.json" \
       2>/dev/null && break
     sleep 0.2
   done

@@ -24,6 +24,7 @@
 #include "services/catalog/gpu_name_resolver.h"
 #include "services/catalog/import/gcp_machines.h"
 #include "services/catalog/located_text_proto.h"
+#include "services/catalog/offer_list_file.h"
 #include "services/catalog/provenance.h"
 #include "services/catalog/skypilot_import.h"
 #include "services/catalog/topology.h"
@@ -73,6 +74,19 @@ std::string SnapshotContentHash(const CatalogSnapshot& snapshot) {
 }
 
 namespace {
+
+// SnapshotContentHash without a copy of a snapshot of 100,000 offers: the
+// two fields it leaves out are set aside and put back.
+std::string ContentHashInPlace(CatalogSnapshot& snapshot) {
+  std::string version = std::move(*snapshot.mutable_version());
+  const int64_t loaded_at = snapshot.loaded_at_unix_seconds();
+  snapshot.clear_version();
+  snapshot.clear_loaded_at_unix_seconds();
+  std::string hash = FingerprintHex(DeterministicBytes(snapshot));
+  snapshot.set_version(std::move(version));
+  snapshot.set_loaded_at_unix_seconds(loaded_at);
+  return hash;
+}
 
 // Imported offers (SkyPilot CSV, provider price files) into the snapshot: a
 // new id is added; a known id keeps its curated facts and takes the fresh
@@ -124,12 +138,17 @@ absl::Status MergeRefreshed(const std::string& path, const GpuNameResolver& reso
                             CatalogSnapshot& snapshot, std::vector<std::string>& source_names,
                             std::vector<v1::SourceState>& states) {
   if (path.empty() || !std::filesystem::exists(path)) return absl::OkStatus();
-  absl::StatusOr<std::string> text = ReadFile(path);
-  if (!text.ok()) return text.status();
-  OfferList refreshed;
-  TextFormat::ParseInfoTree tree;
-  if (absl::Status s = ParseWithLocations(*text, path, &refreshed, &tree); !s.ok()) return s;
-  std::vector<Offer> offers(refreshed.offers().begin(), refreshed.offers().end());
+  absl::StatusOr<OfferList> refreshed;
+  {
+    absl::StatusOr<std::string> bytes = ReadFile(path);
+    if (!bytes.ok()) return bytes.status();
+    refreshed = DecodeOfferListFile(*bytes, path);  // binary or text (offer_list_file.h)
+  }
+  if (!refreshed.ok()) return refreshed.status();
+  std::vector<Offer> offers(static_cast<size_t>(refreshed->offers_size()));
+  for (int i = 0; i < refreshed->offers_size(); ++i) {
+    offers[static_cast<size_t>(i)].Swap(refreshed->mutable_offers(i));
+  }
   for (Offer& offer : offers) {
     if (!absl::StartsWith(offer.source(), "refresh ") || offer.as_of().empty()) {
       return absl::InvalidArgumentError(absl::StrCat(
@@ -141,8 +160,8 @@ absl::Status MergeRefreshed(const std::string& path, const GpuNameResolver& reso
       !s.ok()) {
     return s;
   }
-  source_names.push_back(absl::StrCat(path, " (", refreshed.source(), ")"));
-  states.assign(refreshed.sources().begin(), refreshed.sources().end());
+  source_names.push_back(absl::StrCat(path, " (", refreshed->source(), ")"));
+  states.assign(refreshed->sources().begin(), refreshed->sources().end());
   return absl::OkStatus();
 }
 
@@ -287,7 +306,7 @@ absl::Status ApplyTopologyFile(const CatalogSources& sources, const GpuNameResol
 
 // The loader proper; `gpu_origins` / `offer_origins` receive "path:line" per
 // GPU and per offer ("" for offers from CSV and price files).
-absl::StatusOr<CatalogSnapshot> Load(const CatalogSources& sources,
+absl::StatusOr<CatalogSnapshot> Load(const CatalogSources& sources, bool check_whole,
                                      std::vector<std::string>& gpu_origins,
                                      std::vector<std::string>& offer_origins) {
   LoadState state;
@@ -319,12 +338,11 @@ absl::StatusOr<CatalogSnapshot> Load(const CatalogSources& sources,
   snapshot.set_prices_as_of(state.prices_as_of);
   // Whole-snapshot rules (GPU spellings unique, ...): the same check the
   // serving side runs, so a file that loads here is one Create() accepts.
-  snapshot.set_version(SnapshotContentHash(snapshot));
+  // LoadCatalog hashes the content once the guards' warnings are in.
   snapshot.set_loaded_at_unix_seconds(absl::ToUnixSeconds(absl::Now()));
-  absl::StatusOr<std::shared_ptr<const Catalog>> check = Catalog::Create(snapshot);
-  if (!check.ok()) {
-    return absl::Status(check.status().code(),
-                        absl::StrCat(sources.gpus_path, ": ", check.status().message()));
+  if (check_whole) {
+    absl::StatusOr<std::shared_ptr<const Catalog>> check = Catalog::Create(snapshot);
+    if (!check.ok()) return WholeCatalogError(sources, check.status());
   }
   // Offers from CSVs and price files come after the offer files: no line.
   offer_origins.resize(static_cast<size_t>(snapshot.offers_size()));
@@ -332,6 +350,10 @@ absl::StatusOr<CatalogSnapshot> Load(const CatalogSources& sources,
 }
 
 }  // namespace
+
+absl::Status WholeCatalogError(const CatalogSources& sources, const absl::Status& status) {
+  return absl::Status(status.code(), absl::StrCat(sources.gpus_path, ": ", status.message()));
+}
 
 absl::StatusOr<CatalogSnapshot> LoadCatalogSnapshot(const CatalogSources& sources) {
   absl::StatusOr<LoadedCatalog> loaded = LoadCatalog(sources, LoadOptions());
@@ -342,7 +364,8 @@ absl::StatusOr<CatalogSnapshot> LoadCatalogSnapshot(const CatalogSources& source
 absl::StatusOr<LoadedCatalog> LoadCatalog(const CatalogSources& sources,
                                           const LoadOptions& options) {
   std::vector<std::string> gpu_origins, offer_origins;
-  absl::StatusOr<CatalogSnapshot> snapshot = Load(sources, gpu_origins, offer_origins);
+  absl::StatusOr<CatalogSnapshot> snapshot =
+      Load(sources, options.check_whole, gpu_origins, offer_origins);
   if (!snapshot.ok()) return snapshot.status();
   LoadedCatalog result;
   result.snapshot = *std::move(snapshot);
@@ -364,7 +387,7 @@ absl::StatusOr<LoadedCatalog> LoadCatalog(const CatalogSources& sources,
   for (const std::string& e : report.errors) result.warnings.push_back(absl::StrCat("forced: ", e));
   for (std::string& w : report.warnings) result.warnings.push_back(std::move(w));
   // The warnings are part of the content.
-  result.snapshot.set_version(SnapshotContentHash(result.snapshot));
+  result.snapshot.set_version(ContentHashInPlace(result.snapshot));
   return result;
 }
 

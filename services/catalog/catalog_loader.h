@@ -62,6 +62,11 @@ struct LoadOptions {
   bool force = false;
   // The catalog being served, for the shrink guard; nullptr = none.
   const gpuadvisor::catalog::v1::CatalogSnapshot* current = nullptr;
+  // Run Catalog::Create's whole-snapshot rules on the result. A caller that
+  // builds the Catalog itself next (CatalogStore::Reload) turns it off rather
+  // than validate and index 100,000 offers twice, and reports a failure with
+  // WholeCatalogError.
+  bool check_whole = true;
 };
 
 struct LoadedCatalog {
@@ -98,6 +103,10 @@ absl::StatusOr<gpuadvisor::catalog::v1::CatalogSnapshot> LoadCatalogSnapshot(
 // kept with a warning. The snapshot's version covers the warnings.
 absl::StatusOr<LoadedCatalog> LoadCatalog(const CatalogSources& sources,
                                           const LoadOptions& options);
+
+// A Catalog::Create error on a loaded snapshot, as the loader reports it
+// ("<gpus_path>: <message>").
+absl::Status WholeCatalogError(const CatalogSources& sources, const absl::Status& status);
 
 // The content fingerprint used as version: 16 hex digits over the snapshot
 // without its version and loaded_at.

@@ -25,6 +25,7 @@ absl::Status CatalogStore::Reload(bool force) {
   LoadOptions options;
   options.force = force;
   options.current = serving == nullptr ? nullptr : &serving->snapshot();
+  options.check_whole = false;  // Catalog::Create below runs the same rules, once
   absl::StatusOr<LoadedCatalog> loaded = LoadCatalog(sources_, options);
   if (!loaded.ok()) return fail(loaded.status());
   {
@@ -44,7 +45,7 @@ absl::Status CatalogStore::Reload(bool force) {
   }
   snapshot->set_version(absl::StrCat("v", sequence, "-", hash));
   absl::StatusOr<std::shared_ptr<const Catalog>> catalog = Catalog::Create(*std::move(snapshot));
-  if (!catalog.ok()) return fail(catalog.status());
+  if (!catalog.ok()) return fail(WholeCatalogError(sources_, catalog.status()));
   std::shared_ptr<const Catalog> old;
   {
     absl::MutexLock lock(&mu_);

@@ -8,7 +8,7 @@
 // per-source states to --states_json.
 //
 //   refresher --config=data/refresher/sources.textproto --data_dir=data
-//     --output=/var/lib/gpuadvisor/refreshed.textproto --catalog_address=127.0.0.1:50051
+//     --output=/var/lib/gpuadvisor/refreshed.binpb --catalog_address=127.0.0.1:50051
 //
 // Prints "refresher listening metrics=HOST:PORT" once serving; --once
 // refreshes every source one time and exits (0 = all published).
@@ -121,8 +121,10 @@ absl::Status LoadSetup(gpuadvisor::Metrics& metrics, Setup& setup) {
 
 void PrintStates(const Refresher& refresher, FILE* to) {
   for (const auto& s : refresher.States()) {
-    std::fprintf(to, "%s%s: %s%s%s\n", to == stderr ? "refresher: " : "", s.name.c_str(),
-                 s.result.c_str(), s.reason.empty() ? "" : ": ", s.reason.c_str());
+    std::fprintf(to, "%s%s: %s%s%s (fetch %.2f s, import and guards %.2f s, publish %.2f s)\n",
+                 to == stderr ? "refresher: " : "", s.name.c_str(), s.result.c_str(),
+                 s.reason.empty() ? "" : ": ", s.reason.c_str(), s.fetch_seconds, s.import_seconds,
+                 s.publish_seconds);
   }
 }
 

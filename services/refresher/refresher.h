@@ -56,6 +56,11 @@ struct SourceState {
   int offers = 0;                 // in the copy serving
   int attempts = 0;
   int failures = 0;
+  // Where the last attempt's time went (seconds): downloads, import and
+  // guards, and writing the file plus the catalog's reload.
+  double fetch_seconds = 0;
+  double import_seconds = 0;
+  double publish_seconds = 0;
 };
 
 using FetchFn =
@@ -109,7 +114,7 @@ class Refresher {
                                                       const FetchOptions& options)
       ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   absl::Status Publish() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
-  std::string OutputText() const ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  std::string OutputFile() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
 
   void PublishStates() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
 

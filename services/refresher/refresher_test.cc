@@ -4,6 +4,8 @@
 
 #include "services/refresher/refresher.h"
 
+#include <cstdio>
+#include <filesystem>
 #include <memory>
 #include <set>
 #include <string>
@@ -17,6 +19,7 @@
 #include "google/protobuf/text_format.h"
 #include "gtest/gtest.h"
 #include "services/catalog/catalog_loader.h"
+#include "services/catalog/offer_list_file.h"
 #include "services/refresher/http_fetch.h"
 #include "services/refresher/source_import.h"
 #include "services/refresher/zip_archive.h"
@@ -405,6 +408,55 @@ TEST(RedactUrl, HidesKeys) {
             "https://h/v1/skus?key=<redacted>&pageSize=5000");
   EXPECT_EQ(RedactUrl("https://h/p?a=1&API_KEY=x"), "https://h/p?a=1&API_KEY=<redacted>");
   EXPECT_EQ(RedactUrl("https://h/p"), "https://h/p");
+}
+
+}  // namespace
+}  // namespace gpuadvisor::refresher
+
+namespace gpuadvisor::refresher {
+namespace {
+
+// The binary file (a name not ending in .textproto): what the catalog reads,
+// and a reload the catalog rejects puts the previous file back byte for byte,
+// with no second name left behind.
+TEST_F(RefresherImport, BinaryOutputAndARejectedReloadPutsThePreviousFileBack) {
+  const std::string body = Read(std::string(kTestData) + "/oci-price-list/products.json");
+  FetchFn fetch = [&](const std::string&, const FetchOptions&) -> absl::StatusOr<FetchResult> {
+    FetchResult r;
+    r.status = 200;
+    r.body = body;
+    return r;
+  };
+  absl::Status verdict = absl::OkStatus();
+  RefresherConfig config;
+  *config.add_sources() = Source("oci-price-list");
+  config.mutable_sources(0)->add_urls("https://oci.example/products");
+  RefresherOptions options;
+  options.output_path = ::testing::TempDir() + "/rejected.binpb";
+  options.scratch_dir = ::testing::TempDir();
+  options.import = context_;
+  std::remove(options.output_path.c_str());
+  Refresher refresher(config, options, fetch, [&] { return verdict; });
+  const absl::Time t0 = absl::FromUnixSeconds(1'800'000'000);
+  ASSERT_OK(refresher.RefreshNow("oci-price-list-test", t0));
+  ASSERT_EQ(refresher.States()[0].result, "ok") << refresher.States()[0].reason;
+  const std::string first = Read(options.output_path);
+  absl::StatusOr<catalog::v1::OfferList> published =
+      catalog::DecodeOfferListFile(first, options.output_path);
+  ASSERT_OK(published);
+  ASSERT_GT(published->offers_size(), 0);
+  EXPECT_TRUE(absl::StartsWith(first, "gpuadvisor-offer-list 1 "));
+
+  verdict = absl::InvalidArgumentError("reload rejected");
+  ASSERT_OK(refresher.RefreshNow("oci-price-list-test", t0 + absl::Seconds(60)));
+  EXPECT_EQ(refresher.States()[0].result, "rejected by the catalog");
+  EXPECT_EQ(Read(options.output_path), first);
+  EXPECT_FALSE(std::filesystem::exists(options.output_path + ".before"));
+  // The good copy still serves: the next accepted refresh publishes it again.
+  verdict = absl::OkStatus();
+  ASSERT_OK(refresher.RefreshNow("oci-price-list-test", t0 + absl::Seconds(120)));
+  EXPECT_EQ(refresher.States()[0].result, "ok");
+  EXPECT_FALSE(std::filesystem::exists(options.output_path + ".before"));
 }
 
 }  // namespace

@@ -98,7 +98,7 @@ mode() {  # path mode [path mode ...]: every other path is "ok"
 
 # --- the stack with the catalog reading the refresher's file ---------------------
 echo "refresh-test-token" >"$TMP/token"
-STACK_CATALOG_ARGS=(--refreshed_offers="$TMP/out/refreshed.textproto" --admin_token_file="$TMP/token")
+STACK_CATALOG_ARGS=(--refreshed_offers="$TMP/out/refreshed.binpb" --admin_token_file="$TMP/token")
 if ! stack_start "$BUILD_DIR" "$ROOT/data" ephemeral "$TMP/logs"; then fail "stack start"; finish; fi
 pass "stack up: gateway=$GATEWAY_ADDR catalog=$CATALOG_ADDR"
 
@@ -126,14 +126,14 @@ sources {
 }
 CONF
 "$REFRESHER" --config="$TMP/sources.textproto" --data_dir="$ROOT/data" \
-  --output="$TMP/out/refreshed.textproto" --catalog_address="$CATALOG_ADDR" \
+  --output="$TMP/out/refreshed.binpb" --catalog_address="$CATALOG_ADDR" \
   --admin_token_file="$TMP/token" --ca_file="$TMP/certs/ca.pem" --metrics_port=0 \
   >"$TMP/refresher.out" 2>"$TMP/refresher.log" &
 REFRESHER_PID=$!
 for _ in $(seq 1 100); do grep -q "metrics=" "$TMP/refresher.out" 2>/dev/null && break; sleep 0.1; done
 REFRESHER_METRICS=$(sed -nE 's/.*metrics=([^ ]+).*/\1/p' "$TMP/refresher.out")
 [[ -n "$REFRESHER_METRICS" ]] || { fail "refresher start" "$(cat "$TMP/refresher.log")"; finish; }
-STATES=$TMP/out/refreshed.textproto.sources.json
+STATES=$TMP/out/refreshed.binpb.sources.json
 
 state() {  # source field -> value from the states JSON
   "$PY" -c 'import json,sys

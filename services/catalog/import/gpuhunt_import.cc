@@ -180,6 +180,9 @@ absl::StatusOr<ImportedOffers> ImportGpuhuntCsv(absl::string_view csv,
   out.report.file = std::string(file_name);
   absl::flat_hash_map<std::string, size_t> index;
   std::vector<std::vector<double>> zone_spots;  // per out.offers index
+  index.reserve(records->size());
+  out.offers.reserve(records->size());
+  zone_spots.reserve(records->size());
   for (size_t r = 1; r < records->size(); ++r) {
     ++out.report.rows_read;
     GpuhuntRow row;

@@ -1,6 +1,7 @@
 #include "services/catalog/import/import_report.h"
 
 #include <algorithm>
+#include <utility>
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
@@ -28,8 +29,15 @@ std::string ImportReport::Summary() const {
 }
 
 void SortById(std::vector<gpuadvisor::catalog::v1::Offer>& offers) {
-  std::sort(offers.begin(), offers.end(),
-            [](const auto& a, const auto& b) { return a.id() < b.id(); });
+  // The order is sorted, then each offer moved once: swapping whole offers
+  // inside the sort costs several times more at 100,000 offers.
+  std::vector<size_t> order(offers.size());
+  for (size_t i = 0; i < order.size(); ++i) order[i] = i;
+  std::sort(order.begin(), order.end(),
+            [&offers](size_t a, size_t b) { return offers[a].id() < offers[b].id(); });
+  std::vector<gpuadvisor::catalog::v1::Offer> sorted(offers.size());
+  for (size_t i = 0; i < order.size(); ++i) sorted[i].Swap(&offers[order[i]]);
+  offers = std::move(sorted);
 }
 
 }  // namespace gpuadvisor::catalog
