@@ -151,9 +151,17 @@ protoc --encode=gpuadvisor.gateway.v1.RecommendRequest -I "$ROOT/proto" \
 "$PY" -c 'import struct, sys
 m = open(sys.argv[1], "rb").read()
 open(sys.argv[2], "wb").write(b"\x00" + struct.pack(">I", len(m)) + m)' "$TMP/req.msg" "$TMP/req.bin"
-errors() {  # non-OK Recommend calls the gateway counted so far
+errors() {  # failed Recommend calls the gateway counted so far: neither OK nor Canceled
+  # (h2load -D cancels the streams still open when its time is up: a client's
+  # cancel, not a failure; printed apart by cancels)
   curl -sS --max-time 5 "http://$GATEWAY_METRICS/metrics" |
-    awk '/^grpc_server_handled_total/ && /Recommend/ && !/grpc_code="OK"/ {s += $NF} END {print s + 0}'
+    awk '/^grpc_server_handled_total/ && /Recommend/ && !/grpc_code="(OK|Canceled)"/ {s += $NF}
+         END {print s + 0}'
+}
+cancels() {  # Recommend calls the client cancelled so far
+  curl -sS --max-time 5 "http://$GATEWAY_METRICS/metrics" |
+    awk '/^grpc_server_handled_total/ && /Recommend/ && /grpc_code="Canceled"/ {s += $NF}
+         END {print s + 0}'
 }
 load() {  # label -> "rate non200"
   timeout $((SECONDS_PER_PHASE + 120)) h2load -D "$SECONDS_PER_PHASE" -c "$C" -m "$M" -t 1 \
@@ -183,7 +191,7 @@ names = ["catalog", "sizing", "pricing", "gateway"]
 print(", ".join("%s %.1f s" % (n, y - x) for n, x, y in zip(names, a, b)))
 PY
 }
-errors_before=$(errors)
+errors_before=$(errors) cancels_before=$(cancels)
 # 2. baseline. The answer probe of phase 3 (the CLI asking for the cheapest
 # L4 every 0.25 s) runs here too, so both rates pay for it alike.
 probe_loop() {
@@ -222,10 +230,9 @@ refresher_cpu=$(cpu_of "$REFRESHER_PID")
 read -r DURING_RATE DURING_BAD <"$TMP/during.result"
 stop_pid "$REFRESHER_PID"; REFRESHER_PID=""
 errors_after=$(errors)
+echo "  calls cancelled by h2load at the end of its time (both phases): $(($(cancels) - cancels_before))"
 echo "phase 3: new prices in answers after ${seen}s; $DURING_RATE Recommend/s during the refresh, $DURING_BAD failed"
 echo "  CPU used: $(cpu_diff "$cpu1" "$cpu2"), refresher $refresher_cpu s"
-curl -sS --max-time 5 "http://$GATEWAY_METRICS/metrics" |
-  grep '^grpc_server_handled_total' | grep -v 'grpc_code="OK"' | grep -v ' 0$' || true
 echo "refresher: $(tr -d '\n' <"$TMP/out/refreshed.binpb.sources.json" | cut -c1-300)"
 echo "load average (1, 5, 15 min): $(cut -d' ' -f1-3 /proc/loadavg)"
 "$PY" - "$BASE_RATE" "$DURING_RATE" "$seen" "$((BASE_BAD + DURING_BAD))" "$((errors_after - errors_before))" "$OFFERS" <<'PY'
