@@ -31,8 +31,7 @@ OfferListFileFormat OfferListFileFormatFor(absl::string_view path);
 // The whole file. `header_comment` (text form only): lines put first, each
 // starting with "# ".
 std::string EncodeOfferListFile(const gpuadvisor::catalog::v1::OfferList& list,
-                                OfferListFileFormat format,
-                                absl::string_view header_comment = "");
+                                OfferListFileFormat format, absl::string_view header_comment = "");
 
 // Either form, told apart by the binary header. A binary file with a bad
 // header, byte count, checksum or offer count is kDataLoss naming `path`; a
