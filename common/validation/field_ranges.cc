@@ -1,7 +1,11 @@
 #include "common/validation/field_ranges.h"
 
 #include <cmath>
+#include <memory>
+#include <mutex>
 #include <string>
+#include <utility>
+#include <vector>
 
 #include "absl/container/flat_hash_map.h"
 #include "absl/strings/str_cat.h"
@@ -97,11 +101,38 @@ absl::Status CheckValue(const FieldRange& range, double value, absl::string_view
       range.zero_is_unset && range.min > 0 ? ", or 0 (unset)" : "", " (got ", Number(value), ")"));
 }
 
+namespace {
+
+// A message type's fields that CheckRanges reads: sub-messages and fields
+// with a row, in field order, with their rows; the others are never met.
+// Resolved once per type: the walk runs on every request.
+using CheckedFields = std::vector<std::pair<const FieldDescriptor*, const FieldRange*>>;
+
+const CheckedFields& CheckedFieldsOf(const Descriptor* d) {
+  static std::mutex mu;
+  static auto* by_type =
+      new absl::flat_hash_map<const Descriptor*, std::unique_ptr<CheckedFields>>();
+  std::lock_guard<std::mutex> lock(mu);
+  std::unique_ptr<CheckedFields>& fields = (*by_type)[d];
+  if (fields == nullptr) {
+    fields = std::make_unique<CheckedFields>();
+    for (int i = 0; i < d->field_count(); ++i) {
+      const FieldDescriptor* f = d->field(i);
+      const FieldRange* range =
+          f->cpp_type() == FieldDescriptor::CPPTYPE_MESSAGE ? nullptr : FindRange(f);
+      if (f->cpp_type() == FieldDescriptor::CPPTYPE_MESSAGE || range != nullptr) {
+        fields->emplace_back(f, range);
+      }
+    }
+  }
+  return *fields;
+}
+
+}  // namespace
+
 absl::Status CheckRanges(const Message& message, absl::string_view path) {
-  const Descriptor* d = message.GetDescriptor();
   const Reflection* r = message.GetReflection();
-  for (int i = 0; i < d->field_count(); ++i) {
-    const FieldDescriptor* f = d->field(i);
+  for (const auto& [f, range] : CheckedFieldsOf(message.GetDescriptor())) {
     if (f->cpp_type() == FieldDescriptor::CPPTYPE_MESSAGE) {
       if (f->is_repeated()) {
         for (int k = 0; k < r->FieldSize(message, f); ++k) {
@@ -114,8 +145,6 @@ absl::Status CheckRanges(const Message& message, absl::string_view path) {
       }
       continue;
     }
-    const FieldRange* range = FindRange(f);
-    if (range == nullptr) continue;
     if (f->is_repeated()) {
       for (int k = 0; k < r->FieldSize(message, f); ++k) {
         const double value = NumericValue(message, f, k);
