@@ -101,7 +101,12 @@ std::string PeerRateLimiter::ClientKey(const grpc::ServerContextBase& context) c
 
 grpc::Status PeerRateLimiter::Admit(const grpc::ServerContextBase& context) {
   if (!enabled()) return grpc::Status::OK;
-  if (Allow(ClientKey(context), absl::Now())) return grpc::Status::OK;
+  return AdmitClient(ClientKey(context));
+}
+
+grpc::Status PeerRateLimiter::AdmitClient(absl::string_view client_key) {
+  if (!enabled()) return grpc::Status::OK;
+  if (Allow(client_key, absl::Now())) return grpc::Status::OK;
   return grpc::Status(
       grpc::StatusCode::RESOURCE_EXHAUSTED,
       absl::StrFormat("rate limit: at most %g calls per second per client (burst %g); "

@@ -52,6 +52,10 @@ class PeerRateLimiter {
   // Allow() for the caller of `context` (its peer IP), as a gRPC status; sync
   // and callback servers alike.
   grpc::Status Admit(const grpc::ServerContextBase& context);
+  // Admit() for a client this process names itself (the gateway's HTTP
+  // front end calling the service in process): `client_key` as ClientKey
+  // gives it.
+  grpc::Status AdmitClient(absl::string_view client_key);
 
   // The bucket `context`'s call is counted in: "cert:CN=x,SAN=y",
   // "203.0.113.9", or the in-process caller's kClientKeyMetadata.

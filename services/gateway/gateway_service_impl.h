@@ -53,6 +53,8 @@
 #include <vector>
 
 #include "absl/container/flat_hash_map.h"
+#include "absl/functional/any_invocable.h"
+#include "absl/status/statusor.h"
 #include "absl/synchronization/mutex.h"
 #include "absl/time/time.h"
 #include "common/grpc/rate_limiter.h"
@@ -121,6 +123,24 @@ class GatewayServiceImpl final
   grpc::ServerUnaryReactor* Recommend(grpc::CallbackServerContext* context,
                                       const grpc::ByteBuffer* request,
                                       grpc::ByteBuffer* response) override;
+
+  // Recommend for a caller in this process (the HTTP front end) without
+  // gRPC's encoding: the gRPC method's rate limit (on LocalCall::client_key),
+  // response cache and coalescing, pipeline, backend deadlines (capped by
+  // LocalCall::deadline), metrics (Recommend's gRPC server metrics too) and
+  // status mapping, with the request and the answer as messages. `done` is
+  // called once: on this thread (a refusal, a cache hit, an answer that
+  // needed no backend call) or on the thread of a backend's answer. It must
+  // not block, and the answer lives only while it runs (it is on the call's
+  // arena: read, print or copy it there). An answer that comes after the
+  // deadline is DEADLINE_EXCEEDED.
+  struct LocalCall {
+    std::string client_key;  // the rate limit's bucket: "203.0.113.9", "cert:CN=x,SAN=y"
+    absl::Time deadline = absl::InfiniteFuture();
+  };
+  using LocalAnswer = absl::AnyInvocable<void(absl::StatusOr<const v1::RecommendResponse*>)>;
+  void RecommendLocal(const LocalCall& call, v1::RecommendRequest request, LocalAnswer done);
+
   grpc::Status Estimate(grpc::ServerContext* context, const v1::EstimateRequest* request,
                         v1::EstimateResponse* response) override;
   grpc::Status ListOffers(grpc::ServerContext* context,
@@ -138,7 +158,12 @@ class GatewayServiceImpl final
                            catalog::v1::ListSourcesResponse* response) override;
 
  private:
-  class RecommendCall;  // one Recommend that missed the response cache
+  // One Recommend past the rate limit (gateway_recommend.cc): the backend
+  // calls around a RecommendPipeline, ended by the gRPC reactor
+  // (GrpcRecommend) or the in-process caller's callback (LocalRecommend).
+  class RecommendCall;
+  class GrpcRecommend;
+  class LocalRecommend;
 
   // The response-cache key of a request and the versions it names; key is
   // empty when the cache is off or a version is unknown.
@@ -146,15 +171,22 @@ class GatewayServiceImpl final
     std::string key, catalog_version, price_book_version, sizing_model;
   };
   CacheSlot CacheSlotFor(const v1::RecommendRequest& request) const;
-  // The end of every computed Recommend: counts the outcome, encodes the
-  // answer into `response` with the catalog's age, stores it under `slot`
-  // if it was computed from the slot's versions and, when the call `leads`
-  // its key, completes the key (answering the calls that joined it).
-  // `answer` lives on the call's pipeline (recommend_pipeline.h).
-  grpc::Status AnswerRecommend(const CacheSlot& slot, absl::StatusOr<v1::RecommendResponse*> answer,
-                               grpc::ByteBuffer* response, bool leads);
-  // A cached (or shared) answer into `response`, aged since `stored_at`.
-  void SendEncoded(const EncodedAnswer& answer, absl::Time stored_at, grpc::ByteBuffer* response);
+  // Asks the response cache for `call`'s key: a hit is answered at once, a
+  // key being computed is joined, else the call computes (and leads) it.
+  void BeginRecommend(RecommendCall* call);
+  // The end of every computed Recommend: counts the outcome, stores the
+  // answer under `slot` if it was computed from the slot's versions and,
+  // when the call `leads` its key, completes the key (answering the calls
+  // that joined it). Returns the answer's encoding (EncodedAnswer::Encode:
+  // its ages are cleared from `answer`), made when `encode` is set or the
+  // cache keeps it; null otherwise and on an error. `answer` lives on the
+  // call's pipeline (recommend_pipeline.h).
+  std::shared_ptr<const EncodedAnswer> AnswerRecommend(
+      const CacheSlot& slot, const absl::StatusOr<v1::RecommendResponse*>& answer, bool encode,
+      bool leads);
+  // Counts a cached (or shared) answer; its price_book_age_seconds, aged
+  // since `stored_at`.
+  int64_t SharedAnswer(const EncodedAnswer& answer, absl::Time stored_at);
 
   absl::StatusOr<sizing::v1::EstimateResponse> CallEstimate(
       grpc::ServerContext* context, const sizing::v1::EstimateRequest& request);

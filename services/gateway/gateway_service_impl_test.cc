@@ -7,6 +7,7 @@
 #include "services/gateway/gateway_service_impl.h"
 
 #include <atomic>
+#include <future>
 #include <thread>
 
 #include "absl/time/clock.h"
@@ -483,6 +484,72 @@ TEST_F(GatewayServiceTest, CancellingEndsTheRetryWait) {
   for (int i = 0; i < 500 && !done; ++i) absl::SleepFor(absl::Milliseconds(10));
   ASSERT_TRUE(done);
   EXPECT_EQ(status.error_code(), grpc::StatusCode::CANCELLED);
+}
+
+// RecommendLocal (the HTTP front end's in-process Recommend), waited for.
+absl::StatusOr<v1::RecommendResponse> RecommendLocal(GatewayServiceImpl& service,
+                                                     const std::string& client_key,
+                                                     v1::RecommendRequest request,
+                                                     absl::Duration deadline = absl::Seconds(5)) {
+  std::promise<absl::StatusOr<v1::RecommendResponse>> answered;
+  service.RecommendLocal({.client_key = client_key, .deadline = absl::Now() + deadline},
+                         std::move(request),
+                         [&answered](absl::StatusOr<const v1::RecommendResponse*> answer) {
+                           // A copy: the answer lives while this runs.
+                           if (!answer.ok()) return answered.set_value(answer.status());
+                           answered.set_value(**answer);
+                         });
+  return answered.get_future().get();
+}
+
+TEST_F(GatewayServiceTest, InProcessRecommendAnswersAsTheGrpcMethodAndSharesItsCache) {
+  GatewayServiceImpl::Options options = DefaultOptions();
+  options.response_cache = &response_cache_;
+  options.price_book_version = [] { return std::string("prices-1"); };
+  StartGateway(options);
+  absl::StatusOr<v1::RecommendResponse> local = RecommendLocal(*service_, "203.0.113.7", Request());
+  ASSERT_OK(local);
+  ASSERT_EQ(local->recommendations_size(), 1);
+  EXPECT_EQ(local->recommendations(0).offer().id(), "lambda/gpu_1x_h100_sxm5/us-east-1");
+  // The gRPC call is answered from the cache the in-process one filled, the
+  // same answer; and the other way round.
+  v1::RecommendResponse over_grpc;
+  ASSERT_TRUE(Recommend(&over_grpc).ok());
+  EXPECT_EQ(over_grpc.SerializeAsString(), local->SerializeAsString());
+  absl::StatusOr<v1::RecommendResponse> cached =
+      RecommendLocal(*service_, "203.0.113.7", Request());
+  ASSERT_OK(cached);
+  EXPECT_EQ(cached->SerializeAsString(), local->SerializeAsString());
+  EXPECT_EQ(pricing_.calls.load(), 1);
+  EXPECT_EQ(Metric("gpuadvisor_gateway_response_cache_hits_total"), 2);
+  EXPECT_EQ(Metric("gpuadvisor_gateway_response_cache_misses_total"), 1);
+  EXPECT_EQ(RecommendsHandled("OK"), 3);  // the gRPC server metrics count every one
+}
+
+TEST_F(GatewayServiceTest, InProcessRecommendIsRateLimitedPerNamedClient) {
+  GatewayServiceImpl::Options options = DefaultOptions();
+  options.rate_limit = {.per_second = 0.001, .burst = 1};
+  StartGateway(options);
+  ASSERT_OK(RecommendLocal(*service_, "203.0.113.7", Request()));
+  absl::StatusOr<v1::RecommendResponse> limited =
+      RecommendLocal(*service_, "203.0.113.7", Request());
+  EXPECT_EQ(limited.status().code(), absl::StatusCode::kResourceExhausted);
+  EXPECT_THAT(limited.status().message(), HasSubstr("rate limit"));
+  EXPECT_OK(
+      RecommendLocal(*service_, "cert:CN=other", Request()));  // another client, its own bucket
+  EXPECT_EQ(RecommendsHandled("ResourceExhausted"), 1);
+}
+
+TEST_F(GatewayServiceTest, InProcessRecommendEndsAtItsDeadline) {
+  sizing_.delay = absl::Seconds(5);
+  GatewayServiceImpl::Options options = DefaultOptions();
+  options.backend_timeout = absl::Seconds(10);  // the caller's deadline is the earlier one
+  StartGateway(options);
+  const absl::Time start = absl::Now();
+  absl::StatusOr<v1::RecommendResponse> late =
+      RecommendLocal(*service_, "203.0.113.7", Request(), absl::Milliseconds(200));
+  EXPECT_EQ(late.status().code(), absl::StatusCode::kDeadlineExceeded);
+  EXPECT_LT(absl::Now() - start, absl::Seconds(3));
 }
 
 }  // namespace

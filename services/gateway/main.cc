@@ -253,12 +253,20 @@ gpuadvisor::gateway::GatewayServiceImpl::Options ServiceOptions(
 
 // With --http_port >= 0: the HTTP/JSON front end starts once the gRPC server
 // has (over its in-process channel) and is kept in `http`.
+// Recommend over HTTP calls `service` in process (RecommendLocal: no gRPC
+// encoding, no thread hop); the other routes use the in-process channel.
 void ServeHttpOnStart(const std::vector<std::string>& proxy_ranges, gpuadvisor::Metrics& metrics,
+                      gpuadvisor::gateway::GatewayServiceImpl* service,
                       std::unique_ptr<gpuadvisor::gateway::http::HttpServer>* http,
                       gpuadvisor::ServiceMainOptions* options) {
   if (absl::GetFlag(FLAGS_http_port) < 0) return;
   gpuadvisor::gateway::http::HttpServer::Options http_options =
       HttpOptionsFromFlags(*options, proxy_ranges, metrics);
+  http_options.recommend = [service](const auto& call,
+                                     gpuadvisor::gateway::v1::RecommendRequest request, auto done) {
+    service->RecommendLocal({.client_key = call.client_key, .deadline = call.deadline},
+                            std::move(request), std::move(done));
+  };
   options->on_started = [http, http_options, max_message_bytes = options->server.max_send_bytes,
                          grpc_tls = options->server.tls.enabled()](
                             grpc::Server& server) -> absl::StatusOr<std::vector<std::string>> {
@@ -323,7 +331,7 @@ int main(int argc, char** argv) {
       "gateway", 50050, 9460, {"gpuadvisor.gateway.v1.GatewayService"});
   options.ready = [&] { return replica.Current() != nullptr; };
   std::unique_ptr<gpuadvisor::gateway::http::HttpServer> http;
-  ServeHttpOnStart(proxy_ranges, metrics, &http, &options);
+  ServeHttpOnStart(proxy_ranges, metrics, &service, &http, &options);
   // HTTP stops taking requests before the gRPC server drains.
   const int code = gpuadvisor::ServeUntilSignal(options, metrics, {&service}, [&] {
     if (http) http->Stop();

@@ -60,6 +60,10 @@ struct CallInfo {
   std::string client_key;
 };
 using RouteHandler = std::function<HttpResponse(const HttpRequest&, const CallInfo&)>;
+// A route that answers without blocking, on the connection's event-loop
+// thread (HttpTransport::AsyncHandler); calls `reply` once, from any thread.
+using AsyncRouteHandler =
+    std::function<void(const HttpRequest&, const CallInfo&, HttpTransport::Reply reply)>;
 
 std::unique_ptr<Message> NewMessage(const google::protobuf::Descriptor* descriptor) {
   return std::unique_ptr<Message>(
@@ -135,41 +139,92 @@ absl::Status ReadRequest(const ApiRoute& route, const HttpRequest& req, Message*
   return ParseJsonBody(req.body, request);
 }
 
+// A route's request as read from the HTTP request: the message, and an
+// export route's ?format= and ?alternative=.
+struct ReadCall {
+  std::unique_ptr<Message> request;
+  std::string format = "json";
+  ExportFormat export_format = ExportFormat::kSkyPilot;
+  int alternative = 1;
+};
+
+absl::StatusOr<ReadCall> ReadCallOf(const ApiRoute& route, const HttpRequest& req) {
+  ReadCall call;
+  call.request = NewMessage(route.method->input_type());
+  if (absl::Status read =
+          ReadRequest(route, req, call.request.get(), &call.format, &call.alternative);
+      !read.ok()) {
+    return read;
+  }
+  if (call.format != "json") {
+    absl::StatusOr<ExportFormat> export_format = ParseExportFormat(call.format);
+    if (!export_format.ok()) return export_format.status();
+    call.export_format = *export_format;
+  }
+  return call;
+}
+
+// The answer of a call that succeeded: its JSON, or the export file asked
+// for.
+HttpResponse Answered(const ReadCall& call, const Message& response) {
+  if (call.format == "json") return JsonResponse(ToJson(response));
+  absl::StatusOr<ExportFile> exported =
+      ExportAnswer(call.export_format, static_cast<const v1::RecommendRequest&>(*call.request),
+                   static_cast<const v1::RecommendResponse&>(response), call.alternative);
+  if (!exported.ok()) return ErrorResponse(exported.status());
+  HttpResponse res;
+  res.content_type = "application/yaml";
+  // What the file leaves out and how many files the answer has, also in
+  // the file's header comment (docs/http.md).
+  res.headers.emplace_back("X-Export-Alternatives", std::to_string(exported->alternatives));
+  if (!exported->left_out.empty()) {
+    res.headers.emplace_back("X-Export-Left-Out", ExportHeaderValue(exported->left_out));
+  }
+  res.body = std::move(exported->text);
+  return res;
+}
+
 RouteHandler ApiHandler(const ApiRoute& route, std::shared_ptr<grpc::Channel> channel,
                         absl::Duration timeout) {
   const std::string path =
       absl::StrCat("/", route.method->service()->full_name(), "/", route.method->name());
   return [route, path, channel, timeout](const HttpRequest& req, const CallInfo& info) {
-    std::unique_ptr<Message> request = NewMessage(route.method->input_type());
-    std::string format = "json";
-    int alternative = 1;
-    if (absl::Status read = ReadRequest(route, req, request.get(), &format, &alternative);
-        !read.ok()) {
-      return ErrorResponse(read);
-    }
-    absl::StatusOr<ExportFormat> export_format = ExportFormat::kSkyPilot;
-    if (format != "json") {
-      export_format = ParseExportFormat(format);
-      if (!export_format.ok()) return ErrorResponse(export_format.status());
-    }
+    absl::StatusOr<ReadCall> call = ReadCallOf(route, req);
+    if (!call.ok()) return ErrorResponse(call.status());
     std::unique_ptr<Message> response = NewMessage(route.method->output_type());
-    const grpc::Status status = CallUnary(channel, path, timeout, info, *request, response.get());
+    const grpc::Status status =
+        CallUnary(channel, path, timeout, info, *call->request, response.get());
     if (!status.ok()) return ErrorResponse(FromGrpcStatus(status));
-    if (format == "json") return JsonResponse(ToJson(*response));
-    absl::StatusOr<ExportFile> exported =
-        ExportAnswer(*export_format, static_cast<const v1::RecommendRequest&>(*request),
-                     static_cast<const v1::RecommendResponse&>(*response), alternative);
-    if (!exported.ok()) return ErrorResponse(exported.status());
-    HttpResponse res;
-    res.content_type = "application/yaml";
-    // What the file leaves out and how many files the answer has, also in
-    // the file's header comment (docs/http.md).
-    res.headers.emplace_back("X-Export-Alternatives", std::to_string(exported->alternatives));
-    if (!exported->left_out.empty()) {
-      res.headers.emplace_back("X-Export-Left-Out", ExportHeaderValue(exported->left_out));
+    return Answered(*call, *response);
+  };
+}
+
+// POST /v1/recommend in process (Options::recommend): no worker thread, no
+// gRPC encoding; the answer is printed on the thread that completes it.
+AsyncRouteHandler LocalRecommendHandler(const ApiRoute& route,
+                                        HttpServer::Options::RecommendFn recommend,
+                                        absl::Duration timeout) {
+  return [route, recommend, timeout](const HttpRequest& req, const CallInfo& info,
+                                     HttpTransport::Reply reply) {
+    absl::StatusOr<ReadCall> read = ReadCallOf(route, req);
+    if (!read.ok()) return reply(ErrorResponse(read.status()));
+    auto call = std::make_shared<ReadCall>(*std::move(read));
+    // An export reads the request again with the answer; JSON does not.
+    auto& request = static_cast<v1::RecommendRequest&>(*call->request);
+    v1::RecommendRequest sent;
+    if (call->format == "json") {
+      sent.Swap(&request);
+    } else {
+      sent = request;
     }
-    res.body = std::move(exported->text);
-    return res;
+    recommend(
+        {.client_key = info.client_key,
+         .request_id = info.request_id,
+         .deadline = absl::Now() + timeout},
+        std::move(sent),
+        [call, reply = std::move(reply)](absl::StatusOr<const v1::RecommendResponse*> answer) {
+          reply(answer.ok() ? Answered(*call, **answer) : ErrorResponse(answer.status()));
+        });
   };
 }
 
@@ -228,7 +283,30 @@ class Router {
   }
 
   void Add(const std::string& method, const std::string& path, RouteHandler handler) {
-    routes_[path][method] = std::move(handler);
+    routes_[path][method].handler = std::move(handler);
+  }
+  // The route's answer without a worker thread (its blocking handler stays
+  // for nothing but the method list).
+  void AddAsync(const std::string& method, const std::string& path, AsyncRouteHandler handler) {
+    routes_[path][method].async = std::move(handler);
+  }
+
+  // The transport's offer (HttpTransport::AsyncHandler): true when the
+  // route answers without blocking, with the same request id, CORS headers
+  // and log line as every other answer.
+  bool Offer(const std::shared_ptr<const HttpRequest>& req,
+             const HttpTransport::Reply& reply) const {
+    auto route = routes_.find(req->path);
+    if (route == routes_.end()) return false;
+    auto handler = route->second.find(req->method);
+    if (handler == route->second.end() || !handler->second.async) return false;
+    const absl::Time start = absl::Now();
+    auto info = std::make_shared<const CallInfo>(CallInfo{RequestId(*req), ClientKey(*req)});
+    handler->second.async(*req, *info, [this, req, info, start, reply](HttpResponse res) {
+      Finish(*req, *info, start, &res);
+      reply(std::move(res));
+    });
+    return true;
   }
 
   HttpResponse Handle(const HttpRequest& req) const {
@@ -270,7 +348,7 @@ class Router {
     const std::string allow = absl::StrJoin(allowed, ", ");
     const std::string method = req.method == "HEAD" ? "GET" : req.method;
     if (auto handler = methods.find(method); handler != methods.end()) {
-      HttpResponse res = handler->second(req, info);
+      HttpResponse res = handler->second.handler(req, info);
       if (req.method == "HEAD") res.body.clear();
       return res;
     }
@@ -322,7 +400,11 @@ class Router {
     }
   }
 
-  std::map<std::string, std::map<std::string, RouteHandler>> routes_;
+  struct Route {
+    RouteHandler handler;
+    AsyncRouteHandler async;  // set: answers instead of `handler`
+  };
+  std::map<std::string, std::map<std::string, Route>> routes_;
   ProxyRanges proxies_;
   std::vector<std::string> cors_;
   bool log_requests_;
@@ -336,6 +418,10 @@ void AddRoutes(Router& router, const std::shared_ptr<grpc::Channel>& channel,
   const std::vector<ApiRoute> routes = GatewayRoutes(GatewayServiceDescriptor());
   for (const ApiRoute& route : routes) {
     router.Add(route.http_method, route.path, ApiHandler(route, channel, options.call_timeout));
+    if (options.recommend && route.method->name() == "Recommend") {
+      router.AddAsync(route.http_method, route.path,
+                      LocalRecommendHandler(route, options.recommend, options.call_timeout));
+    }
   }
   router.Add("GET", kHealthPath, HealthHandler(channel, options.health_service));
   const std::unique_ptr<google::protobuf::DescriptorPool> documented =
@@ -391,7 +477,10 @@ absl::StatusOr<std::unique_ptr<HttpServer>> HttpServer::Start(
     router->Observe(target, status);
   };
   absl::StatusOr<std::unique_ptr<HttpTransport>> started = HttpTransport::Start(
-      std::move(transport), [router](const HttpRequest& req) { return router->Handle(req); });
+      std::move(transport), [router](const HttpRequest& req) { return router->Handle(req); },
+      [router](std::shared_ptr<const HttpRequest> req, const HttpTransport::Reply& reply) {
+        return router->Offer(req, reply);
+      });
   if (!started.ok()) return started.status();
   std::unique_ptr<HttpServer> http(new HttpServer());
   http->transport_ = *std::move(started);

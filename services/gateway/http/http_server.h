@@ -10,6 +10,11 @@
 //                         200 {"status":"SERVING"} or 503
 //   GET /v1/openapi.json  the OpenAPI 3 document (openapi.h)
 //   GET /                 the comparison page; /static/* its assets
+// With Options::recommend set (the gateway's GatewayServiceImpl::
+// RecommendLocal), POST /v1/recommend calls the service in process instead:
+// on the connection's event-loop thread, with the parsed request message and
+// no gRPC encoding, keeping the same rate limit, deadline, metrics, cache and
+// status mapping.
 // Conventions (docs/http.md):
 //   - errors are google.rpc.Status JSON with the HTTP status grpc-gateway
 //     gives the code (ErrorJson, HttpStatusFor); 404 for an unknown path,
@@ -23,13 +28,16 @@
 //   - gpuadvisor_http_requests_total{route,code} counts every answer.
 // Thread-safe.
 
+#include <functional>
 #include <memory>
 #include <string>
 #include <vector>
 
+#include "absl/functional/any_invocable.h"
 #include "absl/status/statusor.h"
 #include "absl/time/time.h"
 #include "common/grpc/tls.h"
+#include "gpuadvisor/gateway/v1/gateway.pb.h"
 #include "grpcpp/channel.h"
 #include "services/gateway/http/http_transport.h"
 
@@ -60,6 +68,20 @@ class HttpServer {
     std::string health_service = "gpuadvisor.gateway.v1.GatewayService";
     prometheus::Registry* registry = nullptr;  // HTTP metrics when set; outlives the server
     bool log_requests = false;                 // a log line per request, not only failed ones
+    // Recommend in this process without gRPC: called on the connection's
+    // event-loop thread with what the gRPC call would carry (LocalCall) and
+    // the parsed request; calls `done` once, from any thread, and never
+    // blocks; the answer lives only while `done` runs. Null: /v1/recommend
+    // calls the gRPC method on `channel` like every other route.
+    struct LocalCall {
+      std::string client_key;  // the rate limit's bucket (client_address.h)
+      std::string request_id;  // X-Request-Id, taken or made
+      absl::Time deadline;     // now + call_timeout
+    };
+    using RecommendFn = std::function<void(
+        const LocalCall& call, v1::RecommendRequest request,
+        absl::AnyInvocable<void(absl::StatusOr<const v1::RecommendResponse*>)> done)>;
+    RecommendFn recommend;
   };
 
   // Binds and starts serving. kUnavailable if the address cannot be bound,

@@ -2,10 +2,13 @@
 
 #include <map>
 #include <mutex>
+#include <thread>
+#include <vector>
 
 #include "absl/strings/numbers.h"
 #include "absl/strings/strip.h"
 #include "common/grpc/server.h"
+#include "common/status/grpc_status.h"
 #include "gmock/gmock.h"
 #include "google/protobuf/struct.pb.h"
 #include "google/protobuf/util/json_util.h"
@@ -34,6 +37,25 @@ class FakeGateway final : public v1::GatewayService::Service {
         metadata[std::string(key.data(), key.size())] = std::string(value.data(), value.size());
       }
     }
+    return Answer(*request, response);
+  }
+  // Recommend in process (HttpServer::Options::recommend): what the call
+  // carries is kept as the gRPC call's metadata would be.
+  absl::StatusOr<v1::RecommendResponse> RecommendLocal(const HttpServer::Options::LocalCall& call,
+                                                       const v1::RecommendRequest& request) {
+    {
+      std::lock_guard<std::mutex> lock(mu);
+      metadata["x-gpuadvisor-client"] = call.client_key;
+      metadata["x-request-id"] = call.request_id;
+      deadline = call.deadline;
+    }
+    v1::RecommendResponse response;
+    const grpc::Status status = Answer(request, &response);
+    if (!status.ok()) return FromGrpcStatus(status);
+    return response;
+  }
+  grpc::Status Answer(const v1::RecommendRequest& req, v1::RecommendResponse* response) {
+    const v1::RecommendRequest* request = &req;
     int code = 0;
     if (absl::SimpleAtoi(absl::StripPrefix(request->workload().model().preset(), "code-"), &code)) {
       return grpc::Status(static_cast<grpc::StatusCode>(code), "failed as asked");
@@ -82,10 +104,37 @@ class FakeGateway final : public v1::GatewayService::Service {
   }
   std::mutex mu;
   std::map<std::string, std::string> metadata;  // of the last Recommend
+  absl::Time deadline;                          // of the last in-process Recommend
 };
 
-class HttpServerTest : public ::testing::Test {
+// Every test runs twice: Recommend over the in-process gRPC channel, and
+// Recommend called in process (Options::recommend, as the gateway does),
+// answered on the event-loop thread for one call and on another thread for
+// the next.
+class HttpServerTest : public ::testing::TestWithParam<bool> {
  protected:
+  bool InProcess() const { return GetParam(); }
+  // Options::recommend over fake_: the answer at once, or from a thread.
+  HttpServer::Options::RecommendFn LocalRecommend() {
+    return [this](const HttpServer::Options::LocalCall& call, v1::RecommendRequest request,
+                  absl::AnyInvocable<void(absl::StatusOr<const v1::RecommendResponse*>)> done) {
+      auto answer = std::make_shared<absl::StatusOr<v1::RecommendResponse>>(
+          fake_.RecommendLocal(call, request));
+      auto send = [answer, done = std::move(done)]() mutable {
+        if (!answer->ok()) return done(answer->status());
+        done(&**answer);
+      };
+      std::lock_guard<std::mutex> lock(threads_mu_);
+      if (++local_calls_ % 2 == 1) return send();
+      threads_.emplace_back(std::move(send));
+    };
+  }
+  void JoinThreads() {
+    std::lock_guard<std::mutex> lock(threads_mu_);
+    for (std::thread& thread : threads_) thread.join();
+    threads_.clear();
+  }
+
   void SetUp() override {
     absl::StatusOr<StartedServer> started = StartServer(ServerOptions{}, {&fake_});
     ASSERT_TRUE(started.ok()) << started.status();
@@ -95,6 +144,7 @@ class HttpServerTest : public ::testing::Test {
     options.cors_origins = {"https://ui.example.com"};
     options.trusted_proxies = {"127.0.0.0/8"};
     options.registry = &registry_;
+    if (InProcess()) options.recommend = LocalRecommend();
     absl::StatusOr<std::unique_ptr<HttpServer>> http =
         HttpServer::Start(grpc_->InProcessChannel(grpc::ChannelArguments()), options);
     ASSERT_TRUE(http.ok()) << http.status();
@@ -104,6 +154,7 @@ class HttpServerTest : public ::testing::Test {
   }
   void TearDown() override {
     http_->Stop();
+    JoinThreads();
     grpc_->Shutdown();
   }
 
@@ -133,12 +184,15 @@ class HttpServerTest : public ::testing::Test {
 
   prometheus::Registry registry_;
   FakeGateway fake_;
+  std::mutex threads_mu_;
+  int local_calls_ = 0;
+  std::vector<std::thread> threads_;  // answering in-process Recommends
   std::unique_ptr<grpc::Server> grpc_;
   std::unique_ptr<HttpServer> http_;
   std::unique_ptr<httplib::Client> client_;
 };
 
-TEST_F(HttpServerTest, RecommendRoundTripsProtoJson) {
+TEST_P(HttpServerTest, RecommendRoundTripsProtoJson) {
   auto res = client_->Post(
       "/v1/recommend", R"({"workload": {"model": {"preset": "llama-3.1-8b"}}, "max_results": 2})",
       "application/json");
@@ -155,7 +209,7 @@ TEST_F(HttpServerTest, RecommendRoundTripsProtoJson) {
   EXPECT_THAT(res->body, HasSubstr("\"candidates_considered\":0"));
 }
 
-TEST_F(HttpServerTest, ServiceErrorsKeepCodeMessageAndField) {
+TEST_P(HttpServerTest, ServiceErrorsKeepCodeMessageAndField) {
   auto res = client_->Post("/v1/recommend", R"({"workload": {"model": {"params": -1}}})",
                            "application/json");
   ASSERT_TRUE(res);
@@ -172,7 +226,7 @@ TEST_F(HttpServerTest, ServiceErrorsKeepCodeMessageAndField) {
   EXPECT_EQ(Error(res->body).fields().at("status").string_value(), "UNAVAILABLE");
 }
 
-TEST_F(HttpServerTest, BadBodiesAreRejectedBeforeTheCall) {
+TEST_P(HttpServerTest, BadBodiesAreRejectedBeforeTheCall) {
   auto res = client_->Post("/v1/recommend", R"({"workload": {"task": "TASK_NAPPING"}})",
                            "application/json");
   ASSERT_TRUE(res);
@@ -191,7 +245,7 @@ TEST_F(HttpServerTest, BadBodiesAreRejectedBeforeTheCall) {
               HasSubstr("body: not valid JSON"));
 }
 
-TEST_F(HttpServerTest, JsonBodyIsReadWhateverItsContentType) {
+TEST_P(HttpServerTest, JsonBodyIsReadWhateverItsContentType) {
   // curl -d labels bodies application/x-www-form-urlencoded.
   auto res =
       client_->Post("/v1/recommend", R"({"max_results": 2})", "application/x-www-form-urlencoded");
@@ -199,7 +253,7 @@ TEST_F(HttpServerTest, JsonBodyIsReadWhateverItsContentType) {
   EXPECT_EQ(res->status, 200) << res->body;
 }
 
-TEST_F(HttpServerTest, BodySizeIsBounded) {
+TEST_P(HttpServerTest, BodySizeIsBounded) {
   const std::string big =
       R"({"workload": {"model": {"name": ")" + std::string(8192, 'x') + R"("}}})";
   auto res = client_->Post("/v1/recommend", big, "application/json");
@@ -208,7 +262,7 @@ TEST_F(HttpServerTest, BodySizeIsBounded) {
   EXPECT_EQ(Error(res->body).fields().at("status").string_value(), "RESOURCE_EXHAUSTED");
 }
 
-TEST_F(HttpServerTest, ExportsByFormat) {
+TEST_P(HttpServerTest, ExportsByFormat) {
   auto res =
       client_->Post("/v1/recommend?format=skypilot",
                     R"({"workload": {"model": {"preset": "llama-3.1-8b"}}, "max_results": 2})",
@@ -231,7 +285,7 @@ TEST_F(HttpServerTest, ExportsByFormat) {
   EXPECT_EQ(Error(res->body).fields().at("field").string_value(), "format");
 }
 
-TEST_F(HttpServerTest, EstimatePassesThrough) {
+TEST_P(HttpServerTest, EstimatePassesThrough) {
   auto res = client_->Post("/v1/estimate",
                            R"({"configurations": [{"gpu_model": "H100", "gpus_per_node": 8}]})",
                            "application/json");
@@ -240,7 +294,7 @@ TEST_F(HttpServerTest, EstimatePassesThrough) {
   EXPECT_THAT(res->body, HasSubstr("\"fits\":true"));
 }
 
-TEST_F(HttpServerTest, GetRoutesTakeQueryParameters) {
+TEST_P(HttpServerTest, GetRoutesTakeQueryParameters) {
   auto res = client_->Get(
       "/v1/"
       "offers?providers=aws,lambda&gpu_models=H100&page_size=3&purchase_option=spot&min_gpus=8");
@@ -267,7 +321,7 @@ TEST_F(HttpServerTest, GetRoutesTakeQueryParameters) {
   EXPECT_EQ(Error(res->body).fields().at("status").string_value(), "UNIMPLEMENTED");
 }
 
-TEST_F(HttpServerTest, HealthFollowsTheGrpcHealthService) {
+TEST_P(HttpServerTest, HealthFollowsTheGrpcHealthService) {
   auto res = client_->Get("/v1/health");
   ASSERT_TRUE(res);
   EXPECT_EQ(res->status, 503);
@@ -278,7 +332,7 @@ TEST_F(HttpServerTest, HealthFollowsTheGrpcHealthService) {
   EXPECT_EQ(Json(res->body).fields().at("status").string_value(), "SERVING");
 }
 
-TEST_F(HttpServerTest, ServesOpenApiAndThePage) {
+TEST_P(HttpServerTest, ServesOpenApiAndThePage) {
   auto res = client_->Get("/v1/openapi.json");
   ASSERT_TRUE(res);
   EXPECT_EQ(res->status, 200);
@@ -290,7 +344,7 @@ TEST_F(HttpServerTest, ServesOpenApiAndThePage) {
   EXPECT_THAT(res->body, HasSubstr("GPU Advisor"));
 }
 
-TEST_F(HttpServerTest, UnknownPathIsAJsonNotFound) {
+TEST_P(HttpServerTest, UnknownPathIsAJsonNotFound) {
   auto res = client_->Get("/v1/nothing-here");
   ASSERT_TRUE(res);
   EXPECT_EQ(res->status, 404);
@@ -299,7 +353,7 @@ TEST_F(HttpServerTest, UnknownPathIsAJsonNotFound) {
 
 // Each gRPC code reaches HTTP with grpc-gateway's status and the code in the
 // google.rpc.Status body.
-TEST_F(HttpServerTest, EveryGrpcCodeGetsGrpcGatewaysHttpStatus) {
+TEST_P(HttpServerTest, EveryGrpcCodeGetsGrpcGatewaysHttpStatus) {
   const std::pair<int, int> kCodes[] = {
       {1, 499}, {2, 500},  {3, 400},  {4, 504},  {5, 404},  {6, 409},  {7, 403},  {8, 429},
       {9, 400}, {10, 409}, {11, 400}, {12, 501}, {13, 500}, {14, 503}, {15, 500}, {16, 401}};
@@ -314,7 +368,7 @@ TEST_F(HttpServerTest, EveryGrpcCodeGetsGrpcGatewaysHttpStatus) {
   }
 }
 
-TEST_F(HttpServerTest, WrongMethodIs405WithAllow) {
+TEST_P(HttpServerTest, WrongMethodIs405WithAllow) {
   auto res = client_->Get("/v1/recommend");
   ASSERT_TRUE(res);
   EXPECT_EQ(res->status, 405);
@@ -333,7 +387,7 @@ TEST_F(HttpServerTest, WrongMethodIs405WithAllow) {
   EXPECT_EQ(res->status, 200);
 }
 
-TEST_F(HttpServerTest, CorsOnlyForTheAllowedOrigins) {
+TEST_P(HttpServerTest, CorsOnlyForTheAllowedOrigins) {
   auto res = client_->Get("/v1/health", {{"Origin", "https://ui.example.com"}});
   ASSERT_TRUE(res);
   EXPECT_EQ(res->get_header_value("Access-Control-Allow-Origin"), "https://ui.example.com");
@@ -350,7 +404,7 @@ TEST_F(HttpServerTest, CorsOnlyForTheAllowedOrigins) {
   EXPECT_THAT(res->get_header_value("Access-Control-Allow-Headers"), HasSubstr("Content-Type"));
 }
 
-TEST_F(HttpServerTest, RequestIdIsEchoedAndSentOnToTheCall) {
+TEST_P(HttpServerTest, RequestIdIsEchoedAndSentOnToTheCall) {
   auto res =
       client_->Post("/v1/recommend", {{"X-Request-Id", "trace-42.a_b"}}, "{}", "application/json");
   ASSERT_TRUE(res);
@@ -366,7 +420,7 @@ TEST_F(HttpServerTest, RequestIdIsEchoedAndSentOnToTheCall) {
 
 // The per-client key the rate limiter sees: the TCP peer, or the client a
 // trusted proxy (here 127.0.0.0/8) names in X-Forwarded-For / Forwarded.
-TEST_F(HttpServerTest, CallsCarryTheClientKey) {
+TEST_P(HttpServerTest, CallsCarryTheClientKey) {
   ASSERT_TRUE(client_->Post("/v1/recommend", "{}", "application/json"));
   EXPECT_EQ(fake_.Metadata("x-gpuadvisor-client"), "127.0.0.1");
   ASSERT_TRUE(client_->Post("/v1/recommend", {{"X-Forwarded-For", "203.0.113.7, 127.0.0.9"}}, "{}",
@@ -377,7 +431,7 @@ TEST_F(HttpServerTest, CallsCarryTheClientKey) {
   EXPECT_EQ(fake_.Metadata("x-gpuadvisor-client"), "2001:db8::1");
 }
 
-TEST_F(HttpServerTest, RequestsAreCountedByRouteAndStatus) {
+TEST_P(HttpServerTest, RequestsAreCountedByRouteAndStatus) {
   ASSERT_TRUE(client_->Post("/v1/recommend", "{}", "application/json"));
   ASSERT_TRUE(client_->Get("/v1/recommend"));
   ASSERT_TRUE(client_->Get("/v1/nothing-here"));
@@ -388,6 +442,21 @@ TEST_F(HttpServerTest, RequestsAreCountedByRouteAndStatus) {
               HasSubstr(R"(gpuadvisor_http_requests_total{code="405",route="/v1/recommend"} 1)"));
   EXPECT_THAT(text, HasSubstr(R"(gpuadvisor_http_requests_total{code="404",route="other"} 1)"));
 }
+
+// The in-process Recommend gets the call's deadline (now + call_timeout).
+TEST_P(HttpServerTest, InProcessRecommendCarriesTheDeadline) {
+  if (!InProcess()) GTEST_SKIP() << "the gRPC call's deadline is gRPC's";
+  const absl::Time before = absl::Now();
+  ASSERT_TRUE(client_->Post("/v1/recommend", "{}", "application/json"));
+  std::lock_guard<std::mutex> lock(fake_.mu);
+  EXPECT_GE(fake_.deadline, before + HttpServer::Options().call_timeout);
+  EXPECT_LE(fake_.deadline, absl::Now() + HttpServer::Options().call_timeout);
+}
+
+INSTANTIATE_TEST_SUITE_P(Recommend, HttpServerTest, ::testing::Values(false, true),
+                         [](const ::testing::TestParamInfo<bool>& param) {
+                           return param.param ? "InProcess" : "OverTheChannel";
+                         });
 
 TEST(HttpServer, BusyPortIsUnavailable) {
   httplib::Server holder;

@@ -70,6 +70,7 @@ std::string HttpRequest::Header(absl::string_view name) const {
 struct HttpTransport::Impl {
   Options options;
   Handler handler;
+  AsyncHandler async_handler;
   // Outlive every session (a session's destructor counts itself out).
   std::atomic<int> open{0};
   std::atomic<int> in_flight{0};
@@ -114,7 +115,8 @@ struct HttpTransport::Impl {
 namespace {
 
 // One connection. Every callback runs on the connection's strand; the
-// handler alone runs on the worker pool.
+// blocking handler alone runs on the worker pool (the async one on the
+// strand, its reply wherever it comes from).
 template <class Stream>
 class Session : public std::enable_shared_from_this<Session<Stream>> {
  public:
@@ -231,17 +233,30 @@ class Session : public std::enable_shared_from_this<Session<Stream>> {
     request->tls = kTls;
     request->client_certificate = identity_;
     ++t_->in_flight;
-    asio::post(t_->pool, [self = this->shared_from_this(), request] {
+    // The answer is written on this connection's strand: at once when the
+    // reply comes on it, else posted to it.
+    HttpTransport::Reply reply = [self = this->shared_from_this()](HttpResponse response) {
+      asio::dispatch(self->stream_.get_executor(),
+                     [self, response = std::move(response)]() mutable {
+                       --self->t_->in_flight;
+                       self->Write(std::move(response));
+                     });
+    };
+    if (t_->async_handler) {
+      try {
+        if (t_->async_handler(request, reply)) return;
+      } catch (const std::exception& e) {
+        return reply(t_->Error(500, absl::StrCat("internal: ", e.what()), *request));
+      }
+    }
+    asio::post(t_->pool, [t = t_, request, reply = std::move(reply)] {
       HttpResponse response;
       try {
-        response = self->t_->handler(*request);
+        response = t->handler(*request);
       } catch (const std::exception& e) {
-        response = self->t_->Error(500, absl::StrCat("internal: ", e.what()), *request);
+        response = t->Error(500, absl::StrCat("internal: ", e.what()), *request);
       }
-      asio::post(self->stream_.get_executor(), [self, response = std::move(response)]() mutable {
-        --self->t_->in_flight;
-        self->Write(std::move(response));
-      });
+      reply(std::move(response));
     });
   }
 
@@ -509,12 +524,14 @@ void RegisterMetrics(HttpTransport::Impl& t, prometheus::Registry& registry) {
 }  // namespace
 
 absl::StatusOr<std::unique_ptr<HttpTransport>> HttpTransport::Start(Options options,
-                                                                    Handler handler) {
+                                                                    Handler handler,
+                                                                    AsyncHandler async) {
   std::unique_ptr<HttpTransport> transport(new HttpTransport());
   transport->impl_ = std::make_unique<Impl>(options.worker_threads);
   Impl& t = *transport->impl_;
   t.options = std::move(options);
   t.handler = std::move(handler);
+  t.async_handler = std::move(async);
   if (t.options.tls.enabled()) {
     absl::StatusOr<std::unique_ptr<ssl::context>> context =
         MakeTlsContext(t.options.tls, t.options.client_auth);

@@ -20,8 +20,11 @@
 // mid-request, 413 for the body, 431 for the headers) with
 // "Connection: close", and the connection is closed after a short drain; a
 // connection that sent nothing is simply closed. Requests that are read whole
-// are handed to `handler` on a pool of worker threads (a handler may block,
-// e.g. on a gRPC call); connections wait on Asio's epoll, not on threads.
+// are first offered to the async handler on the connection's event-loop
+// thread (a route that answers without blocking, e.g. Recommend calling the
+// service in process: no thread hop), and otherwise handed to `handler` on a
+// pool of worker threads (a handler may block, e.g. on a gRPC call);
+// connections wait on Asio's epoll, not on threads.
 //
 // With Options::tls the port speaks HTTPS only (same PEM files as gRPC's
 // --tls_cert/--tls_key/--tls_ca); client certificates signed by the CA are
@@ -107,10 +110,17 @@ class HttpTransport {
     prometheus::Registry* registry = nullptr;
   };
   using Handler = std::function<HttpResponse(const HttpRequest&)>;
+  // Writes the answer of one request; called once, from any thread.
+  using Reply = std::function<void(HttpResponse)>;
+  // Offered every request first, on the connection's event-loop thread:
+  // false leaves it to the Handler on the worker pool; true means it calls
+  // `reply` itself (at once or later, from any thread). It must not block.
+  using AsyncHandler = std::function<bool(std::shared_ptr<const HttpRequest>, const Reply& reply)>;
 
   // Binds and starts serving. kUnavailable if the address cannot be bound,
   // kInvalidArgument naming the file if the TLS files cannot be used.
-  static absl::StatusOr<std::unique_ptr<HttpTransport>> Start(Options options, Handler handler);
+  static absl::StatusOr<std::unique_ptr<HttpTransport>> Start(Options options, Handler handler,
+                                                              AsyncHandler async = nullptr);
   ~HttpTransport();  // Stop()s
 
   int port() const;
