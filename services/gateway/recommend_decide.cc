@@ -334,7 +334,7 @@ v1::Assumption RunState::MakeTieAssumption(double band, const std::string& measu
   const char* next = objective_ == v1::OBJECTIVE_FASTEST ? "total cost" : "expected hours";
   v1::Assumption a;
   a.set_field("constraints.tie_band_fraction");
-  a.set_value(absl::StrFormat("%.3f", band));
+  a.set_value(Fixed(band, 3));
   a.set_note(absl::StrCat(
       "the relative half-width of the P10-P90 interval of the ", measure, " (", offer,
       "): candidates within ", Percent(band),

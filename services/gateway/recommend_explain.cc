@@ -182,8 +182,9 @@ void RunState::ExplainReasons(const Candidate& candidate, const pricing::v1::Quo
   }
   if (serving_) ExplainServing(candidate, quote, r);
 
-  r.add_reasons(absl::StrCat("fits: ", FormatGb(e.memory().total_bytes()), " of ",
-                             FormatGb(e.gpu_memory_bytes()), " per GPU (",
+  // common/io's FormatGb ("%.1f GB") without a format string: it runs per recommendation.
+  r.add_reasons(absl::StrCat("fits: ", Fixed(e.memory().total_bytes() / 1e9, 1), " GB of ",
+                             Fixed(e.gpu_memory_bytes() / 1e9, 1), " GB per GPU (",
                              Fixed(100 * e.memory_margin(), 0), "% free)"));
   if (!e.plan().description().empty())
     r.add_reasons(absl::StrCat("plan: ", e.plan().description()));

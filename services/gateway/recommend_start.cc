@@ -12,6 +12,7 @@
 #include "common/validation/field_ranges.h"
 #include "services/gateway/name_match.h"
 #include "services/gateway/recommend_state.h"
+#include "services/gateway/recommend_text.h"
 #include "services/gateway/workload_defaults.h"
 
 namespace gpuadvisor::gateway::recommend {
@@ -115,15 +116,14 @@ absl::Status RunState::Configure(const OverheadModel* overheads) {
   }
   vram_margin_ = c.has_vram_margin() ? c.vram_margin() : kDefaultVramMargin;
   if (!c.has_vram_margin()) {
-    assumptions_.push_back(MakeAssumption("constraints.vram_margin",
-                                          absl::StrFormat("%.2f", kDefaultVramMargin),
+    assumptions_.push_back(MakeAssumption("constraints.vram_margin", Fixed(kDefaultVramMargin, 2),
                                           "fraction of GPU memory kept free"));
   }
   confidence_ = c.has_confidence() ? c.confidence() : kDefaultConfidence;
   confidence_z_ = NormalQuantile(confidence_);
   if (!c.has_confidence() && (c.deadline_hours() > 0 || c.max_total_usd() > 0)) {
     assumptions_.push_back(MakeAssumption(
-        "constraints.confidence", absl::StrFormat("%.2f", kDefaultConfidence),
+        "constraints.confidence", Fixed(kDefaultConfidence, 2),
         "deadline_hours and max_total_usd are checked on the P80 of the hours and the total "
         "cost (from the estimate's P10-P90 interval); set confidence (--confidence) to change it"));
   }

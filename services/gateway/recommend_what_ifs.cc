@@ -253,9 +253,9 @@ std::string RunState::ExclusionDetail(int offer_index, v1::ExclusionReason reaso
     case v1::EXCLUSION_REASON_DOES_NOT_FIT:
       if (e == nullptr) break;
       return absl::StrCat(
-          "needs ", FormatGb(e->memory().total_bytes()), " per GPU, has ",
-          FormatGb(e->gpu_memory_bytes()),
-          absl::StrFormat(" with a %.0f%% margin", 100 * vram_margin_), ", even at ", at, cap,
+          "needs ", Fixed(e->memory().total_bytes() / 1e9, 1), " GB per GPU, has ",
+          Fixed(e->gpu_memory_bytes() / 1e9, 1), " GB with a ", Fixed(100 * vram_margin_, 0),
+          "% margin, even at ", at, cap,
           e->not_fit_reason().empty() ? "" : absl::StrCat(": ", e->not_fit_reason()));
     case v1::EXCLUSION_REASON_TOO_SLOW:
       if (e == nullptr) break;
