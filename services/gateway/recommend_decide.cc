@@ -140,7 +140,9 @@ double RunState::TotalUsdAt(const Candidate& candidate, const pricing::v1::Quote
 
 double RunState::PreRankBand() const {
   if (tie_band_ >= 0) return tie_band_;
-  double band = 0;
+  if (pre_rank_band_ >= 0) return pre_rank_band_;  // the estimates are set by then
+  double& band = pre_rank_band_;
+  band = 0;
   for (size_t config = 0; config < estimates_.size(); ++config) {
     if (estimates_[config] == nullptr || !Est(static_cast<int>(config)).fits()) continue;
     // The interval that bounds the final band: tokens/s for best value, the

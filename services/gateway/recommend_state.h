@@ -410,6 +410,7 @@ class RunState {
   mutable std::vector<int> config_risk_;
   double tie_band_ = -1;
   double tie_band_used_ = 0;
+  mutable double pre_rank_band_ = -1;  // PreRankBand(), once computed
   // The per-user speed floor in force (0 = none), and the field it comes
   // from ("" = the default).
   double min_user_tps_ = 0;
