@@ -21,7 +21,9 @@
 #   REFRESH_C / REFRESH_M (connections, streams per connection: 2, 4),
 #   REFRESH_SMOKE=1 (2,000 offers, 8 s: checks the benchmark works, not the speed),
 #   REFRESH_KEEP=1 (keep the services' and the refresher's logs; the path is printed),
-#   REFRESH_PERF=FILE (perf record -a of phase 3 into FILE).
+#   REFRESH_PERF=FILE (perf record -a of the first phase 3 into FILE),
+#   REFRESH_ROUNDS (1): phases 2 and 3 this many times in turn, prices x1.2, x1.4, ...
+#   of the first publication; the ratio is that of the summed rates.
 set -euo pipefail
 
 ROOT=$(cd "$(dirname "$0")/.." && pwd)
@@ -192,60 +194,85 @@ print(", ".join("%s %.1f s" % (n, y - x) for n, x, y in zip(names, a, b)))
 PY
 }
 errors_before=$(errors) cancels_before=$(cancels)
-# 2. baseline. The answer probe of phase 3 (the CLI asking for the cheapest
-# L4 every 0.25 s) runs here too, so both rates pay for it alike.
+# The answer probe of phase 3 (the CLI asking for the cheapest L4 every
+# 0.25 s) runs in phase 2 too, so both rates pay for it alike.
 probe_loop() {
   while [[ ! -e "$TMP/probe.stop" ]]; do cheapest >/dev/null; sleep 0.25; done
 }
-rm -f "$TMP/probe.stop"
-probe_loop &
-PROBE_PID=$!
-cpu0=$(cpu_all)
-read -r BASE_RATE BASE_BAD < <(load baseline)
-cpu1=$(cpu_all)
-touch "$TMP/probe.stop"
-wait "$PROBE_PID"
-echo "phase 2: baseline $BASE_RATE Recommend/s (cold), $BASE_BAD failed"
-echo "  CPU used: $(cpu_diff "$cpu0" "$cpu1")"
+probe_start() { rm -f "$TMP/probe.stop"; probe_loop & PROBE_PID=$!; }
+probe_stop() { touch "$TMP/probe.stop"; wait "$PROBE_PID"; }
 
-# 3. new prices, refreshed under the same load
-make_source 1.2 "$TMP/replay/bench.csv"
-old_price=${OLD#* }
-load during >"$TMP/during.result" &
-LOAD_PID=$!
-if [[ -n "${REFRESH_PERF:-}" ]]; then  # a CPU profile of the whole machine during phase 3
-  perf record -a -F 499 -o "$REFRESH_PERF" -- sleep "$SECONDS_PER_PHASE" >/dev/null 2>&1 &
-fi
-sleep 1
-run_refresher
-seen=$(wait_for_price "abs(p - $old_price * 1.2) < 0.01")
-rm -f "$TMP/probe.stop"
-probe_loop &  # the probe goes on to the end of the load, as in phase 2
-PROBE_PID=$!
-wait "$LOAD_PID"
-touch "$TMP/probe.stop"
-wait "$PROBE_PID"
-cpu2=$(cpu_all)
-refresher_cpu=$(cpu_of "$REFRESHER_PID")
-read -r DURING_RATE DURING_BAD <"$TMP/during.result"
-stop_pid "$REFRESHER_PID"; REFRESHER_PID=""
+baseline_phase() {  # round -> "rate failed"
+  local cpu0 cpu1 rate bad
+  probe_start
+  cpu0=$(cpu_all)
+  read -r rate bad < <(load "baseline$1")
+  cpu1=$(cpu_all)
+  probe_stop
+  echo "round $1, phase 2: baseline $rate Recommend/s (cold), $bad failed" >&2
+  echo "  CPU used: $(cpu_diff "$cpu0" "$cpu1")" >&2
+  echo "$rate $bad"
+}
+
+refresh_phase() {  # round factor -> "rate failed seconds"
+  local cpu0 cpu1 load_pid seen rate bad refresher_cpu
+  make_source "$2" "$TMP/replay/bench.csv"
+  cpu0=$(cpu_all)
+  load "during$1" >"$TMP/during.result" &
+  load_pid=$!
+  if [[ -n "${REFRESH_PERF:-}" && "$1" == 1 ]]; then  # a CPU profile of the machine in phase 3
+    perf record -a -F 499 -o "$REFRESH_PERF" -- sleep "$SECONDS_PER_PHASE" >/dev/null 2>&1 &
+  fi
+  sleep 1
+  run_refresher
+  seen=$(wait_for_price "abs(p - ${OLD#* } * $2) < 0.01")
+  probe_start  # the probe goes on to the end of the load, as in phase 2
+  wait "$load_pid"
+  probe_stop
+  cpu1=$(cpu_all)
+  refresher_cpu=$(cpu_of "$REFRESHER_PID")
+  read -r rate bad <"$TMP/during.result"
+  stop_pid "$REFRESHER_PID"; REFRESHER_PID=""
+  echo "round $1, phase 3: new prices (x$2) in answers after ${seen}s; $rate Recommend/s during the refresh, $bad failed" >&2
+  echo "  CPU used: $(cpu_diff "$cpu0" "$cpu1"), refresher $refresher_cpu s" >&2
+  echo "  refresher: $(tail -1 "$TMP/refresher.log")" >&2
+  echo "$rate $bad $seen"
+}
+
+# 2 and 3, ROUNDS times in turn (baseline, refresh, baseline, ...): the load
+# of a shared machine drifts, alternating puts both phases under the same.
+ROUNDS=${REFRESH_ROUNDS:-1}
+RESULTS=()
+for round in $(seq 1 "$ROUNDS"); do
+  read -r base_rate base_bad < <(baseline_phase "$round")
+  factor=$("$PY" -c "print('%.1f' % (1 + 0.2 * $round))")
+  read -r during_rate during_bad seen < <(refresh_phase "$round" "$factor")
+  RESULTS+=("$base_rate $during_rate $seen $((base_bad + during_bad))")
+done
 errors_after=$(errors)
-echo "  calls cancelled by h2load at the end of its time (both phases): $(($(cancels) - cancels_before))"
-echo "phase 3: new prices in answers after ${seen}s; $DURING_RATE Recommend/s during the refresh, $DURING_BAD failed"
-echo "  CPU used: $(cpu_diff "$cpu1" "$cpu2"), refresher $refresher_cpu s"
+echo "calls cancelled by h2load at the end of its time (not failures): $(($(cancels) - cancels_before))"
 echo "refresher: $(tr -d '\n' <"$TMP/out/refreshed.binpb.sources.json" | cut -c1-300)"
 echo "load average (1, 5, 15 min): $(cut -d' ' -f1-3 /proc/loadavg)"
-"$PY" - "$BASE_RATE" "$DURING_RATE" "$seen" "$((BASE_BAD + DURING_BAD))" "$((errors_after - errors_before))" "$OFFERS" <<'PY'
+"$PY" - "$((errors_after - errors_before))" "$OFFERS" "${RESULTS[@]}" <<'PY'
 import sys
-base, during, seen, bad, grpc_bad, offers = sys.argv[1:]
-base, during, bad, grpc_bad = float(base), float(during), int(bad), int(grpc_bad)
+grpc_bad, offers = int(sys.argv[1]), sys.argv[2]
+rounds = [r.split() for r in sys.argv[3:]]
+base = sum(float(r[0]) for r in rounds)
+during = sum(float(r[1]) for r in rounds)
+bad = sum(int(r[3]) for r in rounds) + grpc_bad
+ratios = ["%.3f" % (float(r[1]) / float(r[0])) for r in rounds if float(r[0])]
+times = [r[2] for r in rounds]
 ratio = during / base if base else 0
-ok_time = seen != "timeout" and float(seen) <= 30
-print("| %s | %.1f | %.1f | %.3f | %s | %d |" % (offers, base, during, ratio, seen, bad + grpc_bad))
+slow = [t for t in times if t == "timeout" or float(t) > 30]
+print("| offers | baseline Recommend/s | during refresh | ratio | new prices in answers | failed calls |")
+for r in rounds:
+    print("| %s | %s | %s | %.3f | %s s | %s |" % (offers, r[0], r[1], float(r[1]) / float(r[0]), r[2], r[3]))
+print("rounds: %d; ratio of the summed rates %.3f (per round %s); new prices in answers after %s s"
+      % (len(rounds), ratio, ", ".join(ratios), ", ".join(times)))
 fails = []
-if not ok_time: fails.append("new prices not in answers within 30 s (%s)" % seen)
-if bad or grpc_bad: fails.append("%d failed calls" % (bad + grpc_bad))
-if ratio < 0.9: fails.append("rate during the refresh %.1f%% of the baseline" % (100 * ratio))
+if slow: fails.append("new prices not in answers within 30 s (%s)" % ", ".join(slow))
+if bad: fails.append("%d failed calls" % bad)
+if ratio < 0.9: fails.append("rate during the refreshes %.1f%% of the baselines" % (100 * ratio))
 print("refresh_bench: " + ("PASS" if not fails else "FAIL: " + "; ".join(fails)))
 sys.exit(1 if fails else 0)
 PY

@@ -41,6 +41,13 @@ absl::StatusOr<std::string> ReadFile(const std::string& path) {
   // Read in blocks straight into the result: no stream copy of a file that
   // may be tens of MB (the refresher's published offers).
   std::string contents;
+  in.seekg(0, std::ios::end);  // a pipe or /proc file has no size: read as it comes
+  if (const std::streamoff size = in ? static_cast<std::streamoff>(in.tellg()) : -1; size > 0) {
+    contents.reserve(static_cast<size_t>(size));
+  }
+  in.clear();
+  in.seekg(0, std::ios::beg);
+  in.clear();
   char block[1 << 16];
   while (in.read(block, sizeof(block)) || in.gcount() > 0) {
     contents.append(block, static_cast<size_t>(in.gcount()));

@@ -91,6 +91,9 @@ CatalogReplica::Watch::Protocol CatalogReplica::Protocol() {
   protocol.version_header = kWatchVersionHeader;
   protocol.heartbeat_header = kWatchHeartbeatHeader;
   protocol.open = [this](grpc::ClientContext* context, const v1::WatchCatalogRequest& request) {
+    // On the follower thread, before it reads anything: all it does from now
+    // on is background work.
+    LowerThisThreadPriority(options_.follow_nice);
     return stub_->WatchCatalog(context, request);
   };
   protocol.value_of = [](v1::WatchCatalogResponse* response) -> v1::CatalogSnapshot* {

@@ -37,6 +37,7 @@
 #include "common/grpc/watch_follower.h"
 #include "gpuadvisor/catalog/v1/catalog.grpc.pb.h"
 #include "grpcpp/client_context.h"
+#include "services/catalog/background_priority.h"
 #include "services/catalog/catalog.h"
 
 namespace gpuadvisor::catalog {
@@ -67,6 +68,10 @@ class CatalogReplica {
     std::function<void(const absl::Status&)> on_cache_write_failed = nullptr;
     // What the replica's age is measured with (tests move a ManualClock).
     const Clock* clock = Clock::Real();
+    // The follower thread (receiving, checking and indexing each snapshot,
+    // on_snapshot included) runs at this nice value in SCHED_BATCH, below
+    // the threads answering calls (background_priority.h); 0 = unchanged.
+    int follow_nice = kBackgroundNice;
   };
 
   CatalogReplica(std::unique_ptr<v1::CatalogService::StubInterface> stub, Options options);

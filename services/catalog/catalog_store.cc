@@ -5,10 +5,12 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/time/clock.h"
+#include "services/catalog/background_priority.h"
 
 namespace gpuadvisor::catalog {
 
-CatalogStore::CatalogStore(CatalogSources sources) : sources_(std::move(sources)) {}
+CatalogStore::CatalogStore(CatalogSources sources, int reload_nice)
+    : sources_(std::move(sources)), reload_nice_(reload_nice) {}
 
 CatalogStore::~CatalogStore() { Shutdown(); }
 
@@ -26,7 +28,8 @@ absl::Status CatalogStore::Reload(bool force) {
   options.force = force;
   options.current = serving == nullptr ? nullptr : &serving->snapshot();
   options.check_whole = false;  // Catalog::Create below runs the same rules, once
-  absl::StatusOr<LoadedCatalog> loaded = LoadCatalog(sources_, options);
+  absl::StatusOr<LoadedCatalog> loaded;
+  RunAtLowerPriority(reload_nice_, [&] { loaded = LoadCatalog(sources_, options); });
   if (!loaded.ok()) return fail(loaded.status());
   {
     absl::MutexLock lock(&mu_);
@@ -44,7 +47,8 @@ absl::Status CatalogStore::Reload(bool force) {
     sequence = sequence_ + 1;
   }
   snapshot->set_version(absl::StrCat("v", sequence, "-", hash));
-  absl::StatusOr<std::shared_ptr<const Catalog>> catalog = Catalog::Create(*std::move(snapshot));
+  absl::StatusOr<std::shared_ptr<const Catalog>> catalog;
+  RunAtLowerPriority(reload_nice_, [&] { catalog = Catalog::Create(*std::move(snapshot)); });
   if (!catalog.ok()) return fail(WholeCatalogError(sources_, catalog.status()));
   std::shared_ptr<const Catalog> old;
   {

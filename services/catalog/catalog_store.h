@@ -33,7 +33,10 @@ namespace gpuadvisor::catalog {
 
 class CatalogStore {
  public:
-  explicit CatalogStore(CatalogSources sources);
+  // `reload_nice` > 0: a reload reads, checks and indexes the files on a
+  // thread of its own at that nice value in SCHED_BATCH
+  // (background_priority.h), below the threads answering calls.
+  explicit CatalogStore(CatalogSources sources, int reload_nice = 0);
   ~CatalogStore();  // calls Shutdown()
 
   CatalogStore(const CatalogStore&) = delete;
@@ -82,6 +85,7 @@ class CatalogStore {
 
  private:
   const CatalogSources sources_;
+  const int reload_nice_;
   absl::Mutex reload_mu_;  // serialises Reload()
   mutable absl::Mutex mu_;
   mutable absl::CondVar changed_;

@@ -44,6 +44,7 @@
 #include "common/grpc/service_main.h"
 #include "common/metrics/function_metric.h"
 #include "common/metrics/write_failures.h"
+#include "services/catalog/background_priority.h"
 #include "services/catalog/catalog_flags.h"
 #include "services/catalog/catalog_replica.h"
 #include "services/catalog/catalog_service_impl.h"
@@ -73,6 +74,9 @@ ABSL_FLAG(int, max_watchers, 1000,
 ABSL_FLAG(int64_t, watch_chunk_bytes, gpuadvisor::catalog::kDefaultWatchChunkBytes,
           "Snapshot data per WatchCatalog chunk (followers that set accept_chunks; at least 1024). "
           "Followers that did not get the snapshot whole while it fits the 64 MiB message limit.");
+ABSL_FLAG(int, reload_nice, gpuadvisor::catalog::kBackgroundNice,
+          "Nice value (SCHED_BATCH) of the thread that reads, checks and indexes a reload, below "
+          "the threads answering calls; 0 = the caller's priority.");
 ABSL_FLAG(
     double, watch_slow_seconds, 30,
     "A watcher whose write has not drained for this long is dropped with RESOURCE_EXHAUSTED.");
@@ -210,7 +214,8 @@ int main(int argc, char** argv) {
   if (!token.ok()) return gpuadvisor::FailStartup("catalog", token.status());
 
   gpuadvisor::Metrics metrics("catalog");
-  gpuadvisor::catalog::CatalogStore store(gpuadvisor::catalog::CatalogSourcesFromFlags());
+  gpuadvisor::catalog::CatalogStore store(gpuadvisor::catalog::CatalogSourcesFromFlags(),
+                                          absl::GetFlag(FLAGS_reload_nice));
   // Single writer: a follower serves the writer's snapshots through a
   // replica and sends admin reloads on to it; the writer reads the files.
   const std::string writer_address = absl::GetFlag(FLAGS_writer_address);

@@ -34,6 +34,7 @@
 #include "common/metrics/write_failures.h"
 #include "gpuadvisor/catalog/v1/catalog.grpc.pb.h"
 #include "grpcpp/client_context.h"
+#include "services/catalog/background_priority.h"
 #include "services/catalog/catalog_loader.h"
 #include "services/catalog/gpu_name_resolver.h"
 #include "services/refresher/refresher.h"
@@ -51,6 +52,9 @@ ABSL_FLAG(std::string, ca_file, "", "Extra CA bundle for the sources (a test ser
 ABSL_FLAG(std::string, host, "127.0.0.1", "Address /metrics listens on.");
 ABSL_FLAG(int, metrics_port, 9464, "Port of /metrics (0 = any).");
 ABSL_FLAG(bool, once, false, "Refresh every source once and exit.");
+ABSL_FLAG(int, nice, gpuadvisor::catalog::kBackgroundNice,
+          "Nice value (SCHED_BATCH) the refresher runs at, below the services answering calls "
+          "on the same machine; 0 = unchanged.");
 ABSL_FLAG(std::string, writer_host, "",
           "Refresh only on the host of this name (a sidecar in every pod of the catalog "
           "StatefulSet: the writer's refreshes, the others stay idle); empty = always.");
@@ -211,5 +215,7 @@ int Run() {
 int main(int argc, char** argv) {
   gpuadvisor::BlockTerminationSignals();
   absl::ParseCommandLine(argc, argv);
+  // Before any thread starts: they all inherit it.
+  gpuadvisor::catalog::LowerThisThreadPriority(absl::GetFlag(FLAGS_nice));
   return Run();
 }
