@@ -22,6 +22,8 @@
 #   REFRESH_SMOKE=1 (2,000 offers, 8 s: checks the benchmark works, not the speed),
 #   REFRESH_KEEP=1 (keep the services' and the refresher's logs; the path is printed),
 #   REFRESH_PERF=FILE (perf record -a of the first phase 3 into FILE),
+#   REFRESH_NICE (unset: the binaries' default, 0): the refresher's --nice and the catalog's
+#   --reload_nice,
 #   REFRESH_ROUNDS (1): phases 2 and 3 this many times in turn, prices x1.2, x1.4, ...
 #   of the first publication; the ratio is that of the summed rates.
 set -euo pipefail
@@ -99,7 +101,10 @@ CONF
 # --- the stack: cold answers, no rate limit, the catalog reading the refresher's file ----------
 echo "refresh-bench-token" >"$TMP/token"
 STACK_GATEWAY_ARGS=(--rate_limit_per_second=0 --response_cache_entries=0)
+NICE_ARGS=()
+[[ -n "${REFRESH_NICE:-}" ]] && NICE_ARGS=(--nice="$REFRESH_NICE")
 STACK_CATALOG_ARGS=(--refreshed_offers="$TMP/out/refreshed.binpb" --admin_token_file="$TMP/token")
+[[ -n "${REFRESH_NICE:-}" ]] && STACK_CATALOG_ARGS+=(--reload_nice="$REFRESH_NICE")
 export STACK_WAIT_SECONDS=${STACK_WAIT_SECONDS:-120}
 stack_start "$BUILD_DIR" "$ROOT/data" ephemeral "$TMP/logs"
 
@@ -107,6 +112,7 @@ run_refresher() {  # -> REFRESHER_PID; the states file is $TMP/out/refreshed.bin
   "$REFRESHER" --config="$TMP/sources.textproto" --data_dir="$ROOT/data" \
     --output="$TMP/out/refreshed.binpb" --catalog_address="$CATALOG_ADDR" \
     --admin_token_file="$TMP/token" --ca_file="$TMP/certs/ca.pem" --metrics_port=0 \
+    ${NICE_ARGS[@]+"${NICE_ARGS[@]}"} \
     >>"$TMP/refresher.out" 2>>"$TMP/refresher.log" &
   REFRESHER_PID=$!
 }

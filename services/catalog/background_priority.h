@@ -2,13 +2,11 @@
 #define GPUADVISOR_SERVICES_CATALOG_BACKGROUND_PRIORITY_H_
 
 // Background work (a catalog reload of 100,000 offers, a replica taking a new
-// snapshot in, the refresher) runs below the threads that answer calls, so a
-// refresh on a busy machine costs the serving path as little CPU as it can:
-// the thread is put in SCHED_BATCH (no wake-up preemption of interactive
-// threads) with a nice value of at least `nice` (Linux nice values are per
-// thread; threads started afterwards inherit them). Lowering needs no
-// privilege; nothing here ever raises a priority, so a dedicated thread does
-// the work and ends with it.
+// snapshot in, the refresher) can run below the threads that answer calls, so
+// that a refresh costs the serving path less of a shared CPU: the thread is put in SCHED_BATCH (no
+// wake-up preemption of interactive threads) with a nice value of at least `nice` (Linux nice
+// values are per thread; threads started afterwards inherit them). Lowering needs no privilege;
+// nothing here ever raises a priority, so a dedicated thread does the work and ends with it.
 //
 //   LowerThisThreadPriority(10);                    // a follower's own thread
 //   RunAtLowerPriority(10, [&] { result = Load(); });  // on a new thread, joined
@@ -18,7 +16,9 @@
 
 namespace gpuadvisor::catalog {
 
-// The nice value background work gets by default.
+// The nice value suggested for background work where it is turned on
+// (catalog_server --reload_nice, refresher --nice, CatalogReplica's
+// follow_nice; all off by default, see docs/performance.md).
 inline constexpr int kBackgroundNice = 10;
 
 // SCHED_BATCH and nice >= `nice` for the calling thread; 0 or less changes

@@ -68,10 +68,12 @@ class CatalogReplica {
     std::function<void(const absl::Status&)> on_cache_write_failed = nullptr;
     // What the replica's age is measured with (tests move a ManualClock).
     const Clock* clock = Clock::Real();
-    // The follower thread (receiving, checking and indexing each snapshot,
-    // on_snapshot included) runs at this nice value in SCHED_BATCH, below
-    // the threads answering calls (background_priority.h); 0 = unchanged.
-    int follow_nice = kBackgroundNice;
+    // > 0: the follower thread (receiving, checking and indexing each
+    // snapshot, on_snapshot included) runs at this nice value in
+    // SCHED_BATCH, below the threads answering calls (background_priority.h);
+    // 0 = unchanged (the default: measured on a busy 2-core machine, nice 10
+    // delayed new prices without sparing the serving path, docs/performance.md).
+    int follow_nice = 0;
   };
 
   CatalogReplica(std::unique_ptr<v1::CatalogService::StubInterface> stub, Options options);

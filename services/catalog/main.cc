@@ -44,7 +44,6 @@
 #include "common/grpc/service_main.h"
 #include "common/metrics/function_metric.h"
 #include "common/metrics/write_failures.h"
-#include "services/catalog/background_priority.h"
 #include "services/catalog/catalog_flags.h"
 #include "services/catalog/catalog_replica.h"
 #include "services/catalog/catalog_service_impl.h"
@@ -74,9 +73,10 @@ ABSL_FLAG(int, max_watchers, 1000,
 ABSL_FLAG(int64_t, watch_chunk_bytes, gpuadvisor::catalog::kDefaultWatchChunkBytes,
           "Snapshot data per WatchCatalog chunk (followers that set accept_chunks; at least 1024). "
           "Followers that did not get the snapshot whole while it fits the 64 MiB message limit.");
-ABSL_FLAG(int, reload_nice, gpuadvisor::catalog::kBackgroundNice,
-          "Nice value (SCHED_BATCH) of the thread that reads, checks and indexes a reload, below "
-          "the threads answering calls; 0 = the caller's priority.");
+ABSL_FLAG(int, reload_nice, 0,
+          "Nice value (SCHED_BATCH) of a thread of its own that reads, checks and indexes a "
+          "reload, below the threads answering calls (e.g. 10); 0 = the caller's thread and "
+          "priority. Off by default (docs/performance.md, \"A refresh under load\").");
 ABSL_FLAG(
     double, watch_slow_seconds, 30,
     "A watcher whose write has not drained for this long is dropped with RESOURCE_EXHAUSTED.");

@@ -52,9 +52,10 @@ ABSL_FLAG(std::string, ca_file, "", "Extra CA bundle for the sources (a test ser
 ABSL_FLAG(std::string, host, "127.0.0.1", "Address /metrics listens on.");
 ABSL_FLAG(int, metrics_port, 9464, "Port of /metrics (0 = any).");
 ABSL_FLAG(bool, once, false, "Refresh every source once and exit.");
-ABSL_FLAG(int, nice, gpuadvisor::catalog::kBackgroundNice,
+ABSL_FLAG(int, nice, 0,
           "Nice value (SCHED_BATCH) the refresher runs at, below the services answering calls "
-          "on the same machine; 0 = unchanged.");
+          "on the same machine (e.g. 10); 0 = unchanged. Off by default: on a busy machine it "
+          "delays the new prices more than it spares the serving path (docs/performance.md).");
 ABSL_FLAG(std::string, writer_host, "",
           "Refresh only on the host of this name (a sidecar in every pod of the catalog "
           "StatefulSet: the writer's refreshes, the others stay idle); empty = always.");
