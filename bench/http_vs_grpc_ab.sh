@@ -21,6 +21,7 @@ for i in $(seq 1 "$PAIRS"); do
     bash "$ROOT/bench/http_vs_grpc.sh" "$build" >"$OUT/$side-$i.txt" 2>&1 ||
       { cat "$OUT/$side-$i.txt" >&2; echo "http_vs_grpc_ab: run $side-$i failed" >&2; exit 1; }
     echo "$side run $i: $(grep '^gateway CPU per call' "$OUT/$side-$i.txt"); $(grep '^HTTP/JSON / gRPC' "$OUT/$side-$i.txt")"
+    grep '^| [0-9]' "$OUT/$side-$i.txt"
   done
 done
 echo "load average after: $(cut -d' ' -f1-3 /proc/loadavg)"
