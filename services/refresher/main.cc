@@ -110,13 +110,10 @@ absl::Status LoadSetup(gpuadvisor::Metrics& metrics, Setup& setup) {
   options.output_path = output;
   options.on_write_failed =
       gpuadvisor::WriteFailureCounter(metrics.registry(), "refresher", "refreshed_offers");
-  const std::filesystem::path parent = std::filesystem::path(output).parent_path();
-  options.scratch_dir = parent.empty() ? std::string(".") : parent.string();
   options.ca_file = absl::GetFlag(FLAGS_ca_file);
   options.import = {setup.gpus.get(), &setup.curated.offers(),
                     absl::StrCat(data_dir, "/catalog/country_continents.csv"),
-                    absl::StrCat(data_dir, "/catalog/gcp_billing_families.csv"),
-                    options.scratch_dir};
+                    absl::StrCat(data_dir, "/catalog/gcp_billing_families.csv")};
   absl::StatusOr<std::string> token =
       gpuadvisor::ReadAdminToken(absl::GetFlag(FLAGS_admin_token_file), "GPUADVISOR_ADMIN_TOKEN");
   if (!token.ok()) return token.status();

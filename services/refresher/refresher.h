@@ -70,7 +70,6 @@ using PublishFn = std::function<absl::Status()>;
 
 struct RefresherOptions {
   std::string output_path;  // the OfferList the catalog reads
-  std::string scratch_dir;  // temporary files of the importers
   // Called when the output file cannot be written (the publish fails and is
   // retried on the next refresh); may be null. common/metrics/write_failures.h
   // counts it.

@@ -46,8 +46,7 @@ class RefresherImport : public ::testing::Test {
     gpus_ = std::make_unique<catalog::GpuNameResolver>(curated_.gpus());
     context_ = {gpus_.get(), &curated_.offers(),
                 GPUADVISOR_SOURCE_DIR "/data/catalog/country_continents.csv",
-                GPUADVISOR_SOURCE_DIR "/data/catalog/gcp_billing_families.csv",
-                ::testing::TempDir()};
+                GPUADVISOR_SOURCE_DIR "/data/catalog/gcp_billing_families.csv"};
   }
   static std::string Read(const std::string& path) {
     absl::StatusOr<std::string> text = ReadFile(path);
@@ -291,7 +290,6 @@ TEST_F(RefresherImport, NotModifiedConfirmsTheCopyServingWithoutAReload) {
   config.mutable_sources(0)->add_urls("https://oci.example/products");
   RefresherOptions options;
   options.output_path = ::testing::TempDir() + "/not-modified.textproto";
-  options.scratch_dir = ::testing::TempDir();
   options.import = context_;
   Refresher refresher(config, options, fetch, [&] {
     ++publishes;
@@ -337,7 +335,6 @@ TEST_F(RefresherImport, NotModifiedMarketplaceListingIsSeenAvailableNow) {
   config.mutable_sources(0)->add_urls("https://vast.example/search");
   RefresherOptions options;
   options.output_path = ::testing::TempDir() + "/not-modified-vast.textproto";
-  options.scratch_dir = ::testing::TempDir();
   options.import = context_;
   Refresher refresher(config, options, fetch, [&] {
     ++publishes;
@@ -433,7 +430,6 @@ TEST_F(RefresherImport, BinaryOutputAndARejectedReloadPutsThePreviousFileBack) {
   config.mutable_sources(0)->add_urls("https://oci.example/products");
   RefresherOptions options;
   options.output_path = ::testing::TempDir() + "/rejected.binpb";
-  options.scratch_dir = ::testing::TempDir();
   options.import = context_;
   std::remove(options.output_path.c_str());
   Refresher refresher(config, options, fetch, [&] { return verdict; });

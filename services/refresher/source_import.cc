@@ -8,7 +8,6 @@
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
-#include "common/io/durable_file.h"
 #include "services/catalog/import/price_import.h"
 #include "services/catalog/skypilot_import.h"
 #include "services/refresher/zip_archive.h"
@@ -60,19 +59,16 @@ void KeepKnownSpot(const ImportContext& context, std::vector<Offer>& offers) {
   }
 }
 
-// One file through the catalog's price importers (they read files).
+// One body through the catalog's price importers, named "<source>[<i>]"
+// in errors and in each offer's source.
 absl::Status ImportFile(const RefreshSource& source, const std::string& format,
                         const std::string& provider, const std::string& body, size_t i,
                         const ImportContext& context, ImportedCopy& copy) {
   catalog::PriceImportContext price_context{context.gpus, context.continents_path,
                                             context.gcp_families_path, context.known_offers};
-  const std::string path = absl::StrCat(context.scratch_dir, "/", source.name(), ".", i,
-                                        format == "gpuhunt" ? ".csv" : ".json");
-  if (absl::Status s = WriteFileDurably(path, body); !s.ok()) return s;
-  catalog::PriceImportSource import{format, path, provider};
+  catalog::PriceImportSource import{format, absl::StrCat(source.name(), "[", i, "]"), provider};
   absl::StatusOr<catalog::ImportedOffers> imported =
-      catalog::ImportPriceFile(import, price_context);
-  std::filesystem::remove(path);
+      catalog::ImportPriceText(import, body, price_context);
   if (!imported.ok()) {
     return absl::InvalidArgumentError(
         absl::StrCat(source.name(), " body ", i, ": ", imported.status().message()));

@@ -24,7 +24,6 @@ struct ImportContext {
   const google::protobuf::RepeatedPtrField<catalog::v1::Offer>* known_offers = nullptr;
   std::string continents_path;    // data/catalog/country_continents.csv
   std::string gcp_families_path;  // data/catalog/gcp_billing_families.csv
-  std::string scratch_dir;        // where bodies are written for the file importers
 };
 
 struct SourceRows {

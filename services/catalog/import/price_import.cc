@@ -20,6 +20,15 @@ absl::StatusOr<ImportedOffers> ImportPriceFile(const PriceImportSource& source,
   }
   absl::StatusOr<std::string> text = ReadFile(source.path);
   if (!text.ok()) return text.status();
+  return ImportPriceText(source, *text, context);
+}
+
+absl::StatusOr<ImportedOffers> ImportPriceText(const PriceImportSource& source,
+                                               const std::string& text,
+                                               const PriceImportContext& context) {
+  if (context.gpus == nullptr || context.known_offers == nullptr) {
+    return absl::InvalidArgumentError("ImportPriceFile: context.gpus and known_offers must be set");
+  }
   if (source.format == "vast") {
     VastImportOptions options;
     if (!context.continents_path.empty()) {
@@ -30,7 +39,7 @@ absl::StatusOr<ImportedOffers> ImportPriceFile(const PriceImportSource& source,
       if (!continents.ok()) return continents.status();
       options.continents = *std::move(continents);
     }
-    return ImportVastOffers(*text, source.path, *context.gpus, options);
+    return ImportVastOffers(text, source.path, *context.gpus, options);
   }
   if (source.format == "gcp-billing") {
     absl::StatusOr<std::string> table = ReadFile(context.gcp_families_path);
@@ -38,19 +47,19 @@ absl::StatusOr<ImportedOffers> ImportPriceFile(const PriceImportSource& source,
     absl::StatusOr<std::vector<GcpSkuFamily>> families =
         ParseGcpSkuFamilies(*table, context.gcp_families_path);
     if (!families.ok()) return families.status();
-    return ImportGcpBillingSkus(*text, source.path, *families, *context.known_offers);
+    return ImportGcpBillingSkus(text, source.path, *families, *context.known_offers);
   }
   if (source.format == "aws-price-list") {
-    return ImportAwsPriceList(*text, source.path, *context.known_offers);
+    return ImportAwsPriceList(text, source.path, *context.known_offers);
   }
   if (source.format == "azure-retail") {
-    return ImportAzureRetailPrices(*text, source.path, *context.known_offers);
+    return ImportAzureRetailPrices(text, source.path, *context.known_offers);
   }
   if (source.format == "oci-price-list") {
-    return ImportOciPriceList(*text, source.path, *context.known_offers);
+    return ImportOciPriceList(text, source.path, *context.known_offers);
   }
   if (source.format == "gpuhunt") {
-    return ImportGpuhuntCsv(*text, source.provider, source.path, *context.gpus);
+    return ImportGpuhuntCsv(text, source.provider, source.path, *context.gpus);
   }
   return absl::InvalidArgumentError(
       absl::StrCat(source.path, ": unknown import format \"", source.format, "\""));

@@ -50,6 +50,12 @@ struct PriceImportContext {
 absl::StatusOr<ImportedOffers> ImportPriceFile(const PriceImportSource& source,
                                                const PriceImportContext& context);
 
+// The same for a file's text already in memory (the refresher's downloads);
+// `source.path` only names it (in errors and in each offer's `source`).
+absl::StatusOr<ImportedOffers> ImportPriceText(const PriceImportSource& source,
+                                               const std::string& text,
+                                               const PriceImportContext& context);
+
 // "<format>=<path>" entries of a comma-separated flag value, all of `format`.
 std::vector<PriceImportSource> PriceImportSources(absl::string_view format,
                                                   absl::string_view comma_separated_paths);
