@@ -17,7 +17,8 @@
 // calls over every replica behind a headless Service (round_robin). Reports
 // SERVING once it holds a catalog replica. Serves HTTP/JSON, the OpenAPI
 // document and the comparison page on --http_port (docs/http.md), calling
-// the gRPC service in-process. Prints
+// the gRPC service in-process (Recommend directly, without the in-process
+// channel). Prints
 // "gateway listening grpc=HOST:PORT metrics=HOST:PORT http=HOST:PORT".
 
 #include <algorithm>
@@ -68,8 +69,9 @@ ABSL_FLAG(int64_t, http_max_header_bytes, 16 << 10,
           "Largest request line plus headers; larger ones get 431.");
 ABSL_FLAG(int, http_max_header_count, 100, "Most header fields in a request; more get 431.");
 ABSL_FLAG(int, http_threads, 8,
-          "Threads running HTTP handlers (each blocks on its in-process call); connections wait "
-          "on the event loop, not on these.");
+          "Threads running the HTTP handlers of the routes other than Recommend (each blocks on "
+          "its in-process call; Recommend runs on the event loop and the service's callbacks); "
+          "connections wait on the event loop, not on these.");
 ABSL_FLAG(std::string, http_cors_origins, "",
           "Comma-separated origins a browser page may call the HTTP API from "
           "(https://ui.example.com), or *; empty: no CORS headers.");
