@@ -13,7 +13,9 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include <atomic>
 #include <chrono>
+#include <condition_variable>
 #include <cstdio>
 #include <cstdlib>
 #include <fstream>
@@ -614,6 +616,54 @@ TEST_F(HostileTlsTest, ResumedSessionsAreServed) {
   if (session != nullptr) SSL_SESSION_free(session);
   SSL_CTX_free(ctx);
   EXPECT_EQ(resumed, 3) << "the later connections resume the first one's session";
+}
+
+// A reply owed past Stop()'s grace (an asynchronous route still waiting on its
+// backend at shutdown) is waited for: Stop() returns only after it came, so
+// the late reply never writes into a freed transport. Before, Stop() returned
+// after the grace and a late reply used the destroyed event loop.
+TEST(TransportShutdown, StopWaitsForAReplyOwedPastTheGrace) {
+  std::mutex mu;
+  std::condition_variable taken;
+  HttpTransport::Reply owed;
+  absl::StatusOr<std::unique_ptr<HttpTransport>> transport = HttpTransport::Start(
+      HttpTransport::Options(), [](const HttpRequest&) { return HttpResponse(); },
+      [&](std::shared_ptr<const HttpRequest>, const HttpTransport::Reply& reply) {
+        std::lock_guard<std::mutex> lock(mu);
+        owed = reply;
+        taken.notify_all();
+        return true;
+      });
+  ASSERT_TRUE(transport.ok()) << transport.status();
+  std::thread client([port = (*transport)->port()] {
+    httplib::Client c("127.0.0.1", port);
+    c.set_read_timeout(10);
+    c.Get("/slow");  // answered late or closed by Stop(): either is fine here
+  });
+  bool was_taken = false;
+  {
+    std::unique_lock<std::mutex> lock(mu);
+    was_taken = taken.wait_for(lock, std::chrono::seconds(5), [&] { return owed != nullptr; });
+  }
+  EXPECT_TRUE(was_taken) << "the request never reached the asynchronous handler";
+  std::atomic<bool> stopped{false};
+  std::thread stopper([&] {
+    (*transport)->Stop(absl::Milliseconds(20));
+    stopped = true;
+  });
+  // Well past the grace: Stop() must still be waiting for the owed reply.
+  std::this_thread::sleep_for(std::chrono::milliseconds(300));
+  EXPECT_FALSE(stopped.load()) << "Stop() returned while a reply was still owed";
+  HttpTransport::Reply late;
+  {
+    std::lock_guard<std::mutex> lock(mu);
+    late = std::move(owed);
+  }
+  if (late) late(HttpResponse());
+  stopper.join();
+  EXPECT_TRUE(stopped.load());
+  transport->reset();
+  client.join();
 }
 
 }  // namespace

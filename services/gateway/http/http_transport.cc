@@ -17,6 +17,7 @@
 #include <sstream>
 #include <thread>
 #include <type_traits>
+#include <utility>
 #include <vector>
 
 #include "absl/strings/ascii.h"
@@ -25,6 +26,7 @@
 #include "absl/strings/str_join.h"
 #include "absl/strings/str_split.h"
 #include "absl/strings/string_view.h"
+#include "absl/synchronization/mutex.h"
 #include "prometheus/counter.h"
 #include "prometheus/gauge.h"
 #include "prometheus/registry.h"
@@ -74,6 +76,15 @@ struct HttpTransport::Impl {
   // Outlive every session (a session's destructor counts itself out).
   std::atomic<int> open{0};
   std::atomic<int> in_flight{0};
+  // Replies the asynchronous handler owes (each called once, perhaps from a
+  // backend's thread after the grace): Stop() waits for them, since every
+  // one posts to `ioc`.
+  absl::Mutex replies_mu;
+  int replies_owed ABSL_GUARDED_BY(replies_mu) = 0;
+  void OweReply(int delta) {
+    absl::MutexLock lock(&replies_mu);
+    replies_owed += delta;
+  }
   std::atomic<bool> stopped{false};
   int port = 0;
   std::string busy_message;  // why a connection over the cap is refused
@@ -234,21 +245,19 @@ class Session : public std::enable_shared_from_this<Session<Stream>> {
     request->client_certificate = identity_;
     ++t_->in_flight;
     // The answer is written on this connection's strand: at once when the
-    // reply comes on it, else posted to it.
-    HttpTransport::Reply reply = [self = this->shared_from_this()](HttpResponse response) {
-      asio::dispatch(self->stream_.get_executor(),
-                     [self, response = std::move(response)]() mutable {
-                       --self->t_->in_flight;
-                       self->Write(std::move(response));
+    // reply comes on it, else posted to it. The reply hands its hold on the
+    // session over to that write (a reply kept after it was called holds
+    // nothing).
+    HttpTransport::Reply reply = [self = this->shared_from_this()](HttpResponse response) mutable {
+      auto session = std::move(self);
+      auto executor = session->stream_.get_executor();
+      asio::dispatch(executor,
+                     [session = std::move(session), response = std::move(response)]() mutable {
+                       --session->t_->in_flight;
+                       session->Write(std::move(response));
                      });
     };
-    if (t_->async_handler) {
-      try {
-        if (t_->async_handler(request, reply)) return;
-      } catch (const std::exception& e) {
-        return reply(t_->Error(500, absl::StrCat("internal: ", e.what()), *request));
-      }
-    }
+    if (t_->async_handler && OfferAsync(request, reply)) return;
     asio::post(t_->pool, [t = t_, request, reply = std::move(reply)] {
       HttpResponse response;
       try {
@@ -258,6 +267,27 @@ class Session : public std::enable_shared_from_this<Session<Stream>> {
       }
       reply(std::move(response));
     });
+  }
+
+  // Offers the request to the asynchronous handler: true when it took it.
+  // Its reply is owed until called (Stop() waits for it: it may come from a
+  // backend's thread after the grace, and it writes into this transport).
+  bool OfferAsync(const std::shared_ptr<const HttpRequest>& request,
+                  const HttpTransport::Reply& reply) {
+    HttpTransport::Impl* const t = t_;
+    t->OweReply(+1);
+    HttpTransport::Reply owed = [t, reply = reply](HttpResponse response) mutable {
+      std::exchange(reply, nullptr)(std::move(response));
+      t->OweReply(-1);
+    };
+    try {
+      if (t->async_handler(request, owed)) return true;
+    } catch (const std::exception& e) {
+      owed(t->Error(500, absl::StrCat("internal: ", e.what()), *request));
+      return true;
+    }
+    t->OweReply(-1);  // not taken: the worker pool answers
+    return false;
   }
 
   // A read that ended early: a deadline, a limit, a malformed request or the
@@ -587,6 +617,12 @@ void HttpTransport::Stop(absl::Duration grace) {
   for (std::thread& thread : t.io_threads) thread.join();
   t.pool.stop();
   t.pool.join();
+  // A reply still owed comes from a handler that outlived the grace (an
+  // asynchronous route waiting on its backend deadline); it writes into
+  // this transport, so wait for it rather than free what it reads.
+  absl::MutexLock lock(&t.replies_mu);
+  t.replies_mu.Await(absl::Condition(
+      +[](int* owed) { return *owed == 0; }, &t.replies_owed));
 }
 
 HttpTransport::~HttpTransport() { Stop(); }
