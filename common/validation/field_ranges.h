@@ -75,6 +75,11 @@ inline constexpr FieldRange kFieldRanges[] = {
     {"gpuadvisor.pricing.v1.OfferPrice.spot_usd_per_hour", 0, kMaxUsdPerHour, true, "USD per hour"},
     {"gpuadvisor.pricing.v1.OfferPrice.reserved_usd_per_hour", 0, kMaxUsdPerHour, true, "USD per hour"},
     {"gpuadvisor.pricing.v1.WatchPricesRequest.heartbeat_interval_millis", 0, 86'400'000, true, "ms"},
+    {"gpuadvisor.pricing.v1.CommitmentLimits.max_term_hours", 0, kMaxHours, false, "hours"},
+    {"gpuadvisor.catalog.v1.CommitmentTerm.term_hours", 0, kMaxHours, true, "hours"},
+    {"gpuadvisor.catalog.v1.CommitmentTerm.upfront_usd", 0, kMaxUsdPerHour * kMaxHours, true, "USD"},
+    {"gpuadvisor.catalog.v1.CommitmentTerm.usd_per_hour", 0, kMaxUsdPerHour, true, "USD per hour"},
+    {"gpuadvisor.catalog.v1.CommitmentTerm.discount_fraction", 0, 0.99, true, "fraction off on-demand"},
     // sizing.v1.Model (a preset's overrides or a whole architecture)
     {"gpuadvisor.sizing.v1.Model.params", 0, kMaxParams, true, "parameters"},
     {"gpuadvisor.sizing.v1.Model.active_params", 0, kMaxParams, true, "parameters"},
@@ -144,6 +149,7 @@ inline constexpr FieldRange kFieldRanges[] = {
     {"gpuadvisor.gateway.v1.Constraints.min_host_reliability", 0, 1, true, "fraction"},
     {"gpuadvisor.gateway.v1.Constraints.tie_band_fraction", 0, 1, false, "fraction"},
     {"gpuadvisor.gateway.v1.Constraints.confidence", 0.5, 0.99, false, "probability"},
+    {"gpuadvisor.gateway.v1.Constraints.max_commitment_years", 0, 100, false, "years"},
     {"gpuadvisor.gateway.v1.EstimateRequest.vram_margin", 0, 0.9, true, "fraction kept free"},
 };
 // clang-format on

@@ -36,7 +36,9 @@ const std::map<std::string, std::vector<std::string>>& Examples() {
         "--max_results=3",
         "gpu-advisor recommend --hf_config=docs/examples/mistral-small-24b.config.json "
         "--task=inference "
-        "--context=8K --concurrency=8 --max_results=3"}},
+        "--context=8K --concurrency=8 --max_results=3",
+        "gpu-advisor recommend --model=llama-3.1-8b --task=inference --concurrency=16 "
+        "--serving_hours=8760 --providers=gcp --commit_years=3 --upfront=none --max_results=3"}},
       {"estimate",
        {"gpu-advisor estimate --model=llama-3.1-8b --task=full_finetune --train_tokens=1e9 "
         "--seq_len=4096 "
@@ -163,6 +165,13 @@ void AddConstraintDocs(Docs& docs) {
         ""}},
       {"constraints.regions", {{}, "only these regions", ""}},
       {"constraints.purchase_options", {{"purchase"}, "how to buy (default on_demand,spot)", ""}},
+      {"constraints.max_commitment_years",
+       {{"commit_years"},
+        "longest commitment term for reserved prices, years (default 1 when reserved is asked; "
+        "set: adds reserved to the defaults; 0 = none); a term is paid whole",
+        ""}},
+      {"constraints.upfront_payments",
+       {{"upfront"}, "upfront rules a commitment may have: none, partial, all (default any)", ""}},
       {"constraints.single_node", {{}, "only single-node configurations", ""}},
       {"constraints.max_gpus", {{}, "most GPUs in total", ""}},
       {"constraints.vram_margin", {{}, "fraction of GPU memory kept free (default 0.1)", ""}},

@@ -37,6 +37,16 @@ void ExplainPrice(absl::Time now, v1::Recommendation& r) {
   p.set_age_seconds(catalog::PriceAgeSeconds(offer, now));
   p.set_stale_after_seconds(offer.stale_after_seconds());
   p.set_stale(catalog::PriceStale(offer, now));
+  // A reserved price is the commitment term's, with its own date (the AWS
+  // Capacity Block rates predate the row's on-demand price by two years).
+  absl::Time term_as_of;
+  if (r.has_commitment() && !r.commitment().as_of().empty() &&
+      absl::ParseTime("%Y-%m-%d", r.commitment().as_of(), absl::UTCTimeZone(), &term_as_of,
+                      nullptr)) {
+    p.set_as_of(r.commitment().as_of());
+    p.set_age_seconds(std::max<int64_t>(0, absl::ToInt64Seconds(now - term_as_of)));
+    p.set_stale(offer.stale_after_seconds() > 0 && p.age_seconds() > offer.stale_after_seconds());
+  }
   for (const catalog::v1::PriceFlag& flag : offer.price_flags()) {
     p.add_flags(absl::StrFormat("%s $%.2f/h: %s",
                                 flag.purchase_option() == catalog::v1::PURCHASE_OPTION_SPOT ? "spot"
@@ -86,20 +96,22 @@ std::string SuspectPriceDetail(const catalog::v1::Offer& offer,
   return "a flagged price: never ranked on it";
 }
 
-void StatePriceSpan(absl::Time now, v1::RecommendResponse& response) {
+void StatePriceSpan(absl::Time /*now*/, v1::RecommendResponse& response) {
   const v1::Recommendation* oldest = nullptr;
   const v1::Recommendation* newest = nullptr;
+  // Each recommendation's own price age (ExplainPrice): a reserved price's
+  // is its term's.
   for (const v1::Recommendation& r : response.recommendations()) {
-    if (r.offer().priced_at_unix_seconds() <= 0) continue;
-    const int64_t at = r.offer().priced_at_unix_seconds();
-    if (oldest == nullptr || at < oldest->offer().priced_at_unix_seconds()) oldest = &r;
-    if (newest == nullptr || at > newest->offer().priced_at_unix_seconds()) newest = &r;
+    const int64_t age = r.price().age_seconds();
+    if (age < 0) continue;
+    if (oldest == nullptr || age > oldest->price().age_seconds()) oldest = &r;
+    if (newest == nullptr || age < newest->price().age_seconds()) newest = &r;
   }
   if (oldest == nullptr) return;
   response.set_oldest_price_as_of(oldest->price().as_of());
   response.set_newest_price_as_of(newest->price().as_of());
-  response.set_oldest_price_age_seconds(catalog::PriceAgeSeconds(oldest->offer(), now));
-  response.set_newest_price_age_seconds(catalog::PriceAgeSeconds(newest->offer(), now));
+  response.set_oldest_price_age_seconds(oldest->price().age_seconds());
+  response.set_newest_price_age_seconds(newest->price().age_seconds());
 }
 
 }  // namespace gpuadvisor::gateway

@@ -43,18 +43,33 @@ absl::Status RunState::Enumerate(const RegionGroups* groups) {
 
 // An always-on endpoint or a job that cannot resume is not offered spot
 // unless the caller asks for it (then it comes with a warning).
+// A commitment term allowed (max_commitment_years > 0) adds reserved to
+// the defaults; reserved without a stated term limit assumes 1 year.
 void RunState::ChoosePurchaseOptions() {
   const v1::Constraints& c = request_.constraints();
   for (int option : c.purchase_options()) options_.push_back(static_cast<PurchaseOption>(option));
-  if (!options_.empty()) return;
-  options_.push_back(catalog::v1::PURCHASE_OPTION_ON_DEMAND);
-  const bool spot = restartable_ && !always_on_;
-  if (spot) options_.push_back(catalog::v1::PURCHASE_OPTION_SPOT);
-  assumptions_.push_back(
-      MakeAssumption("constraints.purchase_options", spot ? "on-demand, spot" : "on-demand",
-                     spot ? "reserved needs a commitment: ask for PURCHASE_OPTION_RESERVED"
-                          : "no spot: the job cannot resume after a preemption (ask for "
-                            "PURCHASE_OPTION_SPOT to see it)"));
+  const bool commit = c.has_max_commitment_years() && c.max_commitment_years() > 0;
+  if (options_.empty()) {
+    options_.push_back(catalog::v1::PURCHASE_OPTION_ON_DEMAND);
+    const bool spot = restartable_ && !always_on_;
+    if (spot) options_.push_back(catalog::v1::PURCHASE_OPTION_SPOT);
+    if (commit) options_.push_back(catalog::v1::PURCHASE_OPTION_RESERVED);
+    assumptions_.push_back(MakeAssumption(
+        "constraints.purchase_options",
+        absl::StrCat(spot ? "on-demand, spot" : "on-demand", commit ? ", reserved" : ""),
+        commit ? "reserved: constraints.max_commitment_years allows a commitment term"
+        : spot ? "reserved needs a commitment: ask for PURCHASE_OPTION_RESERVED"
+               : "no spot: the job cannot resume after a preemption (ask for "
+                 "PURCHASE_OPTION_SPOT to see it)"));
+  }
+  if (!c.has_max_commitment_years() &&
+      std::find(options_.begin(), options_.end(), catalog::v1::PURCHASE_OPTION_RESERVED) !=
+          options_.end()) {
+    assumptions_.push_back(MakeAssumption(
+        "constraints.max_commitment_years", "1",
+        "reserved is quoted on commitment terms of up to 1 year (set max_commitment_years to 3 "
+        "for 3-year terms); a term is paid whole whether the job uses it or not"));
+  }
 }
 
 // Every cell, or (a host tier filter) those on the tier asked for.

@@ -149,6 +149,11 @@ void RunState::Explain(const Candidate& candidate, const pricing::v1::Quote& quo
   r.set_estimated_hours(quote.cost().expected_hours() > 0 ? quote.cost().expected_hours()
                                                           : e.estimated_hours());
   *r.mutable_cost() = quote.cost();
+  if (quote.has_commitment()) {  // reserved: the term priced and what it pays for
+    *r.mutable_commitment() = quote.commitment();
+    r.set_commitment_terms_bought(quote.terms_bought());
+    r.set_committed_hours(quote.committed_hours());
+  }
   r.set_tokens_per_second(e.tokens_per_second());
   r.set_memory_margin(e.memory_margin());
   r.set_gpu_memory_bytes(e.gpu_memory_bytes());

@@ -99,6 +99,14 @@ void RunState::PlanJob(pricing::v1::JobProfile& job) {
   job.set_always_on(false);
   job.set_egress_gb(PlanEgressGb());
   egress_gb_ = job.egress_gb();
+  // Commitment terms for reserved quotes (asked for or what-ifs): up to the
+  // years asked, 1 year when unset (stated in ChoosePurchaseOptions); a
+  // year is 8,760 h (365 days, as providers count a 1-year term).
+  const v1::Constraints& c = request_.constraints();
+  pricing::v1::CommitmentLimits& limits = *job.mutable_commitment();
+  limits.set_max_term_hours((c.has_max_commitment_years() ? c.max_commitment_years() : 1) * 8760);
+  for (int u : c.upfront_payments())
+    limits.add_upfront(static_cast<catalog::v1::UpfrontPayment>(u));
 }
 
 // What leaves the cloud, priced with the provider's egress rule: the

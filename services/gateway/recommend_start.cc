@@ -37,6 +37,13 @@ absl::Status ValidateConstraints(const v1::RecommendRequest& request) {
                                                      "]: must be ON_DEMAND, SPOT or RESERVED"));
     }
   }
+  for (int i = 0; i < c.upfront_payments_size(); ++i) {
+    if (c.upfront_payments(i) == catalog::v1::UPFRONT_PAYMENT_UNSPECIFIED ||
+        !catalog::v1::UpfrontPayment_IsValid(c.upfront_payments(i))) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("constraints.upfront_payments[", i, "]: must be NONE, PARTIAL or ALL"));
+    }
+  }
   if (!request.has_workload() || request.workload().task() == sizing::v1::TASK_UNSPECIFIED) {
     return absl::InvalidArgumentError("workload.task: required");
   }

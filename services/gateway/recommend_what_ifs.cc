@@ -129,12 +129,10 @@ void RunState::AddWhatIf(const std::string& axis, int index, int top_index, bool
     absl::StrAppend(&text, "; expected preemption loss $", Fixed(w->preemption_usd(), 2),
                     " included");
   }
-  if (c.option == catalog::v1::PURCHASE_OPTION_RESERVED) {
-    text +=
-        "; reserved prices need a commitment whose term the price data does not state (typically "
-        "1 or 3 "
-        "years, billed whether used or not): an 'up to' discount is not certain, confirm the "
-        "term";
+  if (c.option == catalog::v1::PURCHASE_OPTION_RESERVED && q.has_commitment()) {
+    absl::StrAppend(&text, "; commitment: ", q.commitment().name(), ", ",
+                    Fixed(q.committed_hours(), 0),
+                    " h per node paid for the whole term whether used or not");
   }
   if (!w->qualifies()) text += "; does not meet every constraint";
   w->set_summary(std::move(text));

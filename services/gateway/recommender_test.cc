@@ -173,6 +173,11 @@ pricing::v1::QuoteResponse Priced(const pricing::v1::QuoteRequest& request,
     q->mutable_cost()->set_usd_per_hour(price * item.nodes() * multiplier);
     q->mutable_cost()->set_total_usd(price * item.nodes() * item.hours() * multiplier);
     q->mutable_cost()->set_expected_hours(item.hours());
+    if (item.purchase_option() == catalog::v1::PURCHASE_OPTION_RESERVED) {
+      q->mutable_commitment()->set_name("test 1-year term");  // what pricing names
+      q->set_terms_bought(1);
+      q->set_committed_hours(8760);
+    }
   }
   return response;
 }

@@ -18,6 +18,7 @@
 #include "common/status/status_macros.h"
 #include "common/validation/field_ranges.h"
 #include "services/pricing/billing_math.h"
+#include "services/pricing/commitment.h"
 #include "services/pricing/price_book_checks.h"
 
 namespace gpuadvisor::pricing {
@@ -93,6 +94,7 @@ struct JobTerms {
   double hours_per_month = 0;
   double high_risk_rework_fraction = 0;
   double max_restarts_per_segment = 0;
+  const v1::CommitmentLimits* commitment = nullptr;  // the job's, for reserved quotes
 };
 
 absl::StatusOr<JobTerms> TermsOf(const v1::JobProfile& job, const v1::QuoteConstants& constants) {
@@ -110,6 +112,7 @@ absl::StatusOr<JobTerms> TermsOf(const v1::JobProfile& job, const v1::QuoteConst
   jt.hours_per_month = constants.hours_per_month();
   jt.high_risk_rework_fraction = constants.high_risk_rework_fraction();
   jt.max_restarts_per_segment = constants.max_restarts_per_segment();
+  jt.commitment = &job.commitment();
   return jt;
 }
 
@@ -214,7 +217,8 @@ double WriteHours(const OfferEntry& entry, const JobTerms& jt, int32_t nodes) {
   return CheckpointWriteHours(jt.checkpoint_gb, nodes, entry.checkpoint_write_gb_per_second);
 }
 
-// The price per node-hour at `option`; 0 with the reason when not sold so.
+// The price per node-hour at `option` (on demand or spot); 0 with the
+// reason when not sold so.
 double UnitPrice(const OfferEntry& entry, PurchaseOption option, v1::Quote* quote) {
   const v1::OfferPrice& price = *entry.price;
   double unit_price = 0;
@@ -222,15 +226,6 @@ double UnitPrice(const OfferEntry& entry, PurchaseOption option, v1::Quote* quot
     case catalog::v1::PURCHASE_OPTION_SPOT:
       unit_price = price.spot_usd_per_hour();
       if (unit_price <= 0) quote->set_unpriced_reason("not sold as spot");
-      break;
-    case catalog::v1::PURCHASE_OPTION_RESERVED:
-      unit_price = price.reserved_usd_per_hour();
-      if (unit_price <= 0 && entry.billing->reserved_discount() > 0) {
-        unit_price = price.on_demand_usd_per_hour() * (1.0 - entry.billing->reserved_discount());
-      }
-      if (unit_price <= 0) {
-        quote->set_unpriced_reason("no reserved price published and no commitment discount stated");
-      }
       break;
     default:
       unit_price = price.on_demand_usd_per_hour();
@@ -249,6 +244,30 @@ void PlainCost(const OfferEntry& entry, const JobTerms& jt, int32_t nodes, doubl
   c->billed_seconds =
       BilledSeconds(c->work_hours * 3600.0, rule.granularity_seconds(), rule.minimum_seconds());
   c->compute_usd = nodes * unit_price * c->billed_seconds / 3600.0;
+}
+
+// Reserved: the run and its checkpoint writes under the cheapest commitment
+// term allowed, every term bought paid whole (commitment.h). The effective
+// price per node-hour, or 0 with the reason when no term can be quoted.
+double ReservedCost(const OfferEntry& entry, const JobTerms& jt, int32_t nodes, double hours,
+                    v1::Quote* quote, ItemCost* c) {
+  AddCheckpoints(jt, WriteHours(entry, jt, nodes), entry.default_interval_hours,
+                 std::numeric_limits<double>::infinity(), hours, c);
+  std::string reason;
+  std::optional<CommitmentChoice> choice =
+      ChooseCommitment(*entry.price, *entry.billing, *jt.commitment, c->work_hours, &reason);
+  if (!choice) {
+    quote->set_unpriced_reason(std::move(reason));
+    return 0;
+  }
+  const double committed_hours = choice->terms_bought * choice->term.term_hours();
+  c->billed_seconds = committed_hours * 3600.0;
+  c->compute_usd = nodes * choice->usd_per_node;
+  quote->add_warnings(CommitmentText(*choice, c->work_hours));
+  quote->set_terms_bought(choice->terms_bought);
+  quote->set_committed_hours(committed_hours);
+  *quote->mutable_commitment() = std::move(choice->term);
+  return choice->unit_usd_per_hour;
 }
 
 // Spot: the same writes, then the expected interruptions, each a restart
@@ -505,15 +524,18 @@ absl::Status PriceBook::QuoteItems(int count, absl::FunctionRef<Item(int)> items
       continue;
     }
     const OfferEntry& entry = found->second;
-    const double unit_price = UnitPrice(entry, option, quote);  // USD per node-hour
-    if (unit_price <= 0) continue;
     ItemCost c;
+    const double unit_price =  // USD per node-hour
+        option == catalog::v1::PURCHASE_OPTION_RESERVED
+            ? ReservedCost(entry, jt, item.nodes, item.hours, quote, &c)
+            : UnitPrice(entry, option, quote);
+    if (unit_price <= 0) continue;
     if (option == catalog::v1::PURCHASE_OPTION_SPOT) {
       if (!SpotCost(entry, jt, item.nodes, item.hours, unit_price, texts, quote, &c)) {
         quote->clear_warnings();
         continue;
       }
-    } else {
+    } else if (option != catalog::v1::PURCHASE_OPTION_RESERVED) {  // reserved: ReservedCost
       PlainCost(entry, jt, item.nodes, item.hours, unit_price, &c);
     }
     const v1::BillingRule& rule = *entry.billing;

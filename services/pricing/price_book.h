@@ -37,9 +37,13 @@
 // Whole-job quote (PriceBook::Quote), per item, with N = nodes, H = hours,
 // p = price per node-hour at the purchase option:
 //  * Price: on-demand -> on_demand_usd_per_hour; spot -> spot_usd_per_hour;
-//    reserved -> reserved_usd_per_hour, else on_demand x (1 -
-//    reserved_discount) when the provider's rule states a discount.
-//    PURCHASE_OPTION_UNSPECIFIED means on-demand. An offer not sold at the
+//    reserved -> a commitment term (commitment.h): the cheapest exact term
+//    within JobProfile.commitment, its whole terms paid (compute_usd = N x
+//    terms x term price, billed_hours = the hours committed, usd_per_hour =
+//    N x the term's effective hourly price, expected_hours = W), with a
+//    warning naming the term, its upfront rule and how much the job uses;
+//    an "up to" figure is never quoted. PURCHASE_OPTION_UNSPECIFIED means
+//    on-demand. An offer not sold at the
 //    option (price 0) or an unknown offer id gives priced=false with
 //    unpriced_reason; that is not an error.
 //  * Checkpoint writes, the same for every purchase option (quote rules 2):
@@ -55,7 +59,7 @@
 //                default_billing's), else tau* when no D is stated
 //      W       = H + (H / tau) x C   (Quote.checkpoint_hours = (H / tau) x C;
 //                none when tau is 0 or infinite)
-//  * On-demand and reserved: expected_hours = W.
+//  * On-demand and reserved: expected_hours = W (reserved bills its terms).
 //  * Spot: lambda = N x per-node interruptions_per_hour (the cluster rate,
 //    reported as Quote.interruptions_per_hour);
 //      R       = restart_minutes / 60 x (1 + capacity_restart_factor x (N-1))
@@ -133,7 +137,9 @@ inline constexpr double kMaxJobGb = validation::kMaxJobGb;
 // quote_rules_version equals this, and calls the writer's Quote otherwise.
 // 3: the rules' constants are read from the book (quote_constants); a build
 // of rules 2 would quote with its compiled copies of them.
-inline constexpr char kQuoteRulesVersion[] = "3";
+// 4: reserved is priced by commitment terms (commitment.h): whole terms
+// paid whatever the job's hours; rules 3 priced the job's hours only.
+inline constexpr char kQuoteRulesVersion[] = "4";
 
 namespace quote_internal {
 // Everything Quote needs about one offer, resolved once in PriceBook::Create.

@@ -7,6 +7,7 @@
 #include "absl/container/flat_hash_map.h"
 #include "absl/strings/ascii.h"
 #include "absl/strings/str_cat.h"
+#include "services/pricing/commitment.h"
 #include "services/pricing/price_book.h"
 
 namespace gpuadvisor::pricing {
@@ -106,6 +107,17 @@ std::optional<FieldError> ValidateRule(const v1::BillingRule& rule,
   if (!FiniteNonNegative(rule.reserved_discount()) || rule.reserved_discount() >= 1) {
     return FieldError{Join(base, "reserved_discount"), "must be finite, >= 0 and < 1"};
   }
+  for (int i = 0; i < rule.commitments_size(); ++i) {
+    std::vector<PathElement> path = base;
+    path.push_back({"commitments", i});
+    if (auto e = ValidateTerm(rule.commitments(i), path, /*provider_wide=*/true, false)) return e;
+  }
+  if (rule.has_reserved_price_term()) {
+    if (auto e = ValidateTerm(rule.reserved_price_term(), Join(base, "reserved_price_term"), false,
+                              /*template_term=*/true)) {
+      return e;
+    }
+  }
   return std::nullopt;
 }
 
@@ -121,6 +133,11 @@ std::optional<FieldError> ValidatePrice(const v1::OfferPrice& price,
   if (auto e = CheckAmount(base, "spot_usd_per_hour", price.spot_usd_per_hour())) return e;
   if (auto e = CheckAmount(base, "reserved_usd_per_hour", price.reserved_usd_per_hour())) {
     return e;
+  }
+  for (int i = 0; i < price.commitments_size(); ++i) {
+    std::vector<PathElement> path = base;
+    path.push_back({"commitments", i});
+    if (auto e = ValidateTerm(price.commitments(i), path, false, false)) return e;
   }
   return std::nullopt;
 }

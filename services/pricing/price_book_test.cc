@@ -75,7 +75,17 @@ constexpr char kTestBook[] = R"pb(
   billing { provider: "azure" granularity_seconds: 1 minimum_seconds: 300 }
   billing { provider: "oci" granularity_seconds: 1 minimum_seconds: 60 }
   billing { provider: "oci/BM." granularity_seconds: 1 minimum_seconds: 3600 }
-  billing { provider: "crusoe" granularity_seconds: 1 reserved_discount: 0.35 }
+  billing {
+    provider: "crusoe"
+    granularity_seconds: 1
+    reserved_discount: 0.35
+    reserved_price_term {
+      name: "1-year commitment"
+      kind: COMMITMENT_KIND_COMMITTED_USE
+      term_hours: 8760
+      upfront: UPFRONT_PAYMENT_NONE
+    }
+  }
   spot_risks { provider: "aws" gpu_model: "H100" interruptions_per_hour: 0.01 }
   spot_risks { provider: "aws" gpu_model: "A100" interruptions_per_hour: 0.05 }
   spot_risks { provider: "aws" gpu_model: "L4" interruptions_per_hour: 0.002 }
@@ -264,15 +274,19 @@ TEST(PriceBookQuote, EgressAllowanceAndTiersArePerMonthOfUse) {
 TEST(PriceBookQuote, ReservedUsesPublishedPriceElseStatedDiscount) {
   auto book = TestBook();
   ASSERT_NE(book, nullptr);
-  // Crusoe states 35% off: $10 x 0.65 x 10 h = $65.
+  // The (test) provider states 35% off under a 1-year term: a 10 h job pays
+  // the whole term, $10 x 0.65 x 8760 h.
   v1::Quote q = QuoteOne(*book, Item("crusoe/h100/us-east1", 1, 10, PURCHASE_OPTION_RESERVED));
   ASSERT_TRUE(q.priced());
-  EXPECT_NEAR(q.cost().compute_usd(), 65.0, 1e-9);
+  EXPECT_NEAR(q.cost().compute_usd(), 6.5 * 8760, 1e-6);
   EXPECT_NEAR(q.cost().usd_per_hour(), 6.5, 1e-12);
   EXPECT_EQ(q.purchase_option(), PURCHASE_OPTION_RESERVED);
-  // A published reserved price wins over the discount: $7 x 10 h.
+  EXPECT_EQ(q.commitment().name(), "1-year commitment");
+  EXPECT_EQ(q.terms_bought(), 1);
+  EXPECT_DOUBLE_EQ(q.committed_hours(), 8760);
+  // A published reserved price wins over the discount: $7 x 8760 h.
   q = QuoteOne(*book, Item("crusoe/a100/us-east1", 1, 10, PURCHASE_OPTION_RESERVED));
-  EXPECT_NEAR(q.cost().compute_usd(), 70.0, 1e-9);
+  EXPECT_NEAR(q.cost().compute_usd(), 7.0 * 8760, 1e-6);
   // AWS: neither a reserved price nor a discount.
   q = QuoteOne(*book, Item(kP5, 1, 10, PURCHASE_OPTION_RESERVED));
   EXPECT_FALSE(q.priced());

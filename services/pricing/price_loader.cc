@@ -30,6 +30,7 @@ std::vector<v1::OfferPrice> PricesFromOffers(const catalog::v1::CatalogSnapshot&
     price.set_on_demand_usd_per_hour(offer.on_demand_usd_per_hour());
     price.set_spot_usd_per_hour(offer.spot_usd_per_hour());
     price.set_reserved_usd_per_hour(offer.reserved_usd_per_hour());
+    *price.mutable_commitments() = offer.commitments();
   }
   return prices;
 }

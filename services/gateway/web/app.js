@@ -154,6 +154,10 @@ function buildRequest() {
     constraints.min_host_reliability = numberOrText($('#min-host-reliability').value);
   }
   if (!$('#group-regions').checked) constraints.group_regions = false;
+  if ($('#commit-years').value.trim() !== '') {
+    constraints.max_commitment_years = numberOrText($('#commit-years').value);
+  }
+  if ($('#upfront').value) constraints.upfront_payments = [$('#upfront').value];
   if (spotTouched) {
     constraints.purchase_options = $('#spot').checked
       ? ['PURCHASE_OPTION_ON_DEMAND', 'PURCHASE_OPTION_SPOT'] : ['PURCHASE_OPTION_ON_DEMAND'];
