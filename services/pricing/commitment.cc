@@ -82,21 +82,21 @@ std::string NoTermReason(const std::vector<const cv1::CommitmentTerm*>& up_to,
                          const v1::OfferPrice& price, const v1::CommitmentLimits& limits) {
   if (!outside.empty()) {
     const cv1::CommitmentTerm& t = *outside.front();
-    return absl::StrCat("reserved: no commitment term within the limits asked (", LimitsText(limits),
-                        "): ", t.name(), " is ", TermLengthText(t.term_hours()), ", ",
-                        UpfrontText(t));
+    return absl::StrCat("reserved: no commitment term within the limits asked (",
+                        LimitsText(limits), "): ", t.name(), " is ", TermLengthText(t.term_hours()),
+                        ", ", UpfrontText(t));
   }
   const cv1::CommitmentTerm& t = *up_to.front();
-  std::string text = absl::StrFormat(
-      "reserved: only an \"up to %.0f%% off\" figure is published (%s", 100 * t.discount_fraction(),
-      t.name());
+  std::string text =
+      absl::StrFormat("reserved: only an \"up to %.0f%% off\" figure is published (%s",
+                      100 * t.discount_fraction(), t.name());
   if (t.term_hours() > 0) absl::StrAppend(&text, ", ", TermLengthText(t.term_hours()));
   absl::StrAppend(&text, "; ", t.source(), "): a ceiling, not a price, so not quoted");
   if (price.on_demand_usd_per_hour() > 0) {
-    absl::StrAppend(&text, absl::StrFormat(" (at best $%.2f/h against $%.2f/h on demand)",
-                                           price.on_demand_usd_per_hour() *
-                                               (1.0 - t.discount_fraction()),
-                                           price.on_demand_usd_per_hour()));
+    absl::StrAppend(&text,
+                    absl::StrFormat(" (at best $%.2f/h against $%.2f/h on demand)",
+                                    price.on_demand_usd_per_hour() * (1.0 - t.discount_fraction()),
+                                    price.on_demand_usd_per_hour()));
   }
   return text;
 }

@@ -4,6 +4,8 @@
 // quote, the whole-term commitment rule, "up to" figures never quoted, and
 // the checks of a term's fields.
 
+#include "services/pricing/commitment.h"
+
 #include <memory>
 #include <string>
 
@@ -14,7 +16,6 @@
 #include "grpcpp/create_channel.h"
 #include "grpcpp/security/credentials.h"
 #include "gtest/gtest.h"
-#include "services/pricing/commitment.h"
 #include "services/pricing/price_loader.h"
 #include "services/pricing/pricing_service_impl.h"
 #include "tests/testing/status_matchers.h"
@@ -68,8 +69,8 @@ class CommitmentQuoteTest : public ::testing::Test {
         absl::StrCat(GPUADVISOR_SOURCE_DIR, "/data/pricing/billing.textproto"), offers);
     ASSERT_OK(book);
     store_.Set(*book);
-    service_ = std::make_unique<PricingServiceImpl>(&store_, &metrics_,
-                                                    PricingServiceImpl::Options{.admin_token = "t"});
+    service_ = std::make_unique<PricingServiceImpl>(
+        &store_, &metrics_, PricingServiceImpl::Options{.admin_token = "t"});
     absl::StatusOr<StartedServer> started = StartServer(ServerOptions(), {service_.get()});
     ASSERT_OK(started);
     server_ = std::move(started->server);

@@ -90,7 +90,8 @@ TEST_F(Terms, AnEndpointOnATermPaysTheWholeTermAndSaysSo) {
     // The whole term, not the 2000 serving hours.
     EXPECT_NEAR(r.cost().compute_usd(), r.cost().usd_per_hour() * 8760,
                 1e-6 * r.cost().compute_usd());
-    EXPECT_TRUE(AnyContains(r.warnings(), "1-year committed use (1 year, no upfront")) << r.DebugString();
+    EXPECT_TRUE(AnyContains(r.warnings(), "1-year committed use (1 year, no upfront"))
+        << r.DebugString();
     EXPECT_TRUE(AnyContains(r.warnings(), "paid whole whether used or not"));
     EXPECT_TRUE(AnyContains(r.warnings(), "1 term = 8760 h per node"));
     // The price's own date: the billing SKUs the terms come from.
