@@ -46,6 +46,7 @@ using transport_internal::CertificateIdentity;
 using transport_internal::Endpoint;
 using transport_internal::HeadFromBytes;
 using transport_internal::MakeTlsContext;
+using transport_internal::Serialize;
 
 // A connection over the cap waits this long for its request's head (to
 // answer 503 with its request id and CORS headers), and at most this many
@@ -89,9 +90,7 @@ struct HttpTransport::Impl {
   int port = 0;
   std::string busy_message;  // why a connection over the cap is refused
   std::string busy;          // the 503 written at once when too many wait for theirs
-  prometheus::Gauge* open_gauge = nullptr;
-  prometheus::Counter* refused = nullptr;
-  std::map<std::string, prometheus::Counter*> closed;  // by reason, made at start
+  transport_internal::ConnectionMetrics metrics;  // none without Options::registry
   std::unique_ptr<ssl::context> tls;
   asio::io_context ioc;
   tcp::acceptor acceptor{asio::make_strand(ioc)};
@@ -102,8 +101,8 @@ struct HttpTransport::Impl {
   explicit Impl(int workers) : pool(static_cast<size_t>(std::max(1, workers))) {}
 
   void Closed(const char* reason) {
-    auto it = closed.find(reason);
-    if (it != closed.end()) it->second->Increment();
+    auto it = metrics.closed.find(reason);
+    if (it != metrics.closed.end()) it->second->Increment();
   }
   HttpResponse Error(int status, const std::string& message, const HttpRequest& head) const {
     HttpResponse r;
@@ -142,7 +141,7 @@ class Session : public std::enable_shared_from_this<Session<Stream>> {
         peer_ip_(std::move(peer_ip)) {}
   ~Session() {
     --t_->open;
-    if (t_->open_gauge != nullptr) t_->open_gauge->Decrement();
+    if (t_->metrics.open != nullptr) t_->metrics.open->Decrement();
   }
 
   void Start() {
@@ -447,18 +446,6 @@ class Session : public std::enable_shared_from_this<Session<Stream>> {
   std::array<char, 4096> drain_{};
 };
 
-std::string Serialize(const HttpResponse& r) {
-  bhttp::response<bhttp::string_body> response(static_cast<bhttp::status>(r.status), 11);
-  response.set(bhttp::field::content_type, r.content_type);
-  for (const auto& [name, value] : r.headers) response.insert(name, value);
-  response.body() = r.body;
-  response.keep_alive(false);
-  response.prepare_payload();
-  std::ostringstream out;
-  out << response;
-  return out.str();
-}
-
 }  // namespace
 
 void HttpTransport::Impl::Accept() {
@@ -480,7 +467,7 @@ void HttpTransport::Impl::Accept() {
 void HttpTransport::Impl::OnAccepted(tcp::socket socket) {
   error_code ec;
   if (open.load() >= options.limits.max_connections) {
-    if (refused != nullptr) refused->Increment();
+    if (metrics.refused != nullptr) metrics.refused->Increment();
     if (!tls && refusing.load() < kMaxRefusing) {
       // Wait a moment for the request's head, so the 503 carries its
       // request id and CORS headers like every other answer.
@@ -499,7 +486,7 @@ void HttpTransport::Impl::OnAccepted(tcp::socket socket) {
     return;
   }
   ++open;
-  if (open_gauge != nullptr) open_gauge->Increment();
+  if (metrics.open != nullptr) metrics.open->Increment();
   socket.set_option(tcp::no_delay(true), ec);
   const tcp::endpoint peer = socket.remote_endpoint(ec);
   std::string ip = ec ? std::string() : peer.address().to_string();
@@ -527,32 +514,6 @@ void HttpTransport::Impl::Refuse(std::shared_ptr<tcp::socket> socket) {
   --refusing;
 }
 
-namespace {
-
-void RegisterMetrics(HttpTransport::Impl& t, prometheus::Registry& registry) {
-  t.open_gauge = &prometheus::BuildGauge()
-                      .Name("gpuadvisor_http_connections")
-                      .Help("HTTP connections open now.")
-                      .Register(registry)
-                      .Add({});
-  t.refused = &prometheus::BuildCounter()
-                   .Name("gpuadvisor_http_connections_refused_total")
-                   .Help("HTTP connections refused at accept: --http_max_connections were open.")
-                   .Register(registry)
-                   .Add({});
-  auto& closed = prometheus::BuildCounter()
-                     .Name("gpuadvisor_http_connections_closed_total")
-                     .Help("HTTP connections the server closed, by the limit that closed them.")
-                     .Register(registry);
-  for (const char* reason :
-       {"header_timeout", "body_timeout", "idle_timeout", "write_timeout", "header_too_large",
-        "body_too_large", "bad_request", "tls_handshake"}) {
-    t.closed[reason] = &closed.Add({{"reason", reason}});
-  }
-}
-
-}  // namespace
-
 absl::StatusOr<std::unique_ptr<HttpTransport>> HttpTransport::Start(Options options,
                                                                     Handler handler,
                                                                     AsyncHandler async) {
@@ -568,7 +529,9 @@ absl::StatusOr<std::unique_ptr<HttpTransport>> HttpTransport::Start(Options opti
     if (!context.ok()) return context.status();
     t.tls = *std::move(context);
   }
-  if (t.options.registry != nullptr) RegisterMetrics(t, *t.options.registry);
+  if (t.options.registry != nullptr) {
+    t.metrics = transport_internal::RegisterConnectionMetrics(*t.options.registry);
+  }
   absl::StatusOr<tcp::endpoint> endpoint = Endpoint(t.options.host, t.options.port);
   if (!endpoint.ok()) return endpoint.status();
   error_code ec;

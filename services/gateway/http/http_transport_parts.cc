@@ -1,12 +1,15 @@
 // Pieces of the HTTP transport that need no connection state: the peer
 // certificate's identity, the head of a cut request, the TLS context and the
-// listening endpoint (http_transport_parts.h).
+// listening endpoint, the refusal bytes and the connection metrics
+// (http_transport_parts.h).
 
 #include "services/gateway/http/http_transport_parts.h"
 
 #include <openssl/ssl.h>
 #include <openssl/x509v3.h>
 
+#include <boost/beast/http.hpp>
+#include <sstream>
 #include <vector>
 
 #include "absl/strings/ascii.h"
@@ -121,6 +124,43 @@ absl::StatusOr<tcp::endpoint> Endpoint(const std::string& host, int port) {
     return absl::UnavailableError(absl::StrCat("http: cannot resolve ", host, ": ", ec.message()));
   }
   return results.begin()->endpoint();
+}
+
+std::string Serialize(const HttpResponse& r) {
+  namespace bhttp = boost::beast::http;
+  bhttp::response<bhttp::string_body> response(static_cast<bhttp::status>(r.status), 11);
+  response.set(bhttp::field::content_type, r.content_type);
+  for (const auto& [name, value] : r.headers) response.insert(name, value);
+  response.body() = r.body;
+  response.keep_alive(false);
+  response.prepare_payload();
+  std::ostringstream out;
+  out << response;
+  return out.str();
+}
+
+ConnectionMetrics RegisterConnectionMetrics(prometheus::Registry& registry) {
+  ConnectionMetrics m;
+  m.open = &prometheus::BuildGauge()
+                .Name("gpuadvisor_http_connections")
+                .Help("HTTP connections open now.")
+                .Register(registry)
+                .Add({});
+  m.refused = &prometheus::BuildCounter()
+                   .Name("gpuadvisor_http_connections_refused_total")
+                   .Help("HTTP connections refused at accept: --http_max_connections were open.")
+                   .Register(registry)
+                   .Add({});
+  auto& closed = prometheus::BuildCounter()
+                     .Name("gpuadvisor_http_connections_closed_total")
+                     .Help("HTTP connections the server closed, by the limit that closed them.")
+                     .Register(registry);
+  for (const char* reason :
+       {"header_timeout", "body_timeout", "idle_timeout", "write_timeout", "header_too_large",
+        "body_too_large", "bad_request", "tls_handshake"}) {
+    m.closed[reason] = &closed.Add({{"reason", reason}});
+  }
+  return m;
 }
 
 }  // namespace gpuadvisor::gateway::http::transport_internal

@@ -10,11 +10,15 @@
 
 #include <boost/asio.hpp>
 #include <boost/asio/ssl.hpp>
+#include <map>
 #include <memory>
 #include <string>
 
 #include "absl/status/statusor.h"
 #include "absl/strings/string_view.h"
+#include "prometheus/counter.h"
+#include "prometheus/gauge.h"
+#include "prometheus/registry.h"
 #include "services/gateway/http/http_transport.h"
 
 namespace gpuadvisor::gateway::http::transport_internal {
@@ -36,6 +40,18 @@ absl::StatusOr<std::unique_ptr<boost::asio::ssl::context>> MakeTlsContext(const 
 
 // The endpoint to listen on: `host` as an address, else resolved.
 absl::StatusOr<boost::asio::ip::tcp::endpoint> Endpoint(const std::string& host, int port);
+
+// An answer as HTTP/1.1 bytes, closing the connection (the 503 written at
+// once to a connection over the cap).
+std::string Serialize(const HttpResponse& r);
+
+// gpuadvisor_http_connections{,_refused_total,_closed_total}.
+struct ConnectionMetrics {
+  prometheus::Gauge* open = nullptr;
+  prometheus::Counter* refused = nullptr;
+  std::map<std::string, prometheus::Counter*> closed;  // by reason, all made here
+};
+ConnectionMetrics RegisterConnectionMetrics(prometheus::Registry& registry);
 
 }  // namespace gpuadvisor::gateway::http::transport_internal
 
