@@ -7,6 +7,7 @@
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/strip.h"
+#include "absl/time/civil_time.h"
 
 namespace gpuadvisor::catalog {
 namespace {
@@ -23,8 +24,15 @@ int64_t DateStartUnix(absl::string_view as_of) {
   return absl::ToUnixSeconds(t);
 }
 
+// "2026-11-29", the UTC date of a time: day arithmetic, without FormatTime's
+// time-zone lookup and format parsing (it runs for every recommendation).
 std::string DateOf(int64_t unix_seconds) {
-  return absl::FormatTime("%Y-%m-%d", absl::FromUnixSeconds(unix_seconds), absl::UTCTimeZone());
+  const int64_t days =
+      unix_seconds >= 0 ? unix_seconds / 86400 : -((-unix_seconds + 86399) / 86400);
+  const absl::CivilDay day = absl::CivilDay(1970, 1, 1) + days;
+  return absl::StrCat(absl::Dec(day.year(), absl::kZeroPad4), "-",
+                      absl::Dec(day.month(), absl::kZeroPad2), "-",
+                      absl::Dec(day.day(), absl::kZeroPad2));
 }
 
 }  // namespace

@@ -1,5 +1,6 @@
 #include "services/catalog/provenance.h"
 
+#include "absl/time/time.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 
@@ -21,6 +22,24 @@ TEST(Provenance, SourceNameIsTheRefreshOrTheFirstKey) {
       {"", ""},
   };
   for (const auto& c : kCases) EXPECT_EQ(PriceSourceName(c.source), c.name) << c.source;
+}
+
+// A whole-day price time prints as its UTC date, the same text as
+// absl::FormatTime gives, over leap years and centuries (1970-2200).
+TEST(Provenance, WholeDayTimesPrintAsTheirUtcDate) {
+  int checked = 0;
+  for (int64_t day = 1; day < 84'000; day += 13) {
+    v1::Offer offer;
+    offer.set_priced_at_unix_seconds(day * 86400);
+    ASSERT_EQ(PricedAtText(offer),
+              absl::FormatTime("%Y-%m-%d", absl::FromUnixSeconds(day * 86400), absl::UTCTimeZone()))
+        << day;
+    ++checked;
+  }
+  v1::Offer leap;
+  leap.set_priced_at_unix_seconds(951782400);  // 2000-02-29T00:00:00Z
+  EXPECT_EQ(PricedAtText(leap), "2000-02-29");
+  EXPECT_GT(checked, 6000);
 }
 
 TEST(Provenance, FillsWhatTheFileLeavesUnsetAndAgesAgainstTheBudget) {
