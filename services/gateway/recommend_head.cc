@@ -170,6 +170,12 @@ std::string RunState::WhyFirst(int top, const std::vector<int>& survivors,
     }
   }
   if (anchor == top || primary(anchor) == primary(top)) {
+    if (tie_band_used_ <= 0) {
+      return absl::StrCat("the best ", measure, " (", show(top), "), in a strict order (",
+                          tie_band_ >= 0 ? "your tie_band_fraction is 0"
+                                         : "the estimate gives this measure no spread",
+                          ")");
+    }
     return absl::StrCat("the best ", measure, " (", show(top), "); options within ", band,
                         " would rank by ", fastest ? "total cost" : "expected hours",
                         ", then risk");

@@ -20,6 +20,7 @@ using gateway::v1::Recommendation;
 using gateway::v1::RecommendRequest;
 using gateway::v1::RecommendResponse;
 using ::testing::HasSubstr;
+using ::testing::Not;
 
 class Decisions : public StackTest {
  protected:
@@ -82,6 +83,9 @@ TEST_F(Decisions, CheapestRanksEightGpusFirstWhenTheyFinishSevenTimesSoonerForAF
   const Recommendation& cheapest = strict.recommendations(0);
   EXPECT_EQ(strict.tie_band_fraction(), 0);
   EXPECT_EQ(Assumed(strict).count("constraints.tie_band_fraction"), 0u);
+  // No band: #1 says the order is strict, not "within the 0% tie band".
+  EXPECT_THAT(strict.head().why_first(), HasSubstr("strict order (your tie_band_fraction is 0)"));
+  EXPECT_THAT(strict.head().why_first(), Not(HasSubstr("tie band")));
 
   const RecommendResponse tied = MustRecommend(OneOrEightGpus());
   ASSERT_FALSE(tied.recommendations().empty());
