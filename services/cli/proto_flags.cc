@@ -16,6 +16,16 @@
 namespace gpuadvisor::cli {
 namespace {
 
+// "UpfrontPayment" -> "upfront payment": an enum type's name in an error.
+std::string Words(absl::string_view camel) {
+  std::string words;
+  for (char c : camel) {
+    if (absl::ascii_isupper(c) && !words.empty()) words.push_back(' ');
+    words.push_back(absl::ascii_tolower(c));
+  }
+  return words;
+}
+
 using google::protobuf::Descriptor;
 using google::protobuf::EnumDescriptor;
 using google::protobuf::EnumValueDescriptor;
@@ -287,9 +297,9 @@ absl::StatusOr<const EnumValueDescriptor*> ParseEnum(const EnumDescriptor* type,
     if (!want.empty() && absl::StartsWith(short_name, want)) prefixed.push_back(value);
   }
   if (prefixed.size() == 1) return prefixed[0];
-  return absl::InvalidArgumentError(absl::StrCat(
-      prefixed.empty() ? "unknown " : "ambiguous ", absl::AsciiStrToLower(type->name()), " \"",
-      text, "\"; use one of: ", absl::StrJoin(EnumChoices(type), ", ")));
+  return absl::InvalidArgumentError(
+      absl::StrCat(prefixed.empty() ? "unknown " : "ambiguous ", Words(type->name()), " \"", text,
+                   "\"; use one of: ", absl::StrJoin(EnumChoices(type), ", ")));
 }
 
 std::string EnumShortName(const EnumValueDescriptor* value) {

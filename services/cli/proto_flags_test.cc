@@ -114,6 +114,10 @@ TEST(ApplyFlag, BadValuesNameTheFlagAndTheChoices) {
       ApplyFlag(&r, Find(flags, "task"), {"train"}),
       StatusIs(absl::StatusCode::kInvalidArgument,
                HasSubstr("--task: unknown task \"train\"; use one of: pretrain, full_finetune")));
+  // A type of several words reads as words.
+  EXPECT_THAT(ApplyFlag(&r, Find(flags, "purchase_options"), {"weekly"}),
+              StatusIs(absl::StatusCode::kInvalidArgument,
+                       HasSubstr("unknown purchase option \"weekly\"; use one of: on_demand")));
   EXPECT_THAT(ApplyFlag(&r, Find(flags, "max_gpus"), {"8x"}),
               StatusIs(absl::StatusCode::kInvalidArgument,
                        HasSubstr("--max_gpus: \"8x\": unknown suffix")));
