@@ -24,15 +24,6 @@ using ::testing::Not;
 
 class Decisions : public StackTest {
  protected:
-  static RecommendResponse MustRecommend(const RecommendRequest& request) {
-    RecommendResponse response;
-    grpc::ClientContext context;
-    context.set_deadline(std::chrono::system_clock::now() + std::chrono::seconds(60));
-    const grpc::Status status = stack_->GatewayStub()->Recommend(&context, request, &response);
-    EXPECT_TRUE(status.ok()) << status.error_code() << ": " << status.error_message();
-    return response;
-  }
-
   // The fine-tune the issue names: 8B, 2B tokens, BF16.
   static RecommendRequest FullFinetune() {
     RecommendRequest request;

@@ -2,6 +2,7 @@
 
 #include <unistd.h>
 
+#include <chrono>
 #include <cstdlib>
 #include <regex>
 
@@ -110,6 +111,22 @@ void StackTest::SetUpTestSuite() {
 void StackTest::TearDownTestSuite() {
   delete stack_;
   stack_ = nullptr;
+}
+
+grpc::Status StackTest::Recommend(const gateway::v1::RecommendRequest& request,
+                                  gateway::v1::RecommendResponse* response) {
+  auto stub = stack_->GatewayStub();
+  grpc::ClientContext context;
+  context.set_deadline(std::chrono::system_clock::now() + std::chrono::seconds(60));
+  return stub->Recommend(&context, request, response);
+}
+
+gateway::v1::RecommendResponse StackTest::MustRecommend(
+    const gateway::v1::RecommendRequest& request) {
+  gateway::v1::RecommendResponse response;
+  const grpc::Status status = Recommend(request, &response);
+  EXPECT_TRUE(status.ok()) << status.error_code() << ": " << status.error_message();
+  return response;
 }
 
 }  // namespace gpuadvisor::testing

@@ -40,6 +40,11 @@ class StackTest : public ::testing::Test {
  protected:
   static void SetUpTestSuite();
   static void TearDownTestSuite();
+  // A Recommend to the stack's gateway with a 60 s deadline.
+  static grpc::Status Recommend(const gateway::v1::RecommendRequest& request,
+                                gateway::v1::RecommendResponse* response);
+  // The same, failing the test (not stopping it) unless the call is OK.
+  static gateway::v1::RecommendResponse MustRecommend(const gateway::v1::RecommendRequest& request);
   static Stack* stack_;
 };
 

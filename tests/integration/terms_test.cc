@@ -25,20 +25,6 @@ namespace cv1 = ::gpuadvisor::catalog::v1;
 
 class Terms : public StackTest {
  protected:
-  static grpc::Status Recommend(const RecommendRequest& request, RecommendResponse* response) {
-    auto stub = stack_->GatewayStub();
-    grpc::ClientContext context;
-    context.set_deadline(std::chrono::system_clock::now() + std::chrono::seconds(60));
-    return stub->Recommend(&context, request, response);
-  }
-
-  static RecommendResponse MustRecommend(const RecommendRequest& request) {
-    RecommendResponse response;
-    const grpc::Status status = Recommend(request, &response);
-    EXPECT_TRUE(status.ok()) << status.error_code() << ": " << status.error_message();
-    return response;
-  }
-
   static RecommendRequest Lora(const std::string& provider) {
     RecommendRequest request;
     request.mutable_workload()->set_task(sizing::v1::TASK_LORA);
