@@ -17,6 +17,7 @@
 #include "grpcpp/security/credentials.h"
 #include "gtest/gtest.h"
 #include "services/pricing/price_loader.h"
+#include "services/pricing/pricing_server_fixture.h"
 #include "services/pricing/pricing_service_impl.h"
 #include "tests/testing/status_matchers.h"
 
@@ -60,26 +61,12 @@ cv1::CatalogSnapshot WithRefreshedRows() {
   return snapshot;
 }
 
-class CommitmentQuoteTest : public ::testing::Test {
+class CommitmentQuoteTest : public PricingServerTest {
  protected:
   void SetUp() override {
     const cv1::CatalogSnapshot offers = WithRefreshedRows();
     ASSERT_GT(offers.offers_size(), 100);
-    absl::StatusOr<std::shared_ptr<const PriceBook>> book = LoadPriceBook(
-        absl::StrCat(GPUADVISOR_SOURCE_DIR, "/data/pricing/billing.textproto"), offers);
-    ASSERT_OK(book);
-    store_.Set(*book);
-    service_ = std::make_unique<PricingServiceImpl>(
-        &store_, &metrics_, PricingServiceImpl::Options{.admin_token = "t"});
-    absl::StatusOr<StartedServer> started = StartServer(ServerOptions(), {service_.get()});
-    ASSERT_OK(started);
-    server_ = std::move(started->server);
-    stub_ = v1::PricingService::NewStub(grpc::CreateChannel(
-        absl::StrCat("127.0.0.1:", started->port), grpc::InsecureChannelCredentials()));
-  }
-  void TearDown() override {
-    service_->Shutdown();
-    ShutdownServer(*server_, 1);
+    StartServing(offers, "t");
   }
 
   v1::Quote Reserved(const std::string& offer, int nodes, double hours,
@@ -98,12 +85,6 @@ class CommitmentQuoteTest : public ::testing::Test {
     EXPECT_EQ(response.quotes_size(), 1);
     return response.quotes_size() == 1 ? response.quotes(0) : v1::Quote();
   }
-
-  Metrics metrics_{"pricing"};
-  PriceStore store_;
-  std::unique_ptr<PricingServiceImpl> service_;
-  std::unique_ptr<grpc::Server> server_;
-  std::unique_ptr<v1::PricingService::Stub> stub_;
 };
 
 // A 120 h job on a 1-year committed-use term pays the whole year, and the

@@ -15,6 +15,7 @@
 #include "grpcpp/security/credentials.h"
 #include "gtest/gtest.h"
 #include "services/pricing/price_loader.h"
+#include "services/pricing/pricing_server_fixture.h"
 #include "tests/testing/status_matchers.h"
 
 namespace gpuadvisor::pricing {
@@ -34,25 +35,9 @@ catalog::v1::CatalogSnapshot Offers() {
   return snapshot;
 }
 
-class PricingServiceTest : public ::testing::Test {
+class PricingServiceTest : public PricingServerTest {
  protected:
-  void SetUp() override {
-    absl::StatusOr<std::shared_ptr<const PriceBook>> book = LoadPriceBook(
-        absl::StrCat(GPUADVISOR_SOURCE_DIR, "/data/pricing/billing.textproto"), Offers());
-    ASSERT_OK(book);
-    store_.Set(*book);
-    service_ = std::make_unique<PricingServiceImpl>(
-        &store_, &metrics_, PricingServiceImpl::Options{.admin_token = "secret"});
-    absl::StatusOr<StartedServer> started = StartServer(ServerOptions(), {service_.get()});
-    ASSERT_OK(started);
-    server_ = std::move(started->server);
-    stub_ = v1::PricingService::NewStub(grpc::CreateChannel(
-        absl::StrCat("127.0.0.1:", started->port), grpc::InsecureChannelCredentials()));
-  }
-  void TearDown() override {
-    service_->Shutdown();
-    ShutdownServer(*server_, 1);
-  }
+  void SetUp() override { StartServing(Offers(), "secret"); }
 
   grpc::Status Update(const std::string& token, double price, v1::UpdatePricesResponse* response) {
     grpc::ClientContext context;
@@ -81,12 +66,6 @@ class PricingServiceTest : public ::testing::Test {
     EXPECT_TRUE(response.quotes(0).priced());
     return response.quotes(0).cost().usd_per_hour();
   }
-
-  Metrics metrics_{"pricing"};
-  PriceStore store_;
-  std::unique_ptr<PricingServiceImpl> service_;
-  std::unique_ptr<grpc::Server> server_;
-  std::unique_ptr<v1::PricingService::Stub> stub_;
 };
 
 TEST_F(PricingServiceTest, QuotesAWholeJob) { EXPECT_DOUBLE_EQ(QuoteOnDemandPerHour(), 2 * 55.04); }
