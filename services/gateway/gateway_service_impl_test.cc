@@ -472,12 +472,13 @@ TEST_F(GatewayServiceTest, CancellingEndsTheRetryWait) {
   ASSERT_GE(pricing_.calls.load(), 2);  // retrying
   context.TryCancel();
   // CANCELLED if a Quote was in flight (gRPC cancels it), UNAVAILABLE if the
-  // call was waiting to ask again.
+  // call was waiting to ask again. The metric names CANCELLED as
+  // go-grpc-prometheus does: "Canceled".
   const auto ended = [&] {
-    return RecommendsHandled("Cancelled") + RecommendsHandled("Unavailable");
+    return RecommendsHandled("Canceled") + RecommendsHandled("Unavailable");
   };
   for (int i = 0; i < 1000 && ended() != 1; ++i) absl::SleepFor(absl::Milliseconds(10));
-  EXPECT_EQ(ended(), 1);  // the gateway ended the call, not the 60 s wait
+  EXPECT_EQ(ended(), 1) << metrics_->Serialize();  // the gateway ended it, not the 60 s wait
   const int calls = pricing_.calls;
   absl::SleepFor(absl::Milliseconds(300));
   EXPECT_EQ(pricing_.calls.load(), calls);  // and asks pricing no more
