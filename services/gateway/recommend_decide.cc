@@ -134,8 +134,17 @@ double RunState::TotalUsdAt(const Candidate& candidate, const pricing::v1::Quote
   const pricing::v1::CostBreakdown& cost = quote.cost();
   const double expected = cost.expected_hours();
   if (!(expected > 0)) return cost.total_usd();
+  const double hours = ExpectedHoursAt(candidate, quote, z);
   const double fixed = cost.egress_usd();
-  return fixed + (cost.total_usd() - fixed) * ExpectedHoursAt(candidate, quote, z) / expected;
+  const double term = quote.commitment().term_hours();
+  if (quote.terms_bought() <= 0 || !(term > 0)) {
+    return fixed + (cost.total_usd() - fixed) * hours / expected;
+  }
+  // Reserved: the compute is whole terms (pricing's rule: at least one, paid
+  // whether used or not), so it moves only where the hours cross a term.
+  const double terms = std::max(1.0, std::ceil(hours / term - 1e-9));
+  const double compute = cost.compute_usd() * terms / quote.terms_bought();
+  return fixed + compute + (cost.total_usd() - fixed - cost.compute_usd()) * hours / expected;
 }
 
 double RunState::PreRankBand() const {

@@ -433,6 +433,11 @@ TEST(EndToEndLocalQuotes, AnswersAreThoseOfPricingsQuote) {
     for (gateway::v1::RecommendResponse* r : {&local, &remote_answer}) {
       r->clear_price_book_age_seconds();
       r->clear_catalog_age_seconds();
+      r->clear_oldest_price_age_seconds();
+      r->clear_newest_price_age_seconds();
+      for (gateway::v1::Recommendation& each : *r->mutable_recommendations()) {
+        each.mutable_price()->clear_age_seconds();
+      }
     }
     EXPECT_EQ(local.SerializeAsString(), remote_answer.SerializeAsString())
         << "in process:\n"

@@ -101,6 +101,25 @@ TEST_F(Terms, ReservedWithoutATermLimitAssumesOneYearAndStatesIt) {
   }
 }
 
+// A term is paid whatever the hours: a job well inside its year has a wide
+// hours interval but the same compute at P10 and P90 (not scaled with the
+// hours as an hourly price is).
+TEST_F(Terms, AReservedCostIntervalKeepsTheWholeTerm) {
+  RecommendRequest request = Lora("gcp");
+  request.mutable_workload()->set_train_tokens(2e10);
+  request.mutable_constraints()->add_purchase_options(cv1::PURCHASE_OPTION_RESERVED);
+  const RecommendResponse response = MustRecommend(request);
+  ASSERT_FALSE(response.recommendations().empty());
+  for (const auto& r : response.recommendations()) {
+    SCOPED_TRACE(r.offer().id());
+    ASSERT_EQ(r.commitment_terms_bought(), 1);
+    ASSERT_GT(r.estimated_hours_interval().p90(), 1.2 * r.estimated_hours_interval().p10());
+    EXPECT_GE(r.total_usd_interval().p10(), r.cost().compute_usd() * (1 - 1e-9));
+    EXPECT_LT(r.total_usd_interval().p90() - r.total_usd_interval().p10(),
+              0.01 * r.cost().total_usd());
+  }
+}
+
 // Allowing a term adds reserved to the default purchase options.
 TEST_F(Terms, AllowingATermAddsReservedToTheDefaults) {
   RecommendRequest request = Lora("gcp");
