@@ -10,7 +10,6 @@
 #include <vector>
 
 #include "absl/base/casts.h"
-#include "absl/hash/hash.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
@@ -119,16 +118,49 @@ struct AlikeKey {
 
 // One mix of the ids and the total's bits (0 and -0 compare equal: one
 // hash); the other fields only decide equality.
-struct AlikeHash {
-  size_t operator()(const AlikeKey& k) const {
-    const uint64_t total = k.total_usd == 0 ? 0 : absl::bit_cast<uint64_t>(k.total_usd);
-    return absl::Hash<uint64_t>()(total ^ (k.names * 0x9E3779B97F4A7C15u) ^ k.shape);
-  }
-};
+uint64_t AlikeHash(const AlikeKey& k) {
+  const uint64_t total = k.total_usd == 0 ? 0 : absl::bit_cast<uint64_t>(k.total_usd);
+  const uint64_t h = (total ^ (k.names * 0x9E3779B97F4A7C15u) ^ k.shape) * 0xBF58476D1CE4E5B9u;
+  return h ^ (h >> 31);
+}
 
 uint64_t Pair(int32_t high, int32_t low) {
   return static_cast<uint64_t>(static_cast<uint32_t>(high)) << 32 | static_cast<uint32_t>(low);
 }
+
+// The first survivor of each AlikeKey: an open-addressing table (linear
+// probing, at most half full) sized once for the survivors, so a lookup is
+// a multiply and a compare or two (GroupRegions runs over every survivor).
+class FirstAlike {
+ public:
+  explicit FirstAlike(size_t keys) {
+    size_t size = 16;
+    while (size < 2 * keys) size *= 2;
+    mask_ = size - 1;
+    slots_.assign(size, -1);
+    keys_.reserve(keys);
+    first_.reserve(keys);
+  }
+  // The candidate first seen with `key`, or -1 (then `candidate` is).
+  int FindOrAdd(const AlikeKey& key, int candidate) {
+    for (size_t slot = AlikeHash(key) & mask_;; slot = (slot + 1) & mask_) {
+      const int at = slots_[slot];
+      if (at < 0) {
+        slots_[slot] = static_cast<int>(keys_.size());
+        keys_.push_back(key);
+        first_.push_back(candidate);
+        return -1;
+      }
+      if (keys_[at] == key) return first_[at];
+    }
+  }
+
+ private:
+  size_t mask_ = 0;
+  std::vector<int> slots_;  // index into keys_, -1 = empty
+  std::vector<AlikeKey> keys_;
+  std::vector<int> first_;
+};
 
 }  // namespace
 
@@ -138,22 +170,21 @@ uint64_t Pair(int32_t high, int32_t low) {
 std::vector<int> RunState::GroupRegions(const std::vector<int>& survivors,
                                         const pricing::v1::QuoteResponse& quotes) {
   if (!group_regions_) return survivors;
-  absl::flat_hash_map<AlikeKey, int, AlikeHash> first;  // -> candidate index
-  first.reserve(survivors.size());
+  FirstAlike first(survivors.size());
   std::vector<int> grouped;
   grouped.reserve(survivors.size());
+  const std::vector<OfferFacts>& offers = index_->offers();
   for (int index : survivors) {
     const Candidate& candidate = candidates_[index];
     const pricing::v1::CostBreakdown& cost = quotes.quotes(candidate.quote).cost();
-    const AlikeKey key{Pair(index_->offers()[candidate.offer_index].provider,
-                            index_->instance_type(candidate.offer_index)),
-                       Pair(static_cast<int32_t>(candidate.option), candidate.nodes),
-                       cost.usd_per_hour(), cost.total_usd()};
-    auto [it, inserted] = first.try_emplace(key, index);
-    if (inserted) {
+    const AlikeKey key{
+        Pair(offers[candidate.offer_index].provider, index_->instance_type(candidate.offer_index)),
+        Pair(static_cast<int32_t>(candidate.option), candidate.nodes), cost.usd_per_hour(),
+        cost.total_usd()};
+    if (const int alike = first.FindOrAdd(key, index); alike < 0) {
       grouped.push_back(index);
     } else {
-      also_in_regions_[it->second].push_back(index);
+      also_in_regions_[alike].push_back(index);
     }
   }
   if (grouped.size() < survivors.size()) {

@@ -108,6 +108,7 @@ absl::Status RunState::Finish(const pricing::v1::QuoteResponse& quotes,
 std::vector<int> RunState::Survivors(const pricing::v1::QuoteResponse& quotes) {
   const v1::Constraints& c = request_.constraints();
   std::vector<int> survivors;
+  survivors.reserve(quoted_.size());
   for (int candidate_index : quoted_) {
     const Candidate& candidate = candidates_[candidate_index];
     if (candidate.what_if_only) continue;
