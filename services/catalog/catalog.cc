@@ -12,6 +12,7 @@
 #include "common/io/deterministic.h"
 #include "common/validation/field_ranges.h"
 #include "services/catalog/fingerprint.h"
+#include "services/catalog/provenance.h"
 #include "services/catalog/topology_check.h"
 
 namespace gpuadvisor::catalog {
@@ -159,6 +160,25 @@ absl::Status CheckSpotRange(const Offer& offer) {
   return absl::OkStatus();
 }
 
+// The spot price's own date and source (Offer.spot_as_of): an ISO date, only
+// on a row with a spot price; a source needs its date.
+absl::Status CheckSpotDate(const Offer& offer) {
+  if (offer.spot_as_of().empty() && offer.spot_price_source().empty()) return absl::OkStatus();
+  if (offer.spot_usd_per_hour() <= 0) {
+    return FieldError(offer.spot_as_of().empty() ? "spot_price_source" : "spot_as_of",
+                      "set on an offer without a spot price (spot_usd_per_hour 0)");
+  }
+  if (offer.spot_as_of().empty()) {
+    return FieldError("spot_as_of", absl::StrCat("must be set with spot_price_source \"",
+                                                 absl::CEscape(offer.spot_price_source()), "\""));
+  }
+  if (!IsIsoDate(offer.spot_as_of())) {
+    return FieldError("spot_as_of", absl::StrCat("must be an ISO date (2026-11-29), got \"",
+                                                 absl::CEscape(offer.spot_as_of()), "\""));
+  }
+  return absl::OkStatus();
+}
+
 }  // namespace
 
 absl::Status ValidateAndNormalizeOffer(const GpuNameResolver& gpus, Offer& offer) {
@@ -221,6 +241,7 @@ absl::Status ValidateAndNormalizeOffer(const GpuNameResolver& gpus, Offer& offer
     return FieldError("on_demand_usd_per_hour", "no price: on-demand, spot and reserved are all 0");
   }
   if (absl::Status s = CheckSpotRange(offer); !s.ok()) return s;
+  if (absl::Status s = CheckSpotDate(offer); !s.ok()) return s;
   return ValidateOfferTopology(offer);
 }
 

@@ -11,6 +11,7 @@
 #include "gtest/gtest.h"
 #include "services/catalog/catalog.h"
 #include "services/catalog/catalog_loader.h"
+#include "services/catalog/provenance.h"
 #include "services/catalog/skypilot_import.h"
 #include "tests/testing/fixtures.h"
 #include "tests/testing/status_matchers.h"
@@ -323,6 +324,37 @@ TEST(EmbeddedData, MarketAndBillingFixes) {
   // 2024-12-23), not the snapshot's.
   const Offer& tpu = at("gcp/v6e-8/us-east1");
   EXPECT_EQ(tpu.as_of(), "2024-12-23");
+}
+
+// Issue 19 item 2, per-price dates: a row whose spot price comes from another
+// source than its on-demand price carries the spot price's own date. Was: GCP
+// us-east4's spot price from the 2024-09-16 billing SKUs was dated 2026-11-29,
+// the SkyPilot catalog's on-demand date, and RunPod's A100 spot (R6, March
+// 2026) likewise.
+TEST(EmbeddedData, SpotPricesFromAnotherSourceCarryTheirOwnDate) {
+  absl::StatusOr<CatalogSnapshot> snapshot = LoadCatalogSnapshot(DefaultSources());
+  ASSERT_OK(snapshot);
+  std::map<std::string, const Offer*> own;
+  for (const Offer& o : snapshot->offers()) {
+    if (o.spot_as_of().empty()) continue;
+    own[o.id()] = &o;
+    EXPECT_GT(o.spot_usd_per_hour(), 0) << o.id();
+    EXPECT_FALSE(o.spot_price_source().empty()) << o.id();
+    EXPECT_GT(o.spot_priced_at_unix_seconds(), 0) << o.id();
+    EXPECT_NE(o.spot_price_source(), o.price_source()) << o.id() << ": then it is the row's";
+    EXPECT_THAT(o.source(), ::testing::HasSubstr(o.spot_price_source())) << o.id();
+  }
+  ASSERT_EQ(own.size(), 2u);
+  const Offer& gcp = *own.at("gcp/a3-highgpu-8g/us-east4");
+  EXPECT_EQ(gcp.price_source(), "C-GCP");
+  EXPECT_EQ(gcp.as_of(), "2026-11-29");
+  EXPECT_EQ(gcp.spot_price_source(), "C-GCPB");
+  EXPECT_EQ(gcp.spot_as_of(), "2024-09-16");  // the billing SKUs' effectiveTime
+  EXPECT_EQ(SpotPricedAtText(gcp), "2024-09-16");
+  const Offer& runpod = *own.at("runpod/1x_A100-80GB_PCIE_SECURE/global");
+  EXPECT_EQ(runpod.price_source(), "C-RP");
+  EXPECT_EQ(runpod.spot_price_source(), "R6");
+  EXPECT_EQ(runpod.spot_as_of(), "2026-03-01");  // R6: "as of March 2026"
 }
 
 // The embedded offers plus every SkyPilot fixture: overlapping ids refresh

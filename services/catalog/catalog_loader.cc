@@ -88,6 +88,23 @@ std::string ContentHashInPlace(CatalogSnapshot& snapshot) {
   return hash;
 }
 
+// The spot price's own date across a merge into `known`: an import with spot
+// prices brings its own, dated like its on-demand price, so the curated spot
+// date goes; one without keeps the curated spot price, and that price keeps
+// its date (the row's, before the import's on-demand price replaces it).
+void CarrySpotDate(bool has_spot_prices, Offer& known) {
+  if (has_spot_prices || known.spot_usd_per_hour() <= 0) {
+    known.clear_spot_as_of();
+    known.clear_spot_price_source();
+    known.clear_spot_priced_at_unix_seconds();
+    return;
+  }
+  if (HasOwnSpotDate(known) || known.priced_at_unix_seconds() <= 0) return;
+  known.set_spot_as_of(known.as_of());
+  known.set_spot_price_source(known.price_source());
+  known.set_spot_priced_at_unix_seconds(known.priced_at_unix_seconds());
+}
+
 // Imported offers (SkyPilot CSV, provider price files) into the snapshot: a
 // new id is added; a known id keeps its curated facts and takes the fresh
 // prices (spot only when the source has spot prices), filling vCPUs and RAM
@@ -106,6 +123,7 @@ absl::Status MergeImported(const GpuNameResolver& resolver, std::vector<Offer>& 
       continue;
     }
     Offer& known = *snapshot.mutable_offers(it->second);
+    CarrySpotDate(has_spot_prices, known);
     known.set_on_demand_usd_per_hour(offer.on_demand_usd_per_hour());
     if (has_spot_prices) {
       known.set_spot_usd_per_hour(offer.spot_usd_per_hour());

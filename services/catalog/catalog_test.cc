@@ -233,6 +233,24 @@ TEST(CatalogCreate, ValidationErrorsNameTheField) {
       {"no fabric but multi-node",
        [](CatalogSnapshot& s) { s.mutable_offers(0)->set_max_nodes(4); },
        "offers[0].max_nodes: must be 1 with FABRIC_TYPE_NONE"},
+      {"spot date without a spot price",
+       [](CatalogSnapshot& s) {
+         s.mutable_offers(0)->set_spot_usd_per_hour(0);
+         s.mutable_offers(0)->set_spot_as_of("2024-09-16");
+       },
+       "offers[0].spot_as_of: set on an offer without a spot price"},
+      {"spot source without its date",
+       [](CatalogSnapshot& s) {
+         s.mutable_offers(0)->set_spot_usd_per_hour(2);
+         s.mutable_offers(0)->set_spot_price_source("C-GCPB");
+       },
+       "offers[0].spot_as_of: must be set with spot_price_source \"C-GCPB\""},
+      {"spot date not a date",
+       [](CatalogSnapshot& s) {
+         s.mutable_offers(0)->set_spot_usd_per_hour(2);
+         s.mutable_offers(0)->set_spot_as_of("March 2026");
+       },
+       "offers[0].spot_as_of: must be an ISO date (2026-11-29), got \"March 2026\""},
       {"negative price", [](CatalogSnapshot& s) { s.mutable_offers(4)->set_spot_usd_per_hour(-1); },
        "offers[4].spot_usd_per_hour: must be >= 0"},
       {"nan price",

@@ -35,6 +35,24 @@ std::string DateOf(int64_t unix_seconds) {
                       absl::Dec(day.day(), absl::kZeroPad2));
 }
 
+int64_t AgeOf(int64_t priced_at_unix_seconds, absl::Time now) {
+  if (priced_at_unix_seconds <= 0) return -1;
+  return std::max<int64_t>(0, absl::ToUnixSeconds(now) - priced_at_unix_seconds);
+}
+
+bool OverBudget(int64_t age_seconds, const v1::Offer& offer) {
+  return age_seconds >= 0 && offer.stale_after_seconds() > 0 &&
+         age_seconds > offer.stale_after_seconds();
+}
+
+// "2026-11-29" for a time at the start of a day, else "...T13:05:09Z";
+// `fallback` (the file's date text) when the time is not known.
+std::string TimeText(int64_t at, const std::string& fallback) {
+  if (at <= 0) return fallback;
+  if (at % 86400 == 0) return DateOf(at);
+  return absl::FormatTime("%Y-%m-%dT%H:%M:%SZ", absl::FromUnixSeconds(at), absl::UTCTimeZone());
+}
+
 }  // namespace
 
 std::string PriceSourceName(absl::string_view source) {
@@ -51,26 +69,56 @@ void FillPriceProvenance(v1::Offer& offer, int64_t default_stale_after_seconds) 
   if (offer.priced_at_unix_seconds() == 0) {
     offer.set_priced_at_unix_seconds(DateStartUnix(offer.as_of()));
   }
+  if (offer.spot_priced_at_unix_seconds() == 0 && !offer.spot_as_of().empty()) {
+    offer.set_spot_priced_at_unix_seconds(DateStartUnix(offer.spot_as_of()));
+  }
   if (offer.stale_after_seconds() == 0 && default_stale_after_seconds > 0) {
     offer.set_stale_after_seconds(default_stale_after_seconds);
   }
 }
 
+void ClearPriceProvenance(v1::Offer& offer) {
+  offer.clear_price_source();
+  offer.clear_priced_at_unix_seconds();
+  offer.clear_as_of();
+  offer.clear_spot_as_of();
+  offer.clear_spot_price_source();
+  offer.clear_spot_priced_at_unix_seconds();
+}
+
+bool IsIsoDate(absl::string_view as_of) { return as_of.size() == 10 && DateStartUnix(as_of) != 0; }
+
 int64_t PriceAgeSeconds(const v1::Offer& offer, absl::Time now) {
-  if (offer.priced_at_unix_seconds() <= 0) return -1;
-  return std::max<int64_t>(0, absl::ToUnixSeconds(now) - offer.priced_at_unix_seconds());
+  return AgeOf(offer.priced_at_unix_seconds(), now);
 }
 
 bool PriceStale(const v1::Offer& offer, absl::Time now) {
-  const int64_t age = PriceAgeSeconds(offer, now);
-  return age >= 0 && offer.stale_after_seconds() > 0 && age > offer.stale_after_seconds();
+  return OverBudget(PriceAgeSeconds(offer, now), offer);
 }
 
 std::string PricedAtText(const v1::Offer& offer) {
-  const int64_t at = offer.priced_at_unix_seconds();
-  if (at <= 0) return offer.as_of();
-  if (at % 86400 == 0) return DateOf(at);
-  return absl::FormatTime("%Y-%m-%dT%H:%M:%SZ", absl::FromUnixSeconds(at), absl::UTCTimeZone());
+  return TimeText(offer.priced_at_unix_seconds(), offer.as_of());
+}
+
+bool HasOwnSpotDate(const v1::Offer& offer) { return offer.spot_priced_at_unix_seconds() > 0; }
+
+std::string SpotPriceSource(const v1::Offer& offer) {
+  return HasOwnSpotDate(offer) && !offer.spot_price_source().empty() ? offer.spot_price_source()
+                                                                     : offer.price_source();
+}
+
+int64_t SpotPriceAgeSeconds(const v1::Offer& offer, absl::Time now) {
+  if (!HasOwnSpotDate(offer)) return PriceAgeSeconds(offer, now);
+  return AgeOf(offer.spot_priced_at_unix_seconds(), now);
+}
+
+bool SpotPriceStale(const v1::Offer& offer, absl::Time now) {
+  return OverBudget(SpotPriceAgeSeconds(offer, now), offer);
+}
+
+std::string SpotPricedAtText(const v1::Offer& offer) {
+  if (!HasOwnSpotDate(offer)) return PricedAtText(offer);
+  return TimeText(offer.spot_priced_at_unix_seconds(), offer.spot_as_of());
 }
 
 std::vector<v1::SourceState> SourceStatesOf(const v1::CatalogSnapshot& snapshot,
@@ -84,9 +132,8 @@ std::vector<v1::SourceState> SourceStatesOf(const v1::CatalogSnapshot& snapshot,
     state.clear_offers();
   }
   std::map<std::string, std::pair<int64_t, int64_t>> span;  // oldest, newest priced_at
-  for (const v1::Offer& offer : snapshot.offers()) {
-    const std::string& name = offer.price_source();
-    if (name.empty()) continue;
+  // One offer priced by source `name` at `at`.
+  auto count = [&](const v1::Offer& offer, const std::string& name, int64_t at) {
     auto [it, inserted] = by_name.try_emplace(name);
     v1::SourceState& state = it->second;
     if (inserted) {
@@ -100,10 +147,19 @@ std::vector<v1::SourceState> SourceStatesOf(const v1::CatalogSnapshot& snapshot,
       state.set_stale_after_seconds(
           std::max(state.stale_after_seconds(), offer.stale_after_seconds()));
     }
-    const int64_t at = offer.priced_at_unix_seconds();
-    if (at <= 0) continue;
+    if (at <= 0) return;
     auto [s, first] = span.try_emplace(name, at, at);
     if (!first) s->second = {std::min(s->second.first, at), std::max(s->second.second, at)};
+  };
+  for (const v1::Offer& offer : snapshot.offers()) {
+    if (!offer.price_source().empty()) {
+      count(offer, offer.price_source(), offer.priced_at_unix_seconds());
+    }
+    // A spot price from another source counts for that source too.
+    if (HasOwnSpotDate(offer) && !offer.spot_price_source().empty() &&
+        offer.spot_price_source() != offer.price_source()) {
+      count(offer, offer.spot_price_source(), offer.spot_priced_at_unix_seconds());
+    }
   }
   std::vector<v1::SourceState> out;
   for (auto& [name, state] : by_name) {

@@ -30,9 +30,20 @@ namespace gpuadvisor::catalog {
 std::string PriceSourceName(absl::string_view source);
 
 // Fills what an offer's file leaves unset: price_source from `source`,
-// priced_at_unix_seconds from the start (UTC) of its `as_of` date, and
+// priced_at_unix_seconds from the start (UTC) of its `as_of` date,
+// spot_priced_at_unix_seconds from its `spot_as_of` (when set), and
 // stale_after_seconds = `default_stale_after_seconds`. Set fields are kept.
 void FillPriceProvenance(v1::Offer& offer, int64_t default_stale_after_seconds);
+
+// Drops the price provenance of a known offer an import starts from (the
+// AWS Price List, Azure Retail and GCP billing imports price the catalog's
+// own machine shapes): price_source, priced_at_unix_seconds, as_of and the
+// spot price's own date and source. The import sets its own as_of; the load
+// fills the rest from the import's `source`. The budget is kept.
+void ClearPriceProvenance(v1::Offer& offer);
+
+// Whether `as_of` is an ISO date ("2026-11-29"), as Offer.spot_as_of must be.
+bool IsIsoDate(absl::string_view as_of);
 
 // Seconds since the offer's prices were taken, or -1 when not known.
 int64_t PriceAgeSeconds(const v1::Offer& offer, absl::Time now);
@@ -42,14 +53,25 @@ bool PriceStale(const v1::Offer& offer, absl::Time now);
 // "2026-11-29" or "2026-12-04T00:15:00Z"; the offer's as_of when not known.
 std::string PricedAtText(const v1::Offer& offer);
 
+// The spot price's own provenance where the row carries one
+// (Offer.spot_as_of: a spot price from another source or date than the
+// on-demand price); each is the row's (the functions above) otherwise.
+bool HasOwnSpotDate(const v1::Offer& offer);
+std::string SpotPriceSource(const v1::Offer& offer);
+int64_t SpotPriceAgeSeconds(const v1::Offer& offer, absl::Time now);
+bool SpotPriceStale(const v1::Offer& offer, absl::Time now);
+std::string SpotPricedAtText(const v1::Offer& offer);
+
 // One SourceState per price source of the snapshot's offers: the
 // refresher's states (`refreshed`, kind "refresh") by name, then every other
 // Offer.price_source as a "file" source (the catalog's data and imports;
 // last attempt = `loaded_at_unix_seconds` (0 leaves it unset: a snapshot's
 // content must not change with the time it was loaded), last success = its
-// oldest price's time). Each gets the offers it prices, the dates of its oldest
-// and newest price, and the budget of its offers (the largest) where it has
-// none. Sorted by name; ages are left for AgeSources.
+// oldest price's time). An offer's spot price with its own source
+// (Offer.spot_price_source) counts for that source too. Each gets the offers
+// it prices, the dates of its oldest and newest price, and the budget of its
+// offers (the largest) where it has none. Sorted by name; ages are left for
+// AgeSources.
 std::vector<v1::SourceState> SourceStatesOf(const v1::CatalogSnapshot& snapshot,
                                             const std::vector<v1::SourceState>& refreshed,
                                             int64_t loaded_at_unix_seconds);

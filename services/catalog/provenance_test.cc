@@ -69,6 +69,49 @@ TEST(Provenance, FillsWhatTheFileLeavesUnsetAndAgesAgainstTheBudget) {
   EXPECT_FALSE(PriceStale(unknown, at_budget));
 }
 
+// A spot price from another source and date than the on-demand price (GCP
+// us-east4: on-demand from the 2026-11-29 SkyPilot catalog, spot from the
+// 2024-09-16 billing SKUs) is dated and aged by its own; without one, spot
+// is the row's.
+TEST(Provenance, ASpotPriceWithItsOwnDateIsAgedByIt) {
+  v1::Offer offer;
+  offer.set_source("C-GCP (host + GPU row); spot: C-GCPB Preemptible SKUs");
+  offer.set_as_of("2026-11-29");
+  offer.set_spot_usd_per_hour(48.3067);
+  offer.set_spot_as_of("2024-09-16");
+  offer.set_spot_price_source("C-GCPB");
+  FillPriceProvenance(offer, 90 * 86400);
+  EXPECT_EQ(offer.price_source(), "C-GCP");
+  EXPECT_EQ(offer.priced_at_unix_seconds(), 1795910400);       // 2026-11-29T00:00:00Z
+  EXPECT_EQ(offer.spot_priced_at_unix_seconds(), 1726444800);  // 2024-09-16T00:00:00Z
+  ASSERT_TRUE(HasOwnSpotDate(offer));
+  const absl::Time now = absl::FromUnixSeconds(1795910400 + 5 * 86400);
+  EXPECT_EQ(PricedAtText(offer), "2026-11-29");
+  EXPECT_EQ(PriceAgeSeconds(offer, now), 5 * 86400);
+  EXPECT_FALSE(PriceStale(offer, now));
+  EXPECT_EQ(SpotPriceSource(offer), "C-GCPB");
+  EXPECT_EQ(SpotPricedAtText(offer), "2024-09-16");
+  EXPECT_EQ(SpotPriceAgeSeconds(offer, now), 1795910400 + 5 * 86400 - 1726444800);
+  EXPECT_TRUE(SpotPriceStale(offer, now));
+
+  v1::Offer same;  // no spot date of its own: spot is the row's
+  same.set_source("C-AWS; spot: median of 3 zone rows");
+  same.set_as_of("2026-11-29");
+  same.set_spot_usd_per_hour(5.33);
+  FillPriceProvenance(same, 90 * 86400);
+  EXPECT_FALSE(HasOwnSpotDate(same));
+  EXPECT_EQ(same.spot_priced_at_unix_seconds(), 0);
+  EXPECT_EQ(SpotPriceSource(same), "C-AWS");
+  EXPECT_EQ(SpotPricedAtText(same), "2026-11-29");
+  EXPECT_EQ(SpotPriceAgeSeconds(same, now), PriceAgeSeconds(same, now));
+  EXPECT_FALSE(SpotPriceStale(same, now));
+
+  EXPECT_TRUE(IsIsoDate("2024-09-16"));
+  for (const char* bad : {"", "2024-9-16", "2024-09-16T00:00:00Z", "March 2026", "2024-13-01"}) {
+    EXPECT_FALSE(IsIsoDate(bad)) << bad;
+  }
+}
+
 TEST(Provenance, OneStatePerSourceWithTheRefreshersFirst) {
   v1::CatalogSnapshot snapshot;
   auto add = [&](const char* source, const char* as_of) {
@@ -109,6 +152,29 @@ TEST(Provenance, OneStatePerSourceWithTheRefreshersFirst) {
   EXPECT_TRUE(aged[2].stale());  // 2 h over a 1 h budget
   EXPECT_TRUE(aged[1].stale());  // C-TPU, a year old
   EXPECT_EQ(aged[1].oldest_as_of(), "2024-12-23");
+}
+
+// A spot price from another source makes that source one of the snapshot's,
+// with the spot price's date.
+TEST(Provenance, ASpotPriceWithItsOwnSourceIsCountedForIt) {
+  v1::CatalogSnapshot snapshot;
+  v1::Offer* gcp = snapshot.add_offers();
+  gcp->set_source("C-GCP; spot: R6");
+  gcp->set_as_of("2026-11-29");
+  gcp->set_spot_usd_per_hour(48.3067);
+  gcp->set_spot_price_source("R6");
+  gcp->set_spot_as_of("2026-03-01");
+  FillPriceProvenance(*gcp, 86400);
+  const std::vector<v1::SourceState> states = SourceStatesOf(snapshot, {}, 0);
+  ASSERT_EQ(states.size(), 2u);
+  EXPECT_EQ(states[0].name(), "C-GCP");
+  EXPECT_EQ(states[0].offers(), 1);
+  EXPECT_EQ(states[0].oldest_as_of(), "2026-11-29");
+  EXPECT_EQ(states[1].name(), "R6");
+  EXPECT_EQ(states[1].offers(), 1);
+  EXPECT_EQ(states[1].oldest_as_of(), "2026-03-01");
+  EXPECT_EQ(states[1].newest_as_of(), "2026-03-01");
+  EXPECT_EQ(states[1].stale_after_seconds(), 86400);
 }
 
 }  // namespace

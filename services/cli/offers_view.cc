@@ -106,10 +106,17 @@ absl::Status SortOffers(absl::string_view key, PurchaseOption purchase, const Gp
 }
 
 // "C-AWS 2026-11-29": the price's source and date; "-" when neither is known.
+// A spot price from another source adds its own: "C-GCP 2026-11-29; spot
+// C-GCPB 2024-09-16".
 std::string PricedOf(const Offer& o) {
-  if (o.price_source().empty() && o.as_of().empty()) return "-";
-  if (o.price_source().empty() || o.as_of().empty()) return o.price_source() + o.as_of();
-  return absl::StrCat(o.price_source(), " ", o.as_of());
+  const bool both = !o.price_source().empty() && !o.as_of().empty();
+  const bool none = o.price_source().empty() && o.as_of().empty();
+  std::string text = absl::StrCat(none ? "-" : "", o.price_source(), both ? " " : "", o.as_of());
+  if (!o.spot_as_of().empty()) {
+    absl::StrAppend(&text, "; spot ", o.spot_price_source(),
+                    o.spot_price_source().empty() ? "" : " ", o.spot_as_of());
+  }
+  return text;
 }
 
 std::vector<std::vector<std::string>> OfferRows(const std::vector<Offer>& offers,

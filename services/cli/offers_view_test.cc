@@ -107,6 +107,20 @@ TEST(OffersView, FlaggedPricesAreMarkedWithTheirReason) {
   EXPECT_EQ(rows[2][14], "");
 }
 
+// A spot price from another source than the on-demand price: PRICED names
+// both dates.
+TEST(OffersView, ASpotPriceWithItsOwnDateIsNamed) {
+  std::vector<Offer> offers = Sample();
+  offers[0].set_price_source("C-GCP");
+  offers[0].set_as_of("2026-11-29");
+  offers[0].set_spot_price_source("C-GCPB");
+  offers[0].set_spot_as_of("2024-09-16");
+  const auto rows = OfferRows(offers, catalog::v1::PURCHASE_OPTION_SPOT, kMemory);
+  ASSERT_EQ(rows.size(), 5u);
+  EXPECT_EQ(rows[1][13], "C-GCP 2026-11-29; spot C-GCPB 2024-09-16");
+  EXPECT_EQ(rows[2][13], "-");
+}
+
 TEST(OffersView, GroupsByGpuLikeSkyShowGpus) {
   const auto rows = GpuGroupRows(Sample(), catalog::v1::PURCHASE_OPTION_UNSPECIFIED, kMemory);
   ASSERT_EQ(rows.size(), 3u);

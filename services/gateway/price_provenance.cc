@@ -110,6 +110,14 @@ void ExplainPrice(absl::Time now, v1::Recommendation& r) {
     p.set_age_seconds(std::max<int64_t>(0, absl::ToInt64Seconds(now - term_as_of)));
     p.set_stale(offer.stale_after_seconds() > 0 && p.age_seconds() > offer.stale_after_seconds());
   }
+  // A spot price from another source or date than the row's on-demand price
+  // is named with its own (GCP us-east4 spot: the 2024-09-16 billing SKUs).
+  if (r.purchase_option() == catalog::v1::PURCHASE_OPTION_SPOT && catalog::HasOwnSpotDate(offer)) {
+    p.set_source(catalog::SpotPriceSource(offer));
+    p.set_as_of(catalog::SpotPricedAtText(offer));
+    p.set_age_seconds(catalog::SpotPriceAgeSeconds(offer, now));
+    p.set_stale(catalog::SpotPriceStale(offer, now));
+  }
   for (const catalog::v1::PriceFlag& flag : offer.price_flags()) {
     p.add_flags(absl::StrFormat("%s $%.2f/h: %s",
                                 flag.purchase_option() == catalog::v1::PURCHASE_OPTION_SPOT ? "spot"

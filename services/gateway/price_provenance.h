@@ -24,7 +24,9 @@ std::string AgeText(int64_t seconds);
 // priced_at_unix_seconds, stale_after_seconds,
 // last_seen_available_unix_seconds, price_flags), adds the "price:" note and
 // a warning when the price is older than its source's budget or the offer
-// was not seen available within it.
+// was not seen available within it. A reserved price is dated by its
+// commitment term, a spot price by the offer's spot_as_of /
+// spot_price_source where the row carries them.
 void ExplainPrice(absl::Time now, v1::Recommendation& r);
 
 // Whether the offer was seen available within its source's budget, or its

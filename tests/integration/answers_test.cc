@@ -752,6 +752,46 @@ TEST_F(Answers, APriceOlderThanItsBudgetIsAWarning) {
   EXPECT_EQ(response.oldest_price_as_of(), "2024-09-16");
 }
 
+// Issue 19 item 2, per-price dates. GCP A3 High in us-east4 is priced on
+// demand from the SkyPilot catalog (2026-11-29) and on spot from the billing
+// SKUs (2024-09-16). Was: the spot answer said "C-GCP, as of 2026-11-29".
+// Now it names the spot price's own source and date and warns it is stale;
+// on demand keeps the row's.
+TEST_F(Answers, ASpotPriceFromAnotherSourceCarriesItsOwnDate) {
+  constexpr char kId[] = "gcp/a3-highgpu-8g/us-east4";
+  RecommendRequest request = Lora();
+  request.mutable_constraints()->add_providers("gcp");
+  request.mutable_constraints()->add_regions("us-east4");
+  request.mutable_constraints()->add_gpu_models("H100");
+  request.mutable_constraints()->add_purchase_options(catalog::v1::PURCHASE_OPTION_SPOT);
+  request.mutable_constraints()->add_purchase_options(catalog::v1::PURCHASE_OPTION_ON_DEMAND);
+  request.set_max_results(20);
+  const RecommendResponse response = MustRecommend(request);
+  const gateway::v1::Recommendation* spot = nullptr;
+  const gateway::v1::Recommendation* on_demand = nullptr;
+  for (const auto& r : response.recommendations()) {
+    if (r.offer().id() != kId) continue;
+    (r.purchase_option() == catalog::v1::PURCHASE_OPTION_SPOT ? spot : on_demand) = &r;
+  }
+  ASSERT_NE(spot, nullptr) << response.DebugString();
+  ASSERT_NE(on_demand, nullptr) << response.DebugString();
+  EXPECT_EQ(spot->price().source(), "C-GCPB");
+  EXPECT_EQ(spot->price().as_of(), "2024-09-16");
+  EXPECT_GT(spot->price().age_seconds(), 800 * 86400);
+  EXPECT_TRUE(spot->price().stale());
+  EXPECT_TRUE(std::any_of(spot->notes().begin(), spot->notes().end(), [](const std::string& n) {
+    return absl::StartsWith(n, "price: C-GCPB, as of 2024-09-16 (");
+  })) << spot->DebugString();
+  EXPECT_TRUE(std::any_of(spot->warnings().begin(), spot->warnings().end(),
+                          [](const std::string& w) {
+                            return absl::StartsWith(w, "stale price: C-GCPB priced this offer ");
+                          }))
+      << spot->DebugString();
+  EXPECT_EQ(on_demand->price().source(), "C-GCP");
+  EXPECT_EQ(on_demand->price().as_of(), "2026-11-29");
+  EXPECT_EQ(response.oldest_price_as_of(), "2024-09-16");
+}
+
 // Issue 19 item 5. Was: AWS p3's spot price (88% below on-demand, flagged
 // "likely stale" at load) ranked first for V100 spot answers.
 TEST_F(Answers, AFlaggedPriceIsNeverRankedAndHasAnExclusionOfItsOwn) {

@@ -11,6 +11,7 @@
 #include "absl/strings/str_split.h"
 #include "absl/strings/strip.h"
 #include "services/catalog/import/json.h"
+#include "services/catalog/provenance.h"
 
 namespace gpuadvisor::catalog {
 namespace {
@@ -106,6 +107,8 @@ std::optional<std::string> ReadAwsProduct(
 Offer AwsOffer(const AwsRow& row, const std::string& sku, absl::string_view file_name,
                const std::string& version, const std::string& published) {
   Offer offer = *row.shape;
+  ClearPriceProvenance(offer);  // the price list's, not the known row's
+  offer.set_as_of(published);
   offer.set_id(absl::StrCat("aws/", row.type, "/", row.region));
   offer.set_region(row.region);
   offer.set_availability(v1::AVAILABILITY_UNSPECIFIED);

@@ -10,6 +10,7 @@
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "services/catalog/import/json.h"
+#include "services/catalog/provenance.h"
 
 namespace gpuadvisor::catalog {
 namespace {
@@ -102,6 +103,7 @@ void BuildAzureOffers(const std::vector<AzureRow>& rows,
   }
   for (const auto& [id, group] : rows_by_id) {
     Offer offer = *shapes.at(group.front()->sku);
+    ClearPriceProvenance(offer);  // the retail prices', not the known row's
     offer.set_id(id);
     offer.set_region(group.front()->region);
     offer.set_availability(v1::AVAILABILITY_UNSPECIFIED);
@@ -126,6 +128,7 @@ void BuildAzureOffers(const std::vector<AzureRow>& rows,
     }
     offer.set_source(absl::StrCat("azure-retail:", file_name, ": ", group.front()->sku, " in ",
                                   group.front()->region, ", prices effective ", effective));
+    offer.set_as_of(effective);
     out.report.rows_kept += kept;
     out.offers.push_back(std::move(offer));
   }

@@ -16,6 +16,7 @@
 #include "absl/strings/strip.h"
 #include "services/catalog/import/csv.h"
 #include "services/catalog/import/json.h"
+#include "services/catalog/provenance.h"
 
 namespace gpuadvisor::catalog {
 namespace {
@@ -280,6 +281,7 @@ void PriceShapeInRegion(const Offer& shape, const GcpSkuFamily& family, const Sk
       ShapePrice(shape, family, sp.prices, region, Term::kCommit1Yr, commit_parts);
   if (on_demand <= 0 && spot <= 0 && commit <= 0) return;
   Offer& offer = offers.emplace_back(shape);
+  ClearPriceProvenance(offer);  // the SKUs', not the known row's
   offer.set_id(absl::StrCat("gcp/", shape.instance_type(), "/", region));
   offer.set_region(region);
   offer.set_availability(v1::AVAILABILITY_UNSPECIFIED);
@@ -299,6 +301,7 @@ void PriceShapeInRegion(const Offer& shape, const GcpSkuFamily& family, const Sk
   offer.set_source(absl::StrFormat(
       "gcp-billing:%s: %d x GPU + %d vCPU x core + %.0f GiB x RAM SKUs (%s), effective %s",
       file_name, shape.gpus_per_node(), shape.vcpus(), ram_gib, absl::StrJoin(ids, " "), as_of));
+  offer.set_as_of(as_of);
 }
 
 }  // namespace

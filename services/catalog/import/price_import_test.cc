@@ -7,6 +7,7 @@
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "services/catalog/catalog_loader.h"
+#include "services/catalog/provenance.h"
 #include "tests/testing/fixtures.h"
 #include "tests/testing/status_matchers.h"
 
@@ -73,6 +74,16 @@ TEST(PriceImportLoader, BillingAndPriceListRefreshKnownShapes) {
   EXPECT_DOUBLE_EQ(p4d.spot_usd_per_hour(),
                    before.at("aws/p4d.24xlarge/us-east-1")->spot_usd_per_hour());
   EXPECT_THAT(p4d.source(), HasSubstr("; prices aws-price-list:"));
+  // The on-demand price is the price list's now, with its date; the spot
+  // price it kept keeps its own (the curated row's C-AWS, 2026-11-29).
+  EXPECT_EQ(p4d.spot_price_source(), "C-AWS");
+  EXPECT_EQ(p4d.spot_as_of(), "2026-11-29");
+  EXPECT_EQ(p4d.spot_priced_at_unix_seconds(),
+            before.at("aws/p4d.24xlarge/us-east-1")->priced_at_unix_seconds());
+  EXPECT_EQ(p4d.price_source(), "aws-price-list");
+  EXPECT_EQ(PricedAtText(p4d), "2024-05-28");  // the offer file's publicationDate
+  EXPECT_EQ(SpotPriceSource(p4d), "C-AWS");
+  EXPECT_EQ(SpotPricedAtText(p4d), "2026-11-29");
   // The shipped us-central1 and europe-west4 rows come from these billing
   // SKUs (C-GCPB in offers.textproto); the import refreshes them at the same
   // price, and the topology rules give them the A3 High network.
@@ -80,8 +91,21 @@ TEST(PriceImportLoader, BillingAndPriceListRefreshKnownShapes) {
   const Offer& a3 = *after.at("gcp/a3-highgpu-8g/us-central1");
   EXPECT_NEAR(a3.on_demand_usd_per_hour(), 87.8326, 1e-3);
   EXPECT_THAT(a3.source(), HasSubstr("; prices gcp-billing:"));
+  // Was: an import started from the known row and kept its provenance, so a
+  // price from these SKUs said "C-GCPB" only by luck and AWS's "C-AWS".
+  EXPECT_EQ(a3.price_source(), "gcp-billing");
+  EXPECT_EQ(PricedAtText(a3), "2024-09-16");  // the SKUs' effectiveTime
   EXPECT_EQ(a3.fabric(), v1::FABRIC_TYPE_ETHERNET);
   EXPECT_EQ(a3.scale_out().gbps_per_node(), 800);  // GPU NICs, not the host's gVNIC
+  // us-east4's curated spot price had its own date (C-GCPB under a C-GCP
+  // row); the import brings on-demand and spot together, so that goes.
+  ASSERT_EQ(before.at("gcp/a3-highgpu-8g/us-east4")->spot_as_of(), "2024-09-16");
+  const Offer& east4 = *after.at("gcp/a3-highgpu-8g/us-east4");
+  EXPECT_THAT(east4.source(), HasSubstr("; prices gcp-billing:"));
+  EXPECT_GT(east4.spot_usd_per_hour(), 0);
+  EXPECT_EQ(east4.spot_as_of(), "");
+  EXPECT_EQ(east4.spot_price_source(), "");
+  EXPECT_EQ(east4.spot_priced_at_unix_seconds(), 0);
   ASSERT_TRUE(before.count("gcp/a3-highgpu-8g/europe-west4"));
   EXPECT_NEAR(after.at("gcp/a3-highgpu-8g/europe-west4")->on_demand_usd_per_hour(),
               before.at("gcp/a3-highgpu-8g/europe-west4")->on_demand_usd_per_hour(), 1e-3);
