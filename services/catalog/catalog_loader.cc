@@ -136,6 +136,8 @@ absl::Status MergeImported(const GpuNameResolver& resolver, std::vector<Offer>& 
     if (take_dates) {  // the refresher's copy: its fetch date and what it saw
       known.set_as_of(offer.as_of());
       known.set_availability(offer.availability());
+    } else if (!offer.as_of().empty()) {
+      known.set_as_of(offer.as_of());  // the date of the price file's prices
     }
     if (known.vcpus() == 0) known.set_vcpus(offer.vcpus());
     if (known.ram_bytes() == 0) known.set_ram_bytes(offer.ram_bytes());

@@ -82,6 +82,7 @@ TEST(PriceImportLoader, BillingAndPriceListRefreshKnownShapes) {
             before.at("aws/p4d.24xlarge/us-east-1")->priced_at_unix_seconds());
   EXPECT_EQ(p4d.price_source(), "aws-price-list");
   EXPECT_EQ(PricedAtText(p4d), "2024-05-28");  // the offer file's publicationDate
+  EXPECT_EQ(p4d.as_of(), "2024-05-28");
   EXPECT_EQ(SpotPriceSource(p4d), "C-AWS");
   EXPECT_EQ(SpotPricedAtText(p4d), "2026-11-29");
   // The shipped us-central1 and europe-west4 rows come from these billing
@@ -95,6 +96,7 @@ TEST(PriceImportLoader, BillingAndPriceListRefreshKnownShapes) {
   // price from these SKUs said "C-GCPB" only by luck and AWS's "C-AWS".
   EXPECT_EQ(a3.price_source(), "gcp-billing");
   EXPECT_EQ(PricedAtText(a3), "2024-09-16");  // the SKUs' effectiveTime
+  EXPECT_EQ(a3.as_of(), "2024-09-16");
   EXPECT_EQ(a3.fabric(), v1::FABRIC_TYPE_ETHERNET);
   EXPECT_EQ(a3.scale_out().gbps_per_node(), 800);  // GPU NICs, not the host's gVNIC
   // us-east4's curated spot price had its own date (C-GCPB under a C-GCP
