@@ -7,7 +7,6 @@
 
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
-#include "absl/strings/str_format.h"
 #include "common/io/units.h"
 #include "services/gateway/recommend_state.h"
 #include "services/gateway/recommend_text.h"
@@ -140,6 +139,11 @@ v1::ServingEstimate RunState::Serving(const sizing::v1::ConfigurationEstimate& e
 void RunState::Explain(const Candidate& candidate, const pricing::v1::Quote& quote,
                        v1::Recommendation& r) const {
   const Offer& offer = OfferOf(candidate);
+  // Room for the usual texts at once (the lists would grow, on the arena,
+  // from 4 to 8 to 16).
+  r.mutable_reasons()->Reserve(16);
+  r.mutable_notes()->Reserve(8);
+  r.mutable_warnings()->Reserve(8);
   const sizing::v1::ConfigurationEstimate& e = Est(candidate.config);
   *r.mutable_offer() = offer;
   r.mutable_offer()->set_nodes(candidate.nodes);
@@ -251,9 +255,8 @@ void RunState::ExplainWarnings(const Candidate& candidate, const pricing::v1::Qu
   const bool pcie_bound =
       total_gpus > 1 && offer.link() == catalog::v1::LINK_TYPE_PCIE && data_or_tensor_parallel;
   if (pcie_bound) {
-    r.add_warnings(
-        absl::StrFormat("PCIe-only multi-GPU: all-reduce bound across %d GPUs without NVLink",
-                        offer.gpus_per_node()));
+    r.add_warnings(absl::StrCat("PCIe-only multi-GPU: all-reduce bound across ",
+                                offer.gpus_per_node(), " GPUs without NVLink"));
   }
   const bool fp16_only_training = training_ && gpu != nullptr && !gpu->supports_bf16() &&
                                   w.precision() != sizing::v1::PRECISION_FP32;
@@ -261,27 +264,27 @@ void RunState::ExplainWarnings(const Candidate& candidate, const pricing::v1::Qu
     r.add_warnings("FP16-only GPU (no BF16): overflow risk in training; needs loss scaling");
   if (IsServing(w.task()) && gpu != nullptr &&
       gpu->memory_type() == catalog::v1::MEMORY_TYPE_GDDR) {
-    r.add_notes(
-        absl::StrFormat("GDDR card (%.2f TB/s): decode is memory-bandwidth-bound (the speeds above "
-                        "include it); HBM GPUs serve faster",
-                        gpu->memory_bandwidth_bytes_per_second() / 1e12));
+    r.add_notes(absl::StrCat("GDDR card (",
+                             Fixed(gpu->memory_bandwidth_bytes_per_second() / 1e12, 2),
+                             " TB/s): decode is memory-bandwidth-bound (the speeds above "
+                             "include it); HBM GPUs serve faster"));
   }
   for (const std::string& warning : quote.warnings()) r.add_warnings(warning);
   if (candidate.spare_nodes > 0) {
-    r.add_warnings(absl::StrFormat(
-        "spot endpoint: priced with %d spare node(s) (%d extra replica(s)) so it keeps serving "
-        "through a preemption "
-        "(about %.2f interruptions/h across the cluster); each one still drops the requests in "
-        "flight",
-        candidate.spare_nodes, r.serving().spare_replicas(), quote.interruptions_per_hour()));
+    r.add_warnings(absl::StrCat(
+        "spot endpoint: priced with ", candidate.spare_nodes, " spare node(s) (",
+        r.serving().spare_replicas(),
+        " extra replica(s)) so it keeps serving through a preemption (about ",
+        Fixed(quote.interruptions_per_hour(), 2),
+        " interruptions/h across the cluster); each one still drops the requests in flight"));
   }
   if (e.memory_margin() < vram_margin_ + 0.05) {
     r.add_warnings(absl::StrCat("VRAM margin tight: ", Fixed(100 * e.memory_margin(), 0),
                                 "% free (asked for ", Fixed(100 * vram_margin_, 0), "%)"));
   }
   if (candidate.nodes > 1 && offer.fabric() == catalog::v1::FABRIC_TYPE_ETHERNET) {
-    r.add_warnings(absl::StrFormat("multi-node over Ethernet (%.0f Gbps): slow gradient sync",
-                                   offer.fabric_gbps()));
+    r.add_warnings(absl::StrCat("multi-node over Ethernet (", Fixed(offer.fabric_gbps(), 0),
+                                " Gbps): slow gradient sync"));
   }
   const bool tp_off_nvlink =
       e.plan().needs_nvlink() && offer.link() != catalog::v1::LINK_TYPE_NVLINK;

@@ -8,6 +8,7 @@
 #include <algorithm>
 #include <array>
 #include <cmath>
+#include <cstdint>
 #include <map>
 #include <tuple>
 #include <utility>
@@ -148,7 +149,10 @@ std::vector<int> RunState::Survivors(const pricing::v1::QuoteResponse& quotes) {
 // unavailable.
 void RunState::PreferSeenAvailable(std::vector<int>& survivors, absl::Time now) {
   auto seen = [&](int index) { return SeenRecently(OfferOf(candidates_[index]), now); };
-  std::stable_partition(survivors.begin(), survivors.end(), seen);
+  // Usually every survivor was seen: then the order stands, with no partition's buffer.
+  const auto unseen = std::find_if_not(survivors.begin(), survivors.end(), seen);
+  if (unseen == survivors.end()) return;
+  std::stable_partition(unseen, survivors.end(), seen);
   if (survivors.empty() || seen(survivors.front())) return;
   for (int index : survivors) {
     ExcludeQuoted(candidates_[index], index, v1::EXCLUSION_REASON_UNAVAILABLE);
@@ -185,7 +189,13 @@ std::vector<int> RunState::ChooseSpread(const std::vector<int>& survivors) const
 void RunState::AddExclusions(const std::vector<int>& survivors,
                              const pricing::v1::QuoteResponse& quotes,
                              v1::RecommendResponse& response) {
-  for (int index : survivors) quoted_offers_[candidates_[index].offer_index].survived = true;
+  // Offers with a surviving candidate: bits by offer index (a quoted_offers_
+  // lookup per survivor cost more than the rest of this function).
+  std::vector<uint64_t> survived((index_->offers().size() + 63) / 64, 0);
+  for (int index : survivors) {
+    const int offer = candidates_[index].offer_index;
+    survived[offer >> 6] |= uint64_t{1} << (offer & 63);
+  }
   struct Tally {
     int64_t count = 0;
     int example = -1, config = -1, candidate = -1;
@@ -205,15 +215,22 @@ void RunState::AddExclusions(const std::vector<int>& survivors,
     if (unit.candidates_per_offer == 0) add(unit.reason, unit.count, unit.first, unit.config, -1);
   }
   // Prices the catalog flags, at an option asked for: never ranked on.
+  std::array<bool, catalog::v1::PurchaseOption_ARRAYSIZE> asked{};
+  for (catalog::v1::PurchaseOption option : options_) asked[option] = true;
+  const bool names = name_filtered_ || host_filtered_ || !provider_ok_.empty() ||
+                     !region_ok_.empty() || !gpu_ok_.empty();
   for (const FlaggedPrice& flagged : index_->flagged_prices()) {
-    if (std::find(options_.begin(), options_.end(), flagged.option) == options_.end() ||
-        !PassesNames(flagged.offer)) {
+    const size_t option = static_cast<size_t>(flagged.option);
+    if (option >= asked.size() || !asked[option] || (names && !PassesNames(flagged.offer))) {
       continue;
     }
     add(v1::EXCLUSION_REASON_SUSPECT_PRICE, 1, flagged.offer, -1, -1);
   }
   for (const auto& [offer, q] : quoted_offers_) {
-    if (q.survived || q.quoted < units_[q.unit].candidates_per_offer) continue;
+    if ((survived[offer >> 6] >> (offer & 63) & 1) != 0 ||
+        q.quoted < units_[q.unit].candidates_per_offer) {
+      continue;
+    }
     add(q.reason, 1, offer, q.config, q.candidate);
   }
   const auto& offers = catalog_->snapshot().offers();

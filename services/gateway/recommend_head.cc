@@ -94,12 +94,26 @@ void RunState::AddHead(const std::vector<int>& survivors, const std::vector<int>
   Best cheapest{survivors.front(), first.total_usd()};
   Best fastest{survivors.front(), first.expected_hours()};
   Best cost_time{survivors.front(), first.total_usd() * first.expected_hours()};
+  // The objective's own measure (ObjectiveKey): total cost and hours are
+  // kept above; only best value needs a fourth.
+  const bool value = objective_ == v1::OBJECTIVE_BEST_VALUE;
+  auto value_key = [&](int index) {
+    const pricing::v1::CostBreakdown& c = cost(index);
+    return ObjectiveKey(objective_, c.expected_hours(),
+                        Est(candidates_[index].config).tokens_per_second(), c.usd_per_hour(),
+                        c.total_usd());
+  };
+  Best best_value{survivors.front(), value ? value_key(survivors.front()) : 0};
   for (int index : survivors) {
     const pricing::v1::CostBreakdown& c = cost(index);
     cheapest.Keep(index, c.total_usd());
     fastest.Keep(index, c.expected_hours());
     cost_time.Keep(index, c.total_usd() * c.expected_hours());
+    if (value) best_value.Keep(index, value_key(index));
   }
+  const int anchor = objective_ == v1::OBJECTIVE_FASTEST ? fastest.index
+                     : value                             ? best_value.index
+                                                         : cheapest.index;
   const int top = chosen.front();
   v1::AnswerHead* head = response.mutable_head();
   auto fill = [&](int index, v1::HeadOption* option) {
@@ -127,7 +141,7 @@ void RunState::AddHead(const std::vector<int>& survivors, const std::vector<int>
                         Signed(o.delta_usd(), "$", "", 2), ", ",
                         Signed(o.delta_hours(), "", " h", 2), " vs #1)");
   };
-  head->set_why_first(WhyFirst(top, survivors, quotes));
+  head->set_why_first(WhyFirst(top, anchor, quotes));
   head->set_summary(absl::StrCat(describe("cheapest", head->cheapest()), "; ",
                                  describe("fastest", head->fastest()), "; ",
                                  describe("best cost x time", head->best_cost_time())));
@@ -138,7 +152,7 @@ void RunState::AddHead(const std::vector<int>& survivors, const std::vector<int>
 
 // Why the top pick is first: the best measure, or a tie with the best
 // broken by the next measure or by risk.
-std::string RunState::WhyFirst(int top, const std::vector<int>& survivors,
+std::string RunState::WhyFirst(int top, int anchor,
                                const pricing::v1::QuoteResponse& quotes) const {
   auto quote = [&](int i) -> const pricing::v1::Quote& {
     return quotes.quotes(candidates_[i].quote);
@@ -161,14 +175,6 @@ std::string RunState::WhyFirst(int top, const std::vector<int>& survivors,
   const std::string band = absl::StrCat(
       "the ", Percent(tie_band_used_), " tie band (",
       tie_band_ >= 0 ? "your tie_band_fraction" : "the estimate's own uncertainty", ")");
-  int anchor = survivors.front();
-  double anchor_primary = primary(anchor);
-  for (int i : survivors) {
-    if (const double p = primary(i); p < anchor_primary) {
-      anchor = i;
-      anchor_primary = p;
-    }
-  }
   if (anchor == top || primary(anchor) == primary(top)) {
     if (tie_band_used_ <= 0) {
       return absl::StrCat("the best ", measure, " (", show(top), "), in a strict order (",

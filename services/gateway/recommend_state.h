@@ -123,7 +123,6 @@ struct Unit {
 struct Quoted {
   int unit = 0;
   int quoted = 0;  // its candidates in the quote (what-ifs aside)
-  bool survived = false;
   v1::ExclusionReason reason = v1::EXCLUSION_REASON_UNSPECIFIED;
   int config = -1, candidate = -1;
 };
@@ -345,8 +344,9 @@ class RunState {
                  v1::Recommendation& r) const;
   void AddHead(const std::vector<int>& survivors, const std::vector<int>& chosen,
                const pricing::v1::QuoteResponse& quotes, v1::RecommendResponse& response) const;
-  std::string WhyFirst(int top, const std::vector<int>& survivors,
-                       const pricing::v1::QuoteResponse& quotes) const;
+  // Why `top` ranks first; `anchor` is the first survivor in rank order with
+  // the best objective measure.
+  std::string WhyFirst(int top, int anchor, const pricing::v1::QuoteResponse& quotes) const;
 
   // ---- recommend_explain.cc
   // Fills `r` (empty, already in the answer: built in place, never copied).

@@ -23,22 +23,42 @@ namespace {
 // start; near a half (and for large or non-finite values) nullptr: the
 // caller asks to_chars, which rounds the exact binary value.
 constexpr size_t kProductBuffer = 32;  // 13 digits, a point, a sign, 6 decimals
+// "00" "01" ... "99": two digits per division.
+constexpr char kDigitPairs[] =
+    "0001020304050607080910111213141516171819202122232425262728293031323334353637383940414243444546"
+    "4748495051525354555657585960616263646566676869707172737475767778798081828384858687888990919293"
+    "949596979899";
 char* FixedFromProduct(double value, int precision, char* end) {
   static constexpr double kPow10[] = {1, 1e1, 1e2, 1e3, 1e4, 1e5, 1e6};
   if (precision < 0 || precision > 6) return nullptr;
   const double scaled = std::abs(value) * kPow10[precision];
   if (!(scaled < 0x1p40)) return nullptr;
-  const double whole = std::floor(scaled);
-  const double fraction = scaled - whole;
+  // Truncation is the floor here (0 <= scaled < 2^40).
+  const uint64_t whole = static_cast<uint64_t>(scaled);
+  const double fraction = scaled - static_cast<double>(whole);
   if (std::abs(fraction - 0.5) < 1e-3) return nullptr;
-  uint64_t digits = static_cast<uint64_t>(whole) + (fraction > 0.5 ? 1 : 0);
+  uint64_t digits = whole + (fraction > 0.5 ? 1 : 0);
   char* p = end;
-  for (int i = 0; i < precision; ++i, digits /= 10) *--p = static_cast<char>('0' + digits % 10);
-  if (precision > 0) *--p = '.';
-  do {
+  auto pair = [&] {
+    p -= 2;
+    const size_t at = 2 * static_cast<size_t>(digits % 100);
+    p[0] = kDigitPairs[at];
+    p[1] = kDigitPairs[at + 1];
+    digits /= 100;
+  };
+  int decimals = precision;
+  for (; decimals >= 2; decimals -= 2) pair();
+  if (decimals == 1) {
     *--p = static_cast<char>('0' + digits % 10);
     digits /= 10;
-  } while (digits != 0);
+  }
+  if (precision > 0) *--p = '.';
+  while (digits >= 100) pair();
+  if (digits >= 10) {
+    pair();
+  } else {
+    *--p = static_cast<char>('0' + digits);
+  }
   if (std::signbit(value)) *--p = '-';
   return p;
 }

@@ -26,47 +26,47 @@ void RunState::AddWhatIfs(int top_index, const std::vector<int>& survivors,
   for (int index : survivors) qualifies[index] = 1;
   const std::vector<int> order = WhatIfOrder(survivors, qualifies, quotes);
   const std::vector<OfferFacts>& facts = index_->offers();
-  auto total_gpus = [&](const Candidate& c) {
-    return facts[c.offer_index].gpus_per_node * c.nodes;
-  };
-  auto same_gpu = [&](const Candidate& c) {
-    return facts[c.offer_index].gpu == facts[top.offer_index].gpu;
-  };
-  auto add = [&](const std::string& axis, int index) {
-    AddWhatIf(axis, index, top_index, qualifies[index] != 0, quotes, response);
-  };
-  auto first = [&](auto pred) {
-    for (int index : order) {
-      if (index != top_index && pred(candidates_[index])) return index;
+  const int32_t top_gpu = facts[top.offer_index].gpu;
+  const int top_gpus = facts[top.offer_index].gpus_per_node * top.nodes;
+  // The first candidate in `order` (the top pick aside) on each axis, found
+  // in one pass: the same offer and cluster at each other purchase option
+  // (by option), the best of another GPU model at the same option, and the
+  // same GPU model with fewer or more GPUs in total.
+  constexpr int kOption0 = 0, kNextGpu = 4, kFewer = 5, kMore = 6, kAxes = 7;
+  int found[kAxes] = {-1, -1, -1, -1, -1, -1, -1};
+  int missing = 3;  // the GPU axes, and each option other than the top pick's
+  for (int option = 1; option <= 3; ++option) missing += option != top.option ? 1 : 0;
+  for (int index : order) {
+    if (index == top_index) continue;
+    const Candidate& c = candidates_[index];
+    if (c.offer_index == top.offer_index && c.nodes == top.nodes && c.option != top.option &&
+        c.option >= 1 && c.option <= 3 && found[kOption0 + static_cast<int>(c.option)] < 0) {
+      found[kOption0 + static_cast<int>(c.option)] = index;
+      if (--missing == 0) break;
     }
-    return -1;
+    if (c.option != top.option || c.what_if_only) continue;
+    const OfferFacts& f = facts[c.offer_index];
+    const int gpus = f.gpus_per_node * c.nodes;
+    const int axis = f.gpu != top_gpu  ? kNextGpu
+                     : gpus < top_gpus ? kFewer
+                     : gpus > top_gpus ? kMore
+                                       : -1;
+    if (axis >= 0 && found[axis] < 0) {
+      found[axis] = index;
+      if (--missing == 0) break;
+    }
+  }
+  auto add = [&](const std::string& axis, int index) {
+    if (index >= 0) AddWhatIf(axis, index, top_index, qualifies[index] != 0, quotes, response);
   };
-  // Same offer and cluster, other purchase options.
   for (PurchaseOption option :
        {catalog::v1::PURCHASE_OPTION_SPOT, catalog::v1::PURCHASE_OPTION_ON_DEMAND,
         catalog::v1::PURCHASE_OPTION_RESERVED}) {
-    if (option == top.option) continue;
-    const int index = first([&](const Candidate& c) {
-      return c.offer_index == top.offer_index && c.nodes == top.nodes && c.option == option;
-    });
-    if (index >= 0) add(OptionName(option), index);
+    if (option != top.option) add(OptionName(option), found[kOption0 + static_cast<int>(option)]);
   }
-  // The best of another GPU model, at the same purchase option.
-  const int next_gpu = first([&](const Candidate& c) {
-    return !same_gpu(c) && c.option == top.option && !c.what_if_only;
-  });
-  if (next_gpu >= 0) add("next GPU class", next_gpu);
-  // Same GPU model, fewer or more GPUs in total.
-  const int fewer = first([&](const Candidate& c) {
-    return same_gpu(c) && c.option == top.option && !c.what_if_only &&
-           total_gpus(c) < total_gpus(top);
-  });
-  if (fewer >= 0) add("fewer GPUs", fewer);
-  const int more = first([&](const Candidate& c) {
-    return same_gpu(c) && c.option == top.option && !c.what_if_only &&
-           total_gpus(c) > total_gpus(top);
-  });
-  if (more >= 0) add("more GPUs", more);
+  add("next GPU class", found[kNextGpu]);
+  add("fewer GPUs", found[kFewer]);
+  add("more GPUs", found[kMore]);
 }
 
 // Candidates in rank order: survivors first (already sorted), then the rest
