@@ -14,7 +14,10 @@
 #      the new price, and the Recommend rate during the run.
 # Passes when the new price is in the answers within 30 s, no call fails
 # (h2load HTTP status and the gateway's grpc_server_handled_total codes), and
-# the rate during the refresh is within 10% of the baseline.
+# the rate during the refresh is within 10% of the baseline. Every phase also
+# prints each service's CPU seconds and what moved in the gateway's counters:
+# the pricing Quote calls it made (none while it quotes in process from a
+# current local book) and failed Recommend calls, by code.
 #
 # Usage: bench/refresh_bench.sh BUILD_DIR
 # Environment: REFRESH_OFFERS (100000), REFRESH_SECONDS (load per phase, 40),
@@ -183,6 +186,30 @@ fail = re.search(r"requests: \d+ total, \d+ started, \d+ done, \d+ succeeded, (\
 print("%.1f %d" % (rate, int(m.group(3)) + int(m.group(4)) + int(fail.group(1))))
 PY
 }
+counters() {  # the gateway's counters a refresh can move, "name value" per line: pricing Quote
+  # calls it made by code (none while it quotes in process from a current book), Recommend
+  # calls answered with an error by code
+  curl -sS --max-time 5 "http://$GATEWAY_METRICS/metrics" |
+    awk 'function code() { match($0, /grpc_code="[A-Za-z]+"/); return substr($0, RSTART + 11, RLENGTH - 12) }
+         /^grpc_client_handled_total/ && /grpc_method="Quote"/ {s["remote Quote " code()] += $NF}
+         /^grpc_server_handled_total/ && /Recommend/ && !/grpc_code="(OK|Canceled)"/ {
+           s["failed Recommend " code()] += $NF}
+         END {for (k in s) print k "\t" s[k]}'
+}
+counts_diff() {  # before-file after-file -> "remote Quote OK 3, ..." (only what moved)
+  "$PY" - "$1" "$2" <<'PY'
+import sys
+def read(path):
+    out = {}
+    for line in open(path):
+        k, v = line.rstrip("\n").split("\t")
+        out[k] = float(v)
+    return out
+a, b = read(sys.argv[1]), read(sys.argv[2])
+moved = ["%s %d" % (k, b[k] - a.get(k, 0)) for k in sorted(b) if b[k] != a.get(k, 0)]
+print(", ".join(moved) if moved else "none")
+PY
+}
 cpu_of() {  # pid -> CPU seconds (user + system) it used so far, 0 when gone
   awk -v hz="$(getconf CLK_TCK)" '{print ($14 + $15) / hz}' "/proc/$1/stat" 2>/dev/null || echo 0
 }
@@ -212,11 +239,14 @@ baseline_phase() {  # round -> "rate failed"
   local cpu0 cpu1 rate bad
   probe_start
   cpu0=$(cpu_all)
+  counters >"$TMP/counts0"
   read -r rate bad < <(load "baseline$1")
   cpu1=$(cpu_all)
+  counters >"$TMP/counts1"
   probe_stop
   echo "round $1, phase 2: baseline $rate Recommend/s (cold), $bad failed" >&2
   echo "  CPU used: $(cpu_diff "$cpu0" "$cpu1")" >&2
+  echo "  gateway: $(counts_diff "$TMP/counts0" "$TMP/counts1")" >&2
   echo "$rate $bad"
 }
 
@@ -224,6 +254,7 @@ refresh_phase() {  # round factor -> "rate failed seconds"
   local cpu0 cpu1 load_pid seen rate bad refresher_cpu
   make_source "$2" "$TMP/replay/bench.csv"
   cpu0=$(cpu_all)
+  counters >"$TMP/counts0"
   load "during$1" >"$TMP/during.result" &
   load_pid=$!
   if [[ -n "${REFRESH_PERF:-}" && "$1" == 1 ]]; then  # a CPU profile of the machine in phase 3
@@ -236,12 +267,14 @@ refresh_phase() {  # round factor -> "rate failed seconds"
   wait "$load_pid"
   probe_stop
   cpu1=$(cpu_all)
+  counters >"$TMP/counts1"
   refresher_cpu=$(cpu_of "$REFRESHER_PID")
   read -r rate bad <"$TMP/during.result"
   stop_pid "$REFRESHER_PID"; REFRESHER_PID=""
   echo "round $1, phase 3: new prices (x$2) in answers after ${seen}s; $rate Recommend/s during the refresh, $bad failed" >&2
   echo "  CPU used: $(cpu_diff "$cpu0" "$cpu1"), refresher $refresher_cpu s" >&2
   echo "  refresher: $(tail -1 "$TMP/refresher.log")" >&2
+  echo "  gateway: $(counts_diff "$TMP/counts0" "$TMP/counts1")" >&2
   echo "$rate $bad $seen"
 }
 

@@ -174,6 +174,7 @@ absl::Status CatalogReplica::Apply(v1::CatalogSnapshot snapshot, bool from_cache
     return absl::Status(catalog.status().code(),
                         absl::StrCat("rejected snapshot: ", catalog.status().message()));
   }
+  if (options_.prepare) options_.prepare(*catalog);
   {
     absl::MutexLock lock(&mu_);
     current_ = *catalog;

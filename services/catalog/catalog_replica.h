@@ -58,6 +58,11 @@ class CatalogReplica {
     // the stream.
     absl::Duration heartbeat_interval = absl::Seconds(1);
     int missed_heartbeats = 3;
+    // Called from the follower thread with each validated snapshot before
+    // it is swapped in (Current() still returns the previous one): work every
+    // reader of the new snapshot needs, done once off the serving threads
+    // (the gateway indexes it, OfferIndexCache::Prepare). May be null.
+    std::function<void(const std::shared_ptr<const Catalog>&)> prepare = nullptr;
     // Called from the follower thread with each accepted snapshot (also the
     // cached one at Start), and with the reason a snapshot was rejected.
     // Either may be null.

@@ -191,7 +191,18 @@ TEST(SnapshotChunks, ReplicaFollowsChunkedSnapshotsAndCachesThem) {
     absl::MutexLock lock(&mu);
     versions.push_back(latest->snapshot().version());
   };
+  // `prepare` sees each snapshot before it is swapped in: Current() is still
+  // the previous one ("" before any).
+  CatalogReplica* self = nullptr;
+  std::vector<std::string> prepared;  // "<new version> while serving <old>"
+  options.prepare = [&](const std::shared_ptr<const Catalog>& next) {
+    std::shared_ptr<const Catalog> serving = self->Current();
+    absl::MutexLock lock(&mu);
+    prepared.push_back(absl::StrCat(next->snapshot().version(), " while serving ",
+                                    serving ? serving->snapshot().version() : ""));
+  };
   CatalogReplica replica(catalog.Stub(), options);
+  self = &replica;
   replica.Start();
   ASSERT_TRUE(replica.WaitUntilLoaded(absl::Seconds(30)));
   const std::string first = catalog.snapshot().version();
@@ -214,6 +225,8 @@ TEST(SnapshotChunks, ReplicaFollowsChunkedSnapshotsAndCachesThem) {
   }
   replica.Stop();
   EXPECT_EQ(replica.Current()->snapshot().version(), second);
+  EXPECT_THAT(prepared, ::testing::ElementsAre(absl::StrCat(first, " while serving "),
+                                               absl::StrCat(second, " while serving ", first)));
 
   // The cache holds the second snapshot, whole.
   absl::StatusOr<std::string> bytes = ReadFile(cache);

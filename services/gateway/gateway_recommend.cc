@@ -58,7 +58,7 @@ class GatewayServiceImpl::RecommendCall {
 
   // Computes the answer (one snapshot of the catalog for all of it).
   void Start() {
-    pipeline_.Run(service_->index_cache_.Get(service_->replica_->Current()), request_,
+    pipeline_.Run(service_->ServingIndex(), request_,
                   [this](absl::StatusOr<v1::RecommendResponse*> answer) {
                     if (pipeline_.priced_locally()) {
                       service_->gateway_metrics_.local_quotes().Increment();

@@ -72,6 +72,7 @@ GatewayServiceImpl::GatewayServiceImpl(catalog::CatalogReplica* replica,
                                        std::unique_ptr<pricing::v1::PricingService::Stub> pricing,
                                        Metrics* metrics, Options options)
     : replica_(replica),
+      index_cache_(options.index_cache != nullptr ? options.index_cache : &own_index_cache_),
       sizing_(std::move(sizing)),
       pricing_(std::move(pricing)),
       metrics_(metrics),
@@ -93,6 +94,13 @@ GatewayServiceImpl::~GatewayServiceImpl() {
     probe_stop_ = true;
   }
   if (sizing_probe_.joinable()) sizing_probe_.join();
+}
+
+std::shared_ptr<const OfferIndex> GatewayServiceImpl::ServingIndex() {
+  if (!options_.price_book) return index_cache_->Get(replica_->Current());
+  return index_cache_->Get(replica_->Current(), [this](const std::string& version) {
+    return options_.price_book(version) != nullptr;
+  });
 }
 
 std::string GatewayServiceImpl::SizingModel() const {

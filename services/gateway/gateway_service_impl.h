@@ -91,6 +91,11 @@ class GatewayServiceImpl final
     // copy may be stale. Null function: every answer calls pricing's Quote.
     std::function<std::shared_ptr<const pricing::PriceBook>(const std::string& catalog_version)>
         price_book;
+    // The indexes of the replica's catalogs, prepared on the replica's
+    // thread before each swap (CatalogReplica::Options::prepare ->
+    // OfferIndexCache::Prepare); must outlive the service. Null: the service
+    // keeps its own, each catalog indexed by the first Recommend that needs it.
+    OfferIndexCache* index_cache = nullptr;
     // Sizing answers per (workload, configuration); null = every Recommend
     // sizes all its configurations. Must outlive the service.
     EstimateCache* estimate_cache = nullptr;
@@ -197,8 +202,13 @@ class GatewayServiceImpl final
   void HeardSizingModel(const std::string& fingerprint);
   void ProbeSizing();  // the probe thread's loop
 
+  // The index a Recommend answers from: the replica's newest catalog, or the
+  // previous one while only it has a local price book (OfferIndexCache::Get).
+  std::shared_ptr<const OfferIndex> ServingIndex();
+
   catalog::CatalogReplica* replica_;
-  OfferIndexCache index_cache_;  // the replica's newest snapshot, indexed once
+  OfferIndexCache own_index_cache_;  // when Options::index_cache is null
+  OfferIndexCache* index_cache_;
   std::unique_ptr<sizing::v1::SizingService::Stub> sizing_;
   std::unique_ptr<pricing::v1::PricingService::Stub> pricing_;
   Metrics* metrics_;

@@ -38,6 +38,7 @@
 #include "common/metrics/write_failures.h"
 #include "services/gateway/gateway_service_impl.h"
 #include "services/gateway/http/http_server.h"
+#include "services/gateway/offer_index.h"
 #include "services/pricing/price_follower.h"
 
 ABSL_FLAG(std::string, catalog_address, "127.0.0.1:50051", "Catalog service target.");
@@ -187,10 +188,15 @@ absl::StatusOr<GatewayData> LoadGatewayData(const std::string& data_dir) {
 }
 
 // The catalog replica's options: accepted and rejected snapshots and failed
-// cache writes counted in `metrics`.
-gpuadvisor::catalog::CatalogReplica::Options ReplicaOptions(gpuadvisor::Metrics& metrics) {
+// cache writes counted in `metrics`; each snapshot indexed into `indexes` on
+// the replica's thread before it is swapped in.
+gpuadvisor::catalog::CatalogReplica::Options ReplicaOptions(
+    gpuadvisor::Metrics& metrics, gpuadvisor::gateway::OfferIndexCache* indexes) {
   gpuadvisor::catalog::CatalogReplica::Options options;
   options.cache_path = absl::GetFlag(FLAGS_catalog_cache_file);
+  options.prepare = [indexes](const std::shared_ptr<const gpuadvisor::catalog::Catalog>& catalog) {
+    indexes->Prepare(catalog);
+  };
   options.on_snapshot = [&metrics](const auto&) {
     metrics.DataLoaded(true, absl::ToDoubleSeconds(absl::Now() - absl::UnixEpoch()));
   };
@@ -232,7 +238,8 @@ struct PriceCopy {
 gpuadvisor::gateway::GatewayServiceImpl::Options ServiceOptions(
     const GatewayData& data, const gpuadvisor::ProxyRanges& trusted_proxies,
     gpuadvisor::gateway::ResponseCache* response_cache,
-    gpuadvisor::gateway::EstimateCache* estimate_cache, PriceCopy* prices) {
+    gpuadvisor::gateway::EstimateCache* estimate_cache, PriceCopy* prices,
+    gpuadvisor::gateway::OfferIndexCache* indexes) {
   return {.backend_timeout = absl::Milliseconds(absl::GetFlag(FLAGS_backend_timeout_ms)),
           .response_cache = response_cache,
           .price_book_version =
@@ -246,6 +253,7 @@ gpuadvisor::gateway::GatewayServiceImpl::Options ServiceOptions(
                                 return prices->ForLocalQuotes(version);
                               })
                             : nullptr,
+          .index_cache = indexes,
           .estimate_cache = estimate_cache,
           .region_groups = &data.region_groups,
           .overheads = &data.overheads,
@@ -304,10 +312,11 @@ int main(int argc, char** argv) {
   }
 
   gpuadvisor::Metrics metrics("gateway");
+  gpuadvisor::gateway::OfferIndexCache indexes;
   gpuadvisor::catalog::CatalogReplica replica(
       gpuadvisor::catalog::v1::CatalogService::NewStub(
           gpuadvisor::BackendChannel(absl::GetFlag(FLAGS_catalog_address))),
-      ReplicaOptions(metrics));
+      ReplicaOptions(metrics, &indexes));
   replica.Start();
   gpuadvisor::gateway::GatewayMetrics::AddCatalogAge(&metrics, &replica);
   gpuadvisor::gateway::ResponseCache response_cache(
@@ -327,7 +336,8 @@ int main(int argc, char** argv) {
           gpuadvisor::BackendChannel(absl::GetFlag(FLAGS_sizing_address))),
       gpuadvisor::pricing::v1::PricingService::NewStub(
           gpuadvisor::BackendChannel(absl::GetFlag(FLAGS_pricing_address))),
-      &metrics, ServiceOptions(*data, *trusted_proxies, &response_cache, &estimate_cache, &prices));
+      &metrics,
+      ServiceOptions(*data, *trusted_proxies, &response_cache, &estimate_cache, &prices, &indexes));
 
   gpuadvisor::ServiceMainOptions options = gpuadvisor::ServiceMainOptionsFromFlags(
       "gateway", 50050, 9460, {"gpuadvisor.gateway.v1.GatewayService"});

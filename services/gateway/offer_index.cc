@@ -324,14 +324,60 @@ int OfferIndex::GpuId(absl::string_view gpu_model_or_alias) const {
   return Find(gpus_, gpu != nullptr ? absl::string_view(gpu->name()) : gpu_model_or_alias);
 }
 
-std::shared_ptr<const OfferIndex> OfferIndexCache::Get(
-    std::shared_ptr<const catalog::Catalog> catalog) {
-  if (catalog == nullptr) return nullptr;
-  absl::MutexLock lock(&mu_);
-  if (index_ == nullptr || &index_->catalog() != catalog.get()) {
-    index_ = std::make_shared<const OfferIndex>(std::move(catalog));
+void OfferIndexCache::Prepare(std::shared_ptr<const catalog::Catalog> catalog) {
+  if (catalog == nullptr) return;
+  {
+    absl::MutexLock lock(&mu_);
+    if (Find(catalog.get()) != nullptr) return;
   }
-  return index_;
+  // Built without the lock: serving threads keep answering meanwhile.
+  auto index = std::make_shared<const OfferIndex>(std::move(catalog));
+  absl::MutexLock lock(&mu_);
+  if (Find(&index->catalog()) == nullptr) Keep(std::move(index));
+}
+
+std::shared_ptr<const OfferIndex> OfferIndexCache::Get(
+    std::shared_ptr<const catalog::Catalog> current, const Priced& priced) {
+  if (current == nullptr) return nullptr;
+  std::shared_ptr<const OfferIndex> newest, previous;
+  {
+    absl::MutexLock lock(&mu_);
+    newest = Find(current.get());
+    if (newest == nullptr) {  // nobody prepared it: build it here, once
+      newest = std::make_shared<const OfferIndex>(std::move(current));
+      Keep(newest);
+    }
+    auto it = std::find(indexes_.begin(), indexes_.end(), newest);
+    if (it != indexes_.begin()) previous = *(it - 1);
+  }
+  // The books are asked without the lock (they have their own).
+  if (priced == nullptr || priced(newest->catalog().snapshot().version())) {
+    if (previous != nullptr) {
+      absl::MutexLock lock(&mu_);
+      DropOlderThan(newest.get());
+    }
+    return newest;
+  }
+  if (previous != nullptr && priced(previous->catalog().snapshot().version())) return previous;
+  return newest;
+}
+
+std::shared_ptr<const OfferIndex> OfferIndexCache::Find(const catalog::Catalog* catalog) const {
+  for (const std::shared_ptr<const OfferIndex>& index : indexes_) {
+    if (&index->catalog() == catalog) return index;
+  }
+  return nullptr;
+}
+
+void OfferIndexCache::Keep(std::shared_ptr<const OfferIndex> index) {
+  indexes_.push_back(std::move(index));
+  if (indexes_.size() > kKept) indexes_.erase(indexes_.begin());
+}
+
+void OfferIndexCache::DropOlderThan(const OfferIndex* serving) {
+  auto it = std::find_if(indexes_.begin(), indexes_.end(),
+                         [serving](const auto& index) { return index.get() == serving; });
+  if (it != indexes_.end()) indexes_.erase(indexes_.begin(), it);
 }
 
 }  // namespace gpuadvisor::gateway

@@ -8,6 +8,7 @@
 // Immutable after construction; thread-safe.
 
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <string>
 #include <vector>
@@ -244,16 +245,49 @@ class OfferIndex {
       regions_folded_;  // lower case
 };
 
-// The index of the newest catalog a caller has seen, rebuilt when the
-// catalog changes. Thread-safe; concurrent callers share one build.
+// The indexes answers are built from, one per catalog version, and which one
+// a Recommend uses. Thread-safe.
+//
+// - Prepare(catalog) indexes a new catalog on the caller's thread: the
+//   gateway's catalog replica calls it on its follower thread before it swaps
+//   the catalog in (CatalogReplica::Options::prepare), so no serving thread
+//   builds an index and none waits for one. Get builds one itself (under the
+//   lock, concurrent callers sharing the build) only for a catalog nobody
+//   prepared (tests, a replica without the hook).
+// - Get(current, priced) answers from `current` (the replica's newest
+//   catalog) when `priced` is null or says a price book is held for its
+//   version; otherwise, while the previous catalog's version is still priced,
+//   from the previous one. After a refresh the replica usually holds the new
+//   catalog a moment before the gateway's copy of pricing's book for it
+//   arrives; answering from the new catalog then would send every Recommend
+//   to pricing's Quote, which refuses (FAILED_PRECONDITION, retried) until
+//   pricing has built that book. The previous catalog with its own book is a
+//   consistent answer (one catalog version, the book built from it), a few
+//   seconds older. Once the new version is priced the older index is dropped.
 class OfferIndexCache {
  public:
-  // nullptr for a nullptr catalog.
-  std::shared_ptr<const OfferIndex> Get(std::shared_ptr<const catalog::Catalog> catalog);
+  // Indexes `catalog` (when not indexed yet) and keeps it as the newest.
+  void Prepare(std::shared_ptr<const catalog::Catalog> catalog);
+
+  // Whether a price book is held for a catalog version (null: always).
+  using Priced = std::function<bool(const std::string& catalog_version)>;
+  // The index to answer from for `current`, as above; nullptr for a nullptr
+  // catalog.
+  std::shared_ptr<const OfferIndex> Get(std::shared_ptr<const catalog::Catalog> current,
+                                        const Priced& priced = nullptr);
 
  private:
+  // The index of `catalog` among those held, else null.
+  std::shared_ptr<const OfferIndex> Find(const catalog::Catalog* catalog) const
+      ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  void Keep(std::shared_ptr<const OfferIndex> index) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  // Drops every index older than `serving`.
+  void DropOlderThan(const OfferIndex* serving) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+
+  // At most this many indexes (previous, current, one prepared not swapped in yet).
+  static constexpr size_t kKept = 3;
   absl::Mutex mu_;
-  std::shared_ptr<const OfferIndex> index_ ABSL_GUARDED_BY(mu_);
+  std::vector<std::shared_ptr<const OfferIndex>> indexes_ ABSL_GUARDED_BY(mu_);  // oldest first
 };
 
 }  // namespace gpuadvisor::gateway

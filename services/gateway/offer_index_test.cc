@@ -1,5 +1,8 @@
 #include "services/gateway/offer_index.h"
 
+#include <set>
+#include <string>
+
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "services/catalog/catalog_loader.h"
@@ -8,9 +11,9 @@
 namespace gpuadvisor::gateway {
 namespace {
 
-std::shared_ptr<const catalog::Catalog> ThreeOffers() {
+std::shared_ptr<const catalog::Catalog> ThreeOffers(const std::string& version = "v") {
   catalog::v1::CatalogSnapshot s;
-  s.set_version("v");
+  s.set_version(version);
   catalog::v1::Gpu* gpu = s.add_gpus();
   gpu->set_name("H100-SXM");
   gpu->add_aliases("H100");
@@ -100,6 +103,47 @@ TEST(OfferIndexCache, RebuildsOnlyForANewCatalog) {
   std::shared_ptr<const OfferIndex> b = cache.Get(ThreeOffers());
   EXPECT_NE(b, a);
   EXPECT_EQ(&a->catalog(), first.get());  // a request holding the old index keeps its catalog
+}
+
+TEST(OfferIndexCache, GetReturnsTheIndexPreparedBeforeTheSwap) {
+  OfferIndexCache cache;
+  std::shared_ptr<const catalog::Catalog> first = ThreeOffers();
+  cache.Prepare(first);
+  std::shared_ptr<const OfferIndex> prepared = cache.Get(first);
+  ASSERT_NE(prepared, nullptr);
+  EXPECT_EQ(&prepared->catalog(), first.get());
+  cache.Prepare(first);  // already indexed: kept as it is
+  EXPECT_EQ(cache.Get(first), prepared);
+  cache.Prepare(nullptr);
+  EXPECT_EQ(cache.Get(first), prepared);
+}
+
+// After a swap the replica holds the new catalog before the local price book
+// for it has arrived: answers come from the previous catalog (and its book)
+// until the new version is priced, then from the new one only.
+TEST(OfferIndexCache, AnswersFromThePreviousCatalogUntilTheNewOneIsPriced) {
+  OfferIndexCache cache;
+  std::shared_ptr<const catalog::Catalog> v1 = ThreeOffers("v1");
+  std::shared_ptr<const catalog::Catalog> v2 = ThreeOffers("v2");
+  std::set<std::string> priced = {"v1"};  // the versions the local book copy holds
+  const OfferIndexCache::Priced is_priced = [&](const std::string& version) {
+    return priced.count(version) > 0;
+  };
+  auto answered_from = [&](const std::shared_ptr<const catalog::Catalog>& current) {
+    return cache.Get(current, is_priced)->catalog().snapshot().version();
+  };
+  cache.Prepare(v1);
+  EXPECT_EQ(answered_from(v1), "v1");
+  cache.Prepare(v2);
+  EXPECT_EQ(answered_from(v1), "v1");  // prepared, not swapped in yet
+  EXPECT_EQ(answered_from(v2), "v1");  // swapped in, its book not here yet
+  priced = {};                         // neither priced (the copy went stale)
+  EXPECT_EQ(answered_from(v2), "v2");  // the newest: its answers ask pricing's Quote
+  priced = {"v1", "v2"};
+  EXPECT_EQ(answered_from(v2), "v2");
+  priced = {"v1"};  // v1's index was dropped once v2 was priced
+  EXPECT_EQ(answered_from(v2), "v2");
+  EXPECT_EQ(cache.Get(v2)->catalog().snapshot().version(), "v2");  // no books at all
 }
 
 // The topology the catalog states per offer reaches sizing: the embedded data
