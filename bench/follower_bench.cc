@@ -16,8 +16,8 @@
 #include "benchmark/benchmark.h"
 #include "common/io/deterministic.h"
 #include "common/io/durable_file.h"
-#include "common/io/text_proto.h"
 #include "common/io/fingerprint.h"
+#include "common/io/text_proto.h"
 #include "services/catalog/catalog.h"
 #include "services/catalog/catalog_loader.h"
 #include "services/catalog/catalog_replica.h"
@@ -79,7 +79,7 @@ std::shared_ptr<const catalog::Catalog> Created() {
 }
 
 void BM_ChecksumSnapshot(benchmark::State& state) {  // the chunks' FNV-1a (and the cache's)
-  Serialized();  // read (and decoded) outside the timing
+  Serialized();                                      // read (and decoded) outside the timing
   for (auto _ : state) benchmark::DoNotOptimize(FingerprintHex(Serialized()));
   state.counters["bytes"] = static_cast<double>(Serialized().size());
 }
@@ -121,7 +121,8 @@ BENCHMARK(BM_OfferIndex)->Unit(benchmark::kMillisecond);
 
 void BM_LoadPriceBook(benchmark::State& state) {  // pricing's writer: the book of a snapshot
   std::shared_ptr<const catalog::Catalog> catalog = Created();
-  for (auto _ : state) benchmark::DoNotOptimize(pricing::LoadPriceBook(kBilling, catalog->snapshot()));
+  for (auto _ : state)
+    benchmark::DoNotOptimize(pricing::LoadPriceBook(kBilling, catalog->snapshot()));
 }
 BENCHMARK(BM_LoadPriceBook)->Unit(benchmark::kMillisecond);
 

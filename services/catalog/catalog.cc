@@ -255,6 +255,11 @@ absl::StatusOr<std::shared_ptr<const Catalog>> Catalog::Create(CatalogSnapshot s
 }
 
 absl::Status Catalog::Build() {
+  if (absl::Status s = BuildGpus(); !s.ok()) return s;
+  return BuildOffers();
+}
+
+absl::Status Catalog::BuildGpus() {
   // GPUs: valid, and every spelling (name or alias key) names one GPU only.
   absl::flat_hash_map<std::string, int> owner_by_key;
   for (int i = 0; i < snapshot_.gpus_size(); ++i) {
@@ -284,40 +289,75 @@ absl::Status Catalog::Build() {
       }
     }
   }
+  return absl::OkStatus();
+}
 
-  // Offers.
+absl::Status Catalog::BuildOffers() {
   const int n = snapshot_.offers_size();
   offer_by_id_.reserve(static_cast<size_t>(n));
-  std::vector<std::pair<const Offer*, int>> order;
-  order.reserve(static_cast<size_t>(n));
-  absl::flat_hash_map<absl::string_view, int> index_by_id;
-  index_by_id.reserve(static_cast<size_t>(n));
+  std::vector<int> gpu_index(static_cast<size_t>(n));
   for (int i = 0; i < n; ++i) {
     Offer& offer = *snapshot_.mutable_offers(i);
     const std::string path = absl::StrCat("offers[", i, "].");
     if (absl::Status s = ValidateAndNormalizeOffer(resolver_, offer); !s.ok()) {
       return Prefixed(path, s);
     }
-    auto [it, inserted] = index_by_id.emplace(offer.id(), i);
+    auto [it, inserted] = offer_by_id_.emplace(offer.id(), &offer);
     if (!inserted) {
+      int first = 0;  // the offer it duplicates (found only for the message)
+      while (&snapshot_.offers(first) != it->second) ++first;
       return FieldError(absl::StrCat(path, "id"),
-                        absl::StrCat("\"", offer.id(), "\" duplicates offers[", it->second, "]"));
+                        absl::StrCat("\"", offer.id(), "\" duplicates offers[", first, "]"));
     }
-    order.emplace_back(&offer, gpu_by_name_.at(offer.gpu_model()));
+    gpu_index[static_cast<size_t>(i)] = gpu_by_name_.at(offer.gpu_model());
   }
   // Ids are unique, so this order is total and stable across loads.
-  std::sort(order.begin(), order.end(),
-            [](const auto& a, const auto& b) { return a.first->id() < b.first->id(); });
+  order_by_id_ = OrderById(snapshot_.offers());
   offers_by_gpu_.resize(static_cast<size_t>(snapshot_.gpus_size()));
-  sorted_offers_.reserve(order.size());
-  sorted_gpu_index_.reserve(order.size());
-  for (const auto& [offer, gpu_index] : order) {
+  sorted_offers_.reserve(order_by_id_.size());
+  sorted_gpu_index_.reserve(order_by_id_.size());
+  for (const int32_t i : order_by_id_) {
+    const Offer* offer = &snapshot_.offers(i);
+    const int gpu = gpu_index[static_cast<size_t>(i)];
     sorted_offers_.push_back(offer);
-    sorted_gpu_index_.push_back(gpu_index);
-    offers_by_gpu_[static_cast<size_t>(gpu_index)].push_back(offer);
-    offer_by_id_.emplace(offer->id(), offer);
+    sorted_gpu_index_.push_back(gpu);
+    offers_by_gpu_[static_cast<size_t>(gpu)].push_back(offer);
   }
   return absl::OkStatus();
+}
+
+std::vector<int32_t> OrderById(const google::protobuf::RepeatedPtrField<Offer>& offers) {
+  const int n = offers.size();
+  auto less = [&offers](int32_t a, int32_t b) { return offers.Get(a).id() < offers.Get(b).id(); };
+  // Runs of at least kLongRun offers already in order are kept whole; the
+  // rest is sorted and becomes one more run; then the runs are merged in
+  // pairs until one is left.
+  constexpr int kLongRun = 256;
+  std::vector<int32_t> order, rest;
+  order.reserve(static_cast<size_t>(n));
+  std::vector<size_t> bounds = {0};  // of the runs in `order`
+  for (int start = 0, end = 0; start < n; start = end) {
+    for (end = start + 1; end < n && less(end - 1, end);) ++end;
+    std::vector<int32_t>& to = end - start >= kLongRun ? order : rest;
+    for (int i = start; i < end; ++i) to.push_back(i);
+    if (&to == &order) bounds.push_back(order.size());
+  }
+  std::sort(rest.begin(), rest.end(), less);
+  order.insert(order.end(), rest.begin(), rest.end());
+  if (!rest.empty()) bounds.push_back(order.size());
+  while (bounds.size() > 2) {
+    std::vector<size_t> merged = {0};
+    for (size_t r = 1; r < bounds.size(); r += 2) {
+      if (r + 1 < bounds.size()) {
+        std::inplace_merge(order.begin() + static_cast<ptrdiff_t>(bounds[r - 1]),
+                           order.begin() + static_cast<ptrdiff_t>(bounds[r]),
+                           order.begin() + static_cast<ptrdiff_t>(bounds[r + 1]), less);
+      }
+      merged.push_back(bounds[std::min(r + 1, bounds.size() - 1)]);
+    }
+    bounds = std::move(merged);
+  }
+  return order;
 }
 
 const Gpu* Catalog::FindGpu(absl::string_view name_or_alias) const {

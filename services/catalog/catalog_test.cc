@@ -1,5 +1,6 @@
 #include "services/catalog/catalog.h"
 
+#include <algorithm>
 #include <set>
 #include <string>
 #include <vector>
@@ -293,6 +294,40 @@ TEST(CatalogCreate, NormalisesAliasesAndNodes) {
   EXPECT_EQ(p5->nodes(), 1);
   EXPECT_EQ(catalog->FindOffer("vast/1x-RTX_4090/Texas, US, NA")->gpu_model(), "RTX-4090");
   EXPECT_EQ(catalog->FindOffer("nope"), nullptr);
+}
+
+// Ids in long sorted runs (imports, refreshed sources), short runs and
+// scattered ids (curated files), reversed, one id: OrderById gives the order
+// a full sort gives.
+TEST(OrderById, MergesSortedRunsIntoTheSortedOrder) {
+  auto ids_of = [](const std::vector<std::string>& ids) {
+    google::protobuf::RepeatedPtrField<Offer> offers;
+    for (const std::string& id : ids) offers.Add()->set_id(id);
+    return offers;
+  };
+  auto check = [&](const std::vector<std::string>& ids) {
+    ASSERT_FALSE(ids.empty());
+    const google::protobuf::RepeatedPtrField<Offer> offers = ids_of(ids);
+    std::vector<int32_t> expected(ids.size());
+    for (size_t i = 0; i < ids.size(); ++i) expected[i] = static_cast<int32_t>(i);
+    std::sort(expected.begin(), expected.end(),
+              [&](int32_t a, int32_t b) { return ids[a] < ids[b]; });
+    EXPECT_EQ(OrderById(offers), expected) << ids.size() << " ids from " << ids.front();
+  };
+  std::vector<std::string> mixed;
+  for (int i = 0; i < 300; ++i) mixed.push_back(absl::StrCat("zz/", 7919 * i % 1000));  // scattered
+  for (int run = 0; run < 5; ++run) {  // long sorted runs that interleave
+    for (int i = 0; i < 700; ++i) mixed.push_back(absl::StrCat("m/", 100000 + i * 7 + run));
+  }
+  for (int i = 0; i < 40; ++i) mixed.push_back(absl::StrCat("a/", i % 3, "/", i));  // short runs
+  check(mixed);
+  std::vector<std::string> reversed(mixed.rbegin(), mixed.rend());
+  check(reversed);
+  std::vector<std::string> sorted = mixed;
+  std::sort(sorted.begin(), sorted.end());
+  check(sorted);
+  check({"only"});
+  EXPECT_TRUE(OrderById(ids_of({})).empty());
 }
 
 TEST(Catalog, FindGpuByAnyAlias) {

@@ -194,9 +194,8 @@ void OfferIndex::AddOffers() {
 
 // Each offer's place in id order.
 void OfferIndex::RankIds() {
-  std::vector<int32_t> by_id(offers_.size());
-  for (size_t i = 0; i < by_id.size(); ++i) by_id[i] = static_cast<int32_t>(i);
-  std::sort(by_id.begin(), by_id.end(), [&](int32_t a, int32_t b) { return id(a) < id(b); });
+  // The catalog sorted its offers by id once already.
+  const std::vector<int32_t>& by_id = catalog_->OfferOrderById();
   id_rank_.resize(by_id.size());
   for (size_t place = 0; place < by_id.size(); ++place)
     id_rank_[by_id[place]] = static_cast<int32_t>(place);
