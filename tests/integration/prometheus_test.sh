@@ -261,10 +261,11 @@ fi
 # A healthy stack raises no alert (all rules have been evaluated on data by now).
 # GpuAdvisorPriceDataOld is about the data, not the stack: the embedded sample
 # prices age with the calendar, so it is left out here (rules_test.yml tests it).
-# GpuAdvisorRecommendSlow may be *pending*: p99 over these 21 calls is their
-# slowest, and on a loaded 2-core machine one cold call can pass 50 ms; its
-# `for: 10m` is what keeps such a blip from firing (rules_test.yml tests that).
-active=$(alerts 2>&1 | grep -v '^GpuAdvisorPriceDataOld ' | grep -v '^GpuAdvisorRecommendSlow pending ' || true)
+# GpuAdvisorRecommendSlow is left out too: p99 over these 21 calls is their
+# slowest, and on a loaded 2-core machine one cold call can pass 50 ms. The
+# real rule's `for: 10m` keeps such a blip from firing (rules_test.yml tests
+# that); this copy's 2 s does not, so here it may be pending or firing.
+active=$(alerts 2>&1 | grep -v '^GpuAdvisorPriceDataOld ' | grep -v -E '^GpuAdvisorRecommendSlow (pending|firing) ' || true)
 if [[ -z "$active" ]]; then
   pass "no alert pending or firing on the healthy stack"
 else
