@@ -15,7 +15,7 @@ using recommend::Unit;
 
 class FullScan final : public recommend::ReferenceScan {
  public:
-  explicit FullScan(bool uncapped) : uncapped_(uncapped) {}
+  explicit FullScan(Scan scan) : scan_(scan) {}
 
   void MakeUnits(RunState& run) const override {
     const std::vector<OfferFacts>& facts = run.index_->offers();
@@ -50,12 +50,15 @@ class FullScan final : public recommend::ReferenceScan {
     }
     total = static_cast<int64_t>(selected.size());
     std::sort(selected.begin(), selected.end());
-    if (!uncapped_) selected.resize(run.PreRankKeep(selected, static_cast<size_t>(cap)));
+    if (scan_ == Scan::kFullScan) run.PreRankCut(selected, static_cast<size_t>(cap));
+    if (scan_ == Scan::kFullScanWholeBand) {
+      selected.resize(run.PreRankKeep(selected, static_cast<size_t>(cap)));
+    }
     return selected;
   }
 
  private:
-  const bool uncapped_;
+  const Scan scan_;
 };
 
 }  // namespace
@@ -64,13 +67,15 @@ absl::StatusOr<RecommendationRun> StartWithScan(Scan scan, std::shared_ptr<const
                                                 const v1::RecommendRequest& request,
                                                 const RegionGroups* groups,
                                                 const OverheadModel* overheads) {
-  static const FullScan* const kFullScan = new FullScan(false);
-  static const FullScan* const kUncapped = new FullScan(true);
+  static const FullScan* const kFullScan = new FullScan(Scan::kFullScan);
+  static const FullScan* const kUncapped = new FullScan(Scan::kFullScanUncapped);
+  static const FullScan* const kWholeBand = new FullScan(Scan::kFullScanWholeBand);
   return recommend::StartRun(std::move(index), request, groups, overheads,
                              /*estimate_cache=*/nullptr,
-                             scan == Scan::kFullScan           ? kFullScan
-                             : scan == Scan::kFullScanUncapped ? kUncapped
-                                                               : nullptr);
+                             scan == Scan::kFullScan            ? kFullScan
+                             : scan == Scan::kFullScanUncapped  ? kUncapped
+                             : scan == Scan::kFullScanWholeBand ? kWholeBand
+                                                                : nullptr);
 }
 
 }  // namespace gpuadvisor::gateway

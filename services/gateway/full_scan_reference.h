@@ -17,7 +17,10 @@ namespace gpuadvisor::gateway {
 
 // kFullScanUncapped quotes every candidate (no pre-rank cut at all): the
 // answer the pre-rank's cut, tie band included, must not change at the top.
-enum class Scan { kTopK, kFullScan, kFullScanUncapped };
+// kFullScanWholeBand quotes the whole tie band past the cap
+// (RunState::PreRankKeep) without leaving out what its kind outranks
+// (RunState::DropOutranked): the answer must be the same, byte for byte.
+enum class Scan { kTopK, kFullScan, kFullScanUncapped, kFullScanWholeBand };
 
 // RecommendationRun::Start (no estimate cache) by the given scan.
 absl::StatusOr<RecommendationRun> StartWithScan(Scan scan, std::shared_ptr<const OfferIndex> index,

@@ -6,6 +6,7 @@
 #include <tuple>
 #include <utility>
 
+#include "absl/container/flat_hash_set.h"
 #include "absl/strings/ascii.h"
 #include "absl/strings/str_cat.h"
 #include "common/io/deterministic.h"
@@ -137,6 +138,7 @@ OfferIndex::OfferIndex(std::shared_ptr<const catalog::Catalog> catalog)
   BuildCells();
   OrderCellsByPrice();
   IndexNames();
+  NameKinds();
 }
 
 void OfferIndex::AddOffers() {
@@ -225,6 +227,53 @@ void OfferIndex::BuildCells() {
     }
     f.cell = it->second;
     cells_[f.cell].offers.push_back(i);
+  }
+}
+
+// One kind per instance type (provider and Offer.instance_type) whose offers
+// are all alike but for price and region, one per region; the others'
+// offers get -1.
+void OfferIndex::NameKinds() {
+  struct Alike {
+    int32_t cell;
+    uint8_t availability;
+    double network_gbps;
+    absl::string_view id_prefix;  // "<provider>/<instance_type>/"
+    bool operator==(const Alike& o) const {
+      return cell == o.cell && availability == o.availability && network_gbps == o.network_gbps &&
+             id_prefix == o.id_prefix;
+    }
+  };
+  struct Type {
+    Alike first;
+    int32_t kind;  // -1: not all alike
+  };
+  absl::flat_hash_map<int64_t, Type> types;                 // by (provider, instance type)
+  absl::flat_hash_set<std::pair<int64_t, int32_t>> places;  // (type, region)
+  auto type_of = [&](int i) {
+    return int64_t{offers_[i].provider} << 32 | static_cast<uint32_t>(instance_type_[i]);
+  };
+  for (int i = 0; i < static_cast<int>(offers_.size()); ++i) {
+    const OfferFacts& f = offers_[i];
+    const absl::string_view id = this->id(i);
+    const size_t slash = id.rfind('/');
+    const Alike alike{f.cell, f.availability, f.network_gbps,
+                      slash == absl::string_view::npos ? id : id.substr(0, slash + 1)};
+    auto [it, inserted] =
+        types.try_emplace(type_of(i), Type{alike, static_cast<int32_t>(types.size())});
+    const bool second_in_region = !places.insert({type_of(i), f.region}).second;
+    if (slash == absl::string_view::npos || second_in_region ||
+        (!inserted && !(it->second.first == alike))) {
+      it->second.kind = -1;
+    }
+  }
+  const auto& offers = catalog_->snapshot().offers();
+  kind_.resize(offers_.size());
+  for (int i = 0; i < static_cast<int>(offers_.size()); ++i) {
+    const catalog::v1::Offer& offer = offers.Get(i);
+    const bool dated =
+        offer.last_seen_available_unix_seconds() > 0 && offer.stale_after_seconds() > 0;
+    kind_[i] = dated ? -1 : types.at(type_of(i)).kind;
   }
 }
 

@@ -135,6 +135,14 @@ class OfferIndex {
   int32_t id_rank(int offer) const { return id_rank_[offer]; }
   // Offer.instance_type as an id: equal ids, equal instance types.
   int32_t instance_type(int offer) const { return instance_type_[offer]; }
+  // Offers whose quotes differ only through their prices share a kind: the
+  // same provider and instance type (and "<provider>/<instance_type>/" in
+  // the id, by which the price book picks the billing rule), and every
+  // offer of that instance type in one cell, at one availability and
+  // network speed, its availability not dated (last seen and a staleness
+  // budget: the clock can reorder those). -1 for an offer of an instance
+  // type that is not all alike so, or whose availability is dated.
+  int32_t kind(int offer) const { return kind_[offer]; }
   // Offer.host_reliability by offer index; < 0 when the source gives none.
   double host_reliability(int offer) const { return host_reliability_[offer]; }
   // Whether some offer has a reliability figure / a community host.
@@ -200,6 +208,7 @@ class OfferIndex {
   void BuildCells();
   void OrderCellsByPrice();
   void IndexNames();
+  void NameKinds();
   // Cell parts of one name kind (providers or regions), flat: per id its
   // parts, per part its offers then one by-price list per slot sold.
   struct Parts {
@@ -233,6 +242,7 @@ class OfferIndex {
   std::vector<size_t> id_starts_;       // offer -> start in ids_; one more at the end
   std::vector<int32_t> id_rank_;        // by offer
   std::vector<int32_t> instance_type_;  // by offer
+  std::vector<int32_t> kind_;           // by offer
   std::vector<OfferShape> shapes_;
   std::vector<FlaggedPrice> flagged_;
   std::vector<OfferCell> cells_;

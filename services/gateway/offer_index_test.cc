@@ -61,6 +61,34 @@ TEST(OfferIndex, GroupsOffersByShapeAndInternsNames) {
   EXPECT_EQ(index.regions(), 2);
 }
 
+// An instance type's offers share a kind when they differ only in region
+// and price; a type with a region unlike the others, or two offers in one
+// region, has none, and neither has an offer whose availability is dated.
+TEST(OfferIndex, KindsAreInstanceTypesSoldAlikeInEachRegion) {
+  const OfferIndex three(ThreeOffers());
+  EXPECT_GE(three.kind(0), 0);
+  EXPECT_EQ(three.kind(0), three.kind(1));  // aws p5 in two regions
+  EXPECT_GE(three.kind(2), 0);
+  EXPECT_NE(three.kind(0), three.kind(2));  // lambda's p5
+
+  catalog::v1::CatalogSnapshot s = ThreeOffers()->snapshot();
+  catalog::v1::Offer limited = s.offers(0);
+  limited.set_id("aws/p5/eu-west-1");
+  limited.set_region("eu-west-1");
+  limited.set_availability(catalog::v1::AVAILABILITY_LIMITED);
+  *s.add_offers() = limited;
+  catalog::v1::Offer twice = s.offers(2);
+  twice.set_id("lambda/p5/us-east-1b");
+  *s.add_offers() = twice;
+  s.mutable_offers(1)->set_last_seen_available_unix_seconds(1);
+  s.mutable_offers(1)->set_stale_after_seconds(60);
+  absl::StatusOr<std::shared_ptr<const catalog::Catalog>> catalog = catalog::Catalog::Create(s);
+  ASSERT_OK(catalog);
+  const OfferIndex index(*catalog);
+  ASSERT_EQ(index.offers().size(), 5u);
+  for (int i = 0; i < 5; ++i) EXPECT_EQ(index.kind(i), -1) << i;
+}
+
 TEST(OfferIndex, IdsAndOffersByRegion) {
   const OfferIndex index(ThreeOffers());
   ASSERT_EQ(index.offers().size(), 3u);

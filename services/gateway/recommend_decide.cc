@@ -11,6 +11,7 @@
 #include <tuple>
 #include <utility>
 
+#include "absl/container/flat_hash_map.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "common/validation/field_ranges.h"
@@ -173,6 +174,86 @@ size_t RunState::PreRankKeep(const std::vector<Ranked>& sorted, size_t cap) cons
   const double limit = TieLimit(sorted[k - 1].key, PreRankBand());
   while (keep < sorted.size() && sorted[keep].key <= limit) ++keep;
   return keep;
+}
+
+void RunState::PreRankCut(std::vector<Ranked>& sorted, size_t cap) const {
+  sorted.resize(PreRankKeep(sorted, cap));
+  DropOutranked(sorted, cap);
+}
+
+// Past the cap, a candidate is left out when max_results candidates of its
+// kind (OfferIndex::kind: its quote differs from theirs only through the
+// price) at lower distinct prices are in the cut. Each of them quotes the
+// same hours, warnings and risk at a lower price, so survives whenever it
+// does and ranks before it; their prices differ, so GroupRegions keeps each
+// as a row, each in a region of its own, and they fill max_results places
+// of the list before it; the head's three measures and every what-if find
+// one of them first. Not when its offer has another candidate in the cut (an
+// offer is quoted whole or not at all, as the exclusions and the
+// other-option what-ifs read it), nor for reserved (terms per offer), nor
+// when a budget or a deadline could exclude it after the quote (its offer
+// would count among the exclusions), nor at all when equal keys may hide
+// unequal prices.
+void RunState::DropOutranked(std::vector<Ranked>& kept, size_t cap) const {
+  const v1::Constraints& c = request_.constraints();
+  if (kept.size() <= cap || !index_->distinct_price_keys() || c.max_usd_per_hour() > 0 ||
+      c.max_total_usd() > 0 || c.deadline_hours() > 0) {
+    return;
+  }
+  const std::vector<char> outranked = Outranked(kept, cap);
+  if (outranked.empty()) return;
+  // By offer: 1 = a candidate outranked, 2 = a candidate kept. An offer with
+  // a candidate in the cut keeps all of its candidates.
+  std::vector<uint8_t> offers(index_->offers().size(), 0);
+  for (size_t i = 0; i < kept.size(); ++i) offers[kept[i].offer] |= outranked[i] ? 1 : 2;
+  size_t out = 0;
+  for (size_t i = 0; i < kept.size(); ++i) {
+    if (!outranked[i] || (offers[kept[i].offer] & 2) != 0) kept[out++] = kept[i];
+  }
+  kept.resize(out);
+}
+
+// By position in `kept`, whether max_results lower distinct prices of its
+// kind (and cluster size and option) are in the cut; empty when none is.
+std::vector<char> RunState::Outranked(const std::vector<Ranked>& kept, size_t cap) const {
+  const std::vector<OfferFacts>& facts = index_->offers();
+  // The candidates compared, with their prices, each kind's in ascending
+  // order: the pre-rank's own order, except for the fastest objective (its
+  // key is the hours: offers go by index).
+  std::vector<std::pair<double, int>> order;
+  order.reserve(kept.size());
+  for (int i = 0; i < static_cast<int>(kept.size()); ++i) {
+    const Ranked& r = kept[i];
+    const catalog::v1::PurchaseOption option = options_[r.option_pos];
+    if (index_->kind(r.offer) < 0 || option == catalog::v1::PURCHASE_OPTION_RESERVED) continue;
+    order.emplace_back(
+        r.list_usd_per_hour >= 0 ? r.list_usd_per_hour : ListPrice(facts[r.offer], option), i);
+  }
+  if (objective_ == v1::OBJECTIVE_FASTEST) std::sort(order.begin(), order.end());
+  struct Seen {
+    double price = -1;
+    int distinct = 0;
+  };
+  absl::flat_hash_map<int64_t, Seen> seen;  // by (kind, cluster size step, option)
+  seen.reserve(order.size());
+  const int k = std::max(max_results_, 1);
+  std::vector<char> outranked(kept.size(), 0);
+  bool any = false;
+  for (const auto& [price, i] : order) {
+    const Ranked& r = kept[i];
+    Seen& s = seen[int64_t{index_->kind(r.offer)} << 8 | r.step << 2 | r.option_pos];
+    if (price < s.price) return {};  // not in price order: compare nothing
+    if (price != s.price) {
+      s.price = price;
+      ++s.distinct;
+    }
+    if (s.distinct > k && static_cast<size_t>(i) >= cap) {
+      outranked[i] = 1;
+      any = true;
+    }
+  }
+  if (!any) return {};
+  return outranked;
 }
 
 int RunState::RiskOf(const Candidate& candidate, const pricing::v1::Quote& quote,

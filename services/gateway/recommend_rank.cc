@@ -148,7 +148,7 @@ class StreamMerge {
     // (distinct price keys) come out of the heap in that order already.
     if (!std::is_sorted(selected.begin(), selected.end()))
       std::sort(selected.begin(), selected.end());
-    selected.resize(run_.PreRankKeep(selected, static_cast<size_t>(cap)));
+    run_.PreRankCut(selected, static_cast<size_t>(cap));
     return selected;
   }
 

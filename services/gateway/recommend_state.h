@@ -311,9 +311,14 @@ class RunState {
   double TotalUsdAt(const Candidate& candidate, const pricing::v1::Quote& quote, double z) const;
   // The upper bound of the tie band the pre-rank extends its cut by.
   double PreRankBand() const;
-  // How many of `sorted` (pre-rank order) to quote: at least `cap`, and every
-  // candidate tied (within PreRankBand) with the max_results-th.
+  // The pre-rank's cut of `sorted` (pre-rank order, every candidate or the
+  // merge's first ones): the first `cap`, and every candidate tied (within
+  // PreRankBand) with the max_results-th (PreRankKeep) that no cheaper
+  // candidate of its kind already in the cut outranks (DropOutranked).
+  void PreRankCut(std::vector<Ranked>& sorted, size_t cap) const;
   size_t PreRankKeep(const std::vector<Ranked>& sorted, size_t cap) const;
+  void DropOutranked(std::vector<Ranked>& kept, size_t cap) const;
+  std::vector<char> Outranked(const std::vector<Ranked>& kept, size_t cap) const;
   // Orders the survivors: ties within the band (objective measure, then the
   // next measure), then risk, then identity. Sets tie_band_ (stated).
   void RankTied(std::vector<int>& survivors, const pricing::v1::QuoteResponse& quotes);

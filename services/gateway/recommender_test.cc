@@ -552,6 +552,89 @@ TEST(Recommender, PreRankKeepsEveryCandidateTheTieRuleCouldRankFirst) {
   EXPECT_GT(cut, 6) << "the reference quoted more than the pre-rank in most cases";
 }
 
+// Instance types sold in many regions at prices a few percent apart, as
+// catalogs imported from every region are (bench/make_catalog.py): a tie
+// band past the cap holds many of each type. One type has a region at
+// limited availability and one a region whose availability is dated: no
+// kind for those (OfferIndex::kind).
+std::shared_ptr<const catalog::Catalog> RegionalCatalog() {
+  catalog::v1::CatalogSnapshot s = GeneratedCatalog(1)->snapshot();
+  s.clear_offers();
+  s.set_version("v-regional");
+  for (int type = 0; type < 12; ++type) {
+    const int n = 1 + type % 2;
+    const double base = n * (1.0 + (type % 6) * 0.03);
+    for (int region = 0; region < 100; ++region) {
+      const double factor = 1.0 + 0.002 * ((region * 37 + type) % 100);
+      catalog::v1::Offer o =
+          MakeOffer(absl::StrCat("provider-", type % 5), absl::StrCat("type-", type),
+                    absl::StrCat("region-", region), "H100-SXM", n, base * factor,
+                    type % 3 == 0 ? base * factor * 0.4 : 0);
+      if (type == 5 && region == 3) o.set_availability(catalog::v1::AVAILABILITY_LIMITED);
+      if (type == 6 && region == 4) {
+        o.set_last_seen_available_unix_seconds(1);
+        o.set_stale_after_seconds(1);
+      }
+      *s.add_offers() = o;
+    }
+  }
+  absl::StatusOr<std::shared_ptr<const catalog::Catalog>> catalog = catalog::Catalog::Create(s);
+  EXPECT_TRUE(catalog.ok()) << catalog.status();
+  return *catalog;
+}
+
+// Past the cap the pre-rank leaves out the candidates that max_results
+// cheaper ones of their kind (the same instance type in other regions)
+// outrank: the answer is, byte for byte, the one that quotes the whole tie
+// band, with fewer quote items. With a budget or a deadline nothing is left
+// out (the exclusions would count it).
+TEST(Recommender, PreRankLeavesOutOnlyWhatItsKindOutranks) {
+  std::shared_ptr<const catalog::Catalog> catalog = RegionalCatalog();
+  auto index = std::make_shared<const OfferIndex>(catalog);
+  ASSERT_GE(index->kind(0), 0);
+  auto answer = [&](const v1::RecommendRequest& request, Scan scan,
+                    int* quoted) -> absl::StatusOr<v1::RecommendResponse> {
+    absl::StatusOr<RecommendationRun> run =
+        StartWithScan(scan, index, request, &DataRegionGroups(), nullptr);
+    if (!run.ok()) return run.status();
+    absl::StatusOr<pricing::v1::QuoteRequest> quote =
+        run->ApplyEstimates(Sized(run->estimate_request(), 40, *catalog, /*intervals=*/true));
+    if (!quote.ok()) return quote.status();
+    *quoted = quote->items_size();
+    return run->Finish(Priced(*quote, *catalog, 1.1));
+  };
+  int fewer = 0;
+  for (v1::Objective objective :
+       {v1::OBJECTIVE_CHEAPEST, v1::OBJECTIVE_FASTEST, v1::OBJECTIVE_BEST_VALUE}) {
+    for (double band : {-1.0, 0.3}) {
+      for (int max_results : {10, 3}) {
+        for (bool budget : {false, true}) {
+          v1::RecommendRequest r = Training();
+          r.mutable_constraints()->set_objective(objective);
+          if (band >= 0) r.mutable_constraints()->set_tie_band_fraction(band);
+          r.set_max_results(max_results);
+          if (budget) r.mutable_constraints()->set_max_usd_per_hour(1000);
+          SCOPED_TRACE(r.ShortDebugString());
+          int quoted = 0, whole_band = 0;
+          absl::StatusOr<v1::RecommendResponse> top_k = answer(r, Scan::kTopK, &quoted);
+          absl::StatusOr<v1::RecommendResponse> all =
+              answer(r, Scan::kFullScanWholeBand, &whole_band);
+          ASSERT_OK(top_k);
+          ASSERT_OK(all);
+          ASSERT_THAT(top_k->recommendations(), Not(IsEmpty()));
+          EXPECT_EQ(top_k->DebugString(), all->DebugString());
+          EXPECT_LE(quoted, whole_band);
+          if (budget) {
+            EXPECT_EQ(quoted, whole_band);
+          }
+          fewer += quoted < whole_band ? 1 : 0;
+        }
+      }
+    }
+  }
+  EXPECT_GT(fewer, 6) << "the cut left candidates out in most cases without a budget";
+}
+
 // Region filters without a region group visit only the offers of those
 // regions (OfferIndex::OffersOfRegion); with one, every offer. Both answer as
 // the full scan does, and with the overheads of data/ as well.
