@@ -14,10 +14,12 @@
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "tests/testing/status_matchers.h"
+#include "tests/testing/temp_dir.h"
 
 namespace gpuadvisor::catalog {
 namespace {
 
+using ::gpuadvisor::testing::ScopedTempDir;
 using ::gpuadvisor::testing::StatusIs;
 using ::testing::HasSubstr;
 using ::testing::MatchesRegex;
@@ -69,9 +71,8 @@ offers {
 class CatalogStoreTest : public ::testing::Test {
  protected:
   void SetUp() override {
-    std::string pattern = ::testing::TempDir() + "/catalog_store_test.XXXXXX";
-    ASSERT_NE(mkdtemp(pattern.data()), nullptr);
-    dir_ = pattern;
+    ASSERT_FALSE(temp_.path().empty());
+    dir_ = temp_.path();
     gpus_path_ = dir_ + "/gpus.textproto";
     offers_path_ = dir_ + "/offers.textproto";
     Write(gpus_path_, kGpus);
@@ -86,6 +87,7 @@ class CatalogStoreTest : public ::testing::Test {
     out << contents;
   }
 
+  ScopedTempDir temp_{"catalog_store_test"};
   std::string dir_, gpus_path_, offers_path_;
   CatalogSources sources_;
 };

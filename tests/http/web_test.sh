@@ -17,7 +17,7 @@ TMP=$(mktemp -d /tmp/gpu-advisor-web.XXXXXX)
 trap 'stack_stop; rm -rf "$TMP"' EXIT
 stack_start "$BUILD_DIR" "$ROOT/data" ephemeral "$TMP/logs" || exit 1
 # Chromium writes its profile under HOME.
-HOME=$TMP GPUADVISOR_CLI="$BUILD_DIR/services/cli/gpu-advisor" \
+HOME=$TMP TMPDIR=$TMP GPUADVISOR_CLI="$BUILD_DIR/services/cli/gpu-advisor" \
   node "$ROOT/tests/http/web_test.js" "http://$GATEWAY_HTTP" $SHOT
 rc=$?
 stack_stop

@@ -107,9 +107,10 @@ TEST_F(ResponseCacheEndToEnd, RepeatedRequestIsServedFromTheCacheUntilPricesChan
 
 // A copy of data/ whose GPUs compute at half their 16-bit peak, for a
 // sizing deployed with other data.
-std::string SlowerGpuData() {
-  char dir_template[] = "/tmp/gpuadvisor-sizing-XXXXXX";
-  const std::string dir = mkdtemp(dir_template);
+ScopedTempDir SlowerGpuData() {
+  ScopedTempDir copy("gpuadvisor-sizing");
+  const std::string& dir = copy.path();
+  EXPECT_FALSE(dir.empty());
   std::filesystem::copy(DataDir(), dir, std::filesystem::copy_options::recursive);
   const std::string gpus = dir + "/catalog/gpus.textproto";
   std::ifstream in(gpus);
@@ -127,7 +128,7 @@ std::string SlowerGpuData() {
   after.append(last, before.cend());
   EXPECT_NE(after, before);
   std::ofstream(gpus) << after;
-  return dir;
+  return copy;
 }
 
 // A sizing redeployed with other data under a running gateway: the gateway
@@ -149,10 +150,10 @@ TEST(ResponseCacheLive, SizingDeployWithOtherDataChangesTheAnswer) {
   const int port = stack.sizing->grpc_port();
   stack.sizing->Stop(SIGTERM);
   stack.sizing.reset();
-  const std::string data = SlowerGpuData();
+  const ScopedTempDir data = SlowerGpuData();
   absl::StatusOr<std::unique_ptr<ServiceProcess>> redeployed = ServiceProcess::Start(
       BinaryPath("sizing", "sizing_server"),
-      {absl::StrCat("--port=", port), "--metrics_port=0", "--data_dir=" + data});
+      {absl::StrCat("--port=", port), "--metrics_port=0", "--data_dir=" + data.path()});
   ASSERT_OK(redeployed);
   stack.sizing = *std::move(redeployed);
 
@@ -170,7 +171,6 @@ TEST(ResponseCacheLive, SizingDeployWithOtherDataChangesTheAnswer) {
   EXPECT_LT(changed.recommendations(0).tokens_per_second(),
             0.9 * first.recommendations(0).tokens_per_second());
   EXPECT_GE(Counter(stack, "gpuadvisor_gateway_sizing_model_changes_total"), 2);
-  std::filesystem::remove_all(data);
 }
 
 }  // namespace

@@ -90,10 +90,9 @@ absl::StatusOr<Stack> Stack::Start(const std::string& admin_token,
       return absl::Status(serving.code(), absl::StrCat(spec.service, ": ", serving.message()));
     *spec.slot = *std::move(process);
   }
-  char dir_template[] = "/tmp/gpuadvisor-e2e-XXXXXX";
-  const char* dir = mkdtemp(dir_template);
-  if (dir == nullptr) return absl::InternalError("mkdtemp failed");
-  stack.cache_file = absl::StrCat(dir, "/catalog.cache");
+  stack.dir = ScopedTempDir("gpuadvisor-e2e");
+  if (stack.dir.path().empty()) return absl::InternalError("mkdtemp failed");
+  stack.cache_file = stack.dir.path() + "/catalog.cache";
   absl::StatusOr<std::unique_ptr<ServiceProcess>> gw = stack.StartGateway();
   if (!gw.ok()) return gw.status();
   stack.gateway = *std::move(gw);

@@ -13,10 +13,13 @@
 #include "grpcpp/channel.h"
 #include "gtest/gtest.h"
 #include "tests/testing/process.h"
+#include "tests/testing/temp_dir.h"
 
 namespace gpuadvisor::testing {
 
 struct Stack {
+  // Declared first, so removed after the services have stopped.
+  ScopedTempDir dir;  // the gateway's catalog replica cache lives here
   std::unique_ptr<ServiceProcess> catalog, sizing, pricing, gateway;
   std::string cache_file;                 // the gateway's catalog replica cache
   std::vector<std::string> gateway_args;  // added to the gateway's command line
