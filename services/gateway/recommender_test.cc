@@ -402,6 +402,24 @@ std::shared_ptr<const catalog::Catalog> GeneratedCatalog(int offers) {
   return *catalog;
 }
 
+// One answer through `scan`: sized at `need_gb` per GPU (with P10-P90
+// intervals when `intervals`) and priced at 1.1x the list; `quoted` gets the
+// number of items quoted.
+absl::StatusOr<v1::RecommendResponse> AnswerByScan(Scan scan,
+                                                   std::shared_ptr<const OfferIndex> index,
+                                                   const catalog::Catalog& catalog,
+                                                   const v1::RecommendRequest& request,
+                                                   double need_gb, bool intervals, int* quoted) {
+  absl::StatusOr<RecommendationRun> run =
+      StartWithScan(scan, std::move(index), request, &DataRegionGroups(), nullptr);
+  if (!run.ok()) return run.status();
+  absl::StatusOr<pricing::v1::QuoteRequest> quote =
+      run->ApplyEstimates(Sized(run->estimate_request(), need_gb, catalog, intervals));
+  if (!quote.ok()) return quote.status();
+  *quoted = quote->items_size();
+  return run->Finish(Priced(*quote, catalog, 1.1));
+}
+
 // The streaming top-K over cells gives exactly the full scan's answer:
 // the same ranked list, what-ifs, misses and exclusion counts and examples.
 TEST(Recommender, TopKAnswersAsTheFullScanOnAGeneratedCatalog) {
@@ -409,16 +427,8 @@ TEST(Recommender, TopKAnswersAsTheFullScanOnAGeneratedCatalog) {
   auto index = std::make_shared<const OfferIndex>(catalog);
   ASSERT_GT(index->cells().size(), 10u);
   ASSERT_LT(index->cells().size(), index->offers().size() / 4);
-  auto answer = [&](const v1::RecommendRequest& request, double need_gb, Scan scan,
-                    int* quoted) -> absl::StatusOr<v1::RecommendResponse> {
-    absl::StatusOr<RecommendationRun> run =
-        StartWithScan(scan, index, request, &DataRegionGroups(), nullptr);
-    if (!run.ok()) return run.status();
-    absl::StatusOr<pricing::v1::QuoteRequest> quote =
-        run->ApplyEstimates(Sized(run->estimate_request(), need_gb, *catalog));
-    if (!quote.ok()) return quote.status();
-    *quoted = quote->items_size();
-    return run->Finish(Priced(*quote, *catalog, 1.1));
+  auto answer = [&](const v1::RecommendRequest& request, double need_gb, Scan scan, int* quoted) {
+    return AnswerByScan(scan, index, *catalog, request, need_gb, /*intervals=*/false, quoted);
   };
   std::vector<std::pair<v1::RecommendRequest, double>> cases;
   for (v1::Objective objective :
@@ -503,16 +513,8 @@ TEST(Recommender, TopKAnswersAsTheFullScanOnAGeneratedCatalog) {
 TEST(Recommender, PreRankKeepsEveryCandidateTheTieRuleCouldRankFirst) {
   std::shared_ptr<const catalog::Catalog> catalog = GeneratedCatalog(3000);
   auto index = std::make_shared<const OfferIndex>(catalog);
-  auto answer = [&](const v1::RecommendRequest& request, Scan scan,
-                    int* quoted) -> absl::StatusOr<v1::RecommendResponse> {
-    absl::StatusOr<RecommendationRun> run =
-        StartWithScan(scan, index, request, &DataRegionGroups(), nullptr);
-    if (!run.ok()) return run.status();
-    absl::StatusOr<pricing::v1::QuoteRequest> quote =
-        run->ApplyEstimates(Sized(run->estimate_request(), 40, *catalog, /*intervals=*/true));
-    if (!quote.ok()) return quote.status();
-    *quoted = quote->items_size();
-    return run->Finish(Priced(*quote, *catalog, 1.1));
+  auto answer = [&](const v1::RecommendRequest& request, Scan scan, int* quoted) {
+    return AnswerByScan(scan, index, *catalog, request, 40, /*intervals=*/true, quoted);
   };
   int cut = 0;
   for (v1::Objective objective :
@@ -592,16 +594,8 @@ TEST(Recommender, PreRankLeavesOutOnlyWhatItsKindOutranks) {
   std::shared_ptr<const catalog::Catalog> catalog = RegionalCatalog();
   auto index = std::make_shared<const OfferIndex>(catalog);
   ASSERT_GE(index->kind(0), 0);
-  auto answer = [&](const v1::RecommendRequest& request, Scan scan,
-                    int* quoted) -> absl::StatusOr<v1::RecommendResponse> {
-    absl::StatusOr<RecommendationRun> run =
-        StartWithScan(scan, index, request, &DataRegionGroups(), nullptr);
-    if (!run.ok()) return run.status();
-    absl::StatusOr<pricing::v1::QuoteRequest> quote =
-        run->ApplyEstimates(Sized(run->estimate_request(), 40, *catalog, /*intervals=*/true));
-    if (!quote.ok()) return quote.status();
-    *quoted = quote->items_size();
-    return run->Finish(Priced(*quote, *catalog, 1.1));
+  auto answer = [&](const v1::RecommendRequest& request, Scan scan, int* quoted) {
+    return AnswerByScan(scan, index, *catalog, request, 40, /*intervals=*/true, quoted);
   };
   int fewer = 0;
   for (v1::Objective objective :
