@@ -118,6 +118,11 @@ TEST_F(Terms, AReservedCostIntervalKeepsTheWholeTerm) {
     EXPECT_LT(r.total_usd_interval().p90() - r.total_usd_interval().p10(),
               0.01 * r.cost().total_usd());
   }
+  // So the default tie band is (almost) nil, and #1 says its order is strict.
+  EXPECT_TRUE(
+      AnyContains(response.recommendations(0).reasons(),
+                  "in a strict order (the estimate's spread of this measure is under 0.5%)"))
+      << response.recommendations(0).DebugString();
 }
 
 // Allowing a term adds reserved to the default purchase options.
