@@ -24,9 +24,17 @@ int64_t DateStartUnix(absl::string_view as_of) {
   return absl::ToUnixSeconds(t);
 }
 
-// "2026-11-29", the UTC date of a time: day arithmetic, without FormatTime's
-// time-zone lookup and format parsing (it runs for every recommendation).
+// Writes `value` as `width` digits, zero-padded, at `p`; returns the end.
+char* Digits(char* p, unsigned value, int width) {
+  for (int i = width - 1; i >= 0; --i, value /= 10) p[i] = static_cast<char>('0' + value % 10);
+  return p + width;
+}
+
+// "2026-11-29", the UTC date of a time: WriteTimeText's first ten
+// characters, CivilDay's arithmetic outside its years.
 std::string DateOf(int64_t unix_seconds) {
+  char text[kTimeTextSize];
+  if (WriteTimeText(unix_seconds, text) > 0) return std::string(text, 10);
   const int64_t days =
       unix_seconds >= 0 ? unix_seconds / 86400 : -((-unix_seconds + 86399) / 86400);
   const absl::CivilDay day = absl::CivilDay(1970, 1, 1) + days;
@@ -49,11 +57,45 @@ bool OverBudget(int64_t age_seconds, const v1::Offer& offer) {
 // `fallback` (the file's date text) when the time is not known.
 std::string TimeText(int64_t at, const std::string& fallback) {
   if (at <= 0) return fallback;
+  char text[kTimeTextSize];
+  if (const size_t n = WriteTimeText(at, text); n > 0) return std::string(text, n);
   if (at % 86400 == 0) return DateOf(at);
   return absl::FormatTime("%Y-%m-%dT%H:%M:%SZ", absl::FromUnixSeconds(at), absl::UTCTimeZone());
 }
 
 }  // namespace
+
+// The civil date of a day count: Howard Hinnant's civil_from_days (public
+// domain algorithm), instead of CivilDay's normalisation or FormatTime's
+// zone lookup.
+size_t WriteTimeText(int64_t at, char (&buffer)[kTimeTextSize]) {
+  constexpr int64_t kYear10000 = 253402300800;  // 10000-01-01T00:00:00Z
+  if (at <= 0 || at >= kYear10000) return 0;
+  const int64_t z = at / 86400 + 719468;  // days since 0000-03-01
+  const int64_t era = z / 146097;
+  const unsigned doe = static_cast<unsigned>(z - era * 146097);
+  const unsigned yoe = (doe - doe / 1460 + doe / 36524 - doe / 146096) / 365;
+  const unsigned doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
+  const unsigned mp = (5 * doy + 2) / 153;
+  const unsigned day = doy - (153 * mp + 2) / 5 + 1;
+  const unsigned month = mp < 10 ? mp + 3 : mp - 9;
+  const unsigned year = static_cast<unsigned>(yoe + era * 400 + (month <= 2 ? 1 : 0));
+  char* p = Digits(buffer, year, 4);
+  *p++ = '-';
+  p = Digits(p, month, 2);
+  *p++ = '-';
+  p = Digits(p, day, 2);
+  if (const unsigned s = static_cast<unsigned>(at % 86400); s != 0) {
+    *p++ = 'T';
+    p = Digits(p, s / 3600, 2);
+    *p++ = ':';
+    p = Digits(p, s / 60 % 60, 2);
+    *p++ = ':';
+    p = Digits(p, s % 60, 2);
+    *p++ = 'Z';
+  }
+  return static_cast<size_t>(p - buffer);
+}
 
 std::string PriceSourceName(absl::string_view source) {
   source = absl::StripLeadingAsciiWhitespace(source);

@@ -13,6 +13,7 @@
 //
 // Plain functions over values; thread-safe.
 
+#include <cstddef>
 #include <cstdint>
 #include <string>
 #include <vector>
@@ -52,6 +53,12 @@ bool PriceStale(const v1::Offer& offer, absl::Time now);
 // The date (and, for refreshed prices, the UTC time) the prices were taken:
 // "2026-11-29" or "2026-12-04T00:15:00Z"; the offer's as_of when not known.
 std::string PricedAtText(const v1::Offer& offer);
+// PricedAtText's text of a time (unix seconds) in the years 1970-9999,
+// written to `buffer` without allocating (answers print one per
+// recommendation): "2026-11-29" at the start of a UTC day, else
+// "2026-11-29T13:05:09Z". Returns its length; 0 for a time <= 0 or past 9999.
+inline constexpr size_t kTimeTextSize = 24;
+size_t WriteTimeText(int64_t at, char (&buffer)[kTimeTextSize]);
 
 // The spot price's own provenance where the row carries one
 // (Offer.spot_as_of: a spot price from another source or date than the

@@ -1,5 +1,10 @@
 #include "services/catalog/provenance.h"
 
+#include <cstdint>
+#include <random>
+#include <string>
+#include <vector>
+
 #include "absl/time/time.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
@@ -40,6 +45,32 @@ TEST(Provenance, WholeDayTimesPrintAsTheirUtcDate) {
   leap.set_priced_at_unix_seconds(951782400);  // 2000-02-29T00:00:00Z
   EXPECT_EQ(PricedAtText(leap), "2000-02-29");
   EXPECT_GT(checked, 6000);
+}
+
+// The allocation-free writer says what FormatTime says, over 1970-9999:
+// the date at a day's start, the UTC time within a day; nothing outside.
+TEST(Provenance, TimeTextIsFormatTimesUtcText) {
+  std::vector<int64_t> times = {1,          59,         86399,        86400,
+                                951782400,  951868800,  1709164800,   1767225599,
+                                1767225600, 4107542400, 253402214400, 253402300799};
+  for (int64_t day = 1; day < 2932897; day += 97) times.push_back(day * 86400);  // to 9999
+  std::mt19937_64 random(7);
+  for (int i = 0; i < 20000; ++i) {
+    times.push_back(static_cast<int64_t>(random() % 253402300800u) + 1);
+  }
+  ASSERT_FALSE(times.empty());
+  for (int64_t at : times) {
+    char text[kTimeTextSize];
+    const size_t n = WriteTimeText(at, text);
+    const char* format = at % 86400 == 0 ? "%Y-%m-%d" : "%Y-%m-%dT%H:%M:%SZ";
+    ASSERT_EQ(std::string(text, n),
+              absl::FormatTime(format, absl::FromUnixSeconds(at), absl::UTCTimeZone()))
+        << at;
+  }
+  char text[kTimeTextSize];
+  EXPECT_EQ(WriteTimeText(0, text), 0u);
+  EXPECT_EQ(WriteTimeText(-86400, text), 0u);
+  EXPECT_EQ(WriteTimeText(253402300800, text), 0u);  // 10000-01-01
 }
 
 TEST(Provenance, FillsWhatTheFileLeavesUnsetAndAgesAgainstTheBudget) {

@@ -25,47 +25,6 @@ void AppendAge(std::string& out, int64_t seconds) {
   }
 }
 
-// Writes `value` as `width` digits, zero-padded, at `p`; returns the end.
-char* Digits(char* p, unsigned value, int width) {
-  for (int i = width - 1; i >= 0; --i, value /= 10) p[i] = static_cast<char>('0' + value % 10);
-  return p + width;
-}
-
-// catalog::PricedAtText of a time in the years 1970-9999 ("2026-11-29", or
-// "2026-11-29T13:05:09Z" within a day), written to `buffer` by day
-// arithmetic (the civil date of a day count, Howard Hinnant's
-// civil_from_days) instead of CivilDay's normalisation or FormatTime's
-// zone lookup, for every recommendation; returns its length, 0 outside
-// those years (the caller asks the catalog's function).
-constexpr int64_t kYear10000 = 253402300800;  // 10000-01-01T00:00:00Z
-size_t PricedAtText(int64_t at, char (&buffer)[24]) {
-  if (at <= 0 || at >= kYear10000) return 0;
-  const int64_t z = at / 86400 + 719468;  // days since 0000-03-01
-  const int64_t era = z / 146097;
-  const unsigned doe = static_cast<unsigned>(z - era * 146097);
-  const unsigned yoe = (doe - doe / 1460 + doe / 36524 - doe / 146096) / 365;
-  const unsigned doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
-  const unsigned mp = (5 * doy + 2) / 153;
-  const unsigned day = doy - (153 * mp + 2) / 5 + 1;
-  const unsigned month = mp < 10 ? mp + 3 : mp - 9;
-  const unsigned year = static_cast<unsigned>(yoe + era * 400 + (month <= 2 ? 1 : 0));
-  char* p = Digits(buffer, year, 4);
-  *p++ = '-';
-  p = Digits(p, month, 2);
-  *p++ = '-';
-  p = Digits(p, day, 2);
-  if (const unsigned s = static_cast<unsigned>(at % 86400); s != 0) {
-    *p++ = 'T';
-    p = Digits(p, s / 3600, 2);
-    *p++ = ':';
-    p = Digits(p, s / 60 % 60, 2);
-    *p++ = ':';
-    p = Digits(p, s % 60, 2);
-    *p++ = 'Z';
-  }
-  return static_cast<size_t>(p - buffer);
-}
-
 }  // namespace
 
 std::string AgeText(int64_t seconds) {
@@ -91,8 +50,8 @@ void ExplainPrice(absl::Time now, v1::Recommendation& r) {
   const catalog::v1::Offer& offer = r.offer();
   v1::PriceProvenance& p = *r.mutable_price();
   p.set_source(offer.price_source());
-  char date[24];
-  if (const size_t n = PricedAtText(offer.priced_at_unix_seconds(), date); n > 0) {
+  char date[catalog::kTimeTextSize];
+  if (const size_t n = catalog::WriteTimeText(offer.priced_at_unix_seconds(), date); n > 0) {
     p.set_as_of(date, n);
   } else {
     p.set_as_of(catalog::PricedAtText(offer));
