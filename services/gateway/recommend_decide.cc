@@ -56,8 +56,6 @@ void SetInterval(double p10, double p50, double p90, const std::string& basis,
   i->set_basis(basis);
 }
 
-std::string Percent(double fraction) { return absl::StrCat(Fixed(100 * fraction, 0), "%"); }
-
 // One survivor's place in the rank.
 struct Row {
   double primary, secondary;

@@ -15,8 +15,6 @@
 namespace gpuadvisor::gateway::recommend {
 namespace {
 
-std::string Percent(double fraction) { return absl::StrCat(Fixed(100 * fraction, 0), "%"); }
-
 std::string Hours(double hours) { return absl::StrCat(Fixed(hours, hours < 10 ? 2 : 1), " h"); }
 
 std::string Usd(double usd) { return absl::StrCat("$", Fixed(usd, 2)); }

@@ -91,6 +91,8 @@ std::string SignedFixed(double value, int precision) {
   return text;
 }
 
+std::string Percent(double fraction) { return absl::StrCat(Fixed(100 * fraction, 0), "%"); }
+
 std::string LinkName(LinkType link) {
   switch (link) {
     case catalog::v1::LINK_TYPE_NVLINK:

@@ -20,6 +20,8 @@ std::string Fixed(double value, int precision);
 std::string General(double value);
 // printf's "%+.<precision>f": the sign always.
 std::string SignedFixed(double value, int precision);
+// A fraction as a whole percent: 0.256 -> "26%".
+std::string Percent(double fraction);
 // "16.1", "2000": GB without exponents.
 std::string Gigabytes(double gb);
 std::string LinkName(catalog::v1::LinkType link);
