@@ -41,13 +41,6 @@ double RelativeHalfWidth(double p10, double p50, double p90) {
   return p50 > 0 && p90 >= p10 ? (p90 - p10) / (2 * p50) : 0;
 }
 
-double RelativeHalfWidth(const sizing::v1::Interval& i) {
-  return HasInterval(i) ? RelativeHalfWidth(i.p10(), i.p50(), i.p90()) : 0;
-}
-
-// Smaller keys rank first; `key` ties with `anchor` within the band.
-double TieLimit(double anchor, double band) { return anchor + band * std::abs(anchor); }
-
 void SetInterval(double p10, double p50, double p90, const std::string& basis,
                  sizing::v1::Interval* i) {
   i->set_p10(p10);
@@ -113,6 +106,10 @@ void ForEachBand(std::vector<Row>& rows, size_t begin, size_t end, double band, 
 
 }  // namespace
 
+double RelativeHalfWidth(const sizing::v1::Interval& i) {
+  return HasInterval(i) ? RelativeHalfWidth(i.p10(), i.p50(), i.p90()) : 0;
+}
+
 double RunState::RunHoursAt(const sizing::v1::ConfigurationEstimate& e, double z) const {
   const sizing::v1::Interval& i = e.estimated_hours_interval();
   return HasInterval(i) ? At(i, z) : e.estimated_hours();
@@ -144,114 +141,6 @@ double RunState::TotalUsdAt(const Candidate& candidate, const pricing::v1::Quote
   const double terms = std::max(1.0, std::ceil(hours / term - 1e-9));
   const double compute = cost.compute_usd() * terms / quote.terms_bought();
   return fixed + compute + (cost.total_usd() - fixed - cost.compute_usd()) * hours / expected;
-}
-
-double RunState::PreRankBand() const {
-  if (tie_band_ >= 0) return tie_band_;
-  if (pre_rank_band_ >= 0) return pre_rank_band_;  // the estimates are set by then
-  double& band = pre_rank_band_;
-  band = 0;
-  for (size_t config = 0; config < estimates_.size(); ++config) {
-    if (estimates_[config] == nullptr || !Est(static_cast<int>(config)).fits()) continue;
-    // The interval that bounds the final band: tokens/s for best value, the
-    // run hours otherwise (the cost's and the expected hours' relative
-    // half-widths are at most the run hours': their fixed parts only narrow
-    // them).
-    const sizing::v1::ConfigurationEstimate& e = Est(static_cast<int>(config));
-    band = std::max(band, RelativeHalfWidth(objective_ == v1::OBJECTIVE_BEST_VALUE
-                                                ? e.tokens_per_second_interval()
-                                                : e.estimated_hours_interval()));
-  }
-  return band;
-}
-
-size_t RunState::PreRankKeep(const std::vector<Ranked>& sorted, size_t cap) const {
-  size_t keep = std::min(cap, sorted.size());
-  const size_t k = std::min(static_cast<size_t>(max_results_), sorted.size());
-  if (k == 0) return keep;
-  const double limit = TieLimit(sorted[k - 1].key, PreRankBand());
-  while (keep < sorted.size() && sorted[keep].key <= limit) ++keep;
-  return keep;
-}
-
-void RunState::PreRankCut(std::vector<Ranked>& sorted, size_t cap) const {
-  sorted.resize(PreRankKeep(sorted, cap));
-  DropOutranked(sorted, cap);
-}
-
-// Past the cap, a candidate is left out when max_results candidates of its
-// kind (OfferIndex::kind: its quote differs from theirs only through the
-// price) at lower distinct prices are in the cut. Each of them quotes the
-// same hours, warnings and risk at a lower price, so survives whenever it
-// does and ranks before it; their prices differ, so GroupRegions keeps each
-// as a row, each in a region of its own, and they fill max_results places
-// of the list before it; the head's three measures and every what-if find
-// one of them first. Not when its offer has another candidate in the cut (an
-// offer is quoted whole or not at all, as the exclusions and the
-// other-option what-ifs read it), nor for reserved (terms per offer), nor
-// when a budget or a deadline could exclude it after the quote (its offer
-// would count among the exclusions), nor at all when equal keys may hide
-// unequal prices.
-void RunState::DropOutranked(std::vector<Ranked>& kept, size_t cap) const {
-  const v1::Constraints& c = request_.constraints();
-  if (kept.size() <= cap || !index_->distinct_price_keys() || c.max_usd_per_hour() > 0 ||
-      c.max_total_usd() > 0 || c.deadline_hours() > 0) {
-    return;
-  }
-  const std::vector<char> outranked = Outranked(kept, cap);
-  if (outranked.empty()) return;
-  // By offer: 1 = a candidate outranked, 2 = a candidate kept. An offer with
-  // a candidate in the cut keeps all of its candidates.
-  std::vector<uint8_t> offers(index_->offers().size(), 0);
-  for (size_t i = 0; i < kept.size(); ++i) offers[kept[i].offer] |= outranked[i] ? 1 : 2;
-  size_t out = 0;
-  for (size_t i = 0; i < kept.size(); ++i) {
-    if (!outranked[i] || (offers[kept[i].offer] & 2) != 0) kept[out++] = kept[i];
-  }
-  kept.resize(out);
-}
-
-// By position in `kept`, whether max_results lower distinct prices of its
-// kind (and cluster size and option) are in the cut; empty when none is.
-std::vector<char> RunState::Outranked(const std::vector<Ranked>& kept, size_t cap) const {
-  const std::vector<OfferFacts>& facts = index_->offers();
-  // The candidates compared, with their prices, each kind's in ascending
-  // order: the pre-rank's own order, except for the fastest objective (its
-  // key is the hours: offers go by index).
-  std::vector<std::pair<double, int>> order;
-  order.reserve(kept.size());
-  for (int i = 0; i < static_cast<int>(kept.size()); ++i) {
-    const Ranked& r = kept[i];
-    const catalog::v1::PurchaseOption option = options_[r.option_pos];
-    if (index_->kind(r.offer) < 0 || option == catalog::v1::PURCHASE_OPTION_RESERVED) continue;
-    order.emplace_back(
-        r.list_usd_per_hour >= 0 ? r.list_usd_per_hour : ListPrice(facts[r.offer], option), i);
-  }
-  if (objective_ == v1::OBJECTIVE_FASTEST) std::sort(order.begin(), order.end());
-  struct Seen {
-    double price = -1;
-    int distinct = 0;
-  };
-  absl::flat_hash_map<int64_t, Seen> seen;  // by (kind, cluster size step, option)
-  seen.reserve(order.size());
-  const int k = std::max(max_results_, 1);
-  std::vector<char> outranked(kept.size(), 0);
-  bool any = false;
-  for (const auto& [price, i] : order) {
-    const Ranked& r = kept[i];
-    Seen& s = seen[int64_t{index_->kind(r.offer)} << 8 | r.step << 2 | r.option_pos];
-    if (price < s.price) return {};  // not in price order: compare nothing
-    if (price != s.price) {
-      s.price = price;
-      ++s.distinct;
-    }
-    if (s.distinct > k && static_cast<size_t>(i) >= cap) {
-      outranked[i] = 1;
-      any = true;
-    }
-  }
-  if (!any) return {};
-  return outranked;
 }
 
 int RunState::RiskOf(const Candidate& candidate, const pricing::v1::Quote& quote,

@@ -1,194 +1,21 @@
-// Stage 2: pre-rank. Sizing's answers say which configurations fit and meet
-// the request's speed and deadline; the fitting candidates are ranked by
-// ObjectiveKey on the catalog's list prices, and the best `cap` go to the
-// quote (recommend_quote.cc). The final rank (recommend_finish.cc) uses the
-// same key on the quoted prices.
+// Stage 2: fitting. Sizing's answers are recorded (and cached), and say
+// which configurations fit and meet the request's speed, SLOs and deadline;
+// each unit keeps its fitting cluster sizes, the rest are excluded. The
+// pre-rank (recommend_prerank.cc) ranks the fitting candidates by
+// ObjectiveKey on the catalog's list prices.
 
 #include <algorithm>
 #include <cmath>
-#include <limits>
 #include <memory>
 #include <utility>
 
 #include "absl/strings/str_cat.h"
 #include "absl/time/clock.h"
-#include "absl/types/span.h"
 #include "services/gateway/recommend_state.h"
 
 namespace gpuadvisor::gateway::recommend {
-namespace {
 
 using catalog::v1::PurchaseOption;
-
-// One stream per (unit, fitting cluster size, option), over the cell's
-// offers by list price: the key grows along each stream (hours and
-// throughput are the configuration's, the price only rises), so a heap of
-// stream heads yields candidates in key order. The fastest objective's key
-// is the configuration's hours alone: its streams go by offer index. A
-// stream is a cell's offers (or, in part mode, a part's), with their list
-// prices when the index has them in stream order, and its configuration's
-// numbers that the key reads.
-struct Stream {
-  absl::Span<const int32_t> offers;
-  const double* prices;  // nullptr: read the offer's facts
-  size_t pos;
-  int unit, config, step, option_pos;
-  double factor;  // nodes + spare
-  double hours, tokens_per_second;
-};
-
-// A stream's current candidate, kept in the heap itself (no indirection per
-// comparison); ordered as Ranked.
-struct Head {
-  double key;
-  int offer, step, option_pos;
-  int stream;
-  double price;
-  bool operator<(const Head& o) const {
-    return key != o.key       ? key < o.key
-           : offer != o.offer ? offer < o.offer
-           : step != o.step   ? step < o.step
-                              : option_pos < o.option_pos;
-  }
-};
-
-class StreamMerge {
- public:
-  explicit StreamMerge(RunState& run)
-      : run_(run),
-        fastest_(run.objective_ == v1::OBJECTIVE_FASTEST),
-        check_names_(run.name_filtered_ && !run.part_mode_) {}
-
-  // Makes the streams; returns how many candidates they hold.
-  int64_t MakeStreams() {
-    int64_t total = 0;
-    const std::vector<OfferCell>& cells = run_.index_->cells();
-    for (int u = 0; u < static_cast<int>(run_.units_.size()); ++u) {
-      const Unit& unit = run_.units_[u];
-      const OfferCell& cell = cells[unit.cell];
-      for (int k = unit.fitting_begin; k < unit.fitting_end; ++k) {
-        const auto [step, config] = run_.fitting_[k];
-        const sizing::v1::ConfigurationEstimate& e = run_.Est(config);
-        for (int pos = 0; pos < static_cast<int>(run_.options_.size()); ++pos) {
-          const int slot = OptionSlot(run_.options_[pos]);
-          if (!cell.sold[slot]) continue;
-          total += unit.count;
-          Stream stream{
-              {},
-              nullptr,
-              0,
-              u,
-              config,
-              step,
-              pos,
-              static_cast<double>((int32_t{1} << step) + run_.SpareOf(run_.options_[pos])),
-              e.estimated_hours(),
-              e.tokens_per_second()};
-          if (unit.parts_end == unit.parts_begin) {
-            stream.offers = fastest_ ? absl::MakeConstSpan(cell.offers)
-                                     : absl::MakeConstSpan(cell.by_price[slot]);
-            stream.prices = fastest_ ? nullptr : cell.price[slot].data();
-            streams_.push_back(stream);
-            continue;
-          }
-          for (int p = unit.parts_begin; p < unit.parts_end; ++p) {
-            const CellPart& part = *run_.parts_[p];
-            stream.offers = fastest_ ? run_.index_->PartOffers(part, run_.parts_by_region_)
-                                     : run_.index_->PartByPrice(part, slot, run_.parts_by_region_);
-            streams_.push_back(stream);
-          }
-        }
-      }
-    }
-    return total;
-  }
-
-  // The candidates in key order until `cap` are taken (and those that tie
-  // with the last one when equal keys may hide unequal prices).
-  std::vector<Ranked> Take(int cap, int64_t total) {
-    // Past the cap, candidates tied with the max_results-th (within the
-    // pre-rank's tie band) are taken too: the final rank may order them first.
-    const size_t k = static_cast<size_t>(std::max(run_.max_results_, 1));
-    const double band = run_.PreRankBand();
-    double limit = -std::numeric_limits<double>::infinity();
-    std::vector<Head> heap;
-    heap.reserve(streams_.size());
-    for (int i = 0; i < static_cast<int>(streams_.size()); ++i) {
-      Head head;
-      if (Settle(i, head)) heap.push_back(head);
-    }
-    auto later = [](const Head& a, const Head& b) { return b < a; };  // min-heap
-    std::make_heap(heap.begin(), heap.end(), later);
-    std::vector<Ranked> selected;
-    selected.reserve(std::min<int64_t>(total, cap) + 8);
-    while (!heap.empty()) {
-      const Head& top = heap.front();
-      // Each stream is in the full scan's order when equal keys mean equal
-      // prices (then offer index breaks the tie): stop at the cap. Otherwise
-      // take every candidate that ties with the last one taken, and the sort
-      // below restores the full scan's order among them.
-      if (static_cast<int>(selected.size()) >= cap && !(top.key <= limit) &&
-          (run_.index_->distinct_price_keys() || !(top.key == selected.back().key))) {
-        break;
-      }
-      const Stream& stream = streams_[top.stream];
-      selected.push_back(
-          {top.key, top.offer, top.step, top.option_pos, stream.unit, stream.config, top.price});
-      if (selected.size() == k) limit = top.key + band * std::abs(top.key);
-      std::pop_heap(heap.begin(), heap.end(), later);
-      Head& next = heap.back();  // the popped head's slot
-      ++streams_[next.stream].pos;
-      if (Settle(next.stream, next)) {
-        std::push_heap(heap.begin(), heap.end(), later);
-      } else {
-        heap.pop_back();
-      }
-    }
-    // Streams that hold each offer's candidates in the full scan's order
-    // (distinct price keys) come out of the heap in that order already.
-    if (!std::is_sorted(selected.begin(), selected.end()))
-      std::sort(selected.begin(), selected.end());
-    run_.PreRankCut(selected, static_cast<size_t>(cap));
-    return selected;
-  }
-
- private:
-  // The stream's next candidate that passes the name filters, from its
-  // position on; false at its end. In part mode every offer of a part passes.
-  bool Settle(int s, Head& head) {
-    Stream& stream = streams_[s];
-    while (stream.pos < stream.offers.size()) {
-      const int offer = stream.offers[stream.pos];
-      if (!check_names_ || run_.PassesNames(offer)) {
-        // The fastest objective's key is the configuration's hours: no price
-        // read (the candidate reads it if it is taken).
-        const double price =
-            fastest_ ? -1
-            : stream.prices != nullptr
-                ? stream.prices[stream.pos]
-                : ListPrice(run_.index_->offers()[offer], run_.options_[stream.option_pos]);
-        const double list = price * stream.factor;
-        head = {ObjectiveKey(run_.objective_, stream.hours, stream.tokens_per_second, list,
-                             list * stream.hours),
-                offer,
-                stream.step,
-                stream.option_pos,
-                s,
-                price};
-        return true;
-      }
-      ++stream.pos;
-    }
-    return false;
-  }
-
-  RunState& run_;
-  const bool fastest_;
-  const bool check_names_;
-  std::vector<Stream> streams_;
-};
-
-}  // namespace
 
 absl::Status RunState::RecordEstimates(sizing::v1::EstimateResponse estimates) {
   if (estimates.estimates_size() != estimate_request_.configurations_size()) {
@@ -306,13 +133,6 @@ v1::ExclusionReason RunState::CheckConfiguration(const Unit& unit, int config,
     return v1::EXCLUSION_REASON_RUNS_TOO_LONG;
   }
   return v1::EXCLUSION_REASON_UNSPECIFIED;
-}
-
-std::vector<Ranked> RunState::SelectCandidates(int cap, int64_t& total) {
-  if (reference_ != nullptr) return reference_->Select(*this, cap, total);
-  StreamMerge merge(*this);
-  total = merge.MakeStreams();
-  return merge.Take(cap, total);
 }
 
 }  // namespace gpuadvisor::gateway::recommend

@@ -9,8 +9,9 @@
 //   recommend_choice.cc     host filters, grouping regions (with the above)
 //   recommend_enumerate.cc  units (offer cells passing the filters) and the
 //                           configurations to size; the estimate cache
-//   recommend_rank.cc       ObjectiveKey; fitting configurations; the
-//                           pre-rank (streaming merge by list price)
+//   recommend_rank.cc       sizing's answers; fitting configurations
+//   recommend_prerank.cc    the pre-rank: ObjectiveKey on list prices
+//                           (streaming merge), the band, the kind cut
 //   recommend_quote.cc      candidates, the job (egress), quote items
 //   recommend_finish.cc     price filters, final rank, spread, exclusions
 //   recommend_decide.cc     intervals and percentiles, the tie-banded rank,
@@ -21,6 +22,7 @@
 // Single-threaded: one request's run.
 
 #include <algorithm>
+#include <cmath>
 #include <cstdint>
 #include <map>
 #include <memory>
@@ -69,6 +71,13 @@ inline double ObjectiveKey(v1::Objective objective, double hours, double tokens_
       return total_usd;
   }
 }
+
+// Smaller keys rank first; `key` ties with `anchor` within the band.
+inline double TieLimit(double anchor, double band) { return anchor + band * std::abs(anchor); }
+
+// (p90 - p10) / (2 p50) of a sizing interval: its relative half-width; 0
+// without one (recommend_decide.cc).
+double RelativeHalfWidth(const sizing::v1::Interval& i);
 
 // Whether every number ranking reads from a quote is finite (a NaN makes
 // std::sort's comparison inconsistent and the order undefined).
@@ -246,9 +255,11 @@ class RunState {
   // `fit_multi_node`: by GPU id, whether it fits spread over nodes.
   v1::ExclusionReason CheckConfiguration(const Unit& unit, int config,
                                          const std::vector<char>& fit_multi_node);
-  // The pre-ranked candidates to quote (at most `cap`), in order, by a
-  // streaming merge per unit (or the reference scan). `total` receives how
-  // many candidates there were.
+
+  // ---- recommend_prerank.cc
+  // The pre-ranked candidates to quote (`cap`, and the band past it; see
+  // PreRankCut), in order, by a streaming merge per unit (or the reference
+  // scan). `total` receives how many candidates there were.
   std::vector<Ranked> SelectCandidates(int cap, int64_t& total);
   double PreRankKeyOf(int config, double list_usd_per_hour) const {
     const sizing::v1::ConfigurationEstimate& e = Est(config);
@@ -260,6 +271,17 @@ class RunState {
   int32_t SpareOf(catalog::v1::PurchaseOption option) const {
     return always_on_ && option == catalog::v1::PURCHASE_OPTION_SPOT ? 1 : 0;
   }
+
+  // The upper bound of the tie band the pre-rank extends its cut by.
+  double PreRankBand() const;
+  // The pre-rank's cut of `sorted` (pre-rank order, every candidate or the
+  // merge's first ones): the first `cap`, and every candidate tied (within
+  // PreRankBand) with the max_results-th (PreRankKeep) that no cheaper
+  // candidate of its kind already in the cut outranks (DropOutranked).
+  void PreRankCut(std::vector<Ranked>& sorted, size_t cap) const;
+  size_t PreRankKeep(const std::vector<Ranked>& sorted, size_t cap) const;
+  void DropOutranked(std::vector<Ranked>& kept, size_t cap) const;
+  std::vector<char> Outranked(const std::vector<Ranked>& kept, size_t cap) const;
 
   // ---- recommend_quote.cc
   absl::StatusOr<RecommendationRun::QuotePlan> PlanQuote(sizing::v1::EstimateResponse estimates);
@@ -309,16 +331,6 @@ class RunState {
   double ExpectedHoursAt(const Candidate& candidate, const pricing::v1::Quote& quote,
                          double z) const;
   double TotalUsdAt(const Candidate& candidate, const pricing::v1::Quote& quote, double z) const;
-  // The upper bound of the tie band the pre-rank extends its cut by.
-  double PreRankBand() const;
-  // The pre-rank's cut of `sorted` (pre-rank order, every candidate or the
-  // merge's first ones): the first `cap`, and every candidate tied (within
-  // PreRankBand) with the max_results-th (PreRankKeep) that no cheaper
-  // candidate of its kind already in the cut outranks (DropOutranked).
-  void PreRankCut(std::vector<Ranked>& sorted, size_t cap) const;
-  size_t PreRankKeep(const std::vector<Ranked>& sorted, size_t cap) const;
-  void DropOutranked(std::vector<Ranked>& kept, size_t cap) const;
-  std::vector<char> Outranked(const std::vector<Ranked>& kept, size_t cap) const;
   // Orders the survivors: ties within the band (objective measure, then the
   // next measure), then risk, then identity. Sets tie_band_ (stated).
   void RankTied(std::vector<int>& survivors, const pricing::v1::QuoteResponse& quotes);

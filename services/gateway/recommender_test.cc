@@ -588,8 +588,10 @@ std::shared_ptr<const catalog::Catalog> RegionalCatalog() {
 // Past the cap the pre-rank leaves out the candidates that max_results
 // cheaper ones of their kind (the same instance type in other regions)
 // outrank: the answer is, byte for byte, the one that quotes the whole tie
-// band, with fewer quote items. With a budget or a deadline nothing is left
-// out (the exclusions would count it).
+// band, with fewer quote items. With one limit checked after the quote (an
+// hourly or a total budget, a deadline) only offers with a candidate outside
+// the band are left out (the exclusions would count the others); with two,
+// nothing is.
 TEST(Recommender, PreRankLeavesOutOnlyWhatItsKindOutranks) {
   std::shared_ptr<const catalog::Catalog> catalog = RegionalCatalog();
   auto index = std::make_shared<const OfferIndex>(catalog);
@@ -597,17 +599,34 @@ TEST(Recommender, PreRankLeavesOutOnlyWhatItsKindOutranks) {
   auto answer = [&](const v1::RecommendRequest& request, Scan scan, int* quoted) {
     return AnswerByScan(scan, index, *catalog, request, 40, /*intervals=*/true, quoted);
   };
-  int fewer = 0;
+  // Limits checked after the quote (constraints, and how many): none; each
+  // alone, loose and tight; two.
+  struct Limits {
+    std::string constraints;
+    int count;
+  };
+  const std::vector<Limits> cases = {
+      {"", 0},
+      {"max_usd_per_hour: 1000", 1},
+      {"max_usd_per_hour: 1.6", 1},
+      {"max_total_usd: 1e6", 1},
+      {"max_total_usd: 60", 1},
+      {"deadline_hours: 1e5", 1},
+      {"deadline_hours: 10", 1},
+      {"max_usd_per_hour: 1000 deadline_hours: 1e5", 2},
+  };
+  std::map<std::string, int> fewer;  // by constraints
   for (v1::Objective objective :
        {v1::OBJECTIVE_CHEAPEST, v1::OBJECTIVE_FASTEST, v1::OBJECTIVE_BEST_VALUE}) {
     for (double band : {-1.0, 0.3}) {
       for (int max_results : {10, 3}) {
-        for (bool budget : {false, true}) {
+        for (const Limits& limits : cases) {
           v1::RecommendRequest r = Training();
+          ASSERT_TRUE(google::protobuf::TextFormat::ParseFromString(limits.constraints,
+                                                                    r.mutable_constraints()));
           r.mutable_constraints()->set_objective(objective);
           if (band >= 0) r.mutable_constraints()->set_tie_band_fraction(band);
           r.set_max_results(max_results);
-          if (budget) r.mutable_constraints()->set_max_usd_per_hour(1000);
           SCOPED_TRACE(r.ShortDebugString());
           int quoted = 0, whole_band = 0;
           absl::StatusOr<v1::RecommendResponse> top_k = answer(r, Scan::kTopK, &quoted);
@@ -615,18 +634,23 @@ TEST(Recommender, PreRankLeavesOutOnlyWhatItsKindOutranks) {
               answer(r, Scan::kFullScanWholeBand, &whole_band);
           ASSERT_OK(top_k);
           ASSERT_OK(all);
-          ASSERT_THAT(top_k->recommendations(), Not(IsEmpty()));
+          if (limits.count == 0) {
+            ASSERT_THAT(top_k->recommendations(), Not(IsEmpty()));
+          }
           EXPECT_EQ(top_k->DebugString(), all->DebugString());
           EXPECT_LE(quoted, whole_band);
-          if (budget) {
+          if (limits.count > 1) {
             EXPECT_EQ(quoted, whole_band);
           }
-          fewer += quoted < whole_band ? 1 : 0;
+          fewer[limits.constraints] += quoted < whole_band ? 1 : 0;
         }
       }
     }
   }
-  EXPECT_GT(fewer, 6) << "the cut left candidates out in most cases without a budget";
+  EXPECT_GT(fewer[""], 6) << "the cut left candidates out in most cases without a limit";
+  for (const char* limit : {"max_usd_per_hour: 1000", "max_total_usd: 1e6"}) {
+    EXPECT_GT(fewer[limit], 0) << limit << ": nothing left out";
+  }
 }
 
 // Region filters without a region group visit only the offers of those
