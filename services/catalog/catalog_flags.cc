@@ -4,6 +4,7 @@
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
+#include "absl/time/time.h"
 #include "common/grpc/server.h"
 
 ABSL_FLAG(
@@ -21,6 +22,10 @@ ABSL_FLAG(std::string, aws_price_list_json, "",
           "Comma-separated AWS Price List offer files (AmazonEC2 <region>/index.json).");
 ABSL_FLAG(std::string, gpuhunt_csv, "",
           "Comma-separated dstack gpuhunt catalog CSVs (provider=path or .../<provider>.csv).");
+ABSL_FLAG(absl::Time, import_as_of, absl::InfinitePast(),
+          "When the --skypilot_csv / --vast_json / ... files were read (RFC 3339, e.g. "
+          "2026-12-04T10:00:00Z): the date of the prices of files that carry none (SkyPilot, "
+          "gpuhunt, Vast). Default: each file's modification time.");
 ABSL_FLAG(std::string, refreshed_offers, "",
           "The refresher's published OfferList (docs/catalog.md \"Refresh\"); read on every "
           "load, a missing file = nothing refreshed yet.");
@@ -48,6 +53,9 @@ CatalogSources CatalogSourcesFromFlags() {
     for (auto& import : PriceImportSources(format, paths)) {
       sources.price_imports.push_back(std::move(import));
     }
+  }
+  if (const absl::Time as_of = absl::GetFlag(FLAGS_import_as_of); as_of != absl::InfinitePast()) {
+    sources.imports_as_of = {as_of, "--import_as_of"};
   }
   sources.refreshed_offers_path = absl::GetFlag(FLAGS_refreshed_offers);
   if (const std::string guards = absl::GetFlag(FLAGS_catalog_guards); !guards.empty()) {

@@ -130,6 +130,11 @@ absl::Status MergeImported(const GpuNameResolver& resolver, std::vector<Offer>& 
       known.set_spot_min_usd_per_hour(offer.spot_min_usd_per_hour());
       known.set_spot_max_usd_per_hour(offer.spot_max_usd_per_hour());
       known.set_spot_zones(offer.spot_zones());
+      // Its own date where the import gives one (the refresher's copy of a
+      // known spot price it did not fetch), else the row's.
+      known.set_spot_as_of(offer.spot_as_of());
+      known.set_spot_price_source(offer.spot_price_source());
+      known.set_spot_priced_at_unix_seconds(offer.spot_priced_at_unix_seconds());
     }
     if (offer.reserved_usd_per_hour() > 0)
       known.set_reserved_usd_per_hour(offer.reserved_usd_per_hour());
@@ -280,8 +285,10 @@ absl::Status LoadSkyPilotCsv(const CatalogSources& sources, const std::string& s
     if (!machines.ok()) return machines.status();
     gcp_machines = *std::move(machines);
   }
+  const ImportAsOf as_of =
+      sources.imports_as_of.known() ? sources.imports_as_of : FileModifiedAsOf(csv.path);
   absl::StatusOr<SkyPilotImport> imported = ImportSkyPilotCsv(
-      *text, csv.cloud, csv.path, resolver, gcp_machines ? &*gcp_machines : nullptr);
+      *text, csv.cloud, csv.path, resolver, gcp_machines ? &*gcp_machines : nullptr, as_of);
   if (!imported.ok()) return imported.status();
   if (absl::Status s = MergeImported(resolver, imported->offers, /*has_spot_prices=*/true,
                                      state.index_by_id, state.snapshot);
@@ -293,10 +300,11 @@ absl::Status LoadSkyPilotCsv(const CatalogSources& sources, const std::string& s
 }
 
 // Provider price files: new offers are added, known ids get fresh prices.
-absl::Status LoadPriceImport(const CatalogSources& sources, const PriceImportSource& import,
+absl::Status LoadPriceImport(const CatalogSources& sources, PriceImportSource import,
                              const GpuNameResolver& resolver, LoadState& state) {
   PriceImportContext context{&resolver, sources.continents_path, sources.gcp_families_path,
                              &state.snapshot.offers()};
+  if (!import.as_of.known()) import.as_of = sources.imports_as_of;  // else the file's mtime
   absl::StatusOr<ImportedOffers> imported = ImportPriceFile(import, context);
   if (!imported.ok()) return imported.status();
   if (absl::Status s = MergeImported(resolver, imported->offers, imported->has_spot_prices,

@@ -29,6 +29,10 @@ struct CatalogSources {
   // Provider price files (Vast.ai search JSON, ...), read last and merged
   // like the SkyPilot CSVs; see services/catalog/import/price_import.h.
   std::vector<PriceImportSource> price_imports;
+  // When the SkyPilot CSVs and price files were read (--import_as_of): the
+  // date of the prices of files that carry none. Not known: each file's
+  // modification time (import/import_report.h, ImportAsOf).
+  ImportAsOf imports_as_of;
   // Country -> continent table for the Vast.ai regions
   // (<data_dir>/catalog/country_continents.csv).
   std::string continents_path;

@@ -119,15 +119,6 @@ void FillPriceProvenance(v1::Offer& offer, int64_t default_stale_after_seconds) 
   }
 }
 
-void ClearPriceProvenance(v1::Offer& offer) {
-  offer.clear_price_source();
-  offer.clear_priced_at_unix_seconds();
-  offer.clear_as_of();
-  offer.clear_spot_as_of();
-  offer.clear_spot_price_source();
-  offer.clear_spot_priced_at_unix_seconds();
-}
-
 bool IsIsoDate(absl::string_view as_of) { return as_of.size() == 10 && DateStartUnix(as_of) != 0; }
 
 int64_t PriceAgeSeconds(const v1::Offer& offer, absl::Time now) {

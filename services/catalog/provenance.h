@@ -36,13 +36,6 @@ std::string PriceSourceName(absl::string_view source);
 // stale_after_seconds = `default_stale_after_seconds`. Set fields are kept.
 void FillPriceProvenance(v1::Offer& offer, int64_t default_stale_after_seconds);
 
-// Drops the price provenance of a known offer an import starts from (the
-// AWS Price List, Azure Retail and GCP billing imports price the catalog's
-// own machine shapes): price_source, priced_at_unix_seconds, as_of and the
-// spot price's own date and source. The import sets its own as_of; the load
-// fills the rest from the import's `source`. The budget is kept.
-void ClearPriceProvenance(v1::Offer& offer);
-
 // Whether `as_of` is an ISO date ("2026-11-29"), as Offer.spot_as_of must be.
 bool IsIsoDate(absl::string_view as_of);
 

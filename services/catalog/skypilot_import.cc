@@ -543,7 +543,8 @@ void OfferBuilder::Finish(SkyPilotImport& result) {
 absl::StatusOr<SkyPilotImport> ImportSkyPilotCsv(absl::string_view csv, absl::string_view cloud,
                                                  absl::string_view file_name,
                                                  const GpuNameResolver& gpus,
-                                                 const GcpMachines* gcp_machines) {
+                                                 const GcpMachines* gcp_machines,
+                                                 const ImportAsOf& as_of) {
   absl::StatusOr<std::vector<Row>> rows = ReadRows(csv, file_name);
   if (!rows.ok()) return rows.status();
   SkyPilotImport result;
@@ -557,6 +558,7 @@ absl::StatusOr<SkyPilotImport> ImportSkyPilotCsv(absl::string_view csv, absl::st
     if (absl::Status s = builder.Add(c, result); !s.ok()) return s;
   }
   builder.Finish(result);
+  DateUndatedOffers(as_of, result.offers);  // the CSV has no price date
   return result;
 }
 

@@ -72,11 +72,15 @@ struct SkyPilotImport {
 // data/catalog/gcp_machines.csv) is required for cloud "gcp", unused otherwise. A malformed file is
 // rejected whole: kInvalidArgument "<file_name>:<line>: <column>: <problem>"
 // (missing required column, unterminated quote, wrong field count, a number
-// that does not parse, a GpuInfo dict that does not parse).
+// that does not parse, a GpuInfo dict that does not parse). The CSV carries
+// no price date: `as_of`, when the caller read it (the refresher's fetch,
+// the catalog's --import_as_of or the file's modification time), dates every
+// offer (as_of, priced_at_unix_seconds; import_report.h); not known = undated.
 absl::StatusOr<SkyPilotImport> ImportSkyPilotCsv(absl::string_view csv, absl::string_view cloud,
                                                  absl::string_view file_name,
                                                  const GpuNameResolver& gpus,
-                                                 const GcpMachines* gcp_machines = nullptr);
+                                                 const GcpMachines* gcp_machines = nullptr,
+                                                 const ImportAsOf& as_of = {});
 
 // Per-GPU memory in bytes described by a GpuInfo cell for `cloud`, applying
 // the cloud's unit quirks above; 0 when the cell has no memory figure (empty,

@@ -50,18 +50,40 @@ absl::StatusOr<std::string> ReadKey(const RefreshSource& source) {
 // seen available at the fetch.
 bool ListsAvailability(const RefreshSource& source) { return source.format() == "vast"; }
 
-void Stamp(const RefreshSource& source, absl::Time now, std::vector<Offer>& offers) {
-  const std::string date = absl::FormatTime("%Y-%m-%d", now, absl::UTCTimeZone());
+// The prices are as old as the fetch, or as the oldest page's Last-Modified
+// when that is earlier (a file published before it was read).
+absl::Time PricesAsOf(absl::Time fetched, const std::map<std::string, FetchResult>& pages) {
+  absl::Time as_of = fetched;
+  for (const auto& [url, page] : pages) {
+    absl::Time modified;
+    if (!page.last_modified.empty() &&
+        absl::ParseTime("%a, %d %b %Y %H:%M:%S GMT", page.last_modified, absl::UTCTimeZone(),
+                        &modified, nullptr)) {
+      as_of = std::min(as_of, modified);
+    }
+  }
+  return as_of;
+}
+
+// `as_of` dates the prices (PricesAsOf); `now` is the fetch.
+void Stamp(const RefreshSource& source, absl::Time now, absl::Time as_of,
+           std::vector<Offer>& offers) {
+  const std::string date = absl::FormatTime("%Y-%m-%d", as_of, absl::UTCTimeZone());
   const std::string at = absl::FormatTime("%Y-%m-%dT%H:%M:%SZ", now, absl::UTCTimeZone());
+  const std::string modified =
+      as_of < now ? absl::StrCat(", Last-Modified ",
+                                 absl::FormatTime("%Y-%m-%dT%H:%M:%SZ", as_of, absl::UTCTimeZone()))
+                  : "";
   const bool lists_availability = ListsAvailability(source);
   for (Offer& o : offers) {
     o.set_as_of(date);
     o.set_price_source(source.name());
-    o.set_priced_at_unix_seconds(absl::ToUnixSeconds(now));
+    o.set_priced_at_unix_seconds(absl::ToUnixSeconds(as_of));
     o.set_stale_after_seconds(source.stale_after_seconds());
     if (lists_availability) o.set_last_seen_available_unix_seconds(absl::ToUnixSeconds(now));
-    o.set_source(absl::StrCat(kRefreshSourcePrefix, source.name(), " at ", at, ", stale after ",
-                              source.stale_after_seconds(), " s (", o.source(), ")"));
+    o.set_source(absl::StrCat(kRefreshSourcePrefix, source.name(), " at ", at, modified,
+                              ", stale after ", source.stale_after_seconds(), " s (", o.source(),
+                              ")"));
   }
 }
 
@@ -274,13 +296,15 @@ void Refresher::RunRefresh(Source& source, absl::Time now) {
     }
     return;
   }
-  absl::StatusOr<ImportedCopy> copy = ImportBodies(source.config, *bodies, options_.import);
+  const absl::Time as_of = PricesAsOf(now, source.pending);
+  absl::StatusOr<ImportedCopy> copy =
+      ImportBodies(source.config, *bodies, options_.import, {as_of, ""});
   if (!copy.ok()) return fail("import failed", copy.status());
   state.rows = copy->rows;
   if (absl::Status s = GuardCopy(source.config, source.good, copy->offers, bounds_); !s.ok()) {
     return fail("held back", s);
   }
-  Stamp(source.config, now, copy->offers);
+  Stamp(source.config, now, as_of, copy->offers);
   std::vector<Offer> previous = std::move(source.good);
   source.good = std::move(copy->offers);
   state.import_seconds = took();

@@ -197,6 +197,14 @@ TEST_F(RefresherImport, OciPriceListPerGpuPricesAndKnownSpot) {
   EXPECT_DOUBLE_EQ(h100->on_demand_usd_per_hour(), 80);  // 8 x $10
   // The list has no preemptible price: the catalog's spot price is kept.
   EXPECT_DOUBLE_EQ(h100->spot_usd_per_hour(), 40);
+  // ... with its own source and date: it was not fetched (C-OCI, 2026-11-29).
+  EXPECT_EQ(h100->spot_price_source(), "C-OCI");
+  EXPECT_EQ(h100->spot_as_of(), "2026-11-29");
+  EXPECT_EQ(h100->spot_priced_at_unix_seconds(), 1795910400);
+  // The machine is the curated row's, none of its price facts are.
+  EXPECT_EQ(h100->gpus_per_node(), 8);
+  EXPECT_EQ(h100->commitments_size(), 0);
+  EXPECT_EQ(h100->warnings_size(), 0);
   const Offer* a100 = Find(copy->offers, "oci/BM.GPU.A100-v2.8/global");
   ASSERT_NE(a100, nullptr);
   EXPECT_DOUBLE_EQ(a100->on_demand_usd_per_hour(), 32);
@@ -353,6 +361,58 @@ TEST_F(RefresherImport, NotModifiedMarketplaceListingIsSeenAvailableNow) {
   for (const Offer& o : published.offers()) {
     EXPECT_EQ(o.last_seen_available_unix_seconds(), absl::ToUnixSeconds(t0) + 60) << o.id();
     EXPECT_EQ(o.priced_at_unix_seconds(), absl::ToUnixSeconds(t0)) << o.id();
+  }
+}
+
+// A SkyPilot CSV has no price date: its prices are dated by the fetch, or
+// by the response's Last-Modified when that is earlier, and say which.
+TEST_F(RefresherImport, DatelessFileIsPricedAtItsFetchOrLastModified) {
+  const std::string file = std::string(kFixtures) + "/skypilot/lambda/vms.csv";
+  GPUADVISOR_REQUIRE_FIXTURE(file);
+  const std::string body = Read(file);
+  std::string last_modified;
+  FetchFn fetch = [&](const std::string&, const FetchOptions&) -> absl::StatusOr<FetchResult> {
+    FetchResult r;
+    r.status = 200;
+    r.body = body;
+    r.last_modified = last_modified;
+    return r;
+  };
+  RefresherConfig config;
+  *config.add_sources() = Source("skypilot", "lambda");
+  config.mutable_sources(0)->set_interval_seconds(60);
+  config.mutable_sources(0)->set_stale_after_seconds(600);
+  config.mutable_sources(0)->add_urls("https://raw.example/lambda/vms.csv");
+  RefresherOptions options;
+  options.output_path = ::testing::TempDir() + "/dateless-lambda.textproto";
+  options.import = context_;
+  Refresher refresher(config, options, fetch, [] { return absl::OkStatus(); });
+  auto published = [&] {
+    catalog::v1::OfferList list;
+    absl::StatusOr<std::string> text = ReadFile(options.output_path);
+    EXPECT_OK(text);
+    EXPECT_TRUE(google::protobuf::TextFormat::ParseFromString(text.ok() ? *text : "", &list));
+    return list;
+  };
+  const absl::Time fetched = absl::FromUnixSeconds(1796378400);  // 2026-12-04T10:00:00Z
+  last_modified = "Fri, 04 Dec 2026 12:00:00 GMT";               // later: the fetch dates it
+  ASSERT_OK(refresher.RefreshNow("skypilot-test", fetched));
+  catalog::v1::OfferList first = published();
+  ASSERT_GT(first.offers_size(), 0);
+  for (const Offer& o : first.offers()) {
+    EXPECT_EQ(o.priced_at_unix_seconds(), 1796378400) << o.id();
+    EXPECT_EQ(o.as_of(), "2026-12-04") << o.id();
+    EXPECT_THAT(o.source(), HasSubstr("refresh skypilot-test at 2026-12-04T10:00:00Z, stale"));
+  }
+  last_modified = "Thu, 03 Dec 2026 06:30:00 GMT";  // published before the fetch: its date
+  ASSERT_OK(refresher.RefreshNow("skypilot-test", fetched + absl::Hours(1)));
+  catalog::v1::OfferList second = published();
+  ASSERT_GT(second.offers_size(), 0);
+  for (const Offer& o : second.offers()) {
+    EXPECT_EQ(o.priced_at_unix_seconds(), 1796279400) << o.id();  // 2026-12-03T06:30:00Z
+    EXPECT_EQ(o.as_of(), "2026-12-03") << o.id();
+    EXPECT_THAT(o.source(), HasSubstr("refresh skypilot-test at 2026-12-04T11:00:00Z, "
+                                      "Last-Modified 2026-12-03T06:30:00Z"));
   }
 }
 

@@ -9,6 +9,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "services/catalog/import/price_import.h"
+#include "services/catalog/provenance.h"
 #include "services/catalog/skypilot_import.h"
 #include "services/refresher/zip_archive.h"
 
@@ -25,12 +26,13 @@ void Add(const catalog::ImportReport& report, SourceRows& rows) {
 
 absl::StatusOr<ImportedCopy> ImportSkyPilot(const RefreshSource& source,
                                             const std::vector<std::string>& bodies,
-                                            const ImportContext& context) {
+                                            const ImportContext& context,
+                                            const catalog::ImportAsOf& as_of) {
   ImportedCopy copy;
   for (size_t i = 0; i < bodies.size(); ++i) {
     const std::string name = absl::StrCat(source.name(), "[", i, "]");
-    absl::StatusOr<catalog::SkyPilotImport> imported =
-        catalog::ImportSkyPilotCsv(bodies[i], source.provider(), name, *context.gpus);
+    absl::StatusOr<catalog::SkyPilotImport> imported = catalog::ImportSkyPilotCsv(
+        bodies[i], source.provider(), name, *context.gpus, nullptr, as_of);
     if (!imported.ok()) return imported.status();
     Add(imported->Report(source.provider(), name), copy.rows);
     for (Offer& o : imported->offers) copy.offers.push_back(std::move(o));
@@ -44,18 +46,25 @@ bool PagedFormat(const std::string& format) {
 }
 
 // A format without spot prices (AWS, OCI lists) must not clear the spot
-// price the catalog has: the published offer carries the known one.
+// price the catalog has: the published offer carries the known one, with
+// its own source and date (not the refresh's: it was not fetched).
 void KeepKnownSpot(const ImportContext& context, std::vector<Offer>& offers) {
   if (context.known_offers == nullptr) return;
   absl::flat_hash_map<std::string, const Offer*> known;
   for (const Offer& o : *context.known_offers) known.emplace(o.id(), &o);
   for (Offer& o : offers) {
     auto it = known.find(o.id());
-    if (it == known.end()) continue;
-    o.set_spot_usd_per_hour(it->second->spot_usd_per_hour());
-    o.set_spot_min_usd_per_hour(it->second->spot_min_usd_per_hour());
-    o.set_spot_max_usd_per_hour(it->second->spot_max_usd_per_hour());
-    o.set_spot_zones(it->second->spot_zones());
+    if (it == known.end() || it->second->spot_usd_per_hour() <= 0) continue;
+    const Offer& k = *it->second;
+    o.set_spot_usd_per_hour(k.spot_usd_per_hour());
+    o.set_spot_min_usd_per_hour(k.spot_min_usd_per_hour());
+    o.set_spot_max_usd_per_hour(k.spot_max_usd_per_hour());
+    o.set_spot_zones(k.spot_zones());
+    const bool own = catalog::HasOwnSpotDate(k);
+    o.set_spot_as_of(own ? k.spot_as_of() : k.as_of());
+    o.set_spot_price_source(catalog::SpotPriceSource(k));
+    o.set_spot_priced_at_unix_seconds(own ? k.spot_priced_at_unix_seconds()
+                                          : k.priced_at_unix_seconds());
   }
 }
 
@@ -63,10 +72,12 @@ void KeepKnownSpot(const ImportContext& context, std::vector<Offer>& offers) {
 // in errors and in each offer's source.
 absl::Status ImportFile(const RefreshSource& source, const std::string& format,
                         const std::string& provider, const std::string& body, size_t i,
-                        const ImportContext& context, ImportedCopy& copy) {
+                        const ImportContext& context, const catalog::ImportAsOf& as_of,
+                        ImportedCopy& copy) {
   catalog::PriceImportContext price_context{context.gpus, context.continents_path,
                                             context.gcp_families_path, context.known_offers};
-  catalog::PriceImportSource import{format, absl::StrCat(source.name(), "[", i, "]"), provider};
+  catalog::PriceImportSource import{format, absl::StrCat(source.name(), "[", i, "]"), provider,
+                                    as_of};
   absl::StatusOr<catalog::ImportedOffers> imported =
       catalog::ImportPriceText(import, body, price_context);
   if (!imported.ok()) {
@@ -81,15 +92,16 @@ absl::Status ImportFile(const RefreshSource& source, const std::string& format,
 
 absl::StatusOr<ImportedCopy> ImportFiles(const RefreshSource& source,
                                          const std::vector<std::string>& bodies,
-                                         const ImportContext& context) {
+                                         const ImportContext& context,
+                                         const catalog::ImportAsOf& as_of) {
   ImportedCopy copy;
   std::vector<std::string> files = bodies;
   if (PagedFormat(source.format()) && bodies.size() > 1) {
     files = {absl::StrCat("[", absl::StrJoin(bodies, ","), "]")};
   }
   for (size_t i = 0; i < files.size(); ++i) {
-    if (absl::Status s =
-            ImportFile(source, source.format(), source.provider(), files[i], i, context, copy);
+    if (absl::Status s = ImportFile(source, source.format(), source.provider(), files[i], i,
+                                    context, as_of, copy);
         !s.ok()) {
       return s;
     }
@@ -102,7 +114,8 @@ absl::StatusOr<ImportedCopy> ImportFiles(const RefreshSource& source,
 // name is the provider.
 absl::StatusOr<ImportedCopy> ImportGpuhuntZips(const RefreshSource& source,
                                                const std::vector<std::string>& bodies,
-                                               const ImportContext& context) {
+                                               const ImportContext& context,
+                                               const catalog::ImportAsOf& as_of) {
   ImportedCopy copy;
   const int64_t limit = source.max_bytes() > 0 ? source.max_bytes() * 8 : (512ll << 20);
   size_t file = 0;
@@ -114,7 +127,8 @@ absl::StatusOr<ImportedCopy> ImportGpuhuntZips(const RefreshSource& source,
       std::string provider = std::filesystem::path(m.name).stem().string();
       if (!absl::EndsWith(m.name, ".csv")) continue;
       if (!source.provider().empty() && provider != source.provider()) continue;
-      if (absl::Status s = ImportFile(source, "gpuhunt", provider, m.data, file++, context, copy);
+      if (absl::Status s =
+              ImportFile(source, "gpuhunt", provider, m.data, file++, context, as_of, copy);
           !s.ok()) {
         return s;
       }
@@ -132,16 +146,17 @@ absl::StatusOr<ImportedCopy> ImportGpuhuntZips(const RefreshSource& source,
 
 absl::StatusOr<ImportedCopy> ImportBodies(const RefreshSource& source,
                                           const std::vector<std::string>& bodies,
-                                          const ImportContext& context) {
+                                          const ImportContext& context,
+                                          const catalog::ImportAsOf& as_of) {
   absl::StatusOr<ImportedCopy> copy;
   if (source.format() == "skypilot") {
-    copy = ImportSkyPilot(source, bodies, context);
+    copy = ImportSkyPilot(source, bodies, context, as_of);
   } else if (source.format() == "gpuhunt-zip") {
-    copy = ImportGpuhuntZips(source, bodies, context);
+    copy = ImportGpuhuntZips(source, bodies, context, as_of);
   } else if (source.format() == "vast" || source.format() == "gcp-billing" ||
              source.format() == "aws-price-list" || source.format() == "gpuhunt" ||
              source.format() == "azure-retail" || source.format() == "oci-price-list") {
-    copy = ImportFiles(source, bodies, context);
+    copy = ImportFiles(source, bodies, context, as_of);
   } else {
     return absl::InvalidArgumentError(
         absl::StrCat(source.name(), ": format: unknown \"", source.format(), "\""));

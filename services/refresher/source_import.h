@@ -14,6 +14,7 @@
 #include "absl/status/statusor.h"
 #include "gpuadvisor/catalog/v1/catalog.pb.h"
 #include "services/catalog/gpu_name_resolver.h"
+#include "services/catalog/import/import_report.h"
 #include "services/refresher/refresher_config.pb.h"
 
 namespace gpuadvisor::refresher {
@@ -38,10 +39,13 @@ struct ImportedCopy {
 };
 
 // kInvalidArgument for a body the format's importer rejects (a changed
-// schema, a truncated file) or an unknown format.
+// schema, a truncated file) or an unknown format. `as_of` (when the bodies
+// were fetched, or their Last-Modified when earlier) dates the prices of
+// the formats that carry no date (SkyPilot, gpuhunt, Vast, OCI).
 absl::StatusOr<ImportedCopy> ImportBodies(const RefreshSource& source,
                                           const std::vector<std::string>& bodies,
-                                          const ImportContext& context);
+                                          const ImportContext& context,
+                                          const catalog::ImportAsOf& as_of = {});
 
 // The guards, against `previous` (the last good copy; empty = none):
 //   - no offers at all (an empty page) is held back;

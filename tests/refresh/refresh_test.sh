@@ -76,6 +76,11 @@ cp "$ROOT/tests/data/azure-retail/prices.json" "$TMP/replay/api/retail/prices"
 cp "$ROOT/tests/data/azure-retail/prices.skip100.json" "$TMP/replay/api/retail/prices.skip100.json"
 cp "$ROOT/tests/data/oci-price-list/products.json" "$TMP/replay/oci.json"
 cp "$ROOT/tests/data/gpuhunt/catalog.zip" "$TMP/replay/gpuhunt.zip"
+# gpuhunt's catalog.zip is published a day before it is read (S3 sends its
+# Last-Modified): its prices are that old. The other files send none.
+LM_UNIX=$(( $(date +%s) - 86400 ))
+TZ=UTC LC_ALL=C date -u -d "@$LM_UNIX" '+%a, %d %b %Y %H:%M:%S GMT' >"$TMP/replay/gpuhunt.zip.last-modified"
+T_START=$(date +%s)
 echo '{}' >"$TMP/replay/modes.json"
 "$PY" "$ROOT/tests/refresh/replay_server.py" "$TMP/replay" "$TMP/certs/server.pem" \
   "$TMP/certs/server.key" >"$TMP/replay.out" 2>"$TMP/replay.log" &
@@ -159,6 +164,45 @@ if wait_result vast-replay ok 0 && wait_result lambda-replay ok 0 &&
   pass "first refresh published: $(for s in vast-replay lambda-replay "${NEW_SOURCES[@]}"; do printf '%s=%s ' "$s" "$(state "$s" offers)"; done)"
 else
   fail "first refresh" "$(cat "$STATES" 2>/dev/null)"; finish
+fi
+
+# --- dateless files are priced at their fetch, or their Last-Modified -----------
+# SkyPilot's CSV and gpuhunt's catalog carry no price date (issue 19): the
+# refresh dates them; answers never say "an unknown date".
+dates() {  # "<source> <priced_at>" per refreshed lambda offer
+  "$CLI" offers --gateway="$GATEWAY_ADDR" --providers=lambda --page_size=1000 --json 2>>"$TMP/cli.err" |
+    "$PY" -c 'import json,sys
+for o in json.load(sys.stdin).get("offers", []):
+    if o.get("price_source", "").endswith("-replay"): print(o["price_source"], int(o.get("priced_at_unix_seconds", 0)))'
+}
+lambda_answer() {  # the top lambda recommendation's price provenance and note
+  "$CLI" recommend --gateway="$GATEWAY_ADDR" --model=llama-2-7b --task=lora --train_tokens=10M \
+    --seq_len=1024 --providers=lambda --max_results=1 --json 2>>"$TMP/cli.err" |
+    "$PY" -c 'import json,sys
+r=json.load(sys.stdin)["recommendations"][0]
+print(r["price"].get("source",""), r["price"].get("as_of",""), [n for n in r.get("notes",[]) if n.startswith("price:")])'
+}
+DATES=""
+for _ in $(seq 1 100); do
+  DATES=$(dates 2>/dev/null || true)
+  grep -q '^lambda-replay ' <<<"$DATES" && grep -q '^gpuhunt-replay ' <<<"$DATES" && break
+  sleep 0.1
+done
+NOW=$(date +%s)
+if [[ -n "$DATES" ]] && grep -q '^lambda-replay ' <<<"$DATES" && grep -q '^gpuhunt-replay ' <<<"$DATES" &&
+   awk -v s="$T_START" -v n="$NOW" -v lm="$LM_UNIX" '
+     $1 == "lambda-replay" && ($2 < s || $2 > n) { bad = 1 }
+     $1 == "gpuhunt-replay" && $2 != lm { bad = 1 }
+     END { exit bad }' <<<"$DATES"; then
+  pass "dateless files priced at their fetch (lambda-replay, SkyPilot CSV) or Last-Modified (gpuhunt-replay, a day old): $(sort -u <<<"$DATES" | tr '\n' ' ')"
+else
+  fail "prices of dateless files not dated by the fetch" "$DATES (fetch window $T_START..$NOW, Last-Modified $LM_UNIX)"
+fi
+LAMBDA=$(lambda_answer 2>/dev/null || true)
+if [[ "$LAMBDA" == *-replay\ 20* && "$LAMBDA" != *"unknown date"* ]]; then
+  pass "a refreshed SkyPilot/gpuhunt price in the answer carries its date: $LAMBDA"
+else
+  fail "refreshed lambda price without its date" "$LAMBDA $(tail -3 "$TMP/cli.err")"
 fi
 
 # --- a good refresh reaches the gateway's answers -----------------------------

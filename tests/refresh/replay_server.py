@@ -22,7 +22,9 @@ through <folder>/modes.json, read on every request:
 A .zip file (gpuhunt's catalog.zip) is unzipped, each CSV member transformed,
 and zipped again. Paged files: "?...$skip=N" serves <file without .json>.skipN.json.
 Other (JSON) bodies have "https://prices.azure.com:443" replaced by the server's own
-address (Azure's NextPageLink). Every request is appended to <folder>/requests.log
+address (Azure's NextPageLink). A file with a sibling "<file>.last-modified" is served with
+that text as its Last-Modified header (as S3 serves gpuhunt's catalog.zip); others with
+none. Every request is appended to <folder>/requests.log
 as "<path?query> inm=<If-None-Match or -> status=<code>".
 
 Usage: replay_server.py DIR CERT KEY   (prints "replay listening port=N")
@@ -149,12 +151,14 @@ class Handler(http.server.BaseHTTPRequestHandler):
     def log_message(self, fmt, *args):
         sys.stderr.write("replay: %s %s\n" % (self.path, fmt % args))
 
-    def reply(self, status, body=b"", etag=None, cut=False):
+    def reply(self, status, body=b"", etag=None, cut=False, last_modified=None):
         log(self.path, self.headers.get("If-None-Match"), status)
         self.send_response(status)
         self.send_header("Content-Length", str(len(body)))
         if etag:
             self.send_header("ETag", etag)
+        if last_modified:
+            self.send_header("Last-Modified", last_modified)
         self.end_headers()
         if cut:
             self.wfile.write(body[: len(body) // 2])
@@ -188,10 +192,14 @@ class Handler(http.server.BaseHTTPRequestHandler):
         if mode in ("schema", "jump", "empty"):
             body = transform(file, body, mode)
         etag = '"%s"' % hashlib.sha256(body).hexdigest()[:16]
+        last_modified = None
+        if os.path.isfile(file + ".last-modified"):
+            with open(file + ".last-modified") as f:
+                last_modified = f.read().strip()
         if mode in ("ok", "flaky") and self.headers.get("If-None-Match") == etag:
-            self.reply(304, etag=etag)
+            self.reply(304, etag=etag, last_modified=last_modified)
             return
-        self.reply(200, body, etag=etag, cut=mode == "truncated")
+        self.reply(200, body, etag=etag, cut=mode == "truncated", last_modified=last_modified)
 
 
 def main():

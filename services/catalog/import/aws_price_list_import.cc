@@ -11,7 +11,7 @@
 #include "absl/strings/str_split.h"
 #include "absl/strings/strip.h"
 #include "services/catalog/import/json.h"
-#include "services/catalog/provenance.h"
+#include "services/catalog/import/offer_shape.h"
 
 namespace gpuadvisor::catalog {
 namespace {
@@ -106,21 +106,17 @@ std::optional<std::string> ReadAwsProduct(
 
 Offer AwsOffer(const AwsRow& row, const std::string& sku, absl::string_view file_name,
                const std::string& version, const std::string& published) {
-  Offer offer = *row.shape;
-  ClearPriceProvenance(offer);  // the price list's, not the known row's
+  Offer offer = MachineShapeOf(*row.shape);  // prices, terms and dates: the price list's
   offer.set_as_of(published);
   offer.set_id(absl::StrCat("aws/", row.type, "/", row.region));
   offer.set_region(row.region);
-  offer.set_availability(v1::AVAILABILITY_UNSPECIFIED);
   if (const std::optional<double> vcpus = json::Number(*row.attributes, "vcpu")) {
     offer.set_vcpus(static_cast<int32_t>(*vcpus));
   }
   if (const int64_t ram = MemoryBytes(json::String(*row.attributes, "memory")); ram > 0) {
     offer.set_ram_bytes(ram);
   }
-  offer.set_on_demand_usd_per_hour(row.price);
-  offer.set_spot_usd_per_hour(0);  // not in the offer file
-  offer.set_reserved_usd_per_hour(0);
+  offer.set_on_demand_usd_per_hour(row.price);  // no spot price in the offer file
   offer.set_source(absl::StrCat("aws-price-list:", file_name, ": sku ", sku, ", offer version ",
                                 version, " (", published, ")"));
   return offer;

@@ -111,6 +111,17 @@ TEST(AwsPriceListImport, FiltersAndCurrency) {
   EXPECT_EQ(imported->offers[0].id(), "aws/p5.48xlarge/eu-central-1");
   EXPECT_EQ(imported->offers[0].gpu_model(), "H100-SXM");
   EXPECT_EQ(imported->offers[0].ram_bytes(), 2048LL * 1024 * 1024 * 1024);
+  // The machine is us-east-1's p5, its Capacity Block term is not: that is
+  // sold per region at its own price (the file has none for eu-central-1).
+  bool shape_has_block = false;
+  for (const Offer& o : EmbeddedOffers().offers()) {
+    shape_has_block |= o.instance_type() == "p5.48xlarge" && o.commitments_size() > 0;
+  }
+  ASSERT_TRUE(shape_has_block);
+  EXPECT_EQ(imported->offers[0].commitments_size(), 0);
+  EXPECT_EQ(imported->offers[0].reserved_usd_per_hour(), 0);
+  EXPECT_EQ(imported->offers[0].spot_usd_per_hour(), 0);
+  EXPECT_EQ(imported->offers[0].as_of(), "");  // this file has no publicationDate
   EXPECT_THAT(ImportAwsPriceList("[]", "t.json", EmbeddedOffers().offers()),
               StatusIs(absl::StatusCode::kInvalidArgument, HasSubstr("no \"products\"")));
 }

@@ -10,7 +10,7 @@
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "services/catalog/import/json.h"
-#include "services/catalog/provenance.h"
+#include "services/catalog/import/offer_shape.h"
 
 namespace gpuadvisor::catalog {
 namespace {
@@ -102,16 +102,10 @@ void BuildAzureOffers(const std::vector<AzureRow>& rows,
     rows_by_id[absl::StrCat("azure/", row.sku, "/", row.region)].push_back(&row);
   }
   for (const auto& [id, group] : rows_by_id) {
-    Offer offer = *shapes.at(group.front()->sku);
-    ClearPriceProvenance(offer);  // the retail prices', not the known row's
+    // The machine only: prices, terms and dates are the retail prices'.
+    Offer offer = MachineShapeOf(*shapes.at(group.front()->sku));
     offer.set_id(id);
     offer.set_region(group.front()->region);
-    offer.set_availability(v1::AVAILABILITY_UNSPECIFIED);
-    offer.clear_on_demand_usd_per_hour();
-    offer.clear_spot_usd_per_hour();
-    offer.clear_reserved_usd_per_hour();
-    offer.clear_spot_min_usd_per_hour();
-    offer.clear_spot_max_usd_per_hour();
     int kept = 0;
     std::string effective;
     for (const AzureRow* row : group) {

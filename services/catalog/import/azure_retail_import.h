@@ -10,11 +10,13 @@
 // An item is a row. Kept: serviceName "Virtual Machines", currencyCode USD,
 // unitOfMeasure "1 Hour", a Linux meter (productName without "Windows"),
 // an armSkuName the catalog knows (the GPU model, count and topology come
-// from the known offer of that instance type), retailPrice above 0:
+// from the known offer of that instance type, import/offer_shape.h: never its
+// terms, flags or dates), retailPrice above 0:
 //   type Consumption                   -> on-demand
 //   type Consumption, meterName "* Spot" -> spot
 //   type Reservation, reservationTerm "1 Year" -> reserved; the API gives the
-//     whole term's price, divided by 8,760 hours
+//     whole term's price, divided by 8,760 hours (no Offer.commitments: the
+//     term is pricing's BillingRule.reserved_price_term for azure)
 // Rejected by reason: "Low Priority" meters (retired), DevTestConsumption,
 // 3-year reservations, Windows, other units or currencies, unknown sizes, and
 // the rows of a size and region with no on-demand row.

@@ -16,7 +16,7 @@
 #include "absl/strings/strip.h"
 #include "services/catalog/import/csv.h"
 #include "services/catalog/import/json.h"
-#include "services/catalog/provenance.h"
+#include "services/catalog/import/offer_shape.h"
 
 namespace gpuadvisor::catalog {
 namespace {
@@ -280,11 +280,10 @@ void PriceShapeInRegion(const Offer& shape, const GcpSkuFamily& family, const Sk
   const double commit =
       ShapePrice(shape, family, sp.prices, region, Term::kCommit1Yr, commit_parts);
   if (on_demand <= 0 && spot <= 0 && commit <= 0) return;
-  Offer& offer = offers.emplace_back(shape);
-  ClearPriceProvenance(offer);  // the SKUs', not the known row's
+  // The machine only: prices, terms and dates are the SKUs'.
+  Offer& offer = offers.emplace_back(MachineShapeOf(shape));
   offer.set_id(absl::StrCat("gcp/", shape.instance_type(), "/", region));
   offer.set_region(region);
-  offer.set_availability(v1::AVAILABILITY_UNSPECIFIED);
   offer.set_on_demand_usd_per_hour(on_demand);
   offer.set_spot_usd_per_hour(spot);
   offer.set_reserved_usd_per_hour(commit);

@@ -11,11 +11,14 @@
 // GPU, core and RAM SKUs in the same region,
 //   gpus x GPU SKU + vCPUs x "<family> Instance Core" + GiB x "<family> Instance Ram",
 // for `category.usageType` OnDemand (on-demand), Preemptible (spot) and
-// Commit1Yr (reserved = 1-year commitment). Which SKUs price which machine
+// Commit1Yr (reserved = 1-year commitment: reserved_usd_per_hour, no
+// Offer.commitments; its term is pricing's BillingRule.reserved_price_term
+// for gcp). Which SKUs price which machine
 // types is data (data/catalog/gcp_billing_families.csv); the machine shapes
 // (GPU model and count, vCPUs, RAM, topology) are those of the catalog's
-// known GCP offers, so only machine types the catalog knows are priced, in
-// every region all three SKUs list (`serviceRegions`).
+// known GCP offers (import/offer_shape.h: the machine only, never the known
+// row's terms, flags or dates), so only machine types the catalog knows are
+// priced, in every region all three SKUs list (`serviceRegions`).
 //   money         `units` (a string) + `nanos` x 1e-9 of the first priced
 //                 tier of pricingInfo[0]; divided by currencyConversionRate
 //                 when not in USD

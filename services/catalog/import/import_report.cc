@@ -28,6 +28,25 @@ std::string ImportReport::Summary() const {
   return out;
 }
 
+void DateUndatedOffers(const ImportAsOf& as_of,
+                       std::vector<gpuadvisor::catalog::v1::Offer>& offers) {
+  if (!as_of.known()) return;
+  const std::string date = absl::FormatTime("%Y-%m-%d", as_of.time, absl::UTCTimeZone());
+  const std::string note =
+      as_of.how.empty()
+          ? std::string()
+          : absl::StrCat("; priced as of ",
+                         absl::FormatTime("%Y-%m-%dT%H:%M:%SZ", as_of.time, absl::UTCTimeZone()),
+                         " (", as_of.how, ")");
+  const int64_t at = absl::ToUnixSeconds(as_of.time);
+  for (gpuadvisor::catalog::v1::Offer& offer : offers) {
+    if (!offer.as_of().empty() || offer.priced_at_unix_seconds() != 0) continue;
+    offer.set_as_of(date);
+    offer.set_priced_at_unix_seconds(at);
+    if (!note.empty()) offer.mutable_source()->append(note);
+  }
+}
+
 void SortById(std::vector<gpuadvisor::catalog::v1::Offer>& offers) {
   // The order is sorted, then each offer moved once: swapping whole offers
   // inside the sort costs several times more at 100,000 offers.

@@ -9,6 +9,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_replace.h"
 #include "services/catalog/import/json.h"
+#include "services/catalog/import/offer_shape.h"
 
 namespace gpuadvisor::catalog {
 namespace {
@@ -103,11 +104,11 @@ absl::StatusOr<ImportedOffers> ImportOciPriceList(
     ++out.report.rows_kept;
     for (const Offer* shape : priced) {
       seen[shape->id()] = true;
-      Offer& offer = out.offers.emplace_back(*shape);
+      // The machine only: the price is the list's (no spot price in it).
+      Offer& offer = out.offers.emplace_back(MachineShapeOf(*shape));
+      offer.set_id(shape->id());
+      offer.set_region(shape->region());
       offer.set_on_demand_usd_per_hour(per_gpu * shape->gpus_per_node());
-      offer.set_spot_usd_per_hour(0);  // not in the list
-      offer.clear_spot_min_usd_per_hour();
-      offer.clear_spot_max_usd_per_hour();
       offer.set_source(
           absl::StrCat("oci-price-list:", file_name, ": part ", json::String(*item, "partNumber"),
                        " \"", json::String(*item, "displayName"), "\" $", per_gpu, "/GPU-hour"));

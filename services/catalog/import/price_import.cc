@@ -1,5 +1,7 @@
 #include "services/catalog/import/price_import.h"
 
+#include <sys/stat.h>
+
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_split.h"
 #include "absl/strings/strip.h"
@@ -13,19 +15,12 @@
 
 namespace gpuadvisor::catalog {
 
-absl::StatusOr<ImportedOffers> ImportPriceFile(const PriceImportSource& source,
-                                               const PriceImportContext& context) {
-  if (context.gpus == nullptr || context.known_offers == nullptr) {
-    return absl::InvalidArgumentError("ImportPriceFile: context.gpus and known_offers must be set");
-  }
-  absl::StatusOr<std::string> text = ReadFile(source.path);
-  if (!text.ok()) return text.status();
-  return ImportPriceText(source, *text, context);
-}
+namespace {
 
-absl::StatusOr<ImportedOffers> ImportPriceText(const PriceImportSource& source,
-                                               const std::string& text,
-                                               const PriceImportContext& context) {
+// The importer of `source.format`.
+absl::StatusOr<ImportedOffers> ImportByFormat(const PriceImportSource& source,
+                                              const std::string& text,
+                                              const PriceImportContext& context) {
   if (context.gpus == nullptr || context.known_offers == nullptr) {
     return absl::InvalidArgumentError("ImportPriceFile: context.gpus and known_offers must be set");
   }
@@ -65,11 +60,40 @@ absl::StatusOr<ImportedOffers> ImportPriceText(const PriceImportSource& source,
       absl::StrCat(source.path, ": unknown import format \"", source.format, "\""));
 }
 
+}  // namespace
+
+absl::StatusOr<ImportedOffers> ImportPriceFile(const PriceImportSource& source,
+                                               const PriceImportContext& context) {
+  if (context.gpus == nullptr || context.known_offers == nullptr) {
+    return absl::InvalidArgumentError("ImportPriceFile: context.gpus and known_offers must be set");
+  }
+  absl::StatusOr<std::string> text = ReadFile(source.path);
+  if (!text.ok()) return text.status();
+  if (source.as_of.known()) return ImportPriceText(source, *text, context);
+  PriceImportSource dated = source;
+  dated.as_of = FileModifiedAsOf(source.path);
+  return ImportPriceText(dated, *text, context);
+}
+
+ImportAsOf FileModifiedAsOf(const std::string& path) {
+  struct stat info;
+  if (stat(path.c_str(), &info) != 0) return {};
+  return {absl::FromUnixSeconds(info.st_mtime), "file modified"};
+}
+
+absl::StatusOr<ImportedOffers> ImportPriceText(const PriceImportSource& source,
+                                               const std::string& text,
+                                               const PriceImportContext& context) {
+  absl::StatusOr<ImportedOffers> imported = ImportByFormat(source, text, context);
+  if (imported.ok()) DateUndatedOffers(source.as_of, imported->offers);
+  return imported;
+}
+
 std::vector<PriceImportSource> PriceImportSources(absl::string_view format,
                                                   absl::string_view comma_separated_paths) {
   std::vector<PriceImportSource> out;
   for (absl::string_view spec : absl::StrSplit(comma_separated_paths, ',', absl::SkipEmpty())) {
-    PriceImportSource source{std::string(format), std::string(spec), ""};
+    PriceImportSource source{std::string(format), std::string(spec), "", {}};
     if (format == "gpuhunt") {
       // "<provider>=<path>", else the base name without ".csv".
       const size_t eq = spec.find('=');

@@ -30,6 +30,10 @@ struct PriceImportSource {
   std::string format;  // see above
   std::string path;
   std::string provider;  // gpuhunt only
+  // When the file was read: dates what it leaves undated (import_report.h).
+  // Not known: ImportPriceFile takes the file's modification time ("file
+  // modified"); ImportPriceText leaves such offers undated.
+  ImportAsOf as_of;
 };
 
 // Everything an import may need besides its own file.
@@ -45,7 +49,8 @@ struct PriceImportContext {
   const google::protobuf::RepeatedPtrField<gpuadvisor::catalog::v1::Offer>* known_offers = nullptr;
 };
 
-// Reads `source.path` and imports it. kInvalidArgument for an unknown
+// Reads `source.path` and imports it; an `as_of` not known is the file's
+// modification time. kInvalidArgument for an unknown
 // format or a malformed file ("<path>: ..."), kNotFound for a missing file.
 absl::StatusOr<ImportedOffers> ImportPriceFile(const PriceImportSource& source,
                                                const PriceImportContext& context);
@@ -55,6 +60,10 @@ absl::StatusOr<ImportedOffers> ImportPriceFile(const PriceImportSource& source,
 absl::StatusOr<ImportedOffers> ImportPriceText(const PriceImportSource& source,
                                                const std::string& text,
                                                const PriceImportContext& context);
+
+// The modification time of `path` as an as-of ("file modified"); not known
+// when the file cannot be read.
+ImportAsOf FileModifiedAsOf(const std::string& path);
 
 // "<format>=<path>" entries of a comma-separated flag value, all of `format`.
 std::vector<PriceImportSource> PriceImportSources(absl::string_view format,
