@@ -91,6 +91,11 @@ class GatewayServiceImpl::RecommendCall {
   virtual std::unique_ptr<grpc::ClientContext> ParentContext() const = 0;
   virtual absl::Time Deadline() const = 0;  // the caller's
 
+  // Frees the pipeline's run and answer on this thread once the answer is
+  // encoded (the call itself is deleted later, on whichever thread gRPC ends
+  // it).
+  void ReleasePipeline() { pipeline_.Release(); }
+
   // The caller went away: a retry waiting on the alarm stops now (Quoted
   // sees ok = false).
   void Cancel() {
@@ -217,6 +222,7 @@ class GatewayServiceImpl::GrpcRecommend final : public RecommendCall,
       *response_ = encoded->Send(encoded->price_book_age_seconds,
                                  static_cast<int64_t>(service_->replica_->AgeSeconds()));
     }
+    ReleasePipeline();
     Finish(rpc_.Finish(answer.ok() ? grpc::Status::OK : ToGrpcStatus(answer.status())));
   }
 

@@ -29,6 +29,13 @@ void RecommendPipeline::Reply(absl::Status status) {
   done(answer_);
 }
 
+void RecommendPipeline::Release() {
+  answer_ = nullptr;
+  priced_ = nullptr;
+  run_.reset();
+  arena_.Reset();
+}
+
 void RecommendPipeline::FinishAnswer(const pricing::v1::QuoteResponse& quotes) {
   answer_ = google::protobuf::Arena::CreateMessage<v1::RecommendResponse>(&arena_);
   Reply(run_->Finish(quotes, answer_));

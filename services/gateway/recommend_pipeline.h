@@ -84,6 +84,12 @@ class RecommendPipeline {
   bool priced_locally() const { return priced_locally_; }
   bool sized() const { return sized_called_; }
 
+  // After `done` has read (or encoded) the answer: frees the run, the quote
+  // and the answer now, on this thread, while they are still in its cache
+  // (rather than wherever the pipeline is deleted later). The answer
+  // pointer given to `done` is invalid after.
+  void Release();
+
  private:
   void Reply(absl::Status status);
   // The error, or (OK) answer_, to `done`.
