@@ -123,6 +123,7 @@ class StreamMerge {
     std::make_heap(heap.begin(), heap.end(), later);
     std::vector<Ranked> selected;
     selected.reserve(std::min<int64_t>(total, cap) + 8);
+    bool band_by_stream = false;  // selected[cap, end) is in stream order
     while (!heap.empty()) {
       const Head& top = heap.front();
       // Each stream is in the full scan's order when equal keys mean equal
@@ -135,6 +136,7 @@ class StreamMerge {
       }
       if (static_cast<int>(selected.size()) >= cap && run_.index_->distinct_price_keys()) {
         TakeBand(heap, limit, selected);
+        band_by_stream = true;
         break;
       }
       const Stream& stream = streams_[top.stream];
@@ -150,22 +152,39 @@ class StreamMerge {
         heap.pop_back();
       }
     }
-    // Streams that hold each offer's candidates in the full scan's order
-    // (distinct price keys) come out of the heap in that order already.
-    if (!std::is_sorted(selected.begin(), selected.end()))
-      std::sort(selected.begin(), selected.end());
-    run_.PreRankCut(selected, static_cast<size_t>(cap));
+    Cut(band_by_stream, static_cast<size_t>(cap), selected);
     return selected;
   }
 
  private:
+  // The pre-rank's cut of the candidates taken, in the pre-rank's order.
+  // Streams that hold each offer's candidates in the full scan's order
+  // (distinct price keys) come out of the heap in that order already. A band
+  // taken stream by stream holds each kind's candidates (at a cluster size
+  // and option) in price order, as the cut reads them, unless a kind's
+  // offers are in several streams (part mode): then it is sorted first,
+  // else only what the cut keeps (the cut keeps the order it is given).
+  void Cut(bool band_by_stream, size_t cap, std::vector<Ranked>& selected) {
+    const auto band =
+        selected.begin() + static_cast<std::ptrdiff_t>(std::min(cap, selected.size()));
+    if (band_by_stream && run_.part_mode_) {
+      std::sort(band, selected.end());
+    } else if (!band_by_stream && !std::is_sorted(selected.begin(), selected.end())) {
+      std::sort(selected.begin(), selected.end());
+    }
+    run_.PreRankCut(selected, cap);
+    if (band_by_stream && !run_.part_mode_) {
+      std::sort(selected.begin() + static_cast<std::ptrdiff_t>(std::min(cap, selected.size())),
+                selected.end());
+    }
+  }
+
   // Past the cap (and the max_results-th: `limit` is known), the rest is the
   // band: every candidate with a key within `limit`. Each stream's keys only
   // grow, so each is read on from its head to its first key past the limit,
-  // without the heap, and the band is sorted into the pre-rank's order (its
-  // candidates all come after those taken: the heap held the least).
+  // without the heap: stream by stream, each in its own order (they all come
+  // after those taken: the heap held the least).
   void TakeBand(std::vector<Head>& heads, double limit, std::vector<Ranked>& selected) {
-    const size_t band_begin = selected.size();
     for (Head& head : heads) {
       Stream& stream = streams_[head.stream];
       while (head.key <= limit) {
@@ -175,7 +194,6 @@ class StreamMerge {
         if (!Settle(head.stream, head)) break;
       }
     }
-    std::sort(selected.begin() + static_cast<std::ptrdiff_t>(band_begin), selected.end());
   }
 
   // The stream's next candidate that passes the name filters, from its

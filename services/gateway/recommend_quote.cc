@@ -52,7 +52,8 @@ absl::StatusOr<RecommendationRun::QuotePlan> RunState::PlanQuote(
     plan.items.push_back({.offer_id = index_->id(candidate.offer_index),
                           .nodes = candidate.nodes + candidate.spare_nodes,
                           .hours = hours,
-                          .purchase_option = candidate.option});
+                          .purchase_option = candidate.option,
+                          .book_index = candidate.offer_index});
     quotable.push_back(candidate_index);
   }
   quoted_ = std::move(quotable);

@@ -466,7 +466,18 @@ absl::Status PriceBook::Index() {
       return absl::InternalError(absl::StrCat("duplicate offer id ", price.offer_id()));
     }
   }
+  by_position_.resize(offers_.size());
+  for (const auto& [id, entry] : offers_) by_position_[entry.index] = &entry;
   return absl::OkStatus();
+}
+
+const quote_internal::OfferEntry* PriceBook::EntryOf(const Item& item) const {
+  if (item.book_index >= 0 && static_cast<size_t>(item.book_index) < by_position_.size()) {
+    const OfferEntry* entry = by_position_[item.book_index];
+    if (entry->price->offer_id() == item.offer_id) return entry;
+  }
+  auto found = offers_.find(item.offer_id);
+  return found == offers_.end() ? nullptr : &found->second;
 }
 
 absl::StatusOr<v1::QuoteResponse> PriceBook::Quote(const v1::QuoteRequest& request,
@@ -518,12 +529,12 @@ absl::Status PriceBook::QuoteItems(int count, absl::FunctionRef<Item(int)> items
     v1::Quote* quote = response.add_quotes();
     if (echo_offer_ids) quote->set_offer_id(item.offer_id.data(), item.offer_id.size());
     quote->set_purchase_option(option);
-    auto found = offers_.find(item.offer_id);
-    if (found == offers_.end()) {
+    const OfferEntry* found = EntryOf(item);
+    if (found == nullptr) {
       quote->set_unpriced_reason("unknown offer id");
       continue;
     }
-    const OfferEntry& entry = found->second;
+    const OfferEntry& entry = *found;
     ItemCost c;
     const double unit_price =  // USD per node-hour
         option == catalog::v1::PURCHASE_OPTION_RESERVED

@@ -203,6 +203,11 @@ class PriceBook {
     double hours = 0;
     gpuadvisor::catalog::v1::PurchaseOption purchase_option =
         gpuadvisor::catalog::v1::PURCHASE_OPTION_UNSPECIFIED;
+    // Where the caller expects the offer in data().prices() (-1: unknown): a
+    // book made from a catalog snapshot lists its offers in the snapshot's
+    // order, so the gateway passes the offer's index there. Used only when
+    // that price's offer_id is `offer_id`; else the id is looked up.
+    int32_t book_index = -1;
   };
   // The quotes Quote(request) gives for these items and job, for a caller in
   // the same process (the gateway, from its copy of the book): the same
@@ -244,10 +249,17 @@ class PriceBook {
                           bool echo_offer_ids,
                           gpuadvisor::pricing::v1::QuoteResponse* response) const;
 
+  // The item's offer: at its book_index when that price has its id, else by
+  // id; null when the book does not price it.
+  const OfferEntry* EntryOf(const Item& item) const;
+
   gpuadvisor::pricing::v1::PriceBook data_;
   absl::Time prices_as_of_ = absl::InfinitePast();  // InfinitePast: unknown
   // Keys view the offer ids stored in data_, which never changes.
   absl::flat_hash_map<absl::string_view, OfferEntry> offers_;
+  // The entries of offers_ by position in data().prices() (offers_ is not
+  // changed after Index(), so they stay where they are).
+  std::vector<const OfferEntry*> by_position_;
 };
 
 }  // namespace gpuadvisor::pricing

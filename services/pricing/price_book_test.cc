@@ -665,6 +665,20 @@ TEST(PriceBookQuote, InProcessItemsQuoteLikeTheRequest) {
   EXPECT_EQ(in_process.SerializeAsString(), expected->SerializeAsString())
       << in_process.ShortDebugString() << "\n"
       << expected->ShortDebugString();
+  // Where the caller expects each offer in the book (Item::book_index): its
+  // own position, another offer's, none, or past the end give the same
+  // quotes (a wrong hint falls back to the id).
+  const int p4d = book->OfferIndex(kP4d);
+  ASSERT_GE(p4d, 0);
+  ASSERT_NE(book->OfferIndex(kP5), p4d);
+  for (int other : {-2, -1, p4d, book->size(), 1 << 30}) {  // -2: each item's own position
+    for (PriceBook::Item& item : items) {
+      item.book_index = other == -2 ? book->OfferIndex(item.offer_id) : other;
+    }
+    v1::QuoteResponse hinted;
+    ASSERT_OK(book->Quote(items, request.job(), kNow, &hinted));
+    EXPECT_EQ(hinted.SerializeAsString(), expected->SerializeAsString()) << "hint " << other;
+  }
   items[1].hours = -1;
   EXPECT_THAT(
       book->Quote(items, request.job(), kNow, &in_process),
