@@ -247,6 +247,34 @@ TEST(ImportSkyPilotCsv, RunPodSpotEqualToPriceMeansNoSpot) {
   EXPECT_EQ(a100->host_tier(), v1::HOST_TIER_DATACENTER);  // Secure Cloud
 }
 
+// The embedded RunPod Secure RTX 4090 row (C-RP) is the vendored excerpt's
+// price: 0.74 in every data center, Secure Cloud, no spot tier.
+TEST(ImportSkyPilotCsv, EmbeddedRunPodRtx4090IsTheExcerptsPrice) {
+  const std::string file = absl::StrCat(kFixtures, "/runpod/vms.1x_RTX4090_SECURE.excerpt.csv");
+  GPUADVISOR_REQUIRE_FIXTURE(file);
+  absl::StatusOr<std::string> csv = ReadFile(file);
+  ASSERT_OK(csv);
+  absl::StatusOr<SkyPilotImport> imported = ImportSkyPilotCsv(*csv, "runpod", file, Resolver());
+  ASSERT_OK(imported);
+  ASSERT_FALSE(imported->offers.empty());
+  v1::OfferList embedded;
+  ASSERT_OK(LoadTextProtoFile(GPUADVISOR_SOURCE_DIR "/data/catalog/offers.textproto", &embedded));
+  const v1::Offer* row = nullptr;
+  for (const v1::Offer& o : embedded.offers()) {
+    if (o.id() == "runpod/1x_RTX4090_SECURE/global") row = &o;
+  }
+  ASSERT_NE(row, nullptr);
+  EXPECT_EQ(row->host_tier(), v1::HOST_TIER_DATACENTER);
+  EXPECT_EQ(row->spot_usd_per_hour(), 0);
+  for (const v1::Offer& o : imported->offers) {
+    EXPECT_EQ(o.gpu_model(), row->gpu_model()) << o.id();
+    EXPECT_EQ(o.gpus_per_node(), row->gpus_per_node()) << o.id();
+    EXPECT_EQ(o.host_tier(), row->host_tier()) << o.id();
+    EXPECT_EQ(o.on_demand_usd_per_hour(), row->on_demand_usd_per_hour()) << o.id();
+    EXPECT_EQ(o.spot_usd_per_hour(), 0) << o.id();  // SpotPrice = Price: no spot tier
+  }
+}
+
 // docs/catalog.md, "Host tier and reliability".
 TEST(ImportSkyPilotCsv, HostTierOfMarketplaceRows) {
   const std::string runpod =
