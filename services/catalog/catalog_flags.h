@@ -4,7 +4,8 @@
 // The flags of the servers that read the catalog files (catalog_server and
 // pricing_server), defined once: --data_dir, --offers, --skypilot_csv, the
 // provider price files (--vast_json, --gcp_billing_json,
-// --aws_price_list_json, --gpuhunt_csv) and --admin_token_file. Only their main() calls these.
+// --aws_price_list_json, --gpuhunt_csv, and --import_as_of, when those files were read) and
+// --admin_token_file. Only their main() calls these.
 
 #include <string>
 #include <vector>
@@ -17,8 +18,8 @@ namespace gpuadvisor::catalog {
 // --data_dir (default "data").
 std::string DataDirFromFlags();
 
-// The catalog sources named by --data_dir, --offers, --skypilot_csv and the
-// price-file flags.
+// The catalog sources named by --data_dir, --offers, --skypilot_csv, the
+// price-file flags and --import_as_of.
 CatalogSources CatalogSourcesFromFlags();
 
 // `catalog_server --check FILES`: the sources of --data_dir and the flags,
