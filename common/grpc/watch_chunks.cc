@@ -118,7 +118,7 @@ absl::Status ChunkAssembler::Add(const catalog::v1::SnapshotChunk& chunk) {
   return absl::OkStatus();
 }
 
-absl::StatusOr<std::string> ChunkAssembler::TakeBytes() {
+absl::StatusOr<std::string> ChunkAssembler::TakeBytes(std::string* checksum_out) {
   if (!complete()) {
     const std::string status =
         absl::StrCat("snapshot chunks: ", received(), " of ", total_, " bytes of ",
@@ -133,6 +133,7 @@ absl::StatusOr<std::string> ChunkAssembler::TakeBytes() {
   if (FingerprintHex(data) != checksum) {
     return absl::DataLossError(absl::StrCat("snapshot chunks: ", version, ": checksum mismatch"));
   }
+  if (checksum_out != nullptr) *checksum_out = checksum;
   return data;
 }
 

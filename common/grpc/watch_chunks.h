@@ -76,8 +76,9 @@ class ChunkAssembler {
   int64_t total() const { return total_; }
   const std::string& version() const { return version_; }
   // Once complete(): the bytes, after checking the checksum (kDataLoss when
-  // incomplete or corrupt). Resets the assembler either way.
-  absl::StatusOr<std::string> TakeBytes();
+  // incomplete or corrupt). Resets the assembler either way. `checksum` (if
+  // not null) receives the checksum they were checked against.
+  absl::StatusOr<std::string> TakeBytes(std::string* checksum = nullptr);
   void Reset();
 
  private:
@@ -94,11 +95,12 @@ class SnapshotAssembler : public ChunkAssembler {
  public:
   // Once complete(): the value, after checking the checksum, that it parses
   // and that it carries the chunks' version (kDataLoss otherwise).
-  // `serialized` (if not null) receives its bytes. Resets the assembler
-  // either way.
-  absl::StatusOr<Value> Take(std::string* serialized) {
+  // `serialized` (if not null) receives its bytes and `checksum` (if not
+  // null) their FNV-1a 64 checksum, checked: whoever writes the bytes on
+  // (a cache file) need not hash them again. Resets the assembler either way.
+  absl::StatusOr<Value> Take(std::string* serialized, std::string* checksum = nullptr) {
     const std::string version = this->version();
-    absl::StatusOr<std::string> data = TakeBytes();
+    absl::StatusOr<std::string> data = TakeBytes(checksum);
     if (!data.ok()) return data.status();
     Value value;
     if (!value.ParseFromString(*data)) {

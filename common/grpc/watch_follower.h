@@ -144,8 +144,10 @@ class WatchFollower {
     // The whole value a response carries, or null.
     Value* (*value_of)(Response*) = nullptr;
     // Validates and serves a value; `serialized` holds its bytes when it
-    // arrived in chunks, else it is empty. Not OK: rejected (reported).
-    std::function<absl::Status(Value value, std::string serialized)> apply;
+    // arrived in chunks, else it is empty, and `fnv1a64` their checksum
+    // (checked against the chunks'). Not OK: rejected (reported).
+    std::function<absl::Status(Value value, std::string serialized, const std::string& fnv1a64)>
+        apply;
     // The version being served, "" for none (named in rejections).
     std::function<std::string()> serving_version;
   };
@@ -203,8 +205,8 @@ class WatchFollower {
     SnapshotAssembler<Value> assembler;
     Response update;
     while (reader->Read(&update)) {
-      std::string serialized;
-      absl::StatusOr<Value> value = Unpack(&update, &assembler, &serialized);
+      std::string serialized, checksum;
+      absl::StatusOr<Value> value = Unpack(&update, &assembler, &serialized, &checksum);
       update.Clear();
       if (absl::IsDataLoss(value.status())) {
         // Out of order, corrupt or mislabelled chunks: drop them, keep
@@ -215,7 +217,7 @@ class WatchFollower {
         break;
       }
       if (!value.ok()) continue;  // a heartbeat, or a chunk of a value still arriving
-      Apply(*std::move(value), std::move(serialized));
+      Apply(*std::move(value), std::move(serialized), checksum);
     }
     if (assembler.in_progress()) {
       Reject(absl::DataLossError(absl::StrCat("watch stream ended after ", assembler.received(),
@@ -228,7 +230,7 @@ class WatchFollower {
   // The value `update` completes: kUnavailable while there is none (a
   // heartbeat, a chunk of a value still arriving), kDataLoss for bad chunks.
   absl::StatusOr<Value> Unpack(Response* update, SnapshotAssembler<Value>* assembler,
-                               std::string* serialized) {
+                               std::string* serialized, std::string* checksum) {
     if (update->has_chunk()) {
       state_.Heard(/*heartbeat=*/false);
       if (absl::Status added = assembler->Add(update->chunk()); !added.ok()) return added;
@@ -236,7 +238,7 @@ class WatchFollower {
       // Checking and parsing a large value takes seconds without reading the
       // stream: not silence for the watchdog.
       state_.SetApplying(true);
-      return assembler->Take(serialized);
+      return assembler->Take(serialized, checksum);
     }
     if (Value* whole = protocol_.value_of(update); whole != nullptr) {
       state_.Heard(/*heartbeat=*/false);
@@ -247,10 +249,10 @@ class WatchFollower {
     return absl::UnavailableError("heartbeat");
   }
 
-  void Apply(Value value, std::string serialized) {
+  void Apply(Value value, std::string serialized, const std::string& checksum) {
     state_.SetApplying(true);
     std::string version = value.version();
-    if (absl::Status applied = protocol_.apply(std::move(value), std::move(serialized));
+    if (absl::Status applied = protocol_.apply(std::move(value), std::move(serialized), checksum);
         applied.ok()) {
       state_.Took(version);
     } else {

@@ -140,7 +140,7 @@ struct Owner {
     protocol.value_of = [](WatchCatalogResponse* r) -> CatalogSnapshot* {
       return r->has_snapshot() ? r->mutable_snapshot() : nullptr;
     };
-    protocol.apply = [this](CatalogSnapshot snapshot, std::string serialized) {
+    protocol.apply = [this](CatalogSnapshot snapshot, std::string serialized, const std::string&) {
       absl::MutexLock lock(&mu);
       if (snapshot.offers_size() == 0) return absl::InvalidArgumentError("no offers");
       served.push_back(snapshot.version());

@@ -249,8 +249,14 @@ Catalog::Catalog(CatalogSnapshot snapshot)
     : snapshot_(std::move(snapshot)), resolver_(snapshot_.gpus()) {}
 
 absl::StatusOr<std::shared_ptr<const Catalog>> Catalog::Create(CatalogSnapshot snapshot) {
+  return Create(std::move(snapshot), nullptr);
+}
+
+absl::StatusOr<std::shared_ptr<const Catalog>> Catalog::Create(
+    CatalogSnapshot snapshot, const std::function<void(CatalogSnapshot&)>& finish) {
   std::shared_ptr<Catalog> catalog(new Catalog(std::move(snapshot)));
   if (absl::Status s = catalog->Build(); !s.ok()) return s;
+  if (finish) finish(catalog->snapshot_);
   return std::shared_ptr<const Catalog>(std::move(catalog));
 }
 

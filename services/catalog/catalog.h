@@ -11,6 +11,7 @@
 // Thread safety: a Catalog never changes after Create(); share it freely.
 
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <string>
 #include <vector>
@@ -65,6 +66,14 @@ class Catalog {
   // canonical name. Linear in the number of offers plus one sort of the ids.
   static absl::StatusOr<std::shared_ptr<const Catalog>> Create(
       gpuadvisor::catalog::v1::CatalogSnapshot snapshot);
+  // Create, then `finish` on the validated and normalized snapshot before the
+  // catalog is returned: it may set the snapshot's version and
+  // loaded_at_unix_seconds (nothing indexes them) and nothing else.
+  // CatalogStore names a version by the content of the normalized snapshot,
+  // serialized once for that and for WatchCatalog.
+  static absl::StatusOr<std::shared_ptr<const Catalog>> Create(
+      gpuadvisor::catalog::v1::CatalogSnapshot snapshot,
+      const std::function<void(gpuadvisor::catalog::v1::CatalogSnapshot&)>& finish);
 
   Catalog(const Catalog&) = delete;
   Catalog& operator=(const Catalog&) = delete;

@@ -16,6 +16,7 @@
 #include "absl/time/time.h"
 #include "common/io/deterministic.h"
 #include "common/io/text_proto.h"
+#include "google/protobuf/io/coded_stream.h"
 #include "google/protobuf/io/tokenizer.h"
 #include "google/protobuf/text_format.h"
 #include "services/catalog/catalog.h"
@@ -73,6 +74,30 @@ std::string SnapshotContentHash(const CatalogSnapshot& snapshot) {
   return FingerprintHex(DeterministicBytes(content));
 }
 
+VersionedBytes SerializeWithVersion(CatalogSnapshot& snapshot, int64_t sequence) {
+  constexpr size_t kHashDigits = 16;  // FingerprintHex
+  const int64_t loaded_at = snapshot.loaded_at_unix_seconds();
+  CatalogSnapshot head;  // the two fields the hash leaves out, the digits to fill in
+  head.set_version(absl::StrCat("v", sequence, "-", std::string(kHashDigits, '0')));
+  head.set_loaded_at_unix_seconds(loaded_at);
+  VersionedBytes out;
+  head.SerializeToString(&out.serialized);
+  const size_t content_start = out.serialized.size();
+  // The version's bytes end where the loaded_at field begins (or the head does).
+  const size_t digits_end =
+      loaded_at != 0 ? content_start - (1 + google::protobuf::io::CodedOutputStream::VarintSize64(
+                                                static_cast<uint64_t>(loaded_at)))
+                     : content_start;
+  snapshot.clear_version();
+  snapshot.clear_loaded_at_unix_seconds();
+  AppendDeterministicBytes(snapshot, &out.serialized);
+  out.content_hash = FingerprintHex(absl::string_view(out.serialized).substr(content_start));
+  out.serialized.replace(digits_end - kHashDigits, kHashDigits, out.content_hash);
+  snapshot.set_version(absl::StrCat("v", sequence, "-", out.content_hash));
+  snapshot.set_loaded_at_unix_seconds(loaded_at);
+  return out;
+}
+
 namespace {
 
 // SnapshotContentHash without a copy of a snapshot of 100,000 offers: the
@@ -108,10 +133,14 @@ void CarrySpotDate(bool has_spot_prices, Offer& known) {
 // Imported offers (SkyPilot CSV, provider price files) into the snapshot: a
 // new id is added; a known id keeps its curated facts and takes the fresh
 // prices (spot only when the source has spot prices), filling vCPUs and RAM
-// where the curated offer has none.
-absl::Status MergeImported(const GpuNameResolver& resolver, std::vector<Offer>& offers,
-                           bool has_spot_prices, absl::flat_hash_map<std::string, int>& index_by_id,
+// where the curated offer has none. `Offers`: a std::vector<Offer> or the
+// RepeatedPtrField of a parsed OfferList, its offers moved from either way.
+template <typename Offers>
+absl::Status MergeImported(const GpuNameResolver& resolver, Offers& offers, bool has_spot_prices,
+                           absl::flat_hash_map<std::string, int>& index_by_id,
                            CatalogSnapshot& snapshot, bool take_dates = false) {
+  snapshot.mutable_offers()->Reserve(snapshot.offers_size() + static_cast<int>(offers.size()));
+  index_by_id.reserve(index_by_id.size() + static_cast<size_t>(offers.size()));
   for (Offer& offer : offers) {
     if (absl::Status s = ValidateAndNormalizeOffer(resolver, offer); !s.ok()) {
       return absl::Status(s.code(), absl::StrCat(offer.source(), ": ", s.message()));
@@ -170,11 +199,9 @@ absl::Status MergeRefreshed(const std::string& path, const GpuNameResolver& reso
     refreshed = DecodeOfferListFile(*bytes, path);  // binary or text (offer_list_file.h)
   }
   if (!refreshed.ok()) return refreshed.status();
-  std::vector<Offer> offers(static_cast<size_t>(refreshed->offers_size()));
-  for (int i = 0; i < refreshed->offers_size(); ++i) {
-    offers[static_cast<size_t>(i)].Swap(refreshed->mutable_offers(i));
-  }
-  for (Offer& offer : offers) {
+  // Merged straight from the parsed list: no second set of 100,000 offers.
+  google::protobuf::RepeatedPtrField<Offer>& offers = *refreshed->mutable_offers();
+  for (const Offer& offer : offers) {
     if (!absl::StartsWith(offer.source(), "refresh ") || offer.as_of().empty()) {
       return absl::InvalidArgumentError(absl::StrCat(
           path, ": offer \"", offer.id(), "\": source must name its refresh, with an as_of"));
@@ -415,7 +442,7 @@ absl::StatusOr<LoadedCatalog> LoadCatalog(const CatalogSources& sources,
   for (const std::string& e : report.errors) result.warnings.push_back(absl::StrCat("forced: ", e));
   for (std::string& w : report.warnings) result.warnings.push_back(std::move(w));
   // The warnings are part of the content.
-  result.snapshot.set_version(ContentHashInPlace(result.snapshot));
+  if (options.content_hash) result.snapshot.set_version(ContentHashInPlace(result.snapshot));
   return result;
 }
 

@@ -4,6 +4,7 @@
 // Builds a CatalogSnapshot from the files on disk: the GPU list, the native
 // offer files (protobuf text format) and SkyPilot catalog CSVs.
 
+#include <cstdint>
 #include <string>
 #include <vector>
 
@@ -71,6 +72,10 @@ struct LoadOptions {
   // than validate and index 100,000 offers twice, and reports a failure with
   // WholeCatalogError.
   bool check_whole = true;
+  // Set the snapshot's version to its content hash. A caller that names the
+  // version itself from the snapshot Catalog::Create normalized
+  // (CatalogStore::Reload, SerializeWithVersion) turns it off.
+  bool content_hash = true;
 };
 
 struct LoadedCatalog {
@@ -115,6 +120,17 @@ absl::Status WholeCatalogError(const CatalogSources& sources, const absl::Status
 // The content fingerprint used as version: 16 hex digits over the snapshot
 // without its version and loaded_at.
 std::string SnapshotContentHash(const gpuadvisor::catalog::v1::CatalogSnapshot& snapshot);
+
+// Sets `snapshot`'s version to "v<sequence>-<SnapshotContentHash>" and
+// returns the hash and the snapshot's bytes as SerializeToString writes them,
+// from one serialization: version and loaded_at (fields 1 and 2) come first,
+// the content the hash covers is the rest.
+struct VersionedBytes {
+  std::string content_hash;
+  std::string serialized;
+};
+VersionedBytes SerializeWithVersion(gpuadvisor::catalog::v1::CatalogSnapshot& snapshot,
+                                    int64_t sequence);
 
 }  // namespace gpuadvisor::catalog
 

@@ -20,11 +20,12 @@ constexpr char kCacheMagic[] = "gpuadvisor-catalog-cache";
 
 }  // namespace
 
-std::string CatalogReplica::CacheHeader(const v1::CatalogSnapshot& snapshot,
-                                        absl::string_view body) {
+std::string CatalogReplica::CacheHeader(const v1::CatalogSnapshot& snapshot, absl::string_view body,
+                                        absl::string_view fnv1a64) {
   return absl::StrCat(kCacheMagic, " 1 offers=", snapshot.offers_size(),
                       " gpus=", snapshot.gpus_size(), " bytes=", body.size(),
-                      " fnv1a64=", FingerprintHex(body), " version=", snapshot.version(), "\n");
+                      " fnv1a64=", fnv1a64.empty() ? FingerprintHex(body) : std::string(fnv1a64),
+                      " version=", snapshot.version(), "\n");
 }
 
 std::string CatalogReplica::EncodeCache(const v1::CatalogSnapshot& snapshot) {
@@ -99,8 +100,9 @@ CatalogReplica::Watch::Protocol CatalogReplica::Protocol() {
   protocol.value_of = [](v1::WatchCatalogResponse* response) -> v1::CatalogSnapshot* {
     return response->has_snapshot() ? response->mutable_snapshot() : nullptr;
   };
-  protocol.apply = [this](v1::CatalogSnapshot snapshot, std::string serialized) {
-    return Apply(std::move(snapshot), /*from_cache=*/false, std::move(serialized));
+  protocol.apply = [this](v1::CatalogSnapshot snapshot, std::string serialized,
+                          const std::string& fnv1a64) {
+    return Apply(std::move(snapshot), /*from_cache=*/false, std::move(serialized), fnv1a64);
   };
   protocol.serving_version = [this] { return ServingVersion(); };
   return protocol;
@@ -158,12 +160,14 @@ std::string CatalogReplica::ServingVersion() const {
 }
 
 absl::Status CatalogReplica::Apply(v1::CatalogSnapshot snapshot, bool from_cache,
-                                   std::string serialized) {
+                                   std::string serialized, const std::string& fnv1a64) {
   const absl::Time start = absl::Now();
   std::string header;
   if (!from_cache && !options_.cache_path.empty()) {
-    if (serialized.empty()) snapshot.SerializeToString(&serialized);
-    header = CacheHeader(snapshot, serialized);
+    // The chunks' checksum is the body's (checked on arrival): not hashed again.
+    const bool arrived_whole = serialized.empty();
+    if (arrived_whole) snapshot.SerializeToString(&serialized);
+    header = CacheHeader(snapshot, serialized, arrived_whole ? "" : fnv1a64);
   } else {
     std::string().swap(serialized);
   }

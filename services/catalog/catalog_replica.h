@@ -99,8 +99,10 @@ class CatalogReplica {
 
   // The cache file format (see the top of this file).
   static std::string EncodeCache(const v1::CatalogSnapshot& snapshot);
-  // Its header line (with the newline) for `snapshot` serialized as `body`.
-  static std::string CacheHeader(const v1::CatalogSnapshot& snapshot, absl::string_view body);
+  // Its header line (with the newline) for `snapshot` serialized as `body`;
+  // `fnv1a64`: the body's checksum when known already (else it is computed).
+  static std::string CacheHeader(const v1::CatalogSnapshot& snapshot, absl::string_view body,
+                                 absl::string_view fnv1a64 = "");
   // kDataLoss naming what is wrong for an empty, truncated or corrupt cache.
   static absl::StatusOr<v1::CatalogSnapshot> DecodeCache(absl::string_view bytes);
 
@@ -113,9 +115,10 @@ class CatalogReplica {
   Watch::Protocol Protocol();
   static WatchFollowerOptions FollowerOptions(const Options& options);
   // Validates and swaps in a snapshot; `serialized`: its bytes when the
-  // caller has them (chunks), written to the cache as they are.
+  // caller has them (chunks), written to the cache as they are, with their
+  // checksum `fnv1a64`.
   absl::Status Apply(v1::CatalogSnapshot snapshot, bool from_cache,
-                     std::string serialized = std::string());
+                     std::string serialized = std::string(), const std::string& fnv1a64 = "");
   void LoadCache();
   std::string ServingVersion() const;
 

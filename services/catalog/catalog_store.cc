@@ -27,41 +27,53 @@ absl::Status CatalogStore::Reload(bool force) {
   LoadOptions options;
   options.force = force;
   options.current = serving == nullptr ? nullptr : &serving->snapshot();
-  options.check_whole = false;  // Catalog::Create below runs the same rules, once
+  options.check_whole = false;   // Catalog::Create below runs the same rules, once
+  options.content_hash = false;  // named below from the normalized snapshot
   absl::StatusOr<LoadedCatalog> loaded;
   RunAtLowerPriority(reload_nice_, [&] { loaded = LoadCatalog(sources_, options); });
   if (!loaded.ok()) return fail(loaded.status());
-  {
-    absl::MutexLock lock(&mu_);
-    last_warnings_ = loaded->warnings;
-  }
-  absl::StatusOr<v1::CatalogSnapshot> snapshot = std::move(loaded->snapshot);
-  const std::string hash = snapshot->version();  // the content fingerprint
   int64_t sequence = 0;
   {
     absl::MutexLock lock(&mu_);
-    if (current_ != nullptr && hash == current_hash_) {
-      last_status_ = absl::OkStatus();
-      return absl::OkStatus();  // same content: keep the version
-    }
-    sequence = sequence_ + 1;
+    last_warnings_ = loaded->warnings;
+    sequence = sequence_ + 1;  // reload_mu_ keeps it until the swap below
   }
-  snapshot->set_version(absl::StrCat("v", sequence, "-", hash));
+  // One serialization names the version (the content hash) and is the
+  // WatchCatalog encoding (TakeSerialized).
+  VersionedBytes bytes;
   absl::StatusOr<std::shared_ptr<const Catalog>> catalog;
-  RunAtLowerPriority(reload_nice_, [&] { catalog = Catalog::Create(*std::move(snapshot)); });
+  RunAtLowerPriority(reload_nice_, [&] {
+    catalog = Catalog::Create(std::move(loaded->snapshot), [&](v1::CatalogSnapshot& snapshot) {
+      bytes = SerializeWithVersion(snapshot, sequence);
+    });
+  });
   if (!catalog.ok()) return fail(WholeCatalogError(sources_, catalog.status()));
   std::shared_ptr<const Catalog> old;
   {
     absl::MutexLock lock(&mu_);
+    last_status_ = absl::OkStatus();
+    if (current_ != nullptr && bytes.content_hash == current_hash_) {
+      return absl::OkStatus();  // same content: keep the version, wake nobody
+    }
     old = std::move(current_);
     current_ = *std::move(catalog);
-    current_hash_ = hash;
+    current_serialized_ = std::make_shared<std::string>(std::move(bytes.serialized));
+    current_hash_ = bytes.content_hash;
     sequence_ = sequence;
-    last_status_ = absl::OkStatus();
     changed_.SignalAll();
   }
   // `old` is released here, outside the lock, if nobody else holds it.
   return absl::OkStatus();
+}
+
+std::string CatalogStore::TakeSerialized(const Catalog& catalog) {
+  std::shared_ptr<std::string> bytes;
+  {
+    absl::MutexLock lock(&mu_);
+    if (current_.get() != &catalog || current_serialized_ == nullptr) return std::string();
+    bytes = std::move(current_serialized_);
+  }
+  return std::move(*bytes);
 }
 
 void CatalogStore::Install(std::shared_ptr<const Catalog> catalog) {
@@ -69,6 +81,7 @@ void CatalogStore::Install(std::shared_ptr<const Catalog> catalog) {
   std::shared_ptr<const Catalog> old;  // released outside the lock
   absl::MutexLock lock(&mu_);
   old = std::exchange(current_, std::move(catalog));
+  current_serialized_.reset();
   current_hash_.clear();
   last_status_ = absl::OkStatus();
   changed_.SignalAll();

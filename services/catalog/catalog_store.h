@@ -61,6 +61,12 @@ class CatalogStore {
   // reads the files). A nullptr is ignored.
   void Install(std::shared_ptr<const Catalog> catalog);
 
+  // The bytes of `catalog`'s snapshot as SerializeToString writes them, kept
+  // from the Reload that made it current, handed out once (WatchCatalog's
+  // encoding: the reload serialized it already to name its version). Empty
+  // when `catalog` is no longer current, was installed, or they were taken.
+  std::string TakeSerialized(const Catalog& catalog);
+
   // Waits until the current version is `version`, at most until `deadline`;
   // false on timeout.
   bool WaitForVersion(const std::string& version, absl::Time deadline) const;
@@ -90,6 +96,7 @@ class CatalogStore {
   mutable absl::Mutex mu_;
   mutable absl::CondVar changed_;
   std::shared_ptr<const Catalog> current_ ABSL_GUARDED_BY(mu_);
+  std::shared_ptr<std::string> current_serialized_ ABSL_GUARDED_BY(mu_);
   std::string current_hash_ ABSL_GUARDED_BY(mu_);
   int64_t sequence_ ABSL_GUARDED_BY(mu_) = 0;
   bool shutdown_ ABSL_GUARDED_BY(mu_) = false;

@@ -124,6 +124,24 @@ TEST_F(CatalogStoreTest, LoadsAndVersions) {
   EXPECT_EQ(first->FindOffer("aws/p5.48xlarge/us-east-1")->on_demand_usd_per_hour(), 55.04);
 }
 
+TEST_F(CatalogStoreTest, AReloadNamesItsVersionAndEncodesItFromOneSerialization) {
+  CatalogStore store(sources_);
+  ASSERT_OK(store.Reload());
+  std::shared_ptr<const Catalog> catalog = store.Current();
+  ASSERT_NE(catalog, nullptr);
+  const v1::CatalogSnapshot& snapshot = catalog->snapshot();
+  // The version's hash is the content hash of what is served.
+  EXPECT_EQ(snapshot.version(), absl::StrCat("v1-", SnapshotContentHash(snapshot)));
+  // The bytes kept for WatchCatalog are the served snapshot's, handed out once.
+  const std::string bytes = store.TakeSerialized(*catalog);
+  EXPECT_EQ(bytes, snapshot.SerializeAsString());
+  EXPECT_EQ(store.TakeSerialized(*catalog), "");
+  // Another catalog (a follower's copy) has none.
+  absl::StatusOr<std::shared_ptr<const Catalog>> copy = Catalog::Create(snapshot);
+  ASSERT_OK(copy.status());
+  EXPECT_EQ(store.TakeSerialized(**copy), "");
+}
+
 struct BadFile {
   const char* name;
   std::string contents;

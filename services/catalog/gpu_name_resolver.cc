@@ -69,6 +69,7 @@ GpuNameResolver::GpuNameResolver(const google::protobuf::RepeatedPtrField<Gpu>& 
     if (!facts_by_name_.emplace(gpu.name(), facts_.size()).second) continue;
     facts_.push_back(Facts{gpu.name(), gpu.vendor(), gpu.memory_bytes(), gpu.memory_type(),
                            gpu.nvlink_bytes_per_second(), gpu.pcie_bytes_per_second()});
+    families_.push_back(GpuFamily(gpu.name()));  // once, not per imported row
   }
 }
 
@@ -80,10 +81,11 @@ const GpuNameResolver::Facts* GpuNameResolver::FactsOf(absl::string_view canonic
 std::vector<const GpuNameResolver::Facts*> GpuNameResolver::Variants(
     absl::string_view canonical_name) const {
   std::vector<const Facts*> variants;
-  if (FactsOf(canonical_name) == nullptr) return variants;
-  const std::string family = GpuFamily(canonical_name);
-  for (const Facts& facts : facts_) {
-    if (GpuFamily(facts.name) == family) variants.push_back(&facts);
+  auto it = facts_by_name_.find(canonical_name);
+  if (it == facts_by_name_.end()) return variants;
+  const std::string& family = families_[it->second];
+  for (size_t i = 0; i < facts_.size(); ++i) {
+    if (families_[i] == family) variants.push_back(&facts_[i]);
   }
   return variants;
 }

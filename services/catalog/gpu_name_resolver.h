@@ -67,6 +67,7 @@ class GpuNameResolver {
 
   absl::flat_hash_map<std::string, std::string> by_key_;  // key -> canonical
   std::vector<Facts> facts_;                              // GpuList order
+  std::vector<std::string> families_;                     // GpuFamily of each facts_
   absl::flat_hash_map<std::string, size_t> facts_by_name_;
 };
 

@@ -88,8 +88,14 @@ std::string EncodeOfferListFile(const OfferList& list, OfferListFileFormat forma
   }
   std::string body;
   list.SerializeToString(&body);
-  return absl::StrCat(kMagic, " 1 offers=", list.offers_size(), " bytes=", body.size(),
-                      " fnv1a64=", FingerprintHex(body), "\n", body);
+  std::string file = BinaryOfferListHeader(body, list.offers_size());
+  file.append(body);
+  return file;
+}
+
+std::string BinaryOfferListHeader(absl::string_view body, int64_t offers) {
+  return absl::StrCat(kMagic, " 1 offers=", offers, " bytes=", body.size(),
+                      " fnv1a64=", FingerprintHex(body), "\n");
 }
 
 absl::StatusOr<OfferList> DecodeOfferListFile(absl::string_view bytes, const std::string& path) {

@@ -15,6 +15,7 @@
 //   std::string bytes = EncodeOfferListFile(list, OfferListFileFormatFor(path));
 //   absl::StatusOr<OfferList> list = DecodeOfferListFile(bytes, path);  // either form
 
+#include <cstdint>
 #include <string>
 
 #include "absl/status/statusor.h"
@@ -32,6 +33,10 @@ OfferListFileFormat OfferListFileFormatFor(absl::string_view path);
 // starting with "# ".
 std::string EncodeOfferListFile(const gpuadvisor::catalog::v1::OfferList& list,
                                 OfferListFileFormat format, absl::string_view header_comment = "");
+
+// The binary form's header line (newline included) for `body`, a serialized
+// OfferList of `offers` offers: the file is the header, then the body.
+std::string BinaryOfferListHeader(absl::string_view body, int64_t offers);
 
 // Either form, told apart by the binary header. A binary file with a bad
 // header, byte count, checksum or offer count is kDataLoss naming `path`; a

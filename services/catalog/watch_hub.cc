@@ -9,10 +9,10 @@
 namespace gpuadvisor::catalog {
 
 std::shared_ptr<const WatchHub::Encoded> EncodeSnapshot(const v1::CatalogSnapshot& snapshot,
-                                                        const SnapshotEncoding& encoding) {
+                                                        const SnapshotEncoding& encoding,
+                                                        std::string serialized) {
   // Serialized once for every watcher and both forms.
-  std::string serialized;
-  snapshot.SerializeToString(&serialized);
+  if (serialized.empty()) snapshot.SerializeToString(&serialized);
   ChunkedResponse response;
   response.value_field = v1::WatchCatalogResponse::kSnapshotFieldNumber;
   response.chunk_field = v1::WatchCatalogResponse::kChunkFieldNumber;
@@ -29,9 +29,9 @@ WatchHub::Source CatalogWatchSource(CatalogStore* store, SnapshotEncoding encodi
                                absl::Time deadline) -> std::shared_ptr<const WatchHub::Encoded> {
     std::shared_ptr<const Catalog> catalog = store->WaitForChange(known, deadline);
     if (catalog == nullptr || catalog->snapshot().version() == known) return nullptr;
-    // Serialized once for every watcher and both forms; no copy of the
-    // snapshot message is made.
-    return EncodeSnapshot(catalog->snapshot(), encoding);
+    // Serialized once for every watcher and both forms, by the reload that
+    // named the version when it can; no copy of the snapshot message is made.
+    return EncodeSnapshot(catalog->snapshot(), encoding, store->TakeSerialized(*catalog));
   };
   source.current_version = [store] {
     std::shared_ptr<const Catalog> catalog = store->Current();

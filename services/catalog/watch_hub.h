@@ -40,8 +40,11 @@ using SnapshotEncoding = ::gpuadvisor::ChunkEncoding;
 
 // The watch encoding of `snapshot`: the whole WatchCatalogResponse (or
 // whole_refused when it is larger than max_message_bytes) and its chunks.
+// `serialized`: the snapshot's bytes when the caller has them already (else
+// it is serialized here).
 std::shared_ptr<const WatchHub::Encoded> EncodeSnapshot(const v1::CatalogSnapshot& snapshot,
-                                                        const SnapshotEncoding& encoding);
+                                                        const SnapshotEncoding& encoding,
+                                                        std::string serialized = std::string());
 
 // The WatchCatalog source over `store`, which must outlive the hub.
 WatchHub::Source CatalogWatchSource(CatalogStore* store,

@@ -48,7 +48,7 @@ PriceFollower::Watch::Protocol PriceFollower::Protocol(v1::PricingService::StubI
   protocol.value_of = [](v1::WatchPricesResponse* response) -> v1::PriceBook* {
     return response->has_price_book() ? response->mutable_price_book() : nullptr;
   };
-  protocol.apply = [store, name](v1::PriceBook book, std::string) {
+  protocol.apply = [store, name](v1::PriceBook book, std::string, const std::string&) {
     return TakeBook(std::move(book), store, name);
   };
   protocol.serving_version = [store] {

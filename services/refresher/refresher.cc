@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <cstdio>
 #include <filesystem>
+#include <fstream>
+#include <initializer_list>
 #include <system_error>
 #include <utility>
 
@@ -14,12 +16,15 @@
 #include "absl/strings/strip.h"
 #include "common/io/json_quote.h"
 #include "common/io/text_proto.h"
+#include "google/protobuf/io/coded_stream.h"
+#include "google/protobuf/io/zero_copy_stream_impl_lite.h"
 #include "services/catalog/import/json.h"
 #include "services/catalog/offer_list_file.h"
 
 namespace gpuadvisor::refresher {
 namespace {
 
+using ::google::protobuf::io::CodedOutputStream;
 using ::gpuadvisor::catalog::v1::Offer;
 using ::gpuadvisor::catalog::v1::OfferList;
 
@@ -120,6 +125,24 @@ catalog::v1::SourceState ToProto(const SourceState& s) {
   out.set_offers(s.offers);
   out.set_stale_after_seconds(s.stale_after_seconds);
   return out;
+}
+
+// WriteFileAtomically (common/io/text_proto.h) for a file in pieces.
+absl::Status WritePiecesAtomically(const std::string& path,
+                                   std::initializer_list<absl::string_view> pieces) {
+  const std::string tmp = absl::StrCat(path, ".tmp");
+  {
+    std::ofstream out(tmp, std::ios::binary | std::ios::trunc);
+    if (!out) return absl::UnavailableError(absl::StrCat(tmp, ": cannot create"));
+    for (absl::string_view piece : pieces) {
+      out.write(piece.data(), static_cast<std::streamsize>(piece.size()));
+    }
+    if (!out) return absl::UnavailableError(absl::StrCat(tmp, ": write error"));
+  }
+  std::error_code error;
+  std::filesystem::rename(tmp, path, error);
+  if (error) return absl::UnavailableError(absl::StrCat(path, ": rename: ", error.message()));
+  return absl::OkStatus();
 }
 
 }  // namespace
@@ -322,31 +345,74 @@ void Refresher::RunRefresh(Source& source, absl::Time now) {
   state.reason.clear();
 }
 
-std::string Refresher::OutputFile() {
-  // The good copies are lent to the list (swapped in, and back below): no
-  // copy of 100,000 offers.
-  OfferList list;
+OfferList Refresher::OutputFrame() {
+  OfferList frame;
   std::vector<std::string> names;
   for (const auto& source : sources_) {
-    for (Offer& o : source->good) list.add_offers()->Swap(&o);
     if (!source->good.empty()) names.push_back(source->config.name());
   }
-  list.set_source(absl::StrCat("refresher: ", absl::StrJoin(names, ", ")));
+  frame.set_source(absl::StrCat("refresher: ", absl::StrJoin(names, ", ")));
   // The states ride with the offers to the catalog and its followers
   // (CatalogSnapshot.sources: `gpu-advisor sources`, GET /v1/sources).
-  for (const auto& source : sources_) *list.add_sources() = ToProto(source->state);
-  // Binary unless the name asks for text (services/catalog/offer_list_file.h):
-  // 100,000 offers parse in a fraction of the time.
-  std::string file = catalog::EncodeOfferListFile(
-      list, catalog::OfferListFileFormatFor(options_.output_path),
-      "# proto-file: proto/gpuadvisor/catalog/v1/catalog.proto\n"
-      "# proto-message: gpuadvisor.catalog.v1.OfferList\n"
-      "# Written by the refresher (services/refresher); do not edit.\n");
-  int i = 0;
+  for (const auto& source : sources_) *frame.add_sources() = ToProto(source->state);
+  return frame;
+}
+
+std::string Refresher::OutputBody() {
+  // The bytes SerializeToString gives for the whole list (fields in number
+  // order: source, offers, sources), with every good copy's offers
+  // serialized where they are: no list of 100,000 offers is built.
+  OfferList head = OutputFrame();
+  OfferList tail;
+  tail.mutable_sources()->Swap(head.mutable_sources());
+  constexpr uint32_t kOffersTag = (OfferList::kOffersFieldNumber << 3) | 2;  // length-delimited
+  size_t total = head.ByteSizeLong() + tail.ByteSizeLong();
   for (const auto& source : sources_) {
-    for (Offer& o : source->good) o.Swap(list.mutable_offers(i++));
+    for (const Offer& o : source->good) {
+      const size_t n = o.ByteSizeLong();  // cached for the writes below
+      total += 1 + CodedOutputStream::VarintSize32(static_cast<uint32_t>(n)) + n;
+    }
   }
-  return file;
+  std::string body;
+  body.reserve(total);
+  head.AppendToString(&body);
+  {
+    google::protobuf::io::StringOutputStream stream(&body);
+    CodedOutputStream out(&stream);
+    for (const auto& source : sources_) {
+      for (const Offer& o : source->good) {
+        out.WriteTag(kOffersTag);
+        out.WriteVarint32(static_cast<uint32_t>(o.GetCachedSize()));
+        o.SerializeWithCachedSizes(&out);
+      }
+    }
+  }
+  tail.AppendToString(&body);
+  return body;
+}
+
+absl::Status Refresher::WriteOutput() {
+  if (catalog::OfferListFileFormatFor(options_.output_path) ==
+      catalog::OfferListFileFormat::kText) {
+    OfferList list = OutputFrame();
+    for (const auto& source : sources_) {
+      for (const Offer& o : source->good) *list.add_offers() = o;
+    }
+    return WriteFileAtomically(
+        options_.output_path,
+        catalog::EncodeOfferListFile(
+            list, catalog::OfferListFileFormat::kText,
+            "# proto-file: proto/gpuadvisor/catalog/v1/catalog.proto\n"
+            "# proto-message: gpuadvisor.catalog.v1.OfferList\n"
+            "# Written by the refresher (services/refresher); do not edit.\n"));
+  }
+  // Binary (services/catalog/offer_list_file.h): the header and the body
+  // written as they are, not concatenated into a third copy.
+  const std::string body = OutputBody();
+  int offers = 0;
+  for (const auto& source : sources_) offers += static_cast<int>(source->good.size());
+  return WritePiecesAtomically(options_.output_path,
+                               {catalog::BinaryOfferListHeader(body, offers), body});
 }
 
 absl::Status Refresher::Publish() {
@@ -359,7 +425,7 @@ absl::Status Refresher::Publish() {
   fs::remove(before, ignored);
   std::error_code link_error;
   fs::create_hard_link(output, before, link_error);
-  if (absl::Status s = WriteFileAtomically(options_.output_path, OutputFile()); !s.ok()) {
+  if (absl::Status s = WriteOutput(); !s.ok()) {
     fs::remove(before, ignored);
     if (options_.on_write_failed) options_.on_write_failed(s);
     return s;

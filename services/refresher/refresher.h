@@ -113,7 +113,11 @@ class Refresher {
                                                       const FetchOptions& options)
       ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   absl::Status Publish() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
-  std::string OutputFile() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  // The published list: every good copy's offers; the frame is the rest of
+  // it (source, the sources' states).
+  catalog::v1::OfferList OutputFrame() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  std::string OutputBody() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  absl::Status WriteOutput() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
 
   void PublishStates() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
 

@@ -8,6 +8,7 @@
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
+#include "absl/strings/string_view.h"
 #include "services/catalog/import/price_import.h"
 #include "services/catalog/provenance.h"
 #include "services/catalog/skypilot_import.h"
@@ -24,6 +25,17 @@ void Add(const catalog::ImportReport& report, SourceRows& rows) {
   for (const auto& [reason, n] : report.rejected_by_reason) rows.rejected[reason] += n;
 }
 
+// Appends `offers` to `to`: the first body's vector is taken whole, later
+// ones are moved into room reserved once (no regrowth of 100,000 offers).
+void Append(std::vector<Offer>& offers, std::vector<Offer>& to) {
+  if (to.empty()) {
+    to.swap(offers);
+    return;
+  }
+  to.reserve(to.size() + offers.size());
+  for (Offer& o : offers) to.push_back(std::move(o));
+}
+
 absl::StatusOr<ImportedCopy> ImportSkyPilot(const RefreshSource& source,
                                             const std::vector<std::string>& bodies,
                                             const ImportContext& context,
@@ -35,7 +47,7 @@ absl::StatusOr<ImportedCopy> ImportSkyPilot(const RefreshSource& source,
         bodies[i], source.provider(), name, *context.gpus, nullptr, as_of);
     if (!imported.ok()) return imported.status();
     Add(imported->Report(source.provider(), name), copy.rows);
-    for (Offer& o : imported->offers) copy.offers.push_back(std::move(o));
+    Append(imported->offers, copy.offers);
   }
   return copy;
 }
@@ -86,7 +98,7 @@ absl::Status ImportFile(const RefreshSource& source, const std::string& format,
   }
   Add(imported->report, copy.rows);
   if (!imported->has_spot_prices) KeepKnownSpot(context, imported->offers);
-  for (Offer& o : imported->offers) copy.offers.push_back(std::move(o));
+  Append(imported->offers, copy.offers);
   return absl::OkStatus();
 }
 
@@ -142,6 +154,27 @@ absl::StatusOr<ImportedCopy> ImportGpuhuntZips(const RefreshSource& source,
   return copy;
 }
 
+// Several bodies may describe one offer (zones, pages): the last copy of an
+// id takes the place of its first. One look-up per offer and no move when
+// the ids are unique already (a single CSV, 100,000 offers).
+void KeepLastOfEachId(std::vector<Offer>& offers) {
+  absl::flat_hash_map<absl::string_view, size_t> last;  // id -> index of its last copy
+  last.reserve(offers.size());
+  for (size_t i = 0; i < offers.size(); ++i) last.insert_or_assign(offers[i].id(), i);
+  if (last.size() == offers.size()) return;
+  std::vector<size_t> kept;  // the index of each id's last copy, in first-seen order
+  kept.reserve(last.size());
+  absl::flat_hash_map<absl::string_view, size_t> seen;
+  seen.reserve(last.size());
+  for (size_t i = 0; i < offers.size(); ++i) {
+    if (seen.emplace(offers[i].id(), i).second) kept.push_back(last[offers[i].id()]);
+  }
+  std::vector<Offer> unique;
+  unique.reserve(kept.size());
+  for (size_t i : kept) unique.push_back(std::move(offers[i]));
+  offers = std::move(unique);
+}
+
 }  // namespace
 
 absl::StatusOr<ImportedCopy> ImportBodies(const RefreshSource& source,
@@ -162,36 +195,40 @@ absl::StatusOr<ImportedCopy> ImportBodies(const RefreshSource& source,
         absl::StrCat(source.name(), ": format: unknown \"", source.format(), "\""));
   }
   if (!copy.ok()) return copy;
-  // Several bodies may describe one offer (zones, pages): keep the last.
-  absl::flat_hash_map<std::string, size_t> index;
-  std::vector<Offer> unique;
-  for (Offer& o : copy->offers) {
-    auto [it, inserted] = index.emplace(o.id(), unique.size());
-    if (inserted) {
-      unique.push_back(std::move(o));
-    } else {
-      unique[it->second] = std::move(o);
-    }
-  }
-  copy->offers = std::move(unique);
+  KeepLastOfEachId(copy->offers);
   return copy;
 }
 
 namespace {
 
-// The per-accelerator-hour prices of an offer that are set.
-std::vector<std::pair<const char*, double>> Prices(const Offer& o) {
-  std::vector<std::pair<const char*, double>> out;
-  if (o.on_demand_usd_per_hour() > 0) out.push_back({"on-demand", o.on_demand_usd_per_hour()});
-  if (o.spot_usd_per_hour() > 0) out.push_back({"spot", o.spot_usd_per_hour()});
-  return out;
+// The prices of an offer that are set, with the previous good copy's price
+// of the same kind (0 when none).
+struct Price {
+  const char* what = "";
+  double usd = 0;
+  double before = 0;
+};
+int Prices(const Offer* before, const Offer& o, Price (&out)[2]) {
+  int n = 0;
+  if (o.on_demand_usd_per_hour() > 0) {
+    out[n++] = {"on-demand", o.on_demand_usd_per_hour(),
+                before != nullptr ? before->on_demand_usd_per_hour() : 0};
+  }
+  if (o.spot_usd_per_hour() > 0) {
+    out[n++] = {"spot", o.spot_usd_per_hour(), before != nullptr ? before->spot_usd_per_hour() : 0};
+  }
+  return n;
 }
 
 void CheckOffer(const RefreshSource& source, const Offer* before, const Offer& after,
                 const PriceBounds& bounds, std::vector<std::string>& findings) {
   const double ratio_limit = source.max_price_ratio() > 0 ? source.max_price_ratio() : 3.0;
   const int gpus = std::max(1, after.gpus_per_node());
-  for (const auto& [what, price] : Prices(after)) {
+  Price prices[2];
+  const int n = Prices(before, after, prices);
+  for (int i = 0; i < n; ++i) {
+    const char* what = prices[i].what;
+    const double price = prices[i].usd;
     const double per_gpu = price / gpus;
     if (!std::isfinite(per_gpu) || per_gpu < bounds.min_usd_per_gpu_hour ||
         per_gpu > bounds.max_usd_per_gpu_hour) {
@@ -200,9 +237,7 @@ void CheckOffer(const RefreshSource& source, const Offer* before, const Offer& a
                                       "..$", bounds.max_usd_per_gpu_hour));
       continue;
     }
-    if (before == nullptr) continue;
-    const double old_price = std::string(what) == "spot" ? before->spot_usd_per_hour()
-                                                         : before->on_demand_usd_per_hour();
+    const double old_price = prices[i].before;
     if (old_price <= 0) continue;
     const double ratio = price / old_price;
     if (ratio > ratio_limit || ratio < 1 / ratio_limit) {
@@ -227,7 +262,8 @@ absl::Status GuardCopy(const RefreshSource& source, const std::vector<Offer>& pr
                                                       previous.size(), " (shrinks more than ",
                                                       shrink * 100, "%)"));
   }
-  absl::flat_hash_map<std::string, const Offer*> before;
+  absl::flat_hash_map<absl::string_view, const Offer*> before;
+  before.reserve(previous.size());
   for (const Offer& o : previous) before.emplace(o.id(), &o);
   std::vector<std::string> findings;
   for (const Offer& o : next) {

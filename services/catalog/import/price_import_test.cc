@@ -1,6 +1,8 @@
 #include "services/catalog/import/price_import.h"
 
+#include <algorithm>
 #include <map>
+#include <random>
 #include <string>
 
 #include "absl/strings/match.h"
@@ -8,6 +10,7 @@
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "services/catalog/catalog_loader.h"
+#include "services/catalog/import/import_report.h"
 #include "services/catalog/import/import_test_util.h"
 #include "services/catalog/provenance.h"
 #include "services/catalog/skypilot_import.h"
@@ -327,6 +330,23 @@ TEST(PriceImportLoader, BadSourcesAreErrors) {
   EXPECT_EQ(gpuhunt[0].path, "x/y/lambdalabs.csv");
   EXPECT_EQ(gpuhunt[1].provider, "aws");
   EXPECT_EQ(gpuhunt[1].path, "/tmp/c.csv");
+}
+
+TEST(SortById, PutsEveryOfferInIdOrderWithItsOwnFields) {
+  std::vector<Offer> offers(1000);
+  for (int i = 0; i < 1000; ++i) {
+    offers[static_cast<size_t>(i)].set_id("offer-" + std::to_string(i));
+    offers[static_cast<size_t>(i)].set_vcpus(i);
+  }
+  std::shuffle(offers.begin(), offers.end(), std::mt19937(7));
+  SortById(offers);
+  ASSERT_EQ(offers.size(), 1000u);
+  for (size_t i = 0; i < offers.size(); ++i) {
+    EXPECT_EQ(offers[i].id(), "offer-" + std::to_string(offers[i].vcpus()));
+    if (i > 0) {
+      EXPECT_LT(offers[i - 1].id(), offers[i].id());
+    }
+  }
 }
 
 }  // namespace
