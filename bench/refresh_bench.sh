@@ -66,40 +66,10 @@ trap cleanup EXIT
 trap 'exit 130' INT
 trap 'exit 143' TERM
 
-# --- the source: a gpuhunt catalog CSV of OFFERS rows, one offer each -------------------------
-make_source() {  # factor out
-  "$PY" - "$OFFERS" "$1" "$2" <<'PY'
-import sys
-n, factor, out = int(sys.argv[1]), float(sys.argv[2]), sys.argv[3]
-# (gpuhunt gpu_name, GB per GPU, USD per GPU-hour): the real catalog's range
-gpus = [("H100", 80, 2.4), ("A100", 80, 1.6), ("A100", 40, 1.2), ("L4", 24, 0.7),
-        ("L40S", 48, 1.1), ("A10", 24, 0.9), ("H200", 141, 3.2), ("T4", 16, 0.4)]
-with open(out, "w", newline="") as f:
-    f.write("instance_name,location,price,cpu,memory,gpu_count,gpu_name,gpu_memory,spot,"
-            "disk_size,gpu_vendor,flags,cpu_arch,provider_data\r\n")
-    for i in range(n):
-        name, mem, usd = gpus[i % len(gpus)]
-        count = (1, 2, 4, 8)[(i // len(gpus)) % 4]
-        price = usd * count * (0.9 + 0.2 * ((i * 7919) % 1000) / 1000) * factor
-        f.write("bench-%d,region-%d,%.4f,%d,%d.0,%d,%s,%d.0,False,100.0,nvidia,,x86,\r\n"
-                % (i, i % 40, price, 8 * count, 64 * count, count, name, mem))
-PY
-}
-mkdir -p "$TMP/replay" "$TMP/out"
-make_source 1.0 "$TMP/replay/bench.csv"
-echo '{}' >"$TMP/replay/modes.json"
-bash "$ROOT/tests/testing/make_certs.sh" "$TMP/certs" >/dev/null
-"$PY" "$ROOT/tests/refresh/replay_server.py" "$TMP/replay" "$TMP/certs/server.pem" \
-  "$TMP/certs/server.key" >"$TMP/replay.out" 2>"$TMP/replay.log" &
-REPLAY_PID=$!
-for _ in $(seq 1 50); do grep -q "port=" "$TMP/replay.out" 2>/dev/null && break; sleep 0.1; done
-PORT=$(sed -nE 's/.*port=([0-9]+).*/\1/p' "$TMP/replay.out")
-cat >"$TMP/sources.textproto" <<CONF
-sources {
-  name: "bench" format: "gpuhunt" provider: "benchmarket" urls: "https://127.0.0.1:$PORT/bench.csv"
-  interval_seconds: 3600 stale_after_seconds: 7200 timeout_seconds: 60 max_bytes: 268435456
-}
-CONF
+# --- the source: a gpuhunt catalog CSV of OFFERS rows on the local replay server -----------
+# shellcheck source=bench/refresh_source.sh
+source "$ROOT/bench/refresh_source.sh"
+refresh_source_start "$TMP"
 
 # --- the stack: cold answers, no rate limit, the catalog reading the refresher's file ----------
 echo "refresh-bench-token" >"$TMP/token"
@@ -252,7 +222,7 @@ baseline_phase() {  # round -> "rate failed"
 
 refresh_phase() {  # round factor -> "rate failed seconds"
   local cpu0 cpu1 load_pid seen rate bad refresher_cpu
-  make_source "$2" "$TMP/replay/bench.csv"
+  refresh_source_write "$2" "$TMP/replay/bench.csv"
   cpu0=$(cpu_all)
   counters >"$TMP/counts0"
   load "during$1" >"$TMP/during.result" &

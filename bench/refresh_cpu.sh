@@ -34,38 +34,10 @@ cleanup() {
 }
 trap cleanup EXIT
 
-make_source() {  # factor out: the source of bench/refresh_bench.sh
-  "$PY" - "$OFFERS" "$1" "$2" <<'PY'
-import sys
-n, factor, out = int(sys.argv[1]), float(sys.argv[2]), sys.argv[3]
-gpus = [("H100", 80, 2.4), ("A100", 80, 1.6), ("A100", 40, 1.2), ("L4", 24, 0.7),
-        ("L40S", 48, 1.1), ("A10", 24, 0.9), ("H200", 141, 3.2), ("T4", 16, 0.4)]
-with open(out, "w", newline="") as f:
-    f.write("instance_name,location,price,cpu,memory,gpu_count,gpu_name,gpu_memory,spot,"
-            "disk_size,gpu_vendor,flags,cpu_arch,provider_data\r\n")
-    for i in range(n):
-        name, mem, usd = gpus[i % len(gpus)]
-        count = (1, 2, 4, 8)[(i // len(gpus)) % 4]
-        price = usd * count * (0.9 + 0.2 * ((i * 7919) % 1000) / 1000) * factor
-        f.write("bench-%d,region-%d,%.4f,%d,%d.0,%d,%s,%d.0,False,100.0,nvidia,,x86,\r\n"
-                % (i, i % 40, price, 8 * count, 64 * count, count, name, mem))
-PY
-}
-mkdir -p "$TMP/replay" "$TMP/out"
-make_source 1.0 "$TMP/replay/bench.csv"
-echo '{}' >"$TMP/replay/modes.json"
-bash "$ROOT/tests/testing/make_certs.sh" "$TMP/certs" >/dev/null
-"$PY" "$ROOT/tests/refresh/replay_server.py" "$TMP/replay" "$TMP/certs/server.pem" \
-  "$TMP/certs/server.key" >"$TMP/replay.out" 2>"$TMP/replay.log" &
-REPLAY_PID=$!
-for _ in $(seq 1 50); do grep -q "port=" "$TMP/replay.out" 2>/dev/null && break; sleep 0.1; done
-PORT=$(sed -nE 's/.*port=([0-9]+).*/\1/p' "$TMP/replay.out")
-cat >"$TMP/sources.textproto" <<CONF
-sources {
-  name: "bench" format: "gpuhunt" provider: "benchmarket" urls: "https://127.0.0.1:$PORT/bench.csv"
-  interval_seconds: 3600 stale_after_seconds: 7200 timeout_seconds: 60 max_bytes: 268435456
-}
-CONF
+# --- the source: a gpuhunt catalog CSV of OFFERS rows on the local replay server -----------
+# shellcheck source=bench/refresh_source.sh
+source "$ROOT/bench/refresh_source.sh"
+refresh_source_start "$TMP"
 echo "refresh-cpu-token" >"$TMP/token"
 refresh_once() {  # -> the refresher's CPU seconds
   /usr/bin/time -f "%U %S" -o "$TMP/time" "$REFRESHER" --once --config="$TMP/sources.textproto" \
@@ -86,7 +58,7 @@ cpu_of() { awk -v hz="$(getconf CLK_TCK)" '{print ($14 + $15) / hz}' "/proc/$1/s
 cpu_all() { local p; for p in "${STACK_PIDS[@]}"; do cpu_of "$p"; done | tr '\n' ' '; }
 served() { grep -c "catalog replica: serving v" "$TMP/logs/$1.log" || true; }
 for round in $(seq 1 "$ROUNDS"); do
-  make_source "$("$PY" -c "print(1 + 0.2 * $round)")" "$TMP/replay/bench.csv"
+  refresh_source_write "$("$PY" -c "print(1 + 0.2 * $round)")" "$TMP/replay/bench.csv"
   before=$(cpu_all) gateway0=$(served gateway) pricing0=$(served pricing)
   perf_pid=""
   if [[ -n "${REFRESH_PERF:-}" && $round == "$ROUNDS" ]]; then

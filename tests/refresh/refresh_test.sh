@@ -12,8 +12,8 @@
 # answer, the same price) with a growing age and a visible reason, for every
 # source; and a real Prometheus
 # with deploy/prometheus/rules.yml fires GpuAdvisorSourceStale when a source
-# passes its budget. Fixtures missing: a failure. Bounded (about 210-250 s on a quiet machine; ctest's timeout
-# is 600 s) and self-cleaning.
+# passes its budget. Fixtures missing: a failure. Bounded (about 210-250 s on
+# a quiet machine; ctest's timeout is 600 s) and self-cleaning.
 # Usage: tests/refresh/refresh_test.sh BUILD_DIR
 set -uo pipefail
 
