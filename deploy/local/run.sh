@@ -31,7 +31,7 @@ cmake --build "$BUILD_DIR" -j "$(nproc)" --target \
 
 # shellcheck source=deploy/local/stack.sh
 source deploy/local/stack.sh
-LOG_DIR=$(mktemp -d /tmp/gpu-advisor.XXXXXX)
+LOG_DIR=$(mktemp -d "${TMPDIR:-/tmp}/gpu-advisor.XXXXXX")
 # Ctrl-C or SIGTERM, whenever it comes (starting, printing the sample, or
 # waiting): stop the stack, say so in one line, exit 0. The handler stops the
 # services itself: a SIGTERM sent to this script alone reaches none of them,

@@ -14,11 +14,15 @@ import re
 import signal
 import subprocess
 import sys
+import tempfile
 import threading
 import time
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 BUILD_DIR = os.path.abspath(sys.argv[1])
+# run.sh keeps each stack's logs in a new directory under TMPDIR for the user
+# to read; the test's go into one directory removed when it ends.
+LOGS = tempfile.TemporaryDirectory(prefix="run-sh-test.")
 passed = failed = 0
 T0 = time.monotonic()
 
@@ -67,7 +71,7 @@ def check_nothing_left(sid, name):
 
 
 def start(marker="Press Ctrl-C to stop.", **extra_env):
-    env = dict(os.environ, BUILD_DIR=BUILD_DIR, PORTS="ephemeral", **extra_env)
+    env = dict(os.environ, BUILD_DIR=BUILD_DIR, PORTS="ephemeral", TMPDIR=LOGS.name, **extra_env)
     # A session of its own, as a terminal would give it; SIGINT not ignored.
     proc = subprocess.Popen(["bash", os.path.join(ROOT, "deploy/local/run.sh")], cwd=ROOT, env=env,
                             stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
@@ -175,4 +179,5 @@ check("replay: run.sh exits 0 on Ctrl-C", code == 0, f"exit {code}")
 check_nothing_left(sid, "replay: no process left behind (replay server and refresher included)")
 
 print(f"run_sh: {passed} passed, {failed} failed")
+LOGS.cleanup()
 sys.exit(1 if failed else 0)
