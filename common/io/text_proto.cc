@@ -76,11 +76,18 @@ absl::Status LoadTextProtoFile(const std::string& path, google::protobuf::Messag
 }
 
 absl::Status WriteFileAtomically(const std::string& path, absl::string_view contents) {
+  return WriteFileAtomically(path, {contents});
+}
+
+absl::Status WriteFileAtomically(const std::string& path,
+                                 std::initializer_list<absl::string_view> pieces) {
   const std::string tmp = absl::StrCat(path, ".tmp");
   {
     std::ofstream out(tmp, std::ios::binary | std::ios::trunc);
     if (!out) return absl::UnavailableError(absl::StrCat(tmp, ": ", std::strerror(errno)));
-    out.write(contents.data(), static_cast<std::streamsize>(contents.size()));
+    for (absl::string_view piece : pieces) {
+      out.write(piece.data(), static_cast<std::streamsize>(piece.size()));
+    }
     if (!out) return absl::UnavailableError(absl::StrCat(tmp, ": write error"));
   }
   if (std::rename(tmp.c_str(), path.c_str()) != 0) {

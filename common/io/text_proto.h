@@ -4,6 +4,7 @@
 // Reading the native data files under data/: protobuf text format, whose
 // schema is the proto itself.
 
+#include <initializer_list>
 #include <string>
 
 #include "absl/status/status.h"
@@ -29,6 +30,11 @@ absl::Status LoadTextProtoFile(const std::string& path, google::protobuf::Messag
 // Writes `contents` to `path` through a temporary file and rename(), so a
 // reader never sees half a file.
 absl::Status WriteFileAtomically(const std::string& path, absl::string_view contents);
+
+// The same for a file written as consecutive pieces (a header and a large
+// body), without concatenating them first.
+absl::Status WriteFileAtomically(const std::string& path,
+                                 std::initializer_list<absl::string_view> pieces);
 
 }  // namespace gpuadvisor
 

@@ -3,8 +3,6 @@
 #include <algorithm>
 #include <cstdio>
 #include <filesystem>
-#include <fstream>
-#include <initializer_list>
 #include <system_error>
 #include <utility>
 
@@ -125,24 +123,6 @@ catalog::v1::SourceState ToProto(const SourceState& s) {
   out.set_offers(s.offers);
   out.set_stale_after_seconds(s.stale_after_seconds);
   return out;
-}
-
-// WriteFileAtomically (common/io/text_proto.h) for a file in pieces.
-absl::Status WritePiecesAtomically(const std::string& path,
-                                   std::initializer_list<absl::string_view> pieces) {
-  const std::string tmp = absl::StrCat(path, ".tmp");
-  {
-    std::ofstream out(tmp, std::ios::binary | std::ios::trunc);
-    if (!out) return absl::UnavailableError(absl::StrCat(tmp, ": cannot create"));
-    for (absl::string_view piece : pieces) {
-      out.write(piece.data(), static_cast<std::streamsize>(piece.size()));
-    }
-    if (!out) return absl::UnavailableError(absl::StrCat(tmp, ": write error"));
-  }
-  std::error_code error;
-  std::filesystem::rename(tmp, path, error);
-  if (error) return absl::UnavailableError(absl::StrCat(path, ": rename: ", error.message()));
-  return absl::OkStatus();
 }
 
 }  // namespace
@@ -411,8 +391,8 @@ absl::Status Refresher::WriteOutput() {
   const std::string body = OutputBody();
   int offers = 0;
   for (const auto& source : sources_) offers += static_cast<int>(source->good.size());
-  return WritePiecesAtomically(options_.output_path,
-                               {catalog::BinaryOfferListHeader(body, offers), body});
+  return WriteFileAtomically(options_.output_path,
+                             {catalog::BinaryOfferListHeader(body, offers), body});
 }
 
 absl::Status Refresher::Publish() {
