@@ -105,10 +105,12 @@ namespace {
 
 // A message type's fields that CheckRanges reads: sub-messages and fields
 // with a row, in field order, with their rows; the others are never met.
-// Resolved once per type: the walk runs on every request.
+// Resolved once per type: the walk runs on every request, so each thread
+// keeps its own view of the shared table and locks only on a type it has
+// not met yet.
 using CheckedFields = std::vector<std::pair<const FieldDescriptor*, const FieldRange*>>;
 
-const CheckedFields& CheckedFieldsOf(const Descriptor* d) {
+const CheckedFields& ResolveCheckedFields(const Descriptor* d) {
   static std::mutex mu;
   static auto* by_type =
       new absl::flat_hash_map<const Descriptor*, std::unique_ptr<CheckedFields>>();
@@ -128,35 +130,60 @@ const CheckedFields& CheckedFieldsOf(const Descriptor* d) {
   return *fields;
 }
 
-}  // namespace
+const CheckedFields& CheckedFieldsOf(const Descriptor* d) {
+  thread_local absl::flat_hash_map<const Descriptor*, const CheckedFields*> seen;
+  const CheckedFields*& fields = seen[d];
+  if (fields == nullptr) fields = &ResolveCheckedFields(d);
+  return *fields;
+}
 
-absl::Status CheckRanges(const Message& message, absl::string_view path) {
+// Where a message sits under the caller's path: a chain up to the root,
+// spelled ("workload.model.architecture") only for an error.
+struct Place {
+  const Place* parent;     // null at the root
+  absl::string_view root;  // the caller's path, at the root
+  const FieldDescriptor* field;
+  int index;  // -1: a singular field
+};
+
+std::string Spell(const Place& at) {
+  return at.parent == nullptr ? std::string(at.root) : Join(Spell(*at.parent), at.field, at.index);
+}
+
+absl::Status CheckAt(const Message& message, const Place& at) {
   const Reflection* r = message.GetReflection();
   for (const auto& [f, range] : CheckedFieldsOf(message.GetDescriptor())) {
     if (f->cpp_type() == FieldDescriptor::CPPTYPE_MESSAGE) {
       if (f->is_repeated()) {
         for (int k = 0; k < r->FieldSize(message, f); ++k) {
-          absl::Status s = CheckRanges(r->GetRepeatedMessage(message, f, k), Join(path, f, k));
-          if (!s.ok()) return s;
+          const Place place{&at, {}, f, k};
+          if (absl::Status s = CheckAt(r->GetRepeatedMessage(message, f, k), place); !s.ok()) {
+            return s;
+          }
         }
       } else if (r->HasField(message, f)) {
-        absl::Status s = CheckRanges(r->GetMessage(message, f), Join(path, f, -1));
-        if (!s.ok()) return s;
+        const Place place{&at, {}, f, -1};
+        if (absl::Status s = CheckAt(r->GetMessage(message, f), place); !s.ok()) return s;
       }
       continue;
     }
     if (f->is_repeated()) {
       for (int k = 0; k < r->FieldSize(message, f); ++k) {
         const double value = NumericValue(message, f, k);
-        // The path is spelled only for an error: this walk runs on every call.
-        if (!InRange(*range, value)) return CheckValue(*range, value, Join(path, f, k));
+        if (!InRange(*range, value)) return CheckValue(*range, value, Join(Spell(at), f, k));
       }
     } else if (!f->has_presence() || r->HasField(message, f)) {
       const double value = NumericValue(message, f, -1);
-      if (!InRange(*range, value)) return CheckValue(*range, value, Join(path, f, -1));
+      if (!InRange(*range, value)) return CheckValue(*range, value, Join(Spell(at), f, -1));
     }
   }
   return absl::OkStatus();
+}
+
+}  // namespace
+
+absl::Status CheckRanges(const Message& message, absl::string_view path) {
+  return CheckAt(message, Place{nullptr, path, nullptr, -1});
 }
 
 }  // namespace gpuadvisor::validation

@@ -151,6 +151,14 @@ TEST(FieldRanges, RepeatedMessagesAreCheckedWithTheirIndex) {
   EXPECT_THAT(CheckRanges(model, "workload.model"),
               StatusIs(absl::StatusCode::kInvalidArgument,
                        HasSubstr("workload.model.params: must be finite")));
+  // Three levels down from the root, and under a caller's prefix.
+  gateway::v1::RecommendRequest request;
+  *request.mutable_workload()->mutable_model() = model;
+  EXPECT_THAT(CheckRanges(request), StatusIs(absl::StatusCode::kInvalidArgument,
+                                             HasSubstr("workload.model.params: must be finite")));
+  EXPECT_THAT(CheckRanges(request, "requests[2]"),
+              StatusIs(absl::StatusCode::kInvalidArgument,
+                       HasSubstr("requests[2].workload.model.params: must be finite")));
 }
 
 }  // namespace
