@@ -171,6 +171,7 @@ struct MixWorld {
   std::vector<std::string> requests;  // serialized RecommendRequests
   EstimateCache estimate_cache{EstimateCache::Options{}};
   sizing::SizingModel sizing;
+  QuoteClassCache quote_classes{&overheads};  // as the gateway's in-process quotes
 };
 
 absl::StatusOr<std::unique_ptr<MixWorld>> LoadMixWorld() {
@@ -231,7 +232,9 @@ absl::Status RecommendOnce(MixWorld& world, const std::string& request_bytes, Mi
     ASSIGN_OR_RETURN(sized, world.sizing.Estimate(run.estimate_request()));
   }
   if (mix == Mix::kInProcess) {
-    ASSIGN_OR_RETURN(RecommendationRun::QuotePlan plan, run.PlanQuote(std::move(sized)));
+    ASSIGN_OR_RETURN(
+        RecommendationRun::QuotePlan plan,
+        run.PlanQuote(std::move(sized), world.quote_classes.For(*world.index, *world.book).get()));
     google::protobuf::Arena arena;
     auto* priced = google::protobuf::Arena::CreateMessage<pricing::v1::QuoteResponse>(&arena);
     RETURN_IF_ERROR(world.book->Quote(plan.items, plan.job, absl::Now(), priced));

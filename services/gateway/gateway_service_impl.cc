@@ -79,10 +79,12 @@ GatewayServiceImpl::GatewayServiceImpl(catalog::CatalogReplica* replica,
       options_(options),
       limiter_(options.rate_limit),
       gateway_metrics_(metrics),
+      quote_classes_(options.overheads),
       pipeline_options_{.price_book = options.price_book,
                         .region_groups = options.region_groups,
                         .overheads = options.overheads,
-                        .estimate_cache = options.estimate_cache} {
+                        .estimate_cache = options.estimate_cache,
+                        .quote_classes = &quote_classes_} {
   if (options_.sizing_probe_interval > absl::ZeroDuration()) {
     sizing_probe_ = std::thread([this] { ProbeSizing(); });
   }

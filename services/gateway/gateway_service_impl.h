@@ -215,6 +215,7 @@ class GatewayServiceImpl final
   const Options options_;
   PeerRateLimiter limiter_;
   GatewayMetrics gateway_metrics_;  // every gateway family, resolved once
+  QuoteClassCache quote_classes_;   // for the in-process quotes (pipeline_options_)
   const RecommendPipeline::Options pipeline_options_;
   mutable absl::Mutex sizing_model_mu_;
   std::string sizing_model_ ABSL_GUARDED_BY(sizing_model_mu_);

@@ -43,22 +43,28 @@ void RecommendPipeline::FinishAnswer(const pricing::v1::QuoteResponse& quotes) {
 
 void RecommendPipeline::Sized(absl::Status sized) {
   if (!sized.ok()) return Reply(std::move(sized));
-  absl::StatusOr<RecommendationRun::QuotePlan> plan = run_->PlanQuote(std::move(estimates_));
-  if (!plan.ok()) return Reply(plan.status());
-  priced_ = google::protobuf::Arena::CreateMessage<pricing::v1::QuoteResponse>(&arena_);
   // One snapshot for the whole answer: pricing quotes its version.
   const std::string& catalog_version = index_->catalog().snapshot().version();
-  if (options_->price_book) {
-    if (std::shared_ptr<const pricing::PriceBook> book = options_->price_book(catalog_version)) {
-      priced_locally_ = true;
-      if (absl::Status quoted = book->Quote(plan->items, plan->job, absl::Now(), priced_);
-          !quoted.ok()) {
-        // The gateway built the request: a rejection is its own fault.
-        return Reply(absl::InternalError(absl::StrCat(
-            "pricing (in process) rejected the gateway's request: ", quoted.message())));
-      }
-      return FinishAnswer(*priced_);
+  // A current copy of pricing's book quotes in process, and the plan knows it.
+  const std::shared_ptr<const pricing::PriceBook> book =
+      options_->price_book ? options_->price_book(catalog_version) : nullptr;
+  const std::shared_ptr<const QuoteClasses> classes =
+      book != nullptr && options_->quote_classes != nullptr
+          ? options_->quote_classes->For(*index_, *book)
+          : nullptr;
+  absl::StatusOr<RecommendationRun::QuotePlan> plan =
+      run_->PlanQuote(std::move(estimates_), classes.get());
+  if (!plan.ok()) return Reply(plan.status());
+  priced_ = google::protobuf::Arena::CreateMessage<pricing::v1::QuoteResponse>(&arena_);
+  if (book != nullptr) {
+    priced_locally_ = true;
+    if (absl::Status quoted = book->Quote(plan->items, plan->job, absl::Now(), priced_);
+        !quoted.ok()) {
+      // The gateway built the request: a rejection is its own fault.
+      return Reply(absl::InternalError(
+          absl::StrCat("pricing (in process) rejected the gateway's request: ", quoted.message())));
     }
+    return FinishAnswer(*priced_);
   }
   // Quote even with no items: an empty answer still says which price book
   // it was checked against.

@@ -62,6 +62,9 @@ class RecommendPipeline {
     const RegionGroups* region_groups = nullptr;
     const OverheadModel* overheads = nullptr;
     EstimateCache* estimate_cache = nullptr;
+    // With price_book: which offers quote alike under a book (made from
+    // `overheads`), for a smaller quote with the same answer; may be null.
+    QuoteClassCache* quote_classes = nullptr;
   };
 
   RecommendPipeline(const Options* options, Backends backends)

@@ -148,6 +148,19 @@ TEST(RecommendPipeline, AnswersThroughInjectedBackendsAsFromALocalBook) {
   EXPECT_TRUE(in_process.priced_locally());
   EXPECT_EQ(world->quote_calls, 1);  // not called again
   EXPECT_EQ(WithoutAges(*priced_here), WithoutAges(*called));
+
+  // With the quote classes of the local book, too (the gateway's options).
+  QuoteClassCache classes(&world->overheads);
+  local.quote_classes = &classes;
+  RecommendPipeline with_classes(&local, world->Backends());
+  absl::StatusOr<v1::RecommendResponse> by_class = Answer(with_classes, *world, FineTune());
+  ASSERT_OK(by_class);
+  EXPECT_TRUE(with_classes.priced_locally());
+  EXPECT_EQ(WithoutAges(*by_class), WithoutAges(*called));
+  const std::shared_ptr<const QuoteClasses> made = classes.For(*world->index, *world->book);
+  ASSERT_NE(made, nullptr);
+  EXPECT_GT(made->classes(), 0);
+  EXPECT_EQ(classes.For(*world->index, *world->book), made);  // made once per pair
 }
 
 // With the estimate cache holding the workload, sizing is not called.

@@ -314,16 +314,18 @@ void RunState::PreRankCut(std::vector<Ranked>& sorted, size_t cap) const {
 
 // Past the cap, a candidate is left out when max_results candidates of its
 // kind (OfferIndex::kind: its quote differs from theirs only through the
-// price) at lower distinct prices are in the cut. Each of them quotes the
-// same hours, warnings and risk at a lower price (a lower hourly price, a
-// lower total at every confidence, the same expected hours), so survives
-// whenever it does and ranks before it; their prices differ, so GroupRegions
-// keeps each as a row, each in a region of its own, and they fill
-// max_results places of the list before it; the head's three measures and
-// every what-if (the ones that do not qualify too, by total) find one of
-// them first; and when it misses the one limit checked after the quote
-// (max_usd_per_hour, max_total_usd or deadline_hours), they miss it too,
-// nearer the limit, or one of them survives. Not left out:
+// price; with an in-process quote, of its quote class: kinds of other
+// providers the book quotes alike, quote_classes.h) at lower distinct prices
+// are in the cut. Each of them quotes the same hours, warnings and risk at a
+// lower price (a lower hourly price, a lower total at every confidence, the
+// same expected hours), so survives whenever it does and ranks before it;
+// their prices differ, so GroupRegions keeps each as a row, each in a place
+// (provider, region) of its own, and they fill max_results places of the list
+// before it; the head's three measures and every what-if (the ones that do
+// not qualify too, by total) find one of them first; and when it misses the
+// one limit checked after the quote (max_usd_per_hour, max_total_usd or
+// deadline_hours), they miss it too, nearer the limit, or one of them
+// survives. Not left out:
 //  - when its offer has another candidate in the cut (an offer is quoted
 //    whole or not at all, as the exclusions and the other-option what-ifs
 //    read it);
@@ -384,13 +386,15 @@ std::vector<char> RunState::Outranked(const std::vector<Ranked>& kept, size_t ca
     double price = -1;
     int distinct = 0;
   };
-  SmallTable<Seen> seen(order.size());  // by (kind, cluster size step, option)
+  SmallTable<Seen> seen(order.size());  // by (kind or quote class, cluster size step, option)
   const int k = std::max(max_results_, 1);
   std::vector<char> outranked(kept.size(), 0);
   bool any = false;
   for (const auto& [price, i] : order) {
     const Ranked& r = kept[i];
-    Seen& s = seen[int64_t{index_->kind(r.offer)} << 8 | r.step << 2 | r.option_pos];
+    const int32_t kind = index_->kind(r.offer);
+    const int32_t group = quote_classes_ != nullptr ? quote_classes_->of_kind(kind) : kind;
+    Seen& s = seen[int64_t{group} << 8 | r.step << 2 | r.option_pos];
     if (price < s.price) return {};  // not in price order: compare nothing
     if (price != s.price) {
       s.price = price;

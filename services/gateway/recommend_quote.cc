@@ -17,8 +17,9 @@ namespace gpuadvisor::gateway::recommend {
 using catalog::v1::PurchaseOption;
 
 absl::StatusOr<RecommendationRun::QuotePlan> RunState::PlanQuote(
-    sizing::v1::EstimateResponse estimates) {
+    sizing::v1::EstimateResponse estimates, const QuoteClasses* quote_classes) {
   RETURN_IF_ERROR(RecordEstimates(std::move(estimates)));
+  quote_classes_ = quote_classes;
   AddSizedAssumptions(request_.workload(), *sized_, assumptions_);
   KeepFitting();
   // Pre-rank by list price so one Quote stays small even for a huge catalog.

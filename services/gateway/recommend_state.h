@@ -284,7 +284,8 @@ class RunState {
   std::vector<char> Outranked(const std::vector<Ranked>& kept, size_t cap) const;
 
   // ---- recommend_quote.cc
-  absl::StatusOr<RecommendationRun::QuotePlan> PlanQuote(sizing::v1::EstimateResponse estimates);
+  absl::StatusOr<RecommendationRun::QuotePlan> PlanQuote(sizing::v1::EstimateResponse estimates,
+                                                         const QuoteClasses* quote_classes);
   void MakeCandidates(const std::vector<Ranked>& ranked);
   void PlanJob(pricing::v1::JobProfile& job);
   // What leaves the cloud (the caller's figure or a stated derivation).
@@ -428,6 +429,9 @@ class RunState {
   double tie_band_ = -1;
   double tie_band_used_ = 0;
   mutable double pre_rank_band_ = -1;  // PreRankBand(), once computed
+  // The quote classes of the book that will quote this run, when the quote
+  // is in process (else null): the kind cut counts by class.
+  const QuoteClasses* quote_classes_ = nullptr;
   // The per-user speed floor in force (0 = none), and the field it comes
   // from ("" = the default).
   double min_user_tps_ = 0;

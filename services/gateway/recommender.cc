@@ -37,13 +37,13 @@ const sizing::v1::EstimateRequest& RecommendationRun::estimate_request() const {
 }
 
 absl::StatusOr<RecommendationRun::QuotePlan> RecommendationRun::PlanQuote(
-    sizing::v1::EstimateResponse estimates) {
-  return state_->PlanQuote(std::move(estimates));
+    sizing::v1::EstimateResponse estimates, const QuoteClasses* quote_classes) {
+  return state_->PlanQuote(std::move(estimates), quote_classes);
 }
 
 absl::StatusOr<pricing::v1::QuoteRequest> RecommendationRun::ApplyEstimates(
-    sizing::v1::EstimateResponse estimates) {
-  absl::StatusOr<QuotePlan> plan = PlanQuote(std::move(estimates));
+    sizing::v1::EstimateResponse estimates, const QuoteClasses* quote_classes) {
+  absl::StatusOr<QuotePlan> plan = PlanQuote(std::move(estimates), quote_classes);
   if (!plan.ok()) return plan.status();
   return plan->ToRequest();
 }

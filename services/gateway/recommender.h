@@ -45,6 +45,7 @@
 #include "services/gateway/estimate_cache.h"
 #include "services/gateway/offer_index.h"
 #include "services/gateway/overheads.h"
+#include "services/gateway/quote_classes.h"
 #include "services/gateway/region_groups.h"
 #include "services/pricing/price_book.h"
 
@@ -130,9 +131,15 @@ class RecommendationRun {
   // Records which configurations fit and plans the quote of the best fitting
   // candidates; with no items, skip pricing and Finish with an empty
   // QuoteResponse. kInternal if the answer does not match the request.
-  absl::StatusOr<QuotePlan> PlanQuote(sizing::v1::EstimateResponse estimates);
+  // `quote_classes`: those of the book that will quote the plan, when the
+  // caller quotes in process (else null; must live through the call): the
+  // pre-rank's kind cut then counts offers of different providers that
+  // quote alike together, and quotes fewer of them, for the same answer.
+  absl::StatusOr<QuotePlan> PlanQuote(sizing::v1::EstimateResponse estimates,
+                                      const QuoteClasses* quote_classes = nullptr);
   // PlanQuote, as pricing's QuoteRequest.
-  absl::StatusOr<pricing::v1::QuoteRequest> ApplyEstimates(sizing::v1::EstimateResponse estimates);
+  absl::StatusOr<pricing::v1::QuoteRequest> ApplyEstimates(
+      sizing::v1::EstimateResponse estimates, const QuoteClasses* quote_classes = nullptr);
 
   // Applies prices and hard constraints, ranks by the objective, keeps
   // max_results spread across providers and regions, explains each one.

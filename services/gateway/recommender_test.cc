@@ -14,6 +14,8 @@
 #include "google/protobuf/text_format.h"
 #include "gtest/gtest.h"
 #include "services/gateway/full_scan_reference.h"
+#include "services/gateway/quote_classes.h"
+#include "services/pricing/price_loader.h"
 #include "tests/testing/status_matchers.h"
 
 namespace gpuadvisor::gateway {
@@ -651,6 +653,105 @@ TEST(Recommender, PreRankLeavesOutOnlyWhatItsKindOutranks) {
   for (const char* limit : {"max_usd_per_hour: 1000", "max_total_usd: 1e6"}) {
     EXPECT_GT(fewer[limit], 0) << limit << ": nothing left out";
   }
+}
+
+// Marketplace hosts: providers the price book bills by its default rule,
+// each selling the same instance types in five regions (fewer than
+// max_results a kind), beside a provider with billing rules of its own
+// (aws) selling types of the same names: more candidates than one quote
+// takes.
+std::shared_ptr<const catalog::Catalog> MarketCatalog() {
+  catalog::v1::CatalogSnapshot s = GeneratedCatalog(1)->snapshot();
+  s.clear_offers();
+  s.set_version("v-market");
+  for (int type = 0; type < 12; ++type) {
+    const int n = 1 + type % 2;
+    const double base = n * (1.0 + type * 0.02);
+    for (int host = 0; host < 10; ++host) {
+      const std::string provider = host < 9 ? absl::StrCat("market-", host) : "aws";
+      for (int region = 0; region < 5; ++region) {
+        const double factor = 1.0 + 0.003 * ((host * 29 + region * 7 + type) % 60);
+        *s.add_offers() =
+            MakeOffer(provider, absl::StrCat("type-", type), absl::StrCat("region-", region),
+                      "H100-SXM", n, base * factor, type % 4 == 0 ? base * factor * 0.9 : 0);
+      }
+    }
+  }
+  absl::StatusOr<std::shared_ptr<const catalog::Catalog>> catalog = catalog::Catalog::Create(s);
+  EXPECT_TRUE(catalog.ok()) << catalog.status();
+  return *catalog;
+}
+
+// With the book that quotes in process, kinds of different providers whose
+// offers the book quotes by the same rules count as one in the kind cut:
+// fewer quote items, and the answer, byte for byte, of the reference that
+// quotes the whole band with that book.
+TEST(Recommender, PreRankCountsProvidersThatQuoteAlikeAsOneKind) {
+  std::shared_ptr<const catalog::Catalog> catalog = MarketCatalog();
+  auto index = std::make_shared<const OfferIndex>(catalog);
+  absl::StatusOr<std::shared_ptr<const pricing::PriceBook>> book = pricing::LoadPriceBook(
+      GPUADVISOR_SOURCE_DIR "/data/pricing/billing.textproto", catalog->snapshot());
+  ASSERT_OK(book);
+  const QuoteClasses classes(*index, **book, nullptr);
+  std::map<std::string, int> offer_of;  // by id
+  for (int i = 0; i < static_cast<int>(index->offers().size()); ++i) {
+    offer_of[std::string(index->id(i))] = i;
+  }
+  auto class_of = [&](const std::string& id) {
+    const int kind = index->kind(offer_of.at(id));
+    EXPECT_GE(kind, 0) << id;
+    return kind < 0 ? -1 : classes.of_kind(kind);
+  };
+  EXPECT_EQ(class_of("market-0/type-0/region-0"), class_of("market-5/type-0/region-2"));
+  EXPECT_NE(class_of("market-0/type-0/region-0"), class_of("aws/type-0/region-0"));
+  EXPECT_NE(class_of("market-0/type-0/region-0"), class_of("market-0/type-2/region-0"));
+  EXPECT_LT(classes.classes(), 12 * 10);
+
+  const absl::Time now = absl::FromUnixSeconds(1800000000);
+  auto answer = [&](const v1::RecommendRequest& request, Scan scan, const QuoteClasses* by,
+                    int* quoted) -> absl::StatusOr<v1::RecommendResponse> {
+    absl::StatusOr<RecommendationRun> run =
+        StartWithScan(scan, index, request, &DataRegionGroups(), nullptr);
+    if (!run.ok()) return run.status();
+    absl::StatusOr<pricing::v1::QuoteRequest> quote =
+        run->ApplyEstimates(Sized(run->estimate_request(), 40, *catalog, true), by);
+    if (!quote.ok()) return quote.status();
+    *quoted = quote->items_size();
+    absl::StatusOr<pricing::v1::QuoteResponse> priced = (*book)->Quote(*quote, now);
+    if (!priced.ok()) return priced.status();
+    return run->Finish(*priced);
+  };
+  int fewer = 0;
+  for (v1::Objective objective :
+       {v1::OBJECTIVE_CHEAPEST, v1::OBJECTIVE_FASTEST, v1::OBJECTIVE_BEST_VALUE}) {
+    for (const char* constraints :
+         {"", "max_usd_per_hour: 1000", "deadline_hours: 1e5", "tie_band_fraction: 0.3"}) {
+      for (int max_results : {10, 3}) {
+        v1::RecommendRequest r = Training();
+        ASSERT_TRUE(
+            google::protobuf::TextFormat::ParseFromString(constraints, r.mutable_constraints()));
+        r.mutable_constraints()->set_objective(objective);
+        r.set_max_results(max_results);
+        SCOPED_TRACE(r.ShortDebugString());
+        int by_class = 0, by_kind = 0, whole_band = 0;
+        absl::StatusOr<v1::RecommendResponse> cut = answer(r, Scan::kTopK, &classes, &by_class);
+        absl::StatusOr<v1::RecommendResponse> kinds = answer(r, Scan::kTopK, nullptr, &by_kind);
+        absl::StatusOr<v1::RecommendResponse> all =
+            answer(r, Scan::kFullScanWholeBand, nullptr, &whole_band);
+        ASSERT_OK(cut);
+        ASSERT_OK(kinds);
+        ASSERT_OK(all);
+        ASSERT_THAT(cut->recommendations(), Not(IsEmpty()));
+        EXPECT_EQ(cut->DebugString(), all->DebugString());
+        EXPECT_EQ(kinds->DebugString(), all->DebugString());
+        EXPECT_LE(by_class, by_kind);
+        fewer += by_class < by_kind ? 1 : 0;
+      }
+    }
+  }
+  // Where the band reaches past the quote's cap (a wide band's), counting
+  // by class leaves out more.
+  EXPECT_GT(fewer, 1) << "counting by class left out no more than counting by kind";
 }
 
 // Region filters without a region group visit only the offers of those

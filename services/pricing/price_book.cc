@@ -430,6 +430,7 @@ void FillCheckpoint(const v1::BillingRule& fallback, quote_internal::OfferEntry*
 }
 
 void FillSpotRisk(const v1::SpotRisk& risk, quote_internal::OfferEntry* entry) {
+  entry->risk = &risk;
   entry->has_spot_risk = true;
   entry->interruptions_per_hour =
       risk.interruption_frequency() > 0
@@ -478,6 +479,11 @@ const quote_internal::OfferEntry* PriceBook::EntryOf(const Item& item) const {
   }
   auto found = offers_.find(item.offer_id);
   return found == offers_.end() ? nullptr : &found->second;
+}
+
+PriceBook::Rules PriceBook::RulesOf(const Item& item) const {
+  const OfferEntry* entry = EntryOf(item);
+  return entry == nullptr ? Rules{} : Rules{entry->billing, entry->risk};
 }
 
 absl::StatusOr<v1::QuoteResponse> PriceBook::Quote(const v1::QuoteRequest& request,

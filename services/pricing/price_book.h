@@ -147,7 +147,8 @@ struct OfferEntry {
   const gpuadvisor::pricing::v1::OfferPrice* price = nullptr;
   int index = 0;  // position in data().prices()
   const gpuadvisor::pricing::v1::BillingRule* billing = nullptr;
-  double interruptions_per_hour = 0;  // per node
+  const gpuadvisor::pricing::v1::SpotRisk* risk = nullptr;  // its numbers below
+  double interruptions_per_hour = 0;                        // per node
   bool has_spot_risk = false;
   bool has_notice = false;
   double notice_seconds = 0;
@@ -215,6 +216,19 @@ class PriceBook {
   // empty (the caller holds the items, in the same order).
   absl::Status Quote(absl::Span<const Item> items, const gpuadvisor::pricing::v1::JobProfile& job,
                      absl::Time now, gpuadvisor::pricing::v1::QuoteResponse* response) const;
+
+  // The rules an item's quote follows besides its offer's own prices: the
+  // billing rule and the spot risk (null: none) Quote applies to it. Two
+  // offers with the same rules quote the same hours, warnings (by count)
+  // and interruptions for the same nodes, hours and option, their costs
+  // differing only through their prices (reserved aside: its terms are the
+  // offer's). Both null when the book does not list the offer.
+  struct Rules {
+    const gpuadvisor::pricing::v1::BillingRule* billing = nullptr;
+    const gpuadvisor::pricing::v1::SpotRisk* risk = nullptr;
+    bool operator==(const Rules& o) const { return billing == o.billing && risk == o.risk; }
+  };
+  Rules RulesOf(const Item& item) const;
 
   // Number of priced offers.
   int size() const { return data_.prices_size(); }
