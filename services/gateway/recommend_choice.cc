@@ -128,30 +128,30 @@ uint64_t Pair(int32_t high, int32_t low) {
   return static_cast<uint64_t>(static_cast<uint32_t>(high)) << 32 | static_cast<uint32_t>(low);
 }
 
-// The first survivor of each AlikeKey: an open-addressing table (linear
+// The latest survivor of each AlikeKey: an open-addressing table (linear
 // probing, at most half full) sized once for the survivors, so a lookup is
 // a multiply and a compare or two (GroupRegions runs over every survivor).
-class FirstAlike {
+class LastAlike {
  public:
-  explicit FirstAlike(size_t keys) {
+  explicit LastAlike(size_t keys) {
     size_t size = 16;
     while (size < 2 * keys) size *= 2;
     mask_ = size - 1;
     slots_.assign(size, -1);
     keys_.reserve(keys);
-    first_.reserve(keys);
+    last_.reserve(keys);
   }
-  // The candidate first seen with `key`, or -1 (then `candidate` is).
-  int FindOrAdd(const AlikeKey& key, int candidate) {
+  // The candidate last seen with `key`, or -1; `candidate` is the last now.
+  int Exchange(const AlikeKey& key, int candidate) {
     for (size_t slot = AlikeHash(key) & mask_;; slot = (slot + 1) & mask_) {
       const int at = slots_[slot];
       if (at < 0) {
         slots_[slot] = static_cast<int>(keys_.size());
         keys_.push_back(key);
-        first_.push_back(candidate);
+        last_.push_back(candidate);
         return -1;
       }
-      if (keys_[at] == key) return first_[at];
+      if (keys_[at] == key) return std::exchange(last_[at], candidate);
     }
   }
 
@@ -159,7 +159,7 @@ class FirstAlike {
   size_t mask_ = 0;
   std::vector<int> slots_;  // index into keys_, -1 = empty
   std::vector<AlikeKey> keys_;
-  std::vector<int> first_;
+  std::vector<int> last_;
 };
 
 }  // namespace
@@ -170,7 +170,8 @@ class FirstAlike {
 std::vector<int> RunState::GroupRegions(const std::vector<int>& survivors,
                                         const pricing::v1::QuoteResponse& quotes) {
   if (!group_regions_) return survivors;
-  FirstAlike first(survivors.size());
+  LastAlike last(survivors.size());
+  next_alike_.assign(candidates_.size(), -1);
   std::vector<int> grouped;
   grouped.reserve(survivors.size());
   const std::vector<OfferFacts>& offers = index_->offers();
@@ -181,10 +182,10 @@ std::vector<int> RunState::GroupRegions(const std::vector<int>& survivors,
         Pair(offers[candidate.offer_index].provider, index_->instance_type(candidate.offer_index)),
         Pair(static_cast<int32_t>(candidate.option), candidate.nodes), cost.usd_per_hour(),
         cost.total_usd()};
-    if (const int alike = first.FindOrAdd(key, index); alike < 0) {
+    if (const int previous = last.Exchange(key, index); previous < 0) {
       grouped.push_back(index);
     } else {
-      also_in_regions_[alike].push_back(index);
+      next_alike_[previous] = index;
     }
   }
   if (grouped.size() < survivors.size()) {
@@ -199,14 +200,15 @@ std::vector<int> RunState::GroupRegions(const std::vector<int>& survivors,
 
 void RunState::ExplainChoice(int candidate_index, v1::Recommendation& r) const {
   const Candidate& candidate = candidates_[candidate_index];
-  auto it = also_in_regions_.find(candidate_index);
-  if (it != also_in_regions_.end()) {
-    for (int other : it->second) {
-      r.add_also_in_regions(
-          index_->region_names()[index_->offers()[candidates_[other].offer_index].region]);
-    }
-    r.add_notes(absl::StrCat("also sold alike, at the same price, in ", it->second.size(),
-                             it->second.size() == 1 ? " other region: " : " other regions: ",
+  const auto next = [this](int index) { return next_alike_.empty() ? -1 : next_alike_[index]; };
+  int alike = 0;
+  for (int other = next(candidate_index); other >= 0; other = next(other), ++alike) {
+    r.add_also_in_regions(
+        index_->region_names()[index_->offers()[candidates_[other].offer_index].region]);
+  }
+  if (alike > 0) {
+    r.add_notes(absl::StrCat("also sold alike, at the same price, in ", alike,
+                             alike == 1 ? " other region: " : " other regions: ",
                              absl::StrJoin(r.also_in_regions(), "; ")));
   }
   if (min_host_reliability_ > 0 && index_->host_reliability(candidate.offer_index) < 0) {

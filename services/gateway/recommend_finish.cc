@@ -189,13 +189,9 @@ std::vector<int> RunState::ChooseSpread(const std::vector<int>& survivors) const
 void RunState::AddExclusions(const std::vector<int>& survivors,
                              const pricing::v1::QuoteResponse& quotes,
                              v1::RecommendResponse& response) {
-  // Offers with a surviving candidate: bits by offer index (a quoted_offers_
-  // lookup per survivor cost more than the rest of this function).
-  std::vector<uint64_t> survived((index_->offers().size() + 63) / 64, 0);
-  for (int index : survivors) {
-    const int offer = candidates_[index].offer_index;
-    survived[offer >> 6] |= uint64_t{1} << (offer & 63);
-  }
+  // Offers with a surviving candidate, by place in quoted_offers_.
+  std::vector<char> survived(quoted_offers_.size(), 0);
+  for (int index : survivors) survived[candidates_[index].quoted_offer] = 1;
   struct Tally {
     int64_t count = 0;
     int example = -1, config = -1, candidate = -1;
@@ -226,12 +222,10 @@ void RunState::AddExclusions(const std::vector<int>& survivors,
     }
     add(v1::EXCLUSION_REASON_SUSPECT_PRICE, 1, flagged.offer, -1, -1);
   }
-  for (const auto& [offer, q] : quoted_offers_) {
-    if ((survived[offer >> 6] >> (offer & 63) & 1) != 0 ||
-        q.quoted < units_[q.unit].candidates_per_offer) {
-      continue;
-    }
-    add(q.reason, 1, offer, q.config, q.candidate);
+  for (size_t i = 0; i < quoted_offers_.size(); ++i) {
+    const Quoted& q = quoted_offers_[i];
+    if (survived[i] || q.quoted < units_[q.unit].candidates_per_offer) continue;
+    add(q.reason, 1, q.offer, q.config, q.candidate);
   }
   const auto& offers = catalog_->snapshot().offers();
   for (int r = 0; r < static_cast<int>(tally.size()); ++r) {
@@ -262,7 +256,7 @@ void RunState::Exclude(v1::ExclusionReason& current, int& current_config, int* c
 
 void RunState::ExcludeQuoted(const Candidate& candidate, int candidate_index,
                              v1::ExclusionReason reason) {
-  Quoted& q = quoted_offers_[candidate.offer_index];
+  Quoted& q = quoted_offers_[candidate.quoted_offer];
   Exclude(q.reason, q.config, &q.candidate, reason, -1, candidate_index);
 }
 

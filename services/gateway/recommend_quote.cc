@@ -10,6 +10,7 @@
 #include "common/status/status_macros.h"
 #include "services/gateway/recommend_state.h"
 #include "services/gateway/recommend_text.h"
+#include "services/gateway/small_table.h"
 #include "services/gateway/workload_defaults.h"
 
 namespace gpuadvisor::gateway::recommend {
@@ -64,6 +65,11 @@ absl::StatusOr<RecommendationRun::QuotePlan> RunState::PlanQuote(
 void RunState::MakeCandidates(const std::vector<Ranked>& ranked) {
   candidates_.reserve(ranked.size() + 4);
   quoted_offers_.reserve(ranked.size());
+  // Offer index -> its place in quoted_offers_ (-1: none yet).
+  struct Place {
+    int index = -1;
+  };
+  SmallTable<Place, int32_t> places(ranked.size());
   for (const Ranked& r : ranked) {
     const PurchaseOption option = options_[r.option_pos];
     const int32_t nodes = int32_t{1} << r.step;
@@ -73,16 +79,17 @@ void RunState::MakeCandidates(const std::vector<Ranked>& ranked) {
                                   : ListPrice(index_->offers()[r.offer], option);
     Candidate candidate{r.offer, r.unit, nodes, option, r.config, -1, list_price * (nodes + spare)};
     candidate.spare_nodes = spare;
-    candidate.pre_rank = r.key;
+    int& place = places[r.offer].index;
+    if (place < 0) {
+      // An offer's pre-pricing exclusion is its unit's.
+      const Unit& unit = units_[r.unit];
+      place = static_cast<int>(quoted_offers_.size());
+      quoted_offers_.push_back(
+          {.offer = r.offer, .unit = r.unit, .reason = unit.reason, .config = unit.config});
+    }
+    candidate.quoted_offer = place;
+    ++quoted_offers_[place].quoted;
     candidates_.push_back(candidate);
-    Quoted& q = quoted_offers_[r.offer];
-    q.unit = r.unit;
-    ++q.quoted;
-  }
-  // An offer's pre-pricing exclusion is its unit's.
-  for (auto& [offer, q] : quoted_offers_) {
-    q.reason = units_[q.unit].reason;
-    q.config = units_[q.unit].config;
   }
 }
 

@@ -92,7 +92,7 @@ struct Candidate {
   int config;      // index into estimate_request_.configurations
   int quote = -1;  // index into the QuoteRequest items, once quoted
   double list_usd_per_hour = 0;
-  double pre_rank = 0;        // objective estimated from list prices
+  int quoted_offer = -1;      // index into quoted_offers_: its offer's
   int32_t spare_nodes = 0;    // a spot endpoint's spare capacity, priced in
   double overhead_hours = 0;  // start-up and downloads in the quoted hours (not the model's)
   bool what_if_only = false;  // quoted for a what-if, never ranked
@@ -130,6 +130,7 @@ struct Unit {
 
 // An offer with a quoted candidate: how far its quoted candidates got.
 struct Quoted {
+  int offer = 0;
   int unit = 0;
   int quoted = 0;  // its candidates in the quote (what-ifs aside)
   v1::ExclusionReason reason = v1::EXCLUSION_REASON_UNSPECIFIED;
@@ -220,8 +221,8 @@ class RunState {
   // filters left out.
   std::string FilteredDetail(int offer) const;
   std::string HostTierText() const;
-  // The survivors less the offers sold alike in another region (kept in
-  // also_in_regions_), when group_regions_.
+  // The survivors less the offers sold alike in another region (chained in
+  // next_alike_), when group_regions_.
   std::vector<int> GroupRegions(const std::vector<int>& survivors,
                                 const pricing::v1::QuoteResponse& quotes);
   // also_in_regions and the host notes of a recommendation.
@@ -462,8 +463,10 @@ class RunState {
   bool reliability_filters_offers_ = false;
   bool group_regions_ = true;
   int host_tier_filtered_ = 0, reliability_filtered_ = 0;
-  // Kept candidate index -> the candidates sold alike in other regions.
-  absl::flat_hash_map<int, std::vector<int>> also_in_regions_;
+  // By candidate index: the next survivor in rank order sold alike in
+  // another region (a chain from each kept one), -1 at the end; empty
+  // unless grouped.
+  std::vector<int> next_alike_;
   std::vector<const RegionGroups::Group*> region_groups_;  // asked for
   // (provider, region) id pair -> in a group asked for
   absl::flat_hash_map<int64_t, bool> group_member_;
@@ -500,8 +503,10 @@ class RunState {
   // Pre-rank and quote.
   std::vector<std::pair<int, int>> fitting_;  // every unit's (step, configuration) pairs
   std::vector<Candidate> candidates_;
-  std::vector<int> quoted_;                         // candidate indexes, in QuoteRequest item order
-  absl::flat_hash_map<int, Quoted> quoted_offers_;  // by offer index
+  std::vector<int> quoted_;  // candidate indexes, in QuoteRequest item order
+  // One per offer with a quoted candidate (Candidate.quoted_offer): a
+  // vector, so the exclusions read it without a lookup per candidate.
+  std::vector<Quoted> quoted_offers_;
 };
 
 }  // namespace gpuadvisor::gateway::recommend
