@@ -37,6 +37,8 @@ constexpr char kAlwaysOnWarning[] =
 // allowance, each at the rate of the volume tier it falls in (tiers count
 // from the month's first GB).
 double MonthlyEgressUsd(const v1::BillingRule& rule, double gb) {
+  // Within the allowance every tier adds +0 (an endpoint's quotes move none).
+  if (!(gb > rule.egress_free_gb())) return 0.0;
   double usd = 0;
   double lo = 0;
   double rate = rule.egress_usd_per_gb();
@@ -94,6 +96,9 @@ struct JobTerms {
   double hours_per_month = 0;
   double high_risk_rework_fraction = 0;
   double max_restarts_per_segment = 0;
+  // log1p(max_restarts_per_segment): the longest segment's rate x hours,
+  // taken once per request instead of per spot item.
+  double max_segment_exponent = 0;
   const v1::CommitmentLimits* commitment = nullptr;  // the job's, for reserved quotes
 };
 
@@ -112,6 +117,7 @@ absl::StatusOr<JobTerms> TermsOf(const v1::JobProfile& job, const v1::QuoteConst
   jt.hours_per_month = constants.hours_per_month();
   jt.high_risk_rework_fraction = constants.high_risk_rework_fraction();
   jt.max_restarts_per_segment = constants.max_restarts_per_segment();
+  jt.max_segment_exponent = std::log1p(jt.max_restarts_per_segment);
   jt.commitment = &job.commitment();
   return jt;
 }
@@ -184,11 +190,12 @@ void AddCheckpoints(const JobTerms& jt, double write_hours, double default_inter
 // Expected interruptions and wall-clock hours of W hours of work on spot
 // (see the top of price_book.h): `rate` for the cluster, C per checkpoint
 // write, R per restart.
-// False when a segment is so long for the rate that more than
-// `max_restarts` restarts are expected (the book's max_restarts_per_segment):
-// the job is not expected to finish on spot, and the item is left unpriced.
+// False when a segment is so long for the rate that more than the book's
+// max_restarts_per_segment restarts are expected (rate x segment over
+// `max_exponent`, its log1p): the job is not expected to finish on spot, and
+// the item is left unpriced.
 bool ExpectSpot(bool restartable, bool saved_on_notice, double rate, double write_hours,
-                double restart_hours, double hours, double max_restarts, ItemCost* c) {
+                double restart_hours, double hours, double max_exponent, ItemCost* c) {
   const double w = c->work_hours;
   if (!(rate > 0)) return true;
   const double interval = c->interval_hours;
@@ -204,7 +211,7 @@ bool ExpectSpot(bool restartable, bool saved_on_notice, double rate, double writ
   double segments = 1;
   if (restartable && std::isfinite(interval)) segments = std::max(1.0, hours / interval);
   const double segment = w / segments;
-  if (rate * segment > std::log1p(max_restarts)) return false;
+  if (rate * segment > max_exponent) return false;
   c->interruptions = segments * ExpectedRestarts(rate, segment);
   c->expected_hours = segments * ExpectedSegmentHours(rate, segment, restart_hours);
   return true;
@@ -306,7 +313,7 @@ bool SpotCost(const OfferEntry& entry, const JobTerms& jt, int32_t nodes, double
   const bool saved_on_notice =
       entry.has_notice && write_hours > 0 && entry.notice_seconds >= write_hours * 3600.0;
   if (!ExpectSpot(jt.restartable, saved_on_notice, rate, write_hours, restart_hours, hours,
-                  jt.max_restarts_per_segment, c)) {
+                  jt.max_segment_exponent, c)) {
     quote->set_unpriced_reason(absl::StrFormat(
         "spot: at %.3g interruptions per hour on %d nodes the job is not expected to finish "
         "(over %.0f restarts expected between checkpoints)",
