@@ -16,6 +16,7 @@
 
 #include "absl/types/span.h"
 #include "services/gateway/recommend_state.h"
+#include "services/gateway/small_table.h"
 
 namespace gpuadvisor::gateway::recommend {
 namespace {
@@ -231,45 +232,6 @@ class StreamMerge {
   std::vector<Stream> streams_;
 };
 
-// A table keyed by integers >= 0, sized once for at most `keys` of them (at
-// most half full, linear probing, Fibonacci hashing): the cut's per-request
-// lookups without a general hash map's hashing and growth, and without a
-// mark per offer of the catalog to clear.
-template <typename Value>
-class SmallTable {
- public:
-  explicit SmallTable(size_t keys) {
-    size_t size = 16;
-    shift_ = 60;
-    while (size < 2 * keys) {
-      size *= 2;
-      --shift_;
-    }
-    slots_.assign(size, Slot{-1, Value{}});
-  }
-  // The key's value, added as Value{} when absent.
-  Value& operator[](int64_t key) {
-    const size_t mask = slots_.size() - 1;
-    for (size_t at = (static_cast<uint64_t>(key) * 0x9E3779B97F4A7C15ull) >> shift_;;
-         at = (at + 1) & mask) {
-      Slot& slot = slots_[at];
-      if (slot.key == key) return slot.value;
-      if (slot.key < 0) {
-        slot.key = key;
-        return slot.value;
-      }
-    }
-  }
-
- private:
-  struct Slot {
-    int64_t key;  // -1: empty
-    Value value;
-  };
-  int shift_;  // 64 - log2(slots_.size())
-  std::vector<Slot> slots_;
-};
-
 }  // namespace
 
 std::vector<Ranked> RunState::SelectCandidates(int cap, int64_t& total) {
@@ -350,7 +312,7 @@ void RunState::DropOutranked(std::vector<Ranked>& kept, size_t cap) const {
     int in_cut = 0;
     bool kept = false;
   };
-  SmallTable<Marks> offers(kept.size());
+  SmallTable<Marks, int32_t> offers(kept.size());
   for (size_t i = 0; i < kept.size(); ++i) {
     Marks& marks = offers[kept[i].offer];
     ++marks.in_cut;
