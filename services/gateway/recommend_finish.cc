@@ -107,38 +107,45 @@ absl::Status RunState::Finish(const pricing::v1::QuoteResponse& quotes,
 // The quoted candidates that meet the budget and the deadline (what-ifs
 // aside); the others are excluded, the nearest misses tracked.
 std::vector<int> RunState::Survivors(const pricing::v1::QuoteResponse& quotes) {
+  // The limits read once: the loop writes the run's state, so each would be
+  // read again from the request per candidate.
   const v1::Constraints& c = request_.constraints();
+  const double max_hourly = c.max_usd_per_hour(), max_total = c.max_total_usd(),
+               deadline = c.deadline_hours();
   std::vector<int> survivors;
   survivors.reserve(quoted_.size());
   for (int candidate_index : quoted_) {
     const Candidate& candidate = candidates_[candidate_index];
     if (candidate.what_if_only) continue;
     const pricing::v1::Quote& q = quotes.quotes(candidate.quote);
-    const bool over_hourly =
-        c.max_usd_per_hour() > 0 && q.cost().usd_per_hour() > c.max_usd_per_hour();
-    // Budget and deadline at the answer's confidence (P80 unless asked).
-    const double total_at = c.max_total_usd() > 0 ? TotalUsdAt(candidate, q, confidence_z_) : 0;
-    const bool over_total = c.max_total_usd() > 0 && !(total_at <= c.max_total_usd());
     if (!q.priced() || !RankableQuote(q, Est(candidate.config))) {
       // A non-finite figure would break the sort's ordering: never ranked.
       ExcludeQuoted(candidate, candidate_index, v1::EXCLUSION_REASON_NOT_PRICED);
-    } else if (over_hourly || over_total) {
+      continue;
+    }
+    const double usd_per_hour = q.cost().usd_per_hour();
+    const bool over_hourly = max_hourly > 0 && usd_per_hour > max_hourly;
+    // Budget and deadline at the answer's confidence (P80 unless asked).
+    const double total_at = max_total > 0 ? TotalUsdAt(candidate, q, confidence_z_) : 0;
+    const bool over_total = max_total > 0 && !(total_at <= max_total);
+    if (over_hourly || over_total) {
       if (over_hourly)
-        Track(misses_, "usd_per_hour",
-              {q.cost().usd_per_hour(), -1, candidate_index, candidate.offer_index}, true);
+        Track(misses_, "usd_per_hour", {usd_per_hour, -1, candidate_index, candidate.offer_index},
+              true);
       if (over_total)
         Track(misses_, "total_usd", {total_at, -1, candidate_index, candidate.offer_index}, true);
       ExcludeQuoted(candidate, candidate_index, v1::EXCLUSION_REASON_OVER_BUDGET);
-    } else if (c.deadline_hours() > 0 &&
-               !(ExpectedHoursAt(candidate, q, confidence_z_) <= c.deadline_hours())) {
-      Track(misses_, "deadline",
-            {ExpectedHoursAt(candidate, q, confidence_z_), -1, candidate_index,
-             candidate.offer_index},
-            true);
-      ExcludeQuoted(candidate, candidate_index, v1::EXCLUSION_REASON_MISSES_DEADLINE);
-    } else {
-      survivors.push_back(candidate_index);
+      continue;
     }
+    if (deadline > 0) {
+      const double hours_at = ExpectedHoursAt(candidate, q, confidence_z_);
+      if (!(hours_at <= deadline)) {
+        Track(misses_, "deadline", {hours_at, -1, candidate_index, candidate.offer_index}, true);
+        ExcludeQuoted(candidate, candidate_index, v1::EXCLUSION_REASON_MISSES_DEADLINE);
+        continue;
+      }
+    }
+    survivors.push_back(candidate_index);
   }
   return survivors;
 }
