@@ -44,14 +44,18 @@ double CheckpointWriteHours(double checkpoint_gb, int nodes, double gb_per_secon
 }
 
 double ExpectedRestarts(double rate, double segment_hours) {
-  if (!(rate > 0) || !(segment_hours > 0)) return 0.0;
-  return std::expm1(rate * segment_hours);
+  return ExpectSegment(rate, segment_hours, 0).restarts;
 }
 
 double ExpectedSegmentHours(double rate, double segment_hours, double restart_hours) {
-  if (!(segment_hours > 0)) return 0.0;
-  if (!(rate > 0)) return segment_hours;
-  return ExpectedRestarts(rate, segment_hours) * (1.0 / rate + std::max(0.0, restart_hours));
+  return ExpectSegment(rate, segment_hours, restart_hours).hours;
+}
+
+SegmentExpectation ExpectSegment(double rate, double segment_hours, double restart_hours) {
+  if (!(segment_hours > 0)) return {0.0, 0.0};
+  if (!(rate > 0)) return {0.0, segment_hours};
+  const double restarts = std::expm1(rate * segment_hours);
+  return {restarts, restarts * (1.0 / rate + std::max(0.0, restart_hours))};
 }
 
 double BilledSecondsOverLaunches(double run_seconds, double launches, int granularity_seconds,

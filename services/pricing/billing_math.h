@@ -65,6 +65,14 @@ double ExpectedRestarts(double rate, double segment_hours);
 //   ExpectedSegmentHours(0.02, 50, 0) == (e - 1) / 0.02 == 85.914...
 double ExpectedSegmentHours(double rate, double segment_hours, double restart_hours);
 
+// Both of the above for one segment, with one exponential (a spot quote
+// needs both for every item).
+struct SegmentExpectation {
+  double restarts = 0;  // ExpectedRestarts
+  double hours = 0;     // ExpectedSegmentHours
+};
+SegmentExpectation ExpectSegment(double rate, double segment_hours, double restart_hours);
+
 // Seconds a provider bills for `run_seconds` of node time spread over
 // `launches` launches of equal length (the first one plus one per
 // interruption; a fraction of a launch counts pro rata): launches x

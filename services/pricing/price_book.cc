@@ -212,8 +212,9 @@ bool ExpectSpot(bool restartable, bool saved_on_notice, double rate, double writ
   if (restartable && std::isfinite(interval)) segments = std::max(1.0, hours / interval);
   const double segment = w / segments;
   if (rate * segment > max_exponent) return false;
-  c->interruptions = segments * ExpectedRestarts(rate, segment);
-  c->expected_hours = segments * ExpectedSegmentHours(rate, segment, restart_hours);
+  const SegmentExpectation expected = ExpectSegment(rate, segment, restart_hours);
+  c->interruptions = segments * expected.restarts;
+  c->expected_hours = segments * expected.hours;
   return true;
 }
 
