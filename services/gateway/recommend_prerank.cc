@@ -330,10 +330,10 @@ void RunState::DropOutranked(std::vector<Ranked>& kept, size_t cap) const {
 // By position in `kept`, whether max_results lower distinct prices of its
 // kind (and cluster size and option) are in the cut; empty when none is.
 std::vector<char> RunState::Outranked(const std::vector<Ranked>& kept, size_t cap) const {
+  if (objective_ == v1::OBJECTIVE_FASTEST) return OutrankedInAnyOrder(kept, cap);
   const std::vector<OfferFacts>& facts = index_->offers();
   // The candidates compared, with their prices, each kind's in ascending
-  // order: the pre-rank's own order, except for the fastest objective (its
-  // key is the hours: offers go by index).
+  // order: the pre-rank's own order.
   std::vector<std::pair<double, int>> order;
   order.reserve(kept.size());
   for (int i = 0; i < static_cast<int>(kept.size()); ++i) {
@@ -343,7 +343,6 @@ std::vector<char> RunState::Outranked(const std::vector<Ranked>& kept, size_t ca
     order.emplace_back(
         r.list_usd_per_hour >= 0 ? r.list_usd_per_hour : ListPrice(facts[r.offer], option), i);
   }
-  if (objective_ == v1::OBJECTIVE_FASTEST) std::sort(order.begin(), order.end());
   struct Seen {
     double price = -1;
     int distinct = 0;
@@ -354,9 +353,7 @@ std::vector<char> RunState::Outranked(const std::vector<Ranked>& kept, size_t ca
   bool any = false;
   for (const auto& [price, i] : order) {
     const Ranked& r = kept[i];
-    const int32_t kind = index_->kind(r.offer);
-    const int32_t group = quote_classes_ != nullptr ? quote_classes_->of_kind(kind) : kind;
-    Seen& s = seen[int64_t{group} << 8 | r.step << 2 | r.option_pos];
+    Seen& s = seen[GroupKey(r)];
     if (price < s.price) return {};  // not in price order: compare nothing
     if (price != s.price) {
       s.price = price;
@@ -366,6 +363,74 @@ std::vector<char> RunState::Outranked(const std::vector<Ranked>& kept, size_t ca
       outranked[i] = 1;
       any = true;
     }
+  }
+  if (!any) return {};
+  return outranked;
+}
+
+// The group Outranked counts a candidate in: its kind (or quote class),
+// cluster size step and option.
+int64_t RunState::GroupKey(const Ranked& r) const {
+  const int32_t kind = index_->kind(r.offer);
+  const int32_t group = quote_classes_ != nullptr ? quote_classes_->of_kind(kind) : kind;
+  return int64_t{group} << 8 | r.step << 2 | r.option_pos;
+}
+
+// Outranked for candidates in no price order (the fastest objective's key
+// is the hours: each stream goes by offer index). A candidate is outranked
+// when its price is above the max_results-th lowest distinct price of its
+// group, so each group with more than max_results candidates keeps its
+// lowest distinct prices in a sorted run of max_results slots, instead of
+// every candidate being sorted by price.
+std::vector<char> RunState::OutrankedInAnyOrder(const std::vector<Ranked>& kept, size_t cap) const {
+  const size_t k = static_cast<size_t>(std::max(max_results_, 1));
+  if (kept.size() <= std::max(cap, k)) return {};
+  const std::vector<OfferFacts>& facts = index_->offers();
+  struct Group {
+    size_t size = 0;
+    size_t run = 0;  // offset of its run in `lowest` (groups past k only)
+  };
+  std::vector<Group> groups;
+  std::vector<std::pair<int32_t, double>> at(kept.size(), {-1, 0});  // group, price
+  SmallTable<int32_t> number(kept.size());                           // group + 1, by GroupKey
+  for (size_t i = 0; i < kept.size(); ++i) {
+    const Ranked& r = kept[i];
+    const catalog::v1::PurchaseOption option = options_[r.option_pos];
+    if (index_->kind(r.offer) < 0 || option == catalog::v1::PURCHASE_OPTION_RESERVED) continue;
+    int32_t& n = number[GroupKey(r)];
+    if (n == 0) {
+      groups.emplace_back();
+      n = static_cast<int32_t>(groups.size());
+    }
+    ++groups[n - 1].size;
+    at[i] = {n - 1,
+             r.list_usd_per_hour >= 0 ? r.list_usd_per_hour : ListPrice(facts[r.offer], option)};
+  }
+  std::vector<double> lowest;
+  for (Group& g : groups) {
+    if (g.size <= k) continue;
+    g.run = lowest.size();
+    lowest.resize(lowest.size() + k, std::numeric_limits<double>::infinity());
+  }
+  if (lowest.empty()) return {};
+  auto run_of = [&](size_t i) -> double* {
+    const int32_t g = at[i].first;
+    return g < 0 || groups[g].size <= k ? nullptr : lowest.data() + groups[g].run;
+  };
+  for (size_t i = 0; i < kept.size(); ++i) {
+    double* run = run_of(i);
+    const double price = at[i].second;
+    if (run == nullptr || !(price < run[k - 1])) continue;
+    double* place = std::lower_bound(run, run + k, price);
+    if (*place == price) continue;
+    std::copy_backward(place, run + k - 1, run + k);
+    *place = price;
+  }
+  std::vector<char> outranked(kept.size(), 0);
+  bool any = false;
+  for (size_t i = cap; i < kept.size(); ++i) {
+    const double* run = run_of(i);
+    if (run != nullptr && at[i].second > run[k - 1]) outranked[i] = any = true;
   }
   if (!any) return {};
   return outranked;

@@ -283,6 +283,8 @@ class RunState {
   size_t PreRankKeep(const std::vector<Ranked>& sorted, size_t cap) const;
   void DropOutranked(std::vector<Ranked>& kept, size_t cap) const;
   std::vector<char> Outranked(const std::vector<Ranked>& kept, size_t cap) const;
+  std::vector<char> OutrankedInAnyOrder(const std::vector<Ranked>& kept, size_t cap) const;
+  int64_t GroupKey(const Ranked& r) const;
 
   // ---- recommend_quote.cc
   absl::StatusOr<RecommendationRun::QuotePlan> PlanQuote(sizing::v1::EstimateResponse estimates,
