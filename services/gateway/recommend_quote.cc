@@ -77,9 +77,16 @@ void RunState::MakeCandidates(const std::vector<Ranked>& ranked) {
     const double list_price = r.list_usd_per_hour >= 0
                                   ? r.list_usd_per_hour
                                   : ListPrice(index_->offers()[r.offer], option);
-    // Made in place: a candidate is 64 bytes, copied once per candidate otherwise.
-    Candidate& candidate = candidates_.emplace_back(r.offer, r.unit, nodes, option, r.config, -1,
-                                                    list_price * (nodes + spare));
+    // Made in place, field by field: a candidate is 64 bytes, copied once per
+    // candidate otherwise (and clang does not build an aggregate from
+    // emplace_back's arguments).
+    Candidate& candidate = candidates_.emplace_back();
+    candidate.offer_index = r.offer;
+    candidate.unit = r.unit;
+    candidate.nodes = nodes;
+    candidate.option = option;
+    candidate.config = r.config;
+    candidate.list_usd_per_hour = list_price * (nodes + spare);
     candidate.spare_nodes = spare;
     int& place = places[r.offer].index;
     if (place < 0) {
