@@ -327,47 +327,6 @@ void RunState::DropOutranked(std::vector<Ranked>& kept, size_t cap) const {
   kept.resize(out);
 }
 
-// By position in `kept`, whether max_results lower distinct prices of its
-// kind (and cluster size and option) are in the cut; empty when none is.
-std::vector<char> RunState::Outranked(const std::vector<Ranked>& kept, size_t cap) const {
-  if (objective_ == v1::OBJECTIVE_FASTEST) return OutrankedInAnyOrder(kept, cap);
-  const std::vector<OfferFacts>& facts = index_->offers();
-  // The candidates compared, with their prices, each kind's in ascending
-  // order: the pre-rank's own order.
-  std::vector<std::pair<double, int>> order;
-  order.reserve(kept.size());
-  for (int i = 0; i < static_cast<int>(kept.size()); ++i) {
-    const Ranked& r = kept[i];
-    const catalog::v1::PurchaseOption option = options_[r.option_pos];
-    if (index_->kind(r.offer) < 0 || option == catalog::v1::PURCHASE_OPTION_RESERVED) continue;
-    order.emplace_back(
-        r.list_usd_per_hour >= 0 ? r.list_usd_per_hour : ListPrice(facts[r.offer], option), i);
-  }
-  struct Seen {
-    double price = -1;
-    int distinct = 0;
-  };
-  SmallTable<Seen> seen(order.size());  // by (kind or quote class, cluster size step, option)
-  const int k = std::max(max_results_, 1);
-  std::vector<char> outranked(kept.size(), 0);
-  bool any = false;
-  for (const auto& [price, i] : order) {
-    const Ranked& r = kept[i];
-    Seen& s = seen[GroupKey(r)];
-    if (price < s.price) return {};  // not in price order: compare nothing
-    if (price != s.price) {
-      s.price = price;
-      ++s.distinct;
-    }
-    if (s.distinct > k && static_cast<size_t>(i) >= cap) {
-      outranked[i] = 1;
-      any = true;
-    }
-  }
-  if (!any) return {};
-  return outranked;
-}
-
 // The group Outranked counts a candidate in: its kind (or quote class),
 // cluster size step and option.
 int64_t RunState::GroupKey(const Ranked& r) const {
@@ -376,16 +335,16 @@ int64_t RunState::GroupKey(const Ranked& r) const {
   return int64_t{group} << 8 | r.step << 2 | r.option_pos;
 }
 
-// Outranked for candidates in no price order (the fastest objective's key
-// is the hours: each stream goes by offer index). A candidate is outranked
-// when its price is above the max_results-th lowest distinct price of its
-// group, so each group with more than max_results candidates keeps its
-// lowest distinct prices in a sorted run of max_results slots, instead of
-// every candidate being sorted by price.
-std::vector<char> RunState::OutrankedInAnyOrder(const std::vector<Ranked>& kept, size_t cap) const {
+// By position in `kept`, whether max_results lower distinct prices of its
+// group (GroupKey) are in the cut; empty when none is. That is a price above
+// the max_results-th lowest distinct price of its group: each group with
+// more than max_results candidates keeps its lowest distinct prices in a
+// sorted run of max_results slots, so the candidates are read in any order
+// (the fastest objective's come by offer index, its key being the hours)
+// and none is sorted.
+std::vector<char> RunState::Outranked(const std::vector<Ranked>& kept, size_t cap) const {
   const size_t k = static_cast<size_t>(std::max(max_results_, 1));
   if (kept.size() <= std::max(cap, k)) return {};
-  const std::vector<OfferFacts>& facts = index_->offers();
   struct Group {
     size_t size = 0;
     size_t run = 0;  // offset of its run in `lowest` (groups past k only)
@@ -403,8 +362,7 @@ std::vector<char> RunState::OutrankedInAnyOrder(const std::vector<Ranked>& kept,
       n = static_cast<int32_t>(groups.size());
     }
     ++groups[n - 1].size;
-    at[i] = {n - 1,
-             r.list_usd_per_hour >= 0 ? r.list_usd_per_hour : ListPrice(facts[r.offer], option)};
+    at[i] = {n - 1, ListPriceOf(r)};
   }
   std::vector<double> lowest;
   for (Group& g : groups) {

@@ -74,9 +74,7 @@ void RunState::MakeCandidates(const std::vector<Ranked>& ranked) {
     const PurchaseOption option = options_[r.option_pos];
     const int32_t nodes = int32_t{1} << r.step;
     const int32_t spare = SpareOf(option);
-    const double list_price = r.list_usd_per_hour >= 0
-                                  ? r.list_usd_per_hour
-                                  : ListPrice(index_->offers()[r.offer], option);
+    const double list_price = ListPriceOf(r);
     // Made in place, field by field: a candidate is 64 bytes, copied once per
     // candidate otherwise (and clang does not build an aggregate from
     // emplace_back's arguments).

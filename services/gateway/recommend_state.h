@@ -262,6 +262,12 @@ class RunState {
   // PreRankCut), in order, by a streaming merge per unit (or the reference
   // scan). `total` receives how many candidates there were.
   std::vector<Ranked> SelectCandidates(int cap, int64_t& total);
+  // A pre-ranked candidate's list price per node-hour (the merge's, else the
+  // offer's at its option).
+  double ListPriceOf(const Ranked& r) const {
+    return r.list_usd_per_hour >= 0 ? r.list_usd_per_hour
+                                    : ListPrice(index_->offers()[r.offer], options_[r.option_pos]);
+  }
   double PreRankKeyOf(int config, double list_usd_per_hour) const {
     const sizing::v1::ConfigurationEstimate& e = Est(config);
     return ObjectiveKey(objective_, e.estimated_hours(), e.tokens_per_second(), list_usd_per_hour,
@@ -283,7 +289,6 @@ class RunState {
   size_t PreRankKeep(const std::vector<Ranked>& sorted, size_t cap) const;
   void DropOutranked(std::vector<Ranked>& kept, size_t cap) const;
   std::vector<char> Outranked(const std::vector<Ranked>& kept, size_t cap) const;
-  std::vector<char> OutrankedInAnyOrder(const std::vector<Ranked>& kept, size_t cap) const;
   int64_t GroupKey(const Ranked& r) const;
 
   // ---- recommend_quote.cc

@@ -303,7 +303,7 @@ bool SpotCost(const OfferEntry& entry, const JobTerms& jt, int32_t nodes, double
           nodes, nodes, restart_hours * 60.0);
     }));
   }
-  if (!entry.has_spot_risk) {
+  if (entry.risk == nullptr) {
     quote->add_warnings(absl::StrCat("no spot interruption rate for ", entry.price->provider(), " ",
                                      entry.price->gpu_model(), ": preemption cost not estimated"));
   }
@@ -439,7 +439,6 @@ void FillCheckpoint(const v1::BillingRule& fallback, quote_internal::OfferEntry*
 
 void FillSpotRisk(const v1::SpotRisk& risk, quote_internal::OfferEntry* entry) {
   entry->risk = &risk;
-  entry->has_spot_risk = true;
   entry->interruptions_per_hour =
       risk.interruption_frequency() > 0
           ? InterruptionFractionToRatePerHour(risk.interruption_frequency(),

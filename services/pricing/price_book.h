@@ -147,9 +147,8 @@ struct OfferEntry {
   const gpuadvisor::pricing::v1::OfferPrice* price = nullptr;
   int index = 0;  // position in data().prices()
   const gpuadvisor::pricing::v1::BillingRule* billing = nullptr;
-  const gpuadvisor::pricing::v1::SpotRisk* risk = nullptr;  // its numbers below
+  const gpuadvisor::pricing::v1::SpotRisk* risk = nullptr;  // null: none; its numbers below
   double interruptions_per_hour = 0;                        // per node
-  bool has_spot_risk = false;
   bool has_notice = false;
   double notice_seconds = 0;
   double capacity_restart_factor = 0;
@@ -226,7 +225,6 @@ class PriceBook {
   struct Rules {
     const gpuadvisor::pricing::v1::BillingRule* billing = nullptr;
     const gpuadvisor::pricing::v1::SpotRisk* risk = nullptr;
-    bool operator==(const Rules& o) const { return billing == o.billing && risk == o.risk; }
   };
   Rules RulesOf(const Item& item) const;
 
