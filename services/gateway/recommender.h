@@ -7,12 +7,16 @@
 // (recommend_state.h holds the run's state):
 //
 //   Start       recommend_start.cc      validate, defaults, name filters
+//               recommend_choice.cc     host filters; one row per offer sold alike (Finish)
 //               recommend_enumerate.cc  cells -> configurations to size
 //   <sizing Estimate(estimate_request()), unless needs_sizing() is false>
-//   PlanQuote   recommend_rank.cc       fitting sizes; pre-rank by ObjectiveKey on list prices
+//   PlanQuote   recommend_rank.cc       fitting cluster sizes per unit
+//               recommend_prerank.cc    pre-rank by ObjectiveKey on list prices, the tie band
 //               recommend_quote.cc      candidates, the job (egress), quote items
 //   <pricing Quote(plan), or PriceBook::Quote of the gateway's copy>
-//   Finish      recommend_finish.cc     price filters, rank by ObjectiveKey, spread, exclusions
+//   Finish      recommend_finish.cc     price filters, rank, spread, exclusions
+//               recommend_decide.cc     intervals, the tie-banded rank by ObjectiveKey, risk
+//               recommend_head.cc       checks at the confidence, cheapest/fastest/cost x time
 //               recommend_explain.cc    each recommendation's texts
 //               recommend_what_ifs.cc   what-ifs, nearest misses, exclusion details
 //
@@ -24,8 +28,10 @@
 // sized and excluded together, and the pre-rank takes the best candidates
 // by a streaming merge of each cell's offers (sorted by list price in the
 // index), so a request touches the offers it quotes, not the whole catalog.
-// At most max(kMinQuotedCandidates, kQuotedPerResult x max_results) go to
-// pricing, whose prices are the ones that rank and filter. The tests compare
+// The best max(kMinQuotedCandidates, kQuotedPerResult x max_results) go to
+// pricing, with those past them that the tie band could still rank among the
+// first max_results (less those their kind outranks); pricing's prices are
+// the ones that rank and filter. The tests compare
 // the answers with a full scan of every candidate (full_scan_reference.h).
 //
 // A run is single-threaded; the catalog it holds is immutable and shared.
@@ -51,8 +57,9 @@
 
 namespace gpuadvisor::gateway {
 
-// Candidates sent to one Quote, after pre-ranking by list price: at most
-// max(kMinQuotedCandidates, kQuotedPerResult x max_results). List prices rank
+// Candidates sent to one Quote, after pre-ranking by list price: the best
+// max(kMinQuotedCandidates, kQuotedPerResult x max_results), and the tie
+// band past them (recommend_prerank.cc). List prices rank
 // candidates nearly as the price book does, so this keeps the Quote (and its
 // cost, linear in items) small without changing the answer.
 inline constexpr int kMinQuotedCandidates = 300;
