@@ -10,7 +10,7 @@
 #include "absl/strings/str_join.h"
 #include "common/status/status_macros.h"
 #include "common/validation/field_ranges.h"
-#include "services/gateway/name_match.h"
+#include "common/validation/name_match.h"
 #include "services/gateway/recommend_state.h"
 #include "services/gateway/recommend_text.h"
 #include "services/gateway/workload_defaults.h"
@@ -66,7 +66,7 @@ absl::Status UnknownName(absl::string_view field, int i, absl::string_view kind,
                          absl::string_view name, const std::vector<std::string>& valid) {
   return absl::InvalidArgumentError(
       absl::StrCat("constraints.", field, "[", i, "]: unknown ", kind, " \"", name,
-                   "\"; closest: ", absl::StrJoin(ClosestNames(name, valid), ", ")));
+                   "\"; closest: ", absl::StrJoin(validation::ClosestNames(name, valid), ", ")));
 }
 
 // printf's "%.<precision>f" of `value`, without parsing a format: the

@@ -3,14 +3,12 @@
 #include "gmock/gmock.h"
 #include "google/protobuf/text_format.h"
 #include "gtest/gtest.h"
-#include "services/gateway/name_match.h"
 #include "tests/testing/status_matchers.h"
 
 namespace gpuadvisor::gateway {
 namespace {
 
 using ::gpuadvisor::testing::StatusIs;
-using ::testing::ElementsAre;
 using ::testing::HasSubstr;
 
 TEST(GlobMatch, StarsAndCase) {
@@ -88,13 +86,6 @@ TEST(RegionGroups, RejectsBadFilesNamingTheField) {
       StatusIs(absl::StatusCode::kInvalidArgument, HasSubstr("groups[0].regions[0].pattern")));
   EXPECT_THAT(parse(R"(groups { name: "a" })"),
               StatusIs(absl::StatusCode::kInvalidArgument, HasSubstr("groups[0]")));
-}
-
-TEST(ClosestNames, ContainingNamesFirstThenEditDistance) {
-  EXPECT_THAT(ClosestNames("AWS", {"azure", "aws", "lambda"}, 2), ElementsAre("aws", "azure"));
-  EXPECT_THAT(ClosestNames("eu-centrl-1", {"us-east-1", "eu-central-1", "eu-west-1"}, 1),
-              ElementsAre("eu-central-1"));
-  EXPECT_THAT(ClosestNames("x", {}, 3), ::testing::IsEmpty());
 }
 
 }  // namespace

@@ -13,10 +13,13 @@
 #include "absl/status/status.h"
 #include "absl/strings/ascii.h"
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
+#include "absl/strings/string_view.h"
 #include "common/io/deterministic.h"
 #include "common/io/fingerprint.h"
 #include "common/io/text_proto.h"
 #include "common/status/status_macros.h"
+#include "common/validation/name_match.h"
 #include "services/catalog/gpu_name_resolver.h"
 #include "services/sizing/estimator.h"
 #include "services/sizing/hf_config.h"
@@ -321,6 +324,20 @@ const GpuSpec* SizingModel::FindGpu(const std::string& name) const {
   return it == data_->gpu_index.end() ? nullptr : &data_->gpus[it->second];
 }
 
+std::string SizingModel::ClosestPresets(absl::string_view name) const {
+  std::vector<std::string> names;
+  names.reserve(data_->presets.size());
+  for (const ModelSpec& spec : data_->presets) names.push_back(spec.resolved.preset());
+  return absl::StrJoin(validation::ClosestNames(name, names), ", ");
+}
+
+std::string SizingModel::ClosestGpus(absl::string_view name) const {
+  std::vector<std::string> names;
+  names.reserve(data_->gpus.size());
+  for (const GpuSpec& gpu : data_->gpus) names.push_back(gpu.name);
+  return absl::StrJoin(validation::ClosestNames(name, names), ", ");
+}
+
 v1::ListModelsResponse SizingModel::ListModels() const {
   v1::ListModelsResponse response;
   for (const ModelSpec& spec : data_->presets) *response.add_models() = spec.resolved;
@@ -348,8 +365,9 @@ absl::StatusOr<v1::EstimateResponse> SizingModel::Estimate(
   } else if (!w.model().preset().empty()) {
     auto it = data_->preset_index.find(absl::AsciiStrToLower(w.model().preset()));
     if (it == data_->preset_index.end()) {
-      return absl::NotFoundError(absl::StrCat("workload.model.preset: unknown preset \"",
-                                              w.model().preset(), "\" (see ListModels)"));
+      return absl::NotFoundError(absl::StrCat(
+          "workload.model.preset: unknown preset \"", w.model().preset(),
+          "\"; closest: ", ClosestPresets(w.model().preset()), " (ListModels lists them all)"));
     }
     preset = &data_->presets[it->second].resolved;
   }
@@ -366,8 +384,8 @@ absl::StatusOr<v1::EstimateResponse> SizingModel::Estimate(
     const std::string& name = request.configurations(i).gpu_model();
     gpus[i] = FindGpu(name);
     if (gpus[i] == nullptr) {
-      return absl::NotFoundError(
-          absl::StrCat("configurations[", i, "].gpu_model: unknown GPU \"", name, "\""));
+      return absl::NotFoundError(absl::StrCat("configurations[", i, "].gpu_model: unknown GPU \"",
+                                              name, "\"; closest: ", ClosestGpus(name)));
     }
   }
 

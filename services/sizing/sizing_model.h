@@ -15,6 +15,7 @@
 
 #include "absl/container/flat_hash_map.h"
 #include "absl/status/statusor.h"
+#include "absl/strings/string_view.h"
 #include "gpuadvisor/catalog/v1/catalog.pb.h"
 #include "gpuadvisor/sizing/v1/sizing.pb.h"
 #include "services/sizing/model_spec.h"
@@ -120,6 +121,11 @@ class SizingModel {
  private:
   struct Data;
   explicit SizingModel(std::shared_ptr<const Data> data) : data_(std::move(data)) {}
+
+  // The presets / GPU names closest to an unknown one, ", "-joined (for the
+  // NOT_FOUND a request gets).
+  std::string ClosestPresets(absl::string_view name) const;
+  std::string ClosestGpus(absl::string_view name) const;
 
   std::shared_ptr<const Data> data_;
 };

@@ -114,7 +114,8 @@ TEST_P(Validation, NamesTheField) {
   v1::EstimateRequest r = Request(v1::TASK_FULL_FINETUNE, "llama-2-7b");
   GetParam().mutate(&r);
   auto resp = ShippedSizingModel().Estimate(r);
-  EXPECT_THAT(resp, StatusIs(GetParam().code, HasSubstr(GetParam().field)));
+  EXPECT_THAT(resp, StatusIs(GetParam().code, HasSubstr(GetParam().field)))
+      << (resp.ok() ? std::string("OK") : resp.status().ToString());
 }
 
 constexpr double kNan = std::numeric_limits<double>::quiet_NaN();
@@ -148,9 +149,10 @@ INSTANTIATE_TEST_SUITE_P(
                 absl::StatusCode::kInvalidArgument, "workload.model.attention_heads"},
         BadCase{"UnknownPreset",
                 [](v1::EstimateRequest* r) {
-                  r->mutable_workload()->mutable_model()->set_preset("llama-9");
+                  r->mutable_workload()->mutable_model()->set_preset("llama-3.1-7b");
                 },
-                absl::StatusCode::kNotFound, "workload.model.preset"},
+                absl::StatusCode::kNotFound,
+                "workload.model.preset: unknown preset \"llama-3.1-7b\"; closest: llama-3.1-70b, llama-3.1-8b, "},
         BadCase{"InfTokens",
                 [](v1::EstimateRequest* r) { r->mutable_workload()->set_train_tokens(kInf); },
                 absl::StatusCode::kInvalidArgument, "workload.train_tokens: must be finite"},
@@ -180,7 +182,8 @@ INSTANTIATE_TEST_SUITE_P(
                 [](v1::EstimateRequest* r) {
                   *r->add_configurations() = Config("H900", 1);
                 },
-                absl::StatusCode::kNotFound, "configurations[1].gpu_model"},
+                absl::StatusCode::kNotFound,
+                "configurations[1].gpu_model: unknown GPU \"H900\"; closest: H200, "},
         BadCase{"NoTask",
                 [](v1::EstimateRequest* r) { r->mutable_workload()->clear_task(); },
                 absl::StatusCode::kInvalidArgument, "workload.task"},

@@ -1,4 +1,4 @@
-#include "services/gateway/name_match.h"
+#include "common/validation/name_match.h"
 
 #include <algorithm>
 #include <tuple>
@@ -6,7 +6,7 @@
 #include "absl/strings/ascii.h"
 #include "absl/strings/match.h"
 
-namespace gpuadvisor::gateway {
+namespace gpuadvisor::validation {
 namespace {
 
 int EditDistance(const std::string& a, const std::string& b) {
@@ -47,4 +47,4 @@ std::vector<std::string> ClosestNames(absl::string_view name,
   return out;
 }
 
-}  // namespace gpuadvisor::gateway
+}  // namespace gpuadvisor::validation
