@@ -35,8 +35,9 @@ ctest --test-dir "$BUILD_DIR" --output-on-failure -j "$(nproc)" --timeout 900 ${
 if [[ "${SANITIZE:-1}" == 1 ]]; then
   SAN_BUILD_DIR=${SAN_BUILD_DIR:-build-asan}
   # The unit-test binaries run under the sanitizers, then the fuzzers.
-  SAN_TESTS=(common_test catalog_lib_test catalog_service_test catalog_replica_test
-             pricing_lib_test pricing_service_test gateway_lib_test sizing_lib_test)
+  SAN_TESTS=(common_test common_validation_test catalog_lib_test catalog_service_test
+             catalog_replica_test pricing_lib_test pricing_service_test gateway_lib_test
+             sizing_lib_test)
   FUZZERS=(text_proto_fuzz csv_fuzz json_fuzz request_fuzz)
   started=$SECONDS
   cmake -S . -B "$SAN_BUILD_DIR" -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo \
