@@ -62,6 +62,31 @@ QuoteClasses::QuoteClasses(const OfferIndex& index, const pricing::PriceBook& bo
         classes.try_emplace(alike, static_cast<int32_t>(classes.size())).first->second;
   }
   classes_ = static_cast<int>(classes.size());
+  FindCheaperInBook(index, book);
+}
+
+void QuoteClasses::FindCheaperInBook(const OfferIndex& index, const pricing::PriceBook& book) {
+  const auto& prices = book.data().prices();
+  const std::vector<OfferFacts>& offers = index.offers();
+  for (int offer = 0; offer < static_cast<int>(offers.size()); ++offer) {
+    // A book made from this snapshot lists its offers in the same order.
+    int at = offer;
+    if (at >= prices.size() || prices[at].offer_id() != index.id(offer)) {
+      at = book.OfferIndex(index.id(offer));
+      if (at < 0) continue;
+    }
+    const pricing::v1::OfferPrice& price = prices[at];
+    const OfferFacts& f = offers[offer];
+    auto cheaper = [](double listed, double booked) {
+      return listed > 0 && booked > 0 && booked < listed ? booked : 0.0;
+    };
+    const Repriced repriced{offer,
+                            cheaper(f.on_demand_usd_per_hour, price.on_demand_usd_per_hour()),
+                            cheaper(f.spot_usd_per_hour, price.spot_usd_per_hour())};
+    if (repriced.on_demand_usd_per_hour > 0 || repriced.spot_usd_per_hour > 0) {
+      cheaper_in_book_.push_back(repriced);
+    }
+  }
 }
 
 std::shared_ptr<const QuoteClasses> QuoteClassCache::For(const OfferIndex& index,

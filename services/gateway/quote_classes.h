@@ -13,6 +13,10 @@
 // holds one kind per instance type, so a class's offers are each in a
 // place (provider, region) of their own.
 //
+// Also the offers the book prices below the catalog's list price
+// (cheaper_in_book): pricing's admin UpdatePrices changes the book's prices
+// under the same catalog version, and the pre-rank orders by list prices.
+//
 // Made once per (catalog, book) pair and shared by every request quoted
 // in process from that book (QuoteClassCache); immutable.
 
@@ -43,9 +47,22 @@ class QuoteClasses {
   int32_t of_kind(int32_t kind) const { return class_of_kind_[static_cast<size_t>(kind)]; }
   int classes() const { return classes_; }
 
+  // An offer the book prices below its list price on demand or on spot
+  // (where the index sells it so: a price the catalog flags stays unranked),
+  // with the book's prices per instance-hour (0: as listed).
+  struct Repriced {
+    int32_t offer;
+    double on_demand_usd_per_hour, spot_usd_per_hour;
+  };
+  // In offer order; empty when the book prices every offer as listed.
+  const std::vector<Repriced>& cheaper_in_book() const { return cheaper_in_book_; }
+
  private:
+  void FindCheaperInBook(const OfferIndex& index, const pricing::PriceBook& book);
+
   std::vector<int32_t> class_of_kind_;
   int classes_ = 0;
+  std::vector<Repriced> cheaper_in_book_;
 };
 
 // The QuoteClasses of the latest (catalog version, book version) asked for,

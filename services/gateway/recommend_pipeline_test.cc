@@ -164,6 +164,55 @@ TEST(RecommendPipeline, AnswersThroughInjectedBackendsAsFromALocalBook) {
 }
 
 // With the estimate cache holding the workload, sizing is not called.
+// Pricing's UpdatePrices lowers an offer's price in the book under the same
+// catalog version. The pre-rank orders by the catalog's list prices, so the
+// dearest H100 offer is far outside what it quotes; repriced to a tenth of a
+// percent it is the cheapest offer by far, and the answer ranks it first.
+TEST(RecommendPipeline, AnOfferTheBookRepricesIsRankedOnTheBooksPrice) {
+  std::unique_ptr<World> world = LoadWorld();
+  pricing::v1::PriceBook data = world->book->data();
+  pricing::v1::OfferPrice* dearest = nullptr;
+  for (pricing::v1::OfferPrice& price : *data.mutable_prices()) {
+    if (price.gpu_model() != "H100-SXM") continue;
+    if (dearest == nullptr || price.on_demand_usd_per_hour() > dearest->on_demand_usd_per_hour())
+      dearest = &price;
+  }
+  ASSERT_NE(dearest, nullptr);
+  const std::string target = dearest->offer_id();
+  dearest->set_on_demand_usd_per_hour(dearest->on_demand_usd_per_hour() * 1e-3);
+  absl::StatusOr<std::shared_ptr<const pricing::PriceBook>> repriced =
+      pricing::PriceBook::Create(data);
+  ASSERT_OK(repriced);
+  ASSERT_EQ((*repriced)->data().catalog_version(), "v-pipeline");
+  v1::RecommendRequest request = FineTune();
+  request.set_max_results(3);
+
+  RecommendPipeline::Options local{.price_book = [&](const std::string&) { return *repriced; },
+                                   .region_groups = &world->groups,
+                                   .overheads = &world->overheads};
+  auto first = [](const absl::StatusOr<v1::RecommendResponse>& answer) {
+    return answer.ok() && answer->recommendations_size() > 0
+               ? answer->recommendations(0).offer().id()
+               : std::string("none");
+  };
+  // Without the book's knowledge (no quote classes), the pre-rank never
+  // quotes it: the answer misses it.
+  RecommendPipeline blind(&local, world->Backends());
+  absl::StatusOr<v1::RecommendResponse> missed = Answer(blind, *world, request);
+  ASSERT_OK(missed);
+  ASSERT_TRUE(blind.priced_locally());
+  for (const v1::Recommendation& r : missed->recommendations()) EXPECT_NE(r.offer().id(), target);
+
+  QuoteClassCache classes(&world->overheads);
+  local.quote_classes = &classes;
+  RecommendPipeline seeing(&local, world->Backends());
+  absl::StatusOr<v1::RecommendResponse> answer = Answer(seeing, *world, request);
+  ASSERT_OK(answer);
+  EXPECT_EQ(first(answer), target);
+  ASSERT_THAT(classes.For(*world->index, **repriced)->cheaper_in_book(), Not(IsEmpty()));
+  EXPECT_EQ(answer->price_book_version(), (*repriced)->version());
+}
+
 TEST(RecommendPipeline, EstimateCacheSkipsSizing) {
   std::unique_ptr<World> world = LoadWorld();
   EstimateCache cache{EstimateCache::Options{}};

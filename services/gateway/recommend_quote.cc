@@ -26,7 +26,9 @@ absl::StatusOr<RecommendationRun::QuotePlan> RunState::PlanQuote(
   // Pre-rank by list price so one Quote stays small even for a huge catalog.
   const int cap = std::max(kMinQuotedCandidates, kQuotedPerResult * max_results_);
   int64_t total = 0;
-  MakeCandidates(SelectCandidates(cap, total));
+  std::vector<Ranked> ranked = SelectCandidates(cap, total);
+  AddCheaperInBook(ranked);
+  MakeCandidates(ranked);
 
   RecommendationRun::QuotePlan plan;
   PlanJob(plan.job);

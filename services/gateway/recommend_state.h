@@ -290,6 +290,10 @@ class RunState {
   void DropOutranked(std::vector<Ranked>& kept, size_t cap) const;
   std::vector<char> Outranked(const std::vector<Ranked>& kept, size_t cap) const;
   int64_t GroupKey(const Ranked& r) const;
+  // Adds to the cut every candidate of an offer the book quoting in process
+  // prices below its list price (QuoteClasses::cheaper_in_book) that passes
+  // the filters, keyed on the book's price, unless the offer is in the cut.
+  void AddCheaperInBook(std::vector<Ranked>& ranked);
 
   // ---- recommend_quote.cc
   absl::StatusOr<RecommendationRun::QuotePlan> PlanQuote(sizing::v1::EstimateResponse estimates,

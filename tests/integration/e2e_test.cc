@@ -5,6 +5,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <cmath>
 #include <csignal>
 #include <string>
 
@@ -13,6 +14,7 @@
 #include "common/io/text_proto.h"
 #include "gmock/gmock.h"
 #include "gpuadvisor/catalog/v1/catalog.grpc.pb.h"
+#include "gpuadvisor/pricing/v1/pricing.grpc.pb.h"
 #include "grpcpp/client_context.h"
 #include "grpcpp/create_channel.h"
 #include "gtest/gtest.h"
@@ -447,6 +449,68 @@ TEST(EndToEndLocalQuotes, AnswersAreThoseOfPricingsQuote) {
   EXPECT_EQ(MetricValue(*stack->gateway, "gpuadvisor_gateway_local_quotes_total"),
             local_before + requests.size());
   EXPECT_EQ(MetricValue(**remote, "gpuadvisor_gateway_local_quotes_total"), 0);
+}
+
+// An admin's UpdatePrices lowers the dearest on-demand H100 offer's price to
+// a tenth of a percent under the same catalog version. The gateway's
+// pre-rank orders by the catalog's list prices, which would leave that offer
+// unquoted; from its copy of the new book it quotes it and ranks it first.
+TEST(EndToEndLocalQuotes, AnOfferRepricedByUpdatePricesIsRankedOnItsNewPrice) {
+  absl::StatusOr<Stack> stack = Stack::Start("test-token", {}, {"--response_cache_entries=0"});
+  ASSERT_OK(stack);
+  auto catalog = catalog::v1::CatalogService::NewStub(
+      grpc::CreateChannel(stack->catalog->grpc_address(), grpc::InsecureChannelCredentials()));
+  catalog::v1::ListOffersRequest list;
+  list.add_gpu_models("H100-SXM");
+  list.set_purchase_option(catalog::v1::PURCHASE_OPTION_ON_DEMAND);
+  list.set_page_size(1000);
+  catalog::v1::ListOffersResponse offers;
+  grpc::ClientContext listing;
+  ASSERT_TRUE(catalog->ListOffers(&listing, list, &offers).ok());
+  ASSERT_THAT(offers.offers(), Not(::testing::IsEmpty()));
+  const catalog::v1::Offer& dearest = *std::max_element(
+      offers.offers().begin(), offers.offers().end(), [](const auto& a, const auto& b) {
+        return a.on_demand_usd_per_hour() < b.on_demand_usd_per_hour();
+      });
+
+  gateway::v1::RecommendRequest request = QLora70B();
+  request.set_max_results(3);
+  auto gateway = stack->GatewayStub();
+  gateway::v1::RecommendResponse before;
+  ASSERT_TRUE(gateway->Recommend(Deadline().get(), request, &before).ok());
+  ASSERT_THAT(before.recommendations(), Not(::testing::IsEmpty()));
+  ASSERT_NE(before.recommendations(0).offer().id(), dearest.id());
+
+  auto pricing = pricing::v1::PricingService::NewStub(
+      grpc::CreateChannel(stack->pricing->grpc_address(), grpc::InsecureChannelCredentials()));
+  pricing::v1::UpdatePricesRequest update;
+  pricing::v1::OfferPrice* price = update.add_prices();
+  price->set_offer_id(dearest.id());
+  price->set_provider(dearest.provider());
+  price->set_gpu_model(dearest.gpu_model());
+  price->set_on_demand_usd_per_hour(dearest.on_demand_usd_per_hour() * 1e-3);
+  update.set_source("e2e test: a negotiated price");
+  grpc::ClientContext admin;
+  admin.AddMetadata("authorization", "Bearer test-token");
+  pricing::v1::UpdatePricesResponse updated;
+  const grpc::Status status = pricing->UpdatePrices(&admin, update, &updated);
+  ASSERT_TRUE(status.ok()) << status.error_message();
+
+  // The gateway's copy of the book follows within moments.
+  gateway::v1::RecommendResponse after;
+  for (int i = 0; i < 100; ++i) {
+    ASSERT_TRUE(gateway->Recommend(Deadline().get(), request, &after).ok());
+    if (after.price_book_version() == updated.price_book_version()) break;
+    absl::SleepFor(absl::Milliseconds(50));
+  }
+  ASSERT_EQ(after.price_book_version(), updated.price_book_version());
+  ASSERT_THAT(after.recommendations(), Not(::testing::IsEmpty()));
+  EXPECT_EQ(after.recommendations(0).offer().id(), dearest.id());
+  // Priced at the updated price: a whole number of nodes at it.
+  const double nodes =
+      after.recommendations(0).cost().usd_per_hour() / (dearest.on_demand_usd_per_hour() * 1e-3);
+  EXPECT_GE(nodes, 0.999);
+  EXPECT_NEAR(nodes, std::round(nodes), 1e-6);
 }
 
 TEST(EndToEndLocalQuotes, PricingDownIsUnavailableOnceTheCopyGoesQuiet) {
