@@ -96,7 +96,7 @@ std::shared_ptr<const QuoteClasses> QuoteClassCache::For(const OfferIndex& index
   if (classes_ == nullptr || catalog_version != catalog_version_ ||
       book.version() != book_version_) {
     // Made under the lock: requests of a new pair wait for one making, not
-    // each make their own (about a millisecond at 100,000 offers).
+    // each make their own (11.5M instructions at 100,000 offers, about 4 ms).
     classes_ = std::make_shared<const QuoteClasses>(index, book, overheads_);
     catalog_version_ = catalog_version;
     book_version_ = book.version();
