@@ -141,7 +141,9 @@ class RecommendationRun {
   // `quote_classes`: those of the book that will quote the plan, when the
   // caller quotes in process (else null; must live through the call): the
   // pre-rank's kind cut then counts offers of different providers that
-  // quote alike together, and quotes fewer of them, for the same answer.
+  // quote alike together, and quotes fewer of them, for the same answer;
+  // and offers that book prices below their list price (pricing's
+  // UpdatePrices) are quoted whatever their list price.
   absl::StatusOr<QuotePlan> PlanQuote(sizing::v1::EstimateResponse estimates,
                                       const QuoteClasses* quote_classes = nullptr);
   // PlanQuote, as pricing's QuoteRequest.
