@@ -213,6 +213,38 @@ TEST(RecommendPipeline, AnOfferTheBookRepricesIsRankedOnTheBooksPrice) {
   EXPECT_EQ(answer->price_book_version(), (*repriced)->version());
 }
 
+// A discount on every offer (a negotiated rate pushed through UpdatePrices)
+// adds to the quote only the offers whose new prices make the cut, not every
+// offer the book now prices below its list price.
+TEST(RecommendPipeline, ADiscountOnEveryOfferQuotesOnlyWhatMakesTheCut) {
+  std::unique_ptr<World> world = LoadWorld();
+  pricing::v1::PriceBook data = world->book->data();
+  for (pricing::v1::OfferPrice& price : *data.mutable_prices()) {
+    price.set_on_demand_usd_per_hour(price.on_demand_usd_per_hour() * 0.99);
+    price.set_spot_usd_per_hour(price.spot_usd_per_hour() * 0.99);
+  }
+  absl::StatusOr<std::shared_ptr<const pricing::PriceBook>> discounted =
+      pricing::PriceBook::Create(data);
+  ASSERT_OK(discounted);
+  auto quote_items = [&](const pricing::PriceBook& book) -> size_t {
+    const QuoteClasses classes(*world->index, book, &world->overheads);
+    absl::StatusOr<RecommendationRun> run =
+        RecommendationRun::Start(world->index, FineTune(), &world->groups, &world->overheads);
+    EXPECT_OK(run);
+    absl::StatusOr<sizing::v1::EstimateResponse> sized =
+        world->sizing->Estimate(run->estimate_request());
+    EXPECT_OK(sized);
+    absl::StatusOr<RecommendationRun::QuotePlan> plan = run->PlanQuote(*std::move(sized), &classes);
+    EXPECT_OK(plan);
+    return plan.ok() ? plan->items.size() : 0;
+  };
+  const QuoteClasses all(*world->index, **discounted, &world->overheads);
+  ASSERT_GT(all.cheaper_in_book().size(), world->index->offers().size() / 2);
+  const size_t listed = quote_items(*world->book);
+  ASSERT_GT(listed, 0u);
+  EXPECT_LE(quote_items(**discounted), listed + listed / 10);  // 303 -> 306 here; 389 unbounded
+}
+
 TEST(RecommendPipeline, EstimateCacheSkipsSizing) {
   std::unique_ptr<World> world = LoadWorld();
   EstimateCache cache{EstimateCache::Options{}};

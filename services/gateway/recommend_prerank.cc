@@ -330,9 +330,11 @@ void RunState::DropOutranked(std::vector<Ranked>& kept, size_t cap) const {
 // The pre-rank orders by the catalog's list prices; pricing's UpdatePrices
 // can lower an offer's price in the book under the same catalog version, far
 // below where the merge stopped. Such an offer (when the book quotes in
-// process, the only time the run knows the book) joins the cut whole: each
-// fitting cluster size at each option, keyed on the book's price, so the
-// final rank, on the quotes, puts it where its price says.
+// process, the only time the run knows the book) joins the cut whole, each
+// fitting cluster size at each option keyed on the book's price, when one of
+// those keys is within the cut's (no greater than its greatest): so the final
+// rank, on the quotes, puts it where its price says, and a discount on many
+// offers adds only those that would have made the cut at their new prices.
 void RunState::AddCheaperInBook(std::vector<Ranked>& ranked) {
   if (quote_classes_ == nullptr || quote_classes_->cheaper_in_book().empty()) return;
   const std::vector<QuoteClasses::Repriced>& cheaper = quote_classes_->cheaper_in_book();
@@ -340,7 +342,8 @@ void RunState::AddCheaperInBook(std::vector<Ranked>& ranked) {
   // The unit holding an offer: by cell, or by offer (the full scan's units).
   // Each table holds its keys and those looked up below.
   std::vector<int32_t> unit_of_cell(cells.size(), -1);
-  SmallTable<int32_t, int32_t> unit_of_offer(units_.size() + cheaper.size());
+  SmallTable<int32_t, int32_t> unit_of_offer(reference_ != nullptr ? units_.size() + cheaper.size()
+                                                                   : 0);
   for (int u = 0; u < static_cast<int>(units_.size()); ++u) {
     if (units_[u].offer >= 0) {
       unit_of_offer[units_[u].offer] = u + 1;
@@ -349,13 +352,20 @@ void RunState::AddCheaperInBook(std::vector<Ranked>& ranked) {
     }
   }
   SmallTable<char, int32_t> in_cut(ranked.size() + cheaper.size());
-  for (const Ranked& r : ranked) in_cut[r.offer] = 1;
+  double greatest = -std::numeric_limits<double>::infinity();
+  for (const Ranked& r : ranked) {
+    in_cut[r.offer] = 1;
+    greatest = std::max(greatest, r.key);
+  }
+  std::vector<Ranked> offer_candidates;
   for (const QuoteClasses::Repriced& repriced : cheaper) {
     const int32_t offer = repriced.offer;
     const OfferFacts& f = index_->offers()[offer];
     const int u = reference_ != nullptr ? unit_of_offer[offer] - 1 : unit_of_cell[f.cell];
     if (u < 0 || in_cut[offer] != 0 || !PassesNames(offer)) continue;
     const Unit& unit = units_[u];
+    offer_candidates.clear();
+    bool within = false;
     for (int k = unit.fitting_begin; k < unit.fitting_end; ++k) {
       const auto [step, config] = fitting_[k];
       for (int pos = 0; pos < static_cast<int>(options_.size()); ++pos) {
@@ -366,10 +376,12 @@ void RunState::AddCheaperInBook(std::vector<Ranked>& ranked) {
             : option == catalog::v1::PURCHASE_OPTION_RESERVED ? 0
                                                               : repriced.on_demand_usd_per_hour;
         const double price = booked > 0 ? booked : ListPrice(f, option);
-        const double list = price * ((int32_t{1} << step) + SpareOf(option));
-        ranked.push_back({PreRankKeyOf(config, list), offer, step, pos, u, config, price});
+        const double key = PreRankKeyOf(config, price * ((int32_t{1} << step) + SpareOf(option)));
+        within = within || key <= greatest;
+        offer_candidates.push_back({key, offer, step, pos, u, config, price});
       }
     }
+    if (within) ranked.insert(ranked.end(), offer_candidates.begin(), offer_candidates.end());
   }
 }
 
