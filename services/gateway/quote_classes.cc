@@ -66,23 +66,19 @@ QuoteClasses::QuoteClasses(const OfferIndex& index, const pricing::PriceBook& bo
 }
 
 void QuoteClasses::FindCheaperInBook(const OfferIndex& index, const pricing::PriceBook& book) {
-  const auto& prices = book.data().prices();
   const std::vector<OfferFacts>& offers = index.offers();
+  auto cheaper = [](double listed, double booked) {
+    return listed > 0 && booked > 0 && booked < listed ? booked : 0.0;
+  };
   for (int offer = 0; offer < static_cast<int>(offers.size()); ++offer) {
     // A book made from this snapshot lists its offers in the same order.
-    int at = offer;
-    if (at >= prices.size() || prices[at].offer_id() != index.id(offer)) {
-      at = book.OfferIndex(index.id(offer));
-      if (at < 0) continue;
-    }
-    const pricing::v1::OfferPrice& price = prices[at];
+    const pricing::v1::OfferPrice* price =
+        book.PriceOf({.offer_id = index.id(offer), .book_index = offer});
+    if (price == nullptr) continue;
     const OfferFacts& f = offers[offer];
-    auto cheaper = [](double listed, double booked) {
-      return listed > 0 && booked > 0 && booked < listed ? booked : 0.0;
-    };
     const Repriced repriced{offer,
-                            cheaper(f.on_demand_usd_per_hour, price.on_demand_usd_per_hour()),
-                            cheaper(f.spot_usd_per_hour, price.spot_usd_per_hour())};
+                            cheaper(f.on_demand_usd_per_hour, price->on_demand_usd_per_hour()),
+                            cheaper(f.spot_usd_per_hour, price->spot_usd_per_hour())};
     if (repriced.on_demand_usd_per_hour > 0 || repriced.spot_usd_per_hour > 0) {
       cheaper_in_book_.push_back(repriced);
     }

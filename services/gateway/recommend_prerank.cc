@@ -340,18 +340,21 @@ void RunState::AddCheaperInBook(std::vector<Ranked>& ranked) {
   const std::vector<QuoteClasses::Repriced>& cheaper = quote_classes_->cheaper_in_book();
   const std::vector<OfferCell>& cells = index_->cells();
   // The unit holding an offer: by cell, or by offer (the full scan's units).
-  // Each table holds its keys and those looked up below.
   std::vector<int32_t> unit_of_cell(cells.size(), -1);
-  SmallTable<int32_t, int32_t> unit_of_offer(reference_ != nullptr ? units_.size() + cheaper.size()
-                                                                   : 0);
+  SmallTable<int32_t, int32_t> unit_of_offer(reference_ != nullptr ? units_.size() : 0);
   for (int u = 0; u < static_cast<int>(units_.size()); ++u) {
     if (units_[u].offer >= 0) {
-      unit_of_offer[units_[u].offer] = u + 1;
+      unit_of_offer[units_[u].offer] = u;
     } else {
       unit_of_cell[units_[u].cell] = u;
     }
   }
-  SmallTable<char, int32_t> in_cut(ranked.size() + cheaper.size());
+  auto unit_of = [&](int32_t offer) -> int {
+    if (reference_ == nullptr) return unit_of_cell[index_->offers()[offer].cell];
+    const int32_t* u = unit_of_offer.find(offer);
+    return u == nullptr ? -1 : *u;
+  };
+  SmallTable<char, int32_t> in_cut(ranked.size());
   double greatest = -std::numeric_limits<double>::infinity();
   for (const Ranked& r : ranked) {
     in_cut[r.offer] = 1;
@@ -361,8 +364,8 @@ void RunState::AddCheaperInBook(std::vector<Ranked>& ranked) {
   for (const QuoteClasses::Repriced& repriced : cheaper) {
     const int32_t offer = repriced.offer;
     const OfferFacts& f = index_->offers()[offer];
-    const int u = reference_ != nullptr ? unit_of_offer[offer] - 1 : unit_of_cell[f.cell];
-    if (u < 0 || in_cut[offer] != 0 || !PassesNames(offer)) continue;
+    const int u = unit_of(offer);
+    if (u < 0 || in_cut.find(offer) != nullptr || !PassesNames(offer)) continue;
     const Unit& unit = units_[u];
     offer_candidates.clear();
     bool within = false;

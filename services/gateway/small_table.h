@@ -7,7 +7,8 @@
 // and a compare or two, without a general hash map's hashing and growth,
 // and without a mark per catalog offer to clear.
 //
-// Adding more than `keys` keys is undefined (the table never grows). `Key`
+// Adding more than `keys` keys is undefined (the table never grows); find
+// adds none. `Key`
 // is a signed integer type; a narrower one keeps the table small (a table
 // past 14 KB is a large allocation for jemalloc, several times the cost of a
 // small one). Not thread-safe; meant to live for one stage of one request.
@@ -33,16 +34,14 @@ class SmallTable {
 
   // The key's value, added as Value{} when absent. `key` >= 0.
   Value& operator[](Key key) {
-    const size_t mask = slots_.size() - 1;
-    for (size_t at = (static_cast<uint64_t>(key) * 0x9E3779B97F4A7C15ull) >> shift_;;
-         at = (at + 1) & mask) {
-      Slot& slot = slots_[at];
-      if (slot.key == key) return slot.value;
-      if (slot.key < 0) {
-        slot.key = key;
-        return slot.value;
-      }
-    }
+    Slot& slot = SlotOf(key);
+    slot.key = key;
+    return slot.value;
+  }
+  // The key's value, or null when absent (nothing is added).
+  Value* find(Key key) {
+    Slot& slot = SlotOf(key);
+    return slot.key == key ? &slot.value : nullptr;
   }
 
  private:
@@ -50,6 +49,15 @@ class SmallTable {
     Key key;  // -1: empty
     Value value;
   };
+  // The key's slot, else the empty slot where it would go.
+  Slot& SlotOf(Key key) {
+    const size_t mask = slots_.size() - 1;
+    for (size_t at = (static_cast<uint64_t>(key) * 0x9E3779B97F4A7C15ull) >> shift_;;
+         at = (at + 1) & mask) {
+      Slot& slot = slots_[at];
+      if (slot.key == key || slot.key < 0) return slot;
+    }
+  }
   int shift_;  // 64 - log2(slots_.size())
   std::vector<Slot> slots_;
 };

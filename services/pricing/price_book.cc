@@ -493,6 +493,11 @@ PriceBook::Rules PriceBook::RulesOf(const Item& item) const {
   return entry == nullptr ? Rules{} : Rules{entry->billing, entry->risk};
 }
 
+const v1::OfferPrice* PriceBook::PriceOf(const Item& item) const {
+  const OfferEntry* entry = EntryOf(item);
+  return entry == nullptr ? nullptr : entry->price;
+}
+
 absl::StatusOr<v1::QuoteResponse> PriceBook::Quote(const v1::QuoteRequest& request,
                                                    absl::Time now) const {
   v1::QuoteResponse response;

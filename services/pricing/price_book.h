@@ -227,6 +227,9 @@ class PriceBook {
     const gpuadvisor::pricing::v1::SpotRisk* risk = nullptr;
   };
   Rules RulesOf(const Item& item) const;
+  // The item's offer's prices in data().prices(), found as Quote finds them
+  // (book_index, else the id); null when the book does not list the offer.
+  const gpuadvisor::pricing::v1::OfferPrice* PriceOf(const Item& item) const;
 
   // Number of priced offers.
   int size() const { return data_.prices_size(); }

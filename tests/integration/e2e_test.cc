@@ -14,7 +14,6 @@
 #include "common/io/text_proto.h"
 #include "gmock/gmock.h"
 #include "gpuadvisor/catalog/v1/catalog.grpc.pb.h"
-#include "gpuadvisor/pricing/v1/pricing.grpc.pb.h"
 #include "grpcpp/client_context.h"
 #include "grpcpp/create_channel.h"
 #include "gtest/gtest.h"
@@ -481,19 +480,13 @@ TEST(EndToEndLocalQuotes, AnOfferRepricedByUpdatePricesIsRankedOnItsNewPrice) {
   ASSERT_THAT(before.recommendations(), Not(::testing::IsEmpty()));
   ASSERT_NE(before.recommendations(0).offer().id(), dearest.id());
 
-  auto pricing = pricing::v1::PricingService::NewStub(
-      grpc::CreateChannel(stack->pricing->grpc_address(), grpc::InsecureChannelCredentials()));
-  pricing::v1::UpdatePricesRequest update;
-  pricing::v1::OfferPrice* price = update.add_prices();
-  price->set_offer_id(dearest.id());
-  price->set_provider(dearest.provider());
-  price->set_gpu_model(dearest.gpu_model());
-  price->set_on_demand_usd_per_hour(dearest.on_demand_usd_per_hour() * 1e-3);
-  update.set_source("e2e test: a negotiated price");
-  grpc::ClientContext admin;
-  admin.AddMetadata("authorization", "Bearer test-token");
+  pricing::v1::OfferPrice price;
+  price.set_offer_id(dearest.id());
+  price.set_provider(dearest.provider());
+  price.set_gpu_model(dearest.gpu_model());
+  price.set_on_demand_usd_per_hour(dearest.on_demand_usd_per_hour() * 1e-3);
   pricing::v1::UpdatePricesResponse updated;
-  const grpc::Status status = pricing->UpdatePrices(&admin, update, &updated);
+  const grpc::Status status = stack->UpdatePrice(price, &updated);
   ASSERT_TRUE(status.ok()) << status.error_message();
 
   // The gateway's copy of the book follows within moments.

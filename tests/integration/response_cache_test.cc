@@ -14,8 +14,6 @@
 #include "absl/time/clock.h"
 #include "gmock/gmock.h"
 #include "gpuadvisor/pricing/v1/pricing.grpc.pb.h"
-#include "grpcpp/create_channel.h"
-#include "grpcpp/security/credentials.h"
 #include "gtest/gtest.h"
 #include "tests/integration/stack.h"
 #include "tests/testing/status_matchers.h"
@@ -73,21 +71,15 @@ TEST_F(ResponseCacheEndToEnd, RepeatedRequestIsServedFromTheCacheUntilPricesChan
   // Make the winner ten times dearer. Once the new book is live the cached
   // answer must not come back: the winner's price changes or it loses rank 1.
   const gateway::v1::Recommendation& top = again.recommendations(0);
-  auto pricing = pricing::v1::PricingService::NewStub(
-      grpc::CreateChannel(stack_->pricing->grpc_address(), grpc::InsecureChannelCredentials()));
-  pricing::v1::UpdatePricesRequest update;
-  pricing::v1::OfferPrice* price = update.add_prices();
-  price->set_offer_id(top.offer().id());
-  price->set_provider(top.offer().provider());
-  price->set_gpu_model(top.offer().gpu_model());
+  pricing::v1::OfferPrice price;
+  price.set_offer_id(top.offer().id());
+  price.set_provider(top.offer().provider());
+  price.set_gpu_model(top.offer().gpu_model());
   const double hourly = top.cost().usd_per_hour() * 10;
-  price->set_on_demand_usd_per_hour(hourly);
-  price->set_spot_usd_per_hour(hourly);
-  update.set_source("response cache test");
-  grpc::ClientContext admin;
-  admin.AddMetadata("authorization", "Bearer test-token");
+  price.set_on_demand_usd_per_hour(hourly);
+  price.set_spot_usd_per_hour(hourly);
   pricing::v1::UpdatePricesResponse updated;
-  const grpc::Status status = pricing->UpdatePrices(&admin, update, &updated);
+  const grpc::Status status = stack_->UpdatePrice(price, &updated);
   ASSERT_TRUE(status.ok()) << status.error_message();
   ASSERT_NE(updated.price_book_version(), again.price_book_version());
 

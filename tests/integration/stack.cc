@@ -58,12 +58,25 @@ absl::StatusOr<std::unique_ptr<ServiceProcess>> Stack::StartGateway() const {
   return gw;
 }
 
+grpc::Status Stack::UpdatePrice(const pricing::v1::OfferPrice& price,
+                                pricing::v1::UpdatePricesResponse* updated) const {
+  pricing::v1::UpdatePricesRequest update;
+  *update.add_prices() = price;
+  update.set_source("integration test");
+  grpc::ClientContext admin;
+  admin.AddMetadata("authorization", "Bearer " + admin_token);
+  return pricing::v1::PricingService::NewStub(
+             grpc::CreateChannel(pricing->grpc_address(), grpc::InsecureChannelCredentials()))
+      ->UpdatePrices(&admin, update, updated);
+}
+
 absl::StatusOr<Stack> Stack::Start(const std::string& admin_token,
                                    const std::vector<std::string>& catalog_args,
                                    const std::vector<std::string>& gateway_args) {
   setenv("GPUADVISOR_ADMIN_TOKEN", admin_token.c_str(), 1);
   Stack stack;
   stack.gateway_args = gateway_args;
+  stack.admin_token = admin_token;
   const std::vector<std::string> common = {"--port=0", "--metrics_port=0",
                                            "--data_dir=" + DataDir()};
   struct Spec {

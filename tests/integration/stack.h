@@ -10,6 +10,7 @@
 
 #include "absl/status/statusor.h"
 #include "gpuadvisor/gateway/v1/gateway.grpc.pb.h"
+#include "gpuadvisor/pricing/v1/pricing.grpc.pb.h"
 #include "grpcpp/channel.h"
 #include "gtest/gtest.h"
 #include "tests/testing/process.h"
@@ -23,9 +24,13 @@ struct Stack {
   std::unique_ptr<ServiceProcess> catalog, sizing, pricing, gateway;
   std::string cache_file;                 // the gateway's catalog replica cache
   std::vector<std::string> gateway_args;  // added to the gateway's command line
+  std::string admin_token;                // catalog's and pricing's
 
   // Builds a gateway stub with its own channel.
   std::unique_ptr<gateway::v1::GatewayService::Stub> GatewayStub() const;
+  // Replaces one offer's prices through pricing's UpdatePrices, as an admin.
+  grpc::Status UpdatePrice(const pricing::v1::OfferPrice& price,
+                           pricing::v1::UpdatePricesResponse* updated) const;
 
   // Starts all four; `admin_token` goes to catalog and pricing, and
   // `catalog_args` / `gateway_args` are added to those command lines.
